@@ -1,0 +1,1 @@
+print("sqlclient-bench: not built yet")

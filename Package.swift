@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "SQLClient",
+    products: [
+        .library(name: "TDS", targets: ["TDS"]),
+        .library(name: "SQLClient", targets: ["SQLClient"]),
+        .library(name: "SQLClientTesting", targets: ["SQLClientTesting"]),
+        .executable(name: "sqlclient", targets: ["sqlclient"]),
+        .executable(name: "sqlclient-bench", targets: ["sqlclient-bench"]),
+    ],
+    targets: [
+        // Pure wire layer: bytes <-> packets <-> messages <-> tokens <-> values. No I/O.
+        .target(name: "TDS"),
+        // Capture readers (pcap, pcapng, .hex, raw) and conversation extraction. No I/O beyond reading files given as bytes.
+        .target(name: "TDSCapture", dependencies: ["TDS"]),
+        // OpenSSL, used only by the Linux TLS provider.
+        .systemLibrary(
+            name: "CSQLClientOpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "SQLClient",
+            dependencies: [
+                "TDS",
+                .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        .target(name: "SQLClientTesting", dependencies: ["SQLClient", "TDS", "TDSCapture"]),
+        .executableTarget(name: "sqlclient", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
+        .executableTarget(
+            name: "sqlclient-bench",
+            dependencies: ["SQLClient", "TDS", "SQLClientTesting"],
+            path: "Benchmarks/sqlclient-bench"
+        ),
+        .testTarget(name: "TDSTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
+        .testTarget(name: "TDSCaptureTests", dependencies: ["TDS", "TDSCapture"]),
+        .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"]),
+        .testTarget(name: "ConformanceTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"]),
+    ]
+)

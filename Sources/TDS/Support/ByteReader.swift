@@ -1,0 +1,213 @@
+import Foundation
+
+/// A bounds-checked cursor over bytes received from the network.
+///
+/// Every read checks the remaining length first and throws ``TDSDecodingError`` with code
+/// `.truncated` (and the absolute offset) instead of trapping. Lengths read from the wire are
+/// validated before they are used to slice. Endianness is part of every multi-byte read's name:
+/// TDS packet headers and PRELOGIN option offsets are big-endian, everything else little-endian.
+///
+/// `offset` is an index into `bytes`; `absoluteOffset` adds `baseOffset`, the position of
+/// `bytes[0]` in the whole message or stream, and is what errors report.
+public struct ByteReader: Sendable {
+    public let bytes: [UInt8]
+    /// The index of the next byte to read, in `bytes`.
+    public var offset: Int
+    /// One past the last readable index of `bytes`.
+    public let endIndex: Int
+    /// The position of `bytes[0]` in the whole message or stream, for error offsets.
+    public var baseOffset: Int
+
+    /// Reads `bytes[start..<end]`. `start` and `end` are clamped to the array.
+    public init(_ bytes: [UInt8], start: Int = 0, end: Int? = nil, baseOffset: Int = 0) {
+        self.bytes = bytes
+        let e = min(max(end ?? bytes.count, 0), bytes.count)
+        self.endIndex = e
+        self.offset = min(max(start, 0), e)
+        self.baseOffset = baseOffset
+    }
+
+    public init<S: Sequence>(bytes: S) where S.Element == UInt8 {
+        self.init(Array(bytes))
+    }
+
+    /// Bytes left to read.
+    @inlinable public var remaining: Int { endIndex - offset }
+    @inlinable public var isAtEnd: Bool { offset >= endIndex }
+    /// The offset of the next byte in the whole message or stream.
+    @inlinable public var absoluteOffset: Int { baseOffset &+ offset }
+
+    /// A `.truncated` error at the current position, needing `count` bytes.
+    public func truncated(_ count: Int, _ what: String = "") -> TDSDecodingError {
+        TDSDecodingError(.truncated, offset: absoluteOffset, context: what,
+                         "needed \(count) byte(s), \(remaining) left")
+    }
+
+    /// An error of `code` at the current position (or at `offset`, an index into `bytes`).
+    public func error(_ code: TDSDecodingError.Code, at offset: Int? = nil, _ detail: String) -> TDSDecodingError {
+        TDSDecodingError(code, offset: baseOffset &+ (offset ?? self.offset), detail)
+    }
+
+    /// Throws `.truncated` unless `count` bytes (a non-negative count) remain.
+    @inlinable public func require(_ count: Int) throws(TDSDecodingError) {
+        guard count >= 0 else { throw error(.invalidLength, "negative length \(count)") }
+        guard count <= endIndex - offset else { throw truncated(count) }
+    }
+
+    public mutating func skip(_ count: Int) throws(TDSDecodingError) {
+        try require(count)
+        offset += count
+    }
+
+    public func peekUInt8() throws(TDSDecodingError) -> UInt8 {
+        try require(1)
+        return bytes[offset]
+    }
+
+    @inlinable public mutating func readUInt8() throws(TDSDecodingError) -> UInt8 {
+        guard offset < endIndex else { throw truncated(1) }
+        let b = bytes[offset]
+        offset += 1
+        return b
+    }
+
+    public mutating func readInt8() throws(TDSDecodingError) -> Int8 {
+        Int8(bitPattern: try readUInt8())
+    }
+
+    @inlinable public mutating func readUInt16LE() throws(TDSDecodingError) -> UInt16 {
+        try require(2)
+        let v = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+        offset += 2
+        return v
+    }
+
+    public mutating func readUInt16BE() throws(TDSDecodingError) -> UInt16 {
+        try require(2)
+        let v = UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1])
+        offset += 2
+        return v
+    }
+
+    @inlinable public mutating func readUInt32LE() throws(TDSDecodingError) -> UInt32 {
+        try require(4)
+        var v: UInt32 = 0
+        for i in 0..<4 { v |= UInt32(bytes[offset + i]) << (8 * UInt32(i)) }
+        offset += 4
+        return v
+    }
+
+    public mutating func readUInt32BE() throws(TDSDecodingError) -> UInt32 {
+        try require(4)
+        var v: UInt32 = 0
+        for i in 0..<4 { v = v << 8 | UInt32(bytes[offset + i]) }
+        offset += 4
+        return v
+    }
+
+    @inlinable public mutating func readUInt64LE() throws(TDSDecodingError) -> UInt64 {
+        try require(8)
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+        offset += 8
+        return v
+    }
+
+    /// Reads an unsigned little-endian integer of `count` bytes (0...8).
+    public mutating func readUIntLE(count: Int) throws(TDSDecodingError) -> UInt64 {
+        guard (0...8).contains(count) else { throw error(.invalidLength, "integer of \(count) bytes") }
+        try require(count)
+        var v: UInt64 = 0
+        for i in 0..<count { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+        offset += count
+        return v
+    }
+
+    public mutating func readInt16LE() throws(TDSDecodingError) -> Int16 { Int16(bitPattern: try readUInt16LE()) }
+    public mutating func readInt32LE() throws(TDSDecodingError) -> Int32 { Int32(bitPattern: try readUInt32LE()) }
+    public mutating func readInt64LE() throws(TDSDecodingError) -> Int64 { Int64(bitPattern: try readUInt64LE()) }
+    public mutating func readFloat32LE() throws(TDSDecodingError) -> Float { Float(bitPattern: try readUInt32LE()) }
+    public mutating func readFloat64LE() throws(TDSDecodingError) -> Double { Double(bitPattern: try readUInt64LE()) }
+
+    /// Reads `count` bytes (a length from the wire is checked first).
+    public mutating func readBytes(_ count: Int) throws(TDSDecodingError) -> [UInt8] {
+        try require(count)
+        let slice = Array(bytes[offset ..< offset + count])
+        offset += count
+        return slice
+    }
+
+    /// A reader over the next `count` bytes, with the same absolute offsets; advances past them.
+    public mutating func subReader(_ count: Int) throws(TDSDecodingError) -> ByteReader {
+        try require(count)
+        let sub = ByteReader(bytes, start: offset, end: offset + count, baseOffset: baseOffset)
+        offset += count
+        return sub
+    }
+
+    /// Reads `byteCount` bytes of UTF-16LE text. Unpaired surrogates throw `.invalidEncoding`.
+    public mutating func readUTF16LE(byteCount: Int) throws(TDSDecodingError) -> String {
+        try require(byteCount)
+        guard byteCount % 2 == 0 else {
+            throw error(.invalidLength, "UTF-16 text of odd byte length \(byteCount)")
+        }
+        let start = offset
+        let text = try ByteReader.decodeUTF16LE(bytes, start: start, count: byteCount, baseOffset: baseOffset)
+        offset += byteCount
+        return text
+    }
+
+    /// Decodes UTF-16LE from `bytes[start ..< start+count]` (bounds already checked by the caller).
+    static func decodeUTF16LE(_ bytes: [UInt8], start: Int, count: Int, baseOffset: Int) throws(TDSDecodingError) -> String {
+        if count == 0 { return "" }
+        var units = [UInt16]()
+        units.reserveCapacity(count / 2)
+        var i = start
+        let end = start + count
+        while i < end {
+            units.append(UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8)
+            i += 2
+        }
+        var scalars = String.UnicodeScalarView()
+        var iterator = units.makeIterator()
+        var codec = UTF16()
+        var index = 0
+        loop: while true {
+            switch codec.decode(&iterator) {
+            case .scalarValue(let scalar):
+                scalars.append(scalar)
+                index += scalar.utf16.count
+            case .emptyInput:
+                break loop
+            case .error:
+                throw TDSDecodingError(.invalidEncoding, offset: baseOffset &+ start &+ index * 2,
+                                       "invalid UTF-16 (unpaired surrogate)")
+            }
+        }
+        return String(scalars)
+    }
+
+    /// B_VARCHAR: a 1-byte character count, then UTF-16LE ([MS-TDS] 2.2.5.1.3).
+    public mutating func readBVarChar() throws(TDSDecodingError) -> String {
+        let chars = Int(try readUInt8())
+        return try readUTF16LE(byteCount: chars * 2)
+    }
+
+    /// US_VARCHAR: a 2-byte little-endian character count, then UTF-16LE ([MS-TDS] 2.2.5.1.3).
+    public mutating func readUSVarChar() throws(TDSDecodingError) -> String {
+        let chars = Int(try readUInt16LE())
+        return try readUTF16LE(byteCount: chars * 2)
+    }
+
+    /// B_VARBYTE: a 1-byte length, then bytes.
+    public mutating func readBVarByte() throws(TDSDecodingError) -> [UInt8] {
+        let n = Int(try readUInt8())
+        return try readBytes(n)
+    }
+
+    /// US_VARBYTE: a 2-byte little-endian length, then bytes.
+    public mutating func readUSVarByte() throws(TDSDecodingError) -> [UInt8] {
+        let n = Int(try readUInt16LE())
+        return try readBytes(n)
+    }
+}

@@ -1,0 +1,72 @@
+/// An append-only byte buffer for encoding messages and tokens.
+///
+/// Multi-byte writes name their endianness. Strings are written as UTF-16LE, as TDS requires
+/// for every Unicode field.
+public struct ByteWriter: Sendable {
+    public var bytes: [UInt8]
+
+    public init(capacity: Int = 64) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public var count: Int { bytes.count }
+
+    public mutating func writeUInt8(_ v: UInt8) { bytes.append(v) }
+    public mutating func writeInt8(_ v: Int8) { bytes.append(UInt8(bitPattern: v)) }
+    public mutating func writeUInt16LE(_ v: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+    }
+    public mutating func writeUInt16BE(_ v: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: v >> 8)); bytes.append(UInt8(truncatingIfNeeded: v))
+    }
+    public mutating func writeUInt32LE(_ v: UInt32) {
+        for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
+    }
+    public mutating func writeUInt32BE(_ v: UInt32) {
+        for i in (0..<4).reversed() { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
+    }
+    public mutating func writeUInt64LE(_ v: UInt64) {
+        for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+    }
+    /// Writes the low `count` bytes (0...8) of `v`, little-endian.
+    public mutating func writeUIntLE(_ v: UInt64, count: Int) {
+        for i in 0..<min(max(count, 0), 8) { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+    }
+    public mutating func writeInt16LE(_ v: Int16) { writeUInt16LE(UInt16(bitPattern: v)) }
+    public mutating func writeInt32LE(_ v: Int32) { writeUInt32LE(UInt32(bitPattern: v)) }
+    public mutating func writeInt64LE(_ v: Int64) { writeUInt64LE(UInt64(bitPattern: v)) }
+    public mutating func writeFloat32LE(_ v: Float) { writeUInt32LE(v.bitPattern) }
+    public mutating func writeFloat64LE(_ v: Double) { writeUInt64LE(v.bitPattern) }
+    public mutating func writeBytes<S: Sequence>(_ s: S) where S.Element == UInt8 { bytes.append(contentsOf: s) }
+
+    /// Writes `s` as UTF-16LE with no length prefix.
+    public mutating func writeUTF16LE(_ s: String) {
+        for unit in s.utf16 { writeUInt16LE(unit) }
+    }
+    /// B_VARCHAR: 1-byte character count (UTF-16 code units, at most 255), then UTF-16LE.
+    public mutating func writeBVarChar(_ s: String) {
+        let units = Array(s.utf16.prefix(255))
+        writeUInt8(UInt8(units.count))
+        for u in units { writeUInt16LE(u) }
+    }
+    /// US_VARCHAR: 2-byte character count (at most 65,535 UTF-16 code units), then UTF-16LE.
+    public mutating func writeUSVarChar(_ s: String) {
+        let units = Array(s.utf16.prefix(65535))
+        writeUInt16LE(UInt16(units.count))
+        for u in units { writeUInt16LE(u) }
+    }
+    /// Overwrites 2 bytes at `index` (little-endian). `index` must have been written already.
+    public mutating func setUInt16LE(_ v: UInt16, at index: Int) {
+        guard index >= 0, index + 2 <= bytes.count else { return }
+        bytes[index] = UInt8(truncatingIfNeeded: v); bytes[index + 1] = UInt8(truncatingIfNeeded: v >> 8)
+    }
+    public mutating func setUInt16BE(_ v: UInt16, at index: Int) {
+        guard index >= 0, index + 2 <= bytes.count else { return }
+        bytes[index] = UInt8(truncatingIfNeeded: v >> 8); bytes[index + 1] = UInt8(truncatingIfNeeded: v)
+    }
+    public mutating func setUInt32LE(_ v: UInt32, at index: Int) {
+        guard index >= 0, index + 4 <= bytes.count else { return }
+        for i in 0..<4 { bytes[index + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
+    }
+}

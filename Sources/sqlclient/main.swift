@@ -1,0 +1,1 @@
+print("sqlclient: not built yet")

@@ -1,0 +1,34 @@
+/// [MS-TDS] 2.2.7.7 DONEINPROC — completion of a SQL statement inside a stored procedure (token 0xFF).
+///
+/// Same body as DONE ([MS-TDS] 2.2.7.6): Status USHORT, CurCmd USHORT, DoneRowCount (LONG before
+/// TDS 7.2, ULONGLONG from 7.2). `rowCount` is meaningful only when `status` has `.count`.
+public struct DoneInProc: Hashable, Sendable {
+    public var status: DoneStatus
+    /// The token of the current SQL statement (CurCmd).
+    public var currentCommand: UInt16
+    /// Rows affected or returned; valid only when `status.contains(.count)`.
+    public var rowCount: UInt64
+
+    public init(status: DoneStatus, currentCommand: UInt16 = 0, rowCount: UInt64 = 0) {
+        self.status = status
+        self.currentCommand = currentCommand
+        self.rowCount = rowCount
+    }
+
+    /// The row count when `.count` is set, else nil.
+    public var affectedRows: UInt64? { status.contains(.count) ? rowCount : nil }
+
+    /// Decodes the body (after the 0xFF byte). Throws `.truncated` if the input ends early.
+    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> DoneInProc {
+        do {
+            let b = try DoneBody.decode(from: &reader, version: version)
+            return DoneInProc(status: b.status, currentCommand: b.currentCommand, rowCount: b.rowCount)
+        } catch { throw error.withContext("DONEINPROC") }
+    }
+
+    /// Writes the token byte 0xFF and the body.
+    public func encode(into writer: inout ByteWriter, version: TDSVersion) {
+        writer.writeUInt8(TokenType.doneInProc.rawValue)
+        DoneBody(status: status, currentCommand: currentCommand, rowCount: rowCount).encode(into: &writer, version: version)
+    }
+}

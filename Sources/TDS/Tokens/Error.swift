@@ -1,0 +1,83 @@
+/// The body shared by ERROR ([MS-TDS] 2.2.7.10) and INFO ([MS-TDS] 2.2.7.13).
+///
+/// Wire shape after the token byte: Length USHORT, Number LONG, State BYTE, Class BYTE,
+/// MsgText US_VARCHAR, ServerName B_VARCHAR, ProcName B_VARCHAR, LineNumber (USHORT before
+/// TDS 7.2, LONG from 7.2).
+public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
+    /// The error number (e.g. 208 "Invalid object name", 5701 "Changed database context").
+    public var number: Int32
+    /// The error state (the server's locator for the exact cause).
+    public var state: UInt8
+    /// The severity, [MS-TDS] "Class": 0–10 informational, 11–16 user errors, 17+ fatal.
+    public var severity: UInt8
+    public var message: String
+    public var serverName: String
+    /// The stored procedure or RPC name, empty when none.
+    public var procedureName: String
+    /// The line number in the batch or procedure (1-based; 0 when unknown).
+    public var lineNumber: Int32
+
+    public init(number: Int32, state: UInt8, severity: UInt8, message: String,
+                serverName: String = "", procedureName: String = "", lineNumber: Int32 = 0) {
+        self.number = number; self.state = state; self.severity = severity; self.message = message
+        self.serverName = serverName; self.procedureName = procedureName; self.lineNumber = lineNumber
+    }
+
+    public var description: String {
+        var text = "Msg \(number), Level \(severity), State \(state)"
+        if !procedureName.isEmpty { text += ", Procedure \(procedureName)" }
+        text += ", Line \(lineNumber): \(message)"
+        return text
+    }
+
+    static func decode(from reader: inout ByteReader, version: TDSVersion, name: String) throws(TDSDecodingError) -> ServerMessage {
+        do {
+            var body = try reader.tokenBody16()
+            return try decodeBounded(name) { () throws(TDSDecodingError) -> ServerMessage in
+                let number = try body.readInt32LE()
+                let state = try body.readUInt8()
+                let severity = try body.readUInt8()
+                let message = try body.readUSVarChar()
+                let server = try body.readBVarChar()
+                let proc = try body.readBVarChar()
+                let line: Int32 = version.hasLongRowCounts ? try body.readInt32LE() : Int32(try body.readUInt16LE())
+                try body.requireConsumed(name)
+                return ServerMessage(number: number, state: state, severity: severity, message: message,
+                                     serverName: server, procedureName: proc, lineNumber: line)
+            }
+        } catch { throw error.withContext(name) }
+    }
+
+    func encodeBody(into writer: inout ByteWriter, version: TDSVersion) {
+        var body = ByteWriter()
+        body.writeInt32LE(number)
+        body.writeUInt8(state)
+        body.writeUInt8(severity)
+        body.writeUSVarChar(message)
+        body.writeBVarChar(serverName)
+        body.writeBVarChar(procedureName)
+        if version.hasLongRowCounts { body.writeInt32LE(lineNumber) } else { body.writeUInt16LE(UInt16(truncatingIfNeeded: lineNumber)) }
+        writer.writeUInt16LE(UInt16(truncatingIfNeeded: body.count))
+        writer.writeBytes(body.bytes)
+    }
+}
+
+/// [MS-TDS] 2.2.7.10 ERROR — an error message from the server (token 0xAA).
+///
+/// See ``ServerMessage`` for the fields and wire shape.
+public struct ErrorToken: Hashable, Sendable {
+    public var message: ServerMessage
+    public init(_ message: ServerMessage) { self.message = message }
+
+    /// Decodes the body after the 0xAA byte. Throws `.truncated` until the declared length is
+    /// present, `.invalidLength` if the content does not fit that length.
+    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> ErrorToken {
+        ErrorToken(try ServerMessage.decode(from: &reader, version: version, name: "ERROR"))
+    }
+
+    /// Writes the token byte 0xAA, the length and the body.
+    public func encode(into writer: inout ByteWriter, version: TDSVersion) {
+        writer.writeUInt8(TokenType.error.rawValue)
+        message.encodeBody(into: &writer, version: version)
+    }
+}

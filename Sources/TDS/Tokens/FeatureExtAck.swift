@@ -1,0 +1,86 @@
+/// A FeatureId of LOGIN7 FeatureExt and FEATUREEXTACK ([MS-TDS] 2.2.6.4, 2.2.7.11).
+public struct FeatureID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let sessionRecovery = FeatureID(rawValue: 0x01)
+    public static let fedAuth = FeatureID(rawValue: 0x02)
+    public static let columnEncryption = FeatureID(rawValue: 0x04)
+    public static let globalTransactions = FeatureID(rawValue: 0x05)
+    public static let azureSQLSupport = FeatureID(rawValue: 0x08)
+    public static let dataClassification = FeatureID(rawValue: 0x09)
+    public static let utf8Support = FeatureID(rawValue: 0x0A)
+    public static let azureSQLDNSCaching = FeatureID(rawValue: 0x0B)
+    public static let jsonSupport = FeatureID(rawValue: 0x0D)
+    public static let vectorSupport = FeatureID(rawValue: 0x0E)
+    /// FEATUREEXT_TERMINATOR.
+    public static let terminator = FeatureID(rawValue: 0xFF)
+
+    public var name: String {
+        switch rawValue {
+        case 0x01: return "SESSIONRECOVERY"
+        case 0x02: return "FEDAUTH"
+        case 0x04: return "COLUMNENCRYPTION"
+        case 0x05: return "GLOBALTRANSACTIONS"
+        case 0x08: return "AZURESQLSUPPORT"
+        case 0x09: return "DATACLASSIFICATION"
+        case 0x0A: return "UTF8_SUPPORT"
+        case 0x0B: return "AZURESQLDNSCACHING"
+        case 0x0D: return "JSONSUPPORT"
+        case 0x0E: return "VECTORSUPPORT"
+        case 0xFF: return "TERMINATOR"
+        default: return "0x" + TokenType.hex(rawValue)
+        }
+    }
+    public var description: String { name }
+}
+
+/// [MS-TDS] 2.2.7.11 FEATUREEXTACK — the server's acknowledgement of LOGIN7 feature
+/// extensions (token 0xAE).
+///
+/// Wire shape after the token byte (no token length): repeated FeatureId BYTE,
+/// FeatureAckDataLen DWORD, FeatureAckData; ended by FeatureId 0xFF (TERMINATOR).
+public struct FeatureExtAck: Hashable, Sendable {
+    public struct Feature: Hashable, Sendable {
+        public var id: FeatureID
+        public var data: [UInt8]
+        public init(id: FeatureID, data: [UInt8]) { self.id = id; self.data = data }
+    }
+
+    /// The acknowledged features in wire order (the terminator is not included).
+    public var features: [Feature]
+    public init(features: [Feature]) { self.features = features }
+
+    /// The acknowledgement data for `id`, if acknowledged.
+    public func data(for id: FeatureID) -> [UInt8]? { features.first { $0.id == id }?.data }
+
+    /// COLUMNENCRYPTION acknowledged: COLMETADATA then carries a CEK table.
+    public var columnEncryptionVersion: UInt8? { data(for: .columnEncryption)?.first }
+    /// DATACLASSIFICATION acknowledged: its version (1 or 2; 2 adds sensitivity ranks).
+    public var dataClassificationVersion: UInt8? { data(for: .dataClassification)?.first }
+    /// UTF8_SUPPORT acknowledged and enabled.
+    public var utf8Supported: Bool { data(for: .utf8Support)?.first.map { $0 != 0 } ?? false }
+
+    public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> FeatureExtAck {
+        do {
+            var features: [Feature] = []
+            while true {
+                let id = FeatureID(rawValue: try reader.readUInt8())
+                if id == .terminator { break }
+                let len = Int(try reader.readUInt32LE())
+                features.append(Feature(id: id, data: try reader.readBytes(len)))
+            }
+            return FeatureExtAck(features: features)
+        } catch { throw error.withContext("FEATUREEXTACK") }
+    }
+
+    /// Writes the token byte 0xAE, the features and the terminator.
+    public func encode(into writer: inout ByteWriter) {
+        writer.writeUInt8(TokenType.featureExtAck.rawValue)
+        for f in features {
+            writer.writeUInt8(f.id.rawValue)
+            writer.writeUInt32LE(UInt32(truncatingIfNeeded: f.data.count))
+            writer.writeBytes(f.data)
+        }
+        writer.writeUInt8(FeatureID.terminator.rawValue)
+    }
+}

@@ -1,0 +1,14 @@
+/// [MS-TDS] 2.2.7.22 SSPI — an SSPI (Kerberos/NTLM) challenge from the server (token 0xED).
+///
+/// Wire shape after the token byte: Length USHORT, SSPIBuffer (Length bytes).
+public struct SSPIToken: Hashable, Sendable {
+    public var buffer: [UInt8]
+    public init(buffer: [UInt8]) { self.buffer = buffer }
+
+    public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> SSPIToken {
+        do {
+            var body = try reader.tokenBody16()
+            return SSPIToken(buffer: try body.readBytes(body.remaining))
+        } catch { throw error.withContext("SSPI") }
+    }
+}

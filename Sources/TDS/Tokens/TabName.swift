@@ -1,0 +1,33 @@
+/// [MS-TDS] 2.2.7.23 TABNAME — the names of the tables behind a browse-mode result (token 0xA4).
+///
+/// Wire shape after the token byte: Length USHORT, then table names to the end of the token.
+/// From TDS 7.1 Revision 1 each name is NumParts BYTE + PartName US_VARCHAR × NumParts
+/// (`server.db.schema.table` parts); before, a single US_VARCHAR.
+public struct TabName: Hashable, Sendable {
+    /// One entry per table; each is the list of its name parts.
+    public var tables: [[String]]
+    public init(tables: [[String]]) { self.tables = tables }
+
+    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> TabName {
+        do {
+            var body = try reader.tokenBody16()
+            return try decodeBounded("TABNAME") { () throws(TDSDecodingError) -> TabName in
+                var tables: [[String]] = []
+                while !body.isAtEnd {
+                    tables.append(try readTableName(&body, multipart: version >= .v7_1_1))
+                }
+                return TabName(tables: tables)
+            }
+        } catch { throw error.withContext("TABNAME") }
+    }
+
+    /// Reads one TableName: NumParts BYTE + US_VARCHAR parts, or one US_VARCHAR.
+    static func readTableName(_ reader: inout ByteReader, multipart: Bool) throws(TDSDecodingError) -> [String] {
+        guard multipart else { return [try reader.readUSVarChar()] }
+        let parts = Int(try reader.readUInt8())
+        var names: [String] = []
+        names.reserveCapacity(parts)
+        for _ in 0..<parts { names.append(try reader.readUSVarChar()) }
+        return names
+    }
+}

@@ -1,0 +1,141 @@
+/// A message the server sent in an ERROR or INFO token ([MS-TDS] 2.2.7.10 ERROR, 2.2.7.13 INFO).
+///
+/// `severity` is the token's Class byte: 0–10 are informational (PRINT, INFO), 11–16 are errors
+/// the user can correct, 17–19 resource or software errors, 20–25 fatal errors that close the
+/// connection. `lineNumber` is the line within the batch or procedure (1-based; 0 when unknown).
+public struct SQLServerMessage: Sendable, Hashable, CustomStringConvertible {
+    /// The message number (for example 18456 for a failed login, 0 for PRINT, 50000 for RAISERROR with text).
+    public var number: Int32
+    /// The error state (a server-specific sub-code).
+    public var state: UInt8
+    /// The severity (the token's Class byte), 0–25.
+    public var severity: UInt8
+    /// The message text.
+    public var message: String
+    /// The name of the server that sent it.
+    public var serverName: String
+    /// The stored procedure (or RPC) that raised it; empty for a SQL batch.
+    public var procedureName: String
+    /// The 1-based line in the batch or procedure; 0 when unknown.
+    public var lineNumber: Int32
+    /// True for an ERROR token (0xAA), false for an INFO token (0xAB).
+    public var isError: Bool
+
+    public init(number: Int32, state: UInt8, severity: UInt8, message: String, serverName: String = "",
+                procedureName: String = "", lineNumber: Int32 = 0, isError: Bool) {
+        self.number = number
+        self.state = state
+        self.severity = severity
+        self.message = message
+        self.serverName = serverName
+        self.procedureName = procedureName
+        self.lineNumber = lineNumber
+        self.isError = isError
+    }
+
+    /// The sqlcmd form: `Msg N, Level L, State S, [Procedure P, ]Line X` then the text on the next line.
+    public var description: String {
+        var head = "Msg \(number), Level \(severity), State \(state), "
+        if !procedureName.isEmpty { head += "Procedure \(procedureName), " }
+        head += "Line \(lineNumber)"
+        return head + "\n" + message
+    }
+}
+
+/// The one error type thrown by the SQLClient module.
+///
+/// `code` says what kind of failure it is (an extensible set of static constants);
+/// `serverMessage` is set when the server reported it (number, state, severity, text, procedure, line);
+/// `underlying` keeps the lower-level cause (a ``TDSDecodingError``, an `errno` failure, a TLS error).
+/// No password ever appears in `message`, `description` or the underlying error.
+public struct SQLClientError: Error, Sendable, CustomStringConvertible {
+    /// An extensible error code: compare with the static constants, add your own with `init(_:)`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The configuration, connection string or server address is invalid.
+        public static let invalidConfiguration = Code("invalidConfiguration")
+        /// A feature or connection-string key that is known but not supported.
+        public static let unsupported = Code("unsupported")
+        /// The host name did not resolve.
+        public static let hostNotFound = Code("hostNotFound")
+        /// A named instance could not be resolved through the SQL Server Browser ([MC-SQLR]).
+        public static let instanceNotFound = Code("instanceNotFound")
+        /// The TCP connection could not be established.
+        public static let connectionFailed = Code("connectionFailed")
+        /// Connecting or waiting for the server took longer than the configured timeout.
+        public static let timeout = Code("timeout")
+        /// The server closed the connection, or the connection was closed locally.
+        public static let connectionClosed = Code("connectionClosed")
+        /// A socket read or write failed.
+        public static let ioError = Code("ioError")
+        /// The TLS handshake or record layer failed.
+        public static let tlsFailed = Code("tlsFailed")
+        /// The server's certificate was not trusted or did not match the host name.
+        public static let certificateVerificationFailed = Code("certificateVerificationFailed")
+        /// Encryption was required but the server (or this build) cannot provide it.
+        public static let encryptionNotAvailable = Code("encryptionNotAvailable")
+        /// The server refused the login (18456 and related numbers).
+        public static let loginFailed = Code("loginFailed")
+        /// The server reported an error for a batch (see `serverMessage`).
+        public static let serverError = Code("serverError")
+        /// The server sent bytes that do not follow [MS-TDS] (see `underlying`).
+        public static let protocolError = Code("protocolError")
+        /// The operation was cancelled (task cancellation or an ATTENTION acknowledged by the server).
+        public static let cancelled = Code("cancelled")
+        /// The connection is busy with another request or has been closed.
+        public static let invalidState = Code("invalidState")
+        /// A value could not be converted to the requested Swift type.
+        public static let decodingFailed = Code("decodingFailed")
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A human-readable explanation (never contains a password).
+    public var message: String
+    /// The server's message when the server reported the error.
+    public var serverMessage: SQLServerMessage?
+    /// Every ERROR token of the failed request, in order (the first is `serverMessage`).
+    public var serverMessages: [SQLServerMessage]
+    /// The lower-level cause, when there is one.
+    public var underlying: (any Error & Sendable)?
+
+    public init(_ code: Code, _ message: String, serverMessage: SQLServerMessage? = nil,
+                serverMessages: [SQLServerMessage] = [], underlying: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.serverMessage = serverMessage
+        self.serverMessages = serverMessages.isEmpty ? (serverMessage.map { [$0] } ?? []) : serverMessages
+        self.underlying = underlying
+    }
+
+    /// The server's error number, when the server reported the error.
+    public var number: Int32? { serverMessage?.number }
+    /// The server's error state, when the server reported the error.
+    public var state: UInt8? { serverMessage?.state }
+    /// The server's severity (class), when the server reported the error.
+    public var severity: UInt8? { serverMessage?.severity }
+
+    public var description: String {
+        var text = "SQLClientError.\(code): \(message)"
+        if let m = serverMessage {
+            text += " (Msg \(m.number), Level \(m.severity), State \(m.state), "
+            if !m.procedureName.isEmpty { text += "Procedure \(m.procedureName), " }
+            text += "Line \(m.lineNumber))"
+        }
+        if let underlying { text += " [cause: \(underlying)]" }
+        return text
+    }
+}
+
+extension SQLClientError {
+    static func protocolError(_ error: TDSDecodingError) -> SQLClientError {
+        SQLClientError(.protocolError, "the server sent malformed data: \(error)", underlying: error)
+    }
+
+    static func closed(_ detail: String = "the connection is closed") -> SQLClientError {
+        SQLClientError(.connectionClosed, detail)
+    }
+}

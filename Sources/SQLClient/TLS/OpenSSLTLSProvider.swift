@@ -1,0 +1,234 @@
+#if canImport(CSQLClientOpenSSL)
+import CSQLClientOpenSSL
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+
+/// TLS through the system's OpenSSL (Linux): an `SSL` object over two memory BIOs, so the
+/// handshake bytes can travel inside TDS PRELOGIN packets.
+///
+/// Verification: unless `trustServerCertificate` is set, the chain is checked against `caFile`
+/// (PEM) or the system's default trust store, and the certificate must name the host
+/// (`SSL_set1_host` for DNS names, the IP SAN for address literals).
+public struct OpenSSLTLSProvider: TLSProvider {
+    public init() {}
+
+    public func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
+        try OpenSSLTLSSession(serverName: serverName, configuration: configuration)
+    }
+}
+
+/// One OpenSSL client session over memory BIOs. See ``TLSSession``.
+public final class OpenSSLTLSSession: TLSSession {
+    private let ctx: OpaquePointer
+    private let ssl: OpaquePointer
+    private let readBIO: OpaquePointer   // bytes from the server, read by OpenSSL
+    private let writeBIO: OpaquePointer  // bytes from OpenSSL, to send to the server
+    private var handshakeDone = false
+    private let serverName: String
+
+    init(serverName: String, configuration: TLSConfiguration) throws {
+        self.serverName = serverName
+        ERR_clear_error()
+        guard let ctx = SSL_CTX_new(TLS_client_method()) else {
+            throw OpenSSLTLSSession.error(.tlsFailed, "SSL_CTX_new failed")
+        }
+        csqlclient_SSL_CTX_disable_compression_and_renegotiation(ctx)
+        let minVersion = csqlclient_TLS_version(Int32(configuration.minimumVersion.rawValue))
+        let maxVersion = csqlclient_TLS_version(Int32(max(configuration.maximumVersion, configuration.minimumVersion).rawValue))
+        guard csqlclient_SSL_CTX_set_min_proto_version(ctx, minVersion) == 1,
+              csqlclient_SSL_CTX_set_max_proto_version(ctx, maxVersion) == 1 else {
+            SSL_CTX_free(ctx)
+            throw OpenSSLTLSSession.error(.tlsFailed, "cannot set the TLS version range")
+        }
+        if configuration.trustServerCertificate {
+            SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
+        } else {
+            SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
+            if let caFile = configuration.caFile {
+                guard SSL_CTX_load_verify_locations(ctx, caFile, nil) == 1 else {
+                    SSL_CTX_free(ctx)
+                    throw OpenSSLTLSSession.error(.tlsFailed, "cannot load the CA file \(caFile)")
+                }
+            } else if SSL_CTX_set_default_verify_paths(ctx) != 1 {
+                SSL_CTX_free(ctx)
+                throw OpenSSLTLSSession.error(.tlsFailed, "cannot load the system trust store")
+            }
+        }
+        guard let ssl = SSL_new(ctx) else {
+            SSL_CTX_free(ctx)
+            throw OpenSSLTLSSession.error(.tlsFailed, "SSL_new failed")
+        }
+        guard let rbio = BIO_new(BIO_s_mem()), let wbio = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            SSL_CTX_free(ctx)
+            throw OpenSSLTLSSession.error(.tlsFailed, "BIO_new failed")
+        }
+        SSL_set_bio(ssl, rbio, wbio)
+        SSL_set_connect_state(ssl)
+
+        let expectedName = configuration.hostNameInCertificate ?? serverName
+        let isAddress = OpenSSLTLSSession.isIPAddress(expectedName)
+        if !isAddress && !expectedName.isEmpty {
+            _ = csqlclient_SSL_set_tlsext_host_name(ssl, expectedName)
+        }
+        if !configuration.trustServerCertificate && configuration.verifyHostName && !expectedName.isEmpty {
+            let ok: Int32
+            if isAddress {
+                ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), expectedName)
+            } else {
+                ok = SSL_set1_host(ssl, expectedName)
+            }
+            guard ok == 1 else {
+                SSL_free(ssl)
+                SSL_CTX_free(ctx)
+                throw OpenSSLTLSSession.error(.tlsFailed, "cannot set the expected host name \(expectedName)")
+            }
+        }
+        self.ctx = ctx
+        self.ssl = ssl
+        self.readBIO = rbio
+        self.writeBIO = wbio
+    }
+
+    deinit {
+        SSL_free(ssl)      // frees both BIOs
+        SSL_CTX_free(ctx)
+    }
+
+    public func startHandshake() throws -> [UInt8] {
+        try continueHandshake([]).output
+    }
+
+    public func continueHandshake(_ received: [UInt8]) throws -> TLSHandshakeStep {
+        ERR_clear_error()
+        try feed(received)
+        if handshakeDone { return TLSHandshakeStep(output: drainOutput(), isComplete: true) }
+        let rc = SSL_do_handshake(ssl)
+        if rc == 1 {
+            handshakeDone = true
+            return TLSHandshakeStep(output: drainOutput(), isComplete: true)
+        }
+        let code = SSL_get_error(ssl, rc)
+        if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE {
+            return TLSHandshakeStep(output: drainOutput(), isComplete: false)
+        }
+        let verify = SSL_get_verify_result(ssl)
+        if verify != Int(csqlclient_X509_V_OK()) {
+            let reason = String(cString: X509_verify_cert_error_string(verify))
+            throw SQLClientError(.certificateVerificationFailed,
+                                 "the server's certificate was refused for \"\(serverName)\": \(reason)"
+                                 + " (set trustServerCertificate or a CA file to accept it)")
+        }
+        throw OpenSSLTLSSession.error(.tlsFailed, "TLS handshake failed")
+    }
+
+    public func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
+        guard handshakeDone else { throw SQLClientError(.tlsFailed, "encrypt before the TLS handshake completed") }
+        ERR_clear_error()
+        var offset = 0
+        var output: [UInt8] = []
+        while offset < plaintext.count {
+            let chunk = min(plaintext.count - offset, 16_384)
+            let rc = plaintext.withUnsafeBytes { raw -> Int32 in
+                guard let base = raw.baseAddress else { return 0 }
+                return SSL_write(ssl, base + offset, Int32(chunk))
+            }
+            if rc <= 0 {
+                throw OpenSSLTLSSession.error(.tlsFailed, "TLS encryption failed")
+            }
+            offset += Int(rc)
+            output += drainOutput()
+        }
+        return output
+    }
+
+    public func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8] {
+        guard handshakeDone else { throw SQLClientError(.tlsFailed, "decrypt before the TLS handshake completed") }
+        ERR_clear_error()
+        try feed(ciphertext)
+        var plaintext: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let rc = buffer.withUnsafeMutableBytes { raw in
+                SSL_read(ssl, raw.baseAddress, Int32(raw.count))
+            }
+            if rc > 0 {
+                plaintext.append(contentsOf: buffer[0 ..< Int(rc)])
+                continue
+            }
+            let code = SSL_get_error(ssl, rc)
+            if code == SSL_ERROR_WANT_READ { break }
+            if code == SSL_ERROR_ZERO_RETURN {
+                if plaintext.isEmpty { throw SQLClientError(.connectionClosed, "the server closed the TLS session") }
+                break
+            }
+            throw OpenSSLTLSSession.error(.tlsFailed, "TLS decryption failed")
+        }
+        return plaintext
+    }
+
+    public var negotiatedProtocol: String? {
+        guard handshakeDone, let name = SSL_get_version(ssl) else { return nil }
+        return String(cString: name)
+    }
+
+    public var peerCertificateDER: [UInt8]? {
+        guard let cert = csqlclient_SSL_get_peer_certificate(ssl) else { return nil }
+        defer { X509_free(cert) }
+        var pointer: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_X509(cert, &pointer)
+        guard length > 0, let bytes = pointer else { return nil }
+        defer { CRYPTO_free(bytes, #fileID, #line) }
+        return Array(UnsafeBufferPointer(start: bytes, count: Int(length)))
+    }
+
+    // MARK: - Helpers
+
+    private func feed(_ bytes: [UInt8]) throws {
+        guard !bytes.isEmpty else { return }
+        let written = bytes.withUnsafeBytes { raw in
+            BIO_write(readBIO, raw.baseAddress, Int32(raw.count))
+        }
+        guard written == Int32(bytes.count) else {
+            throw OpenSSLTLSSession.error(.tlsFailed, "cannot buffer received TLS bytes")
+        }
+    }
+
+    private func drainOutput() -> [UInt8] {
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while csqlclient_BIO_pending(writeBIO) > 0 {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                BIO_read(writeBIO, raw.baseAddress, Int32(raw.count))
+            }
+            if n <= 0 { break }
+            output.append(contentsOf: buffer[0 ..< Int(n)])
+        }
+        return output
+    }
+
+    static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// An error carrying OpenSSL's queued reasons (they never contain application data).
+    static func error(_ code: SQLClientError.Code, _ what: String) -> SQLClientError {
+        var reasons: [String] = []
+        while true {
+            let e = ERR_get_error()
+            if e == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(e, &buffer, buffer.count)
+            reasons.append(stringFromCBuffer(buffer))
+        }
+        let detail = reasons.isEmpty ? what : what + ": " + reasons.joined(separator: "; ")
+        return SQLClientError(code, detail)
+    }
+}
+#endif

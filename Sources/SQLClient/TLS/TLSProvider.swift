@@ -1,0 +1,89 @@
+/// How the server's certificate is checked and which TLS versions are allowed.
+public struct TLSConfiguration: Sendable, Hashable {
+    /// A TLS protocol version.
+    public enum ProtocolVersion: Int, Sendable, Hashable, Comparable {
+        case tls1_0 = 10, tls1_1 = 11, tls1_2 = 12, tls1_3 = 13
+        public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// Accept any certificate (no chain and no host name check). Use only on trusted networks.
+    public var trustServerCertificate: Bool
+    /// A PEM file of trusted CA certificates used instead of the system's trust store.
+    public var caFile: String?
+    /// The name the certificate must carry; nil uses the host being connected to.
+    public var hostNameInCertificate: String?
+    /// Whether to check that the certificate names the host (default true, ignored when trusting).
+    public var verifyHostName: Bool
+    /// The oldest TLS version accepted (default TLS 1.2).
+    public var minimumVersion: ProtocolVersion
+    /// The newest TLS version offered (default TLS 1.2: SQL Server speaks TLS 1.3 only with TDS 8).
+    public var maximumVersion: ProtocolVersion
+
+    public init(trustServerCertificate: Bool = false, caFile: String? = nil, hostNameInCertificate: String? = nil,
+                verifyHostName: Bool = true, minimumVersion: ProtocolVersion = .tls1_2,
+                maximumVersion: ProtocolVersion = .tls1_2) {
+        self.trustServerCertificate = trustServerCertificate
+        self.caFile = caFile
+        self.hostNameInCertificate = hostNameInCertificate
+        self.verifyHostName = verifyHostName
+        self.minimumVersion = minimumVersion
+        self.maximumVersion = maximumVersion
+    }
+}
+
+/// Makes TLS client sessions. The connection uses one session per login; the session never
+/// touches a socket: it turns bytes into bytes, so the TDS layer can carry the handshake inside
+/// PRELOGIN packets ([MS-TDS] 2.2.6.5, 3.2.5.2) and the records bare afterwards.
+///
+/// On Linux, ``OpenSSLTLSProvider`` is the default. Other platforms can plug in their own.
+public protocol TLSProvider: Sendable {
+    /// Creates a client session for `serverName` (the host connected to; used for SNI and the
+    /// certificate's name check unless `configuration.hostNameInCertificate` overrides it).
+    /// - Throws: ``SQLClientError`` `.tlsFailed` when the session cannot be created (for example an unreadable CA file).
+    func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession
+}
+
+/// The result of feeding server bytes to a handshake.
+public struct TLSHandshakeStep: Sendable, Equatable {
+    /// Bytes to send to the server (possibly empty).
+    public var output: [UInt8]
+    /// True once the handshake has completed on the client side.
+    public var isComplete: Bool
+    public init(output: [UInt8], isComplete: Bool) {
+        self.output = output
+        self.isComplete = isComplete
+    }
+}
+
+/// One TLS client session driven by buffers: handshake, then encrypt and decrypt records.
+///
+/// A session is used by one task at a time (not `Sendable`).
+public protocol TLSSession: AnyObject {
+    /// Starts the handshake; returns the ClientHello record bytes.
+    /// - Throws: ``SQLClientError`` `.tlsFailed`.
+    func startHandshake() throws -> [UInt8]
+    /// Feeds bytes the server sent during the handshake; returns what to send back and whether it is done.
+    /// - Throws: ``SQLClientError`` `.tlsFailed`, or `.certificateVerificationFailed` when the certificate is refused.
+    func continueHandshake(_ received: [UInt8]) throws -> TLSHandshakeStep
+    /// Encrypts application data into TLS records.
+    /// - Throws: ``SQLClientError`` `.tlsFailed`.
+    func encrypt(_ plaintext: [UInt8]) throws -> [UInt8]
+    /// Feeds TLS records; returns every plaintext byte they complete (possibly none yet).
+    /// - Throws: ``SQLClientError`` `.tlsFailed`, or `.connectionClosed` after the server's close_notify.
+    func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8]
+    /// The negotiated protocol (for example "TLSv1.2"), once the handshake is complete.
+    var negotiatedProtocol: String? { get }
+    /// The server's certificate as DER bytes, once the handshake is complete.
+    var peerCertificateDER: [UInt8]? { get }
+}
+
+/// The TLS provider this platform offers by default, or nil when there is none.
+public enum DefaultTLSProvider {
+    public static var provider: (any TLSProvider)? {
+        #if canImport(CSQLClientOpenSSL)
+        return OpenSSLTLSProvider()
+        #else
+        return nil
+        #endif
+    }
+}

@@ -1,0 +1,14 @@
+/// A bidirectional byte stream: a TCP socket, a TLS tunnel over one, or a test double.
+///
+/// One reader and one writer at a time (the connection driver serialises them). Reads return
+/// whatever is available, at most `maxLength` bytes, waiting without blocking a thread of the
+/// Swift cooperative pool; an empty array means the peer closed the stream. Every failure is a
+/// ``SQLClientError`` (`.ioError`, `.connectionClosed`, `.timeout`, `.tlsFailed`, `.cancelled`).
+public protocol ByteStream: AnyObject, Sendable {
+    /// Reads up to `maxLength` (> 0) bytes; returns `[]` at end of stream.
+    func read(maxLength: Int) async throws -> [UInt8]
+    /// Writes all of `bytes`.
+    func write(_ bytes: [UInt8]) async throws
+    /// Closes the stream. Pending and later reads and writes fail with `.connectionClosed`.
+    func close()
+}

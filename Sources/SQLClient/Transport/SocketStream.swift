@@ -1,0 +1,423 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Foundation
+
+/// A TCP connection over a non-blocking POSIX socket (IPv4 or IPv6).
+///
+/// No call blocks a thread of the Swift cooperative pool: name resolution (`getaddrinfo`) runs on a
+/// Dispatch queue, and a read or write that would block suspends the task until a one-shot
+/// `DispatchSource` reports the descriptor ready. `TCP_NODELAY` is set (TDS sends whole packets);
+/// `SIGPIPE` is suppressed per call (`MSG_NOSIGNAL`) or per socket (`SO_NOSIGPIPE`).
+///
+/// Cancelling the task that waits in `read` or `write` makes that call throw `.cancelled`
+/// without closing the socket.
+public final class SocketStream: ByteStream, @unchecked Sendable {
+    /// The address actually connected to, for example `127.0.0.1:1433` or `[::1]:1433`.
+    public let remoteAddress: String
+
+    private let fd: Int32
+    private let queue: DispatchQueue
+    private let lock = NSLock()
+    private var isClosed = false
+    private var fdClosed = false
+    private var activeSources = 0
+    private var readWaiter: Waiter?
+    private var writeWaiter: Waiter?
+    private var nextWaiterID: UInt64 = 0
+
+    private final class Waiter {
+        let id: UInt64
+        let source: DispatchSourceProtocol
+        let continuation: CheckedContinuation<Void, Error>
+        init(id: UInt64, source: DispatchSourceProtocol, continuation: CheckedContinuation<Void, Error>) {
+            self.id = id
+            self.source = source
+            self.continuation = continuation
+        }
+    }
+
+    private init(fd: Int32, remoteAddress: String) {
+        self.fd = fd
+        self.remoteAddress = remoteAddress
+        self.queue = DispatchQueue(label: "SQLClient.SocketStream.\(fd)")
+    }
+
+    deinit {
+        if !fdClosed { _ = systemClose(fd) }
+    }
+
+    // MARK: - Connecting
+
+    /// Resolves `host` and connects to the first address that accepts, trying each address
+    /// `getaddrinfo` returns in order.
+    ///
+    /// - Parameters:
+    ///   - host: a DNS name, an IPv4 literal or an IPv6 literal (without brackets).
+    ///   - port: the TCP port (1–65535).
+    ///   - timeout: the time allowed for resolving and connecting to all addresses; nil waits as long as the OS does.
+    /// - Throws: ``SQLClientError`` `.hostNotFound`, `.connectionFailed`, `.timeout` or `.cancelled`.
+    public static func connect(host: String, port: Int, timeout: Duration? = nil) async throws -> SocketStream {
+        guard (1...65535).contains(port) else {
+            throw SQLClientError(.invalidConfiguration, "port \(port) is out of range 1–65535")
+        }
+        let deadline: DispatchTime? = timeout.map { DispatchTime.now() + $0.dispatchInterval }
+        let addresses = try await resolve(host: host, port: port)
+        var failures: [String] = []
+        for address in addresses {
+            try Task.checkCancellation(orThrow: SQLClientError(.cancelled, "connecting to \(host):\(port) was cancelled"))
+            do {
+                return try await connect(to: address, deadline: deadline)
+            } catch let error as SQLClientError where error.code == .timeout || error.code == .cancelled {
+                throw error
+            } catch let error as SQLClientError {
+                failures.append(error.message)
+            }
+        }
+        throw SQLClientError(.connectionFailed,
+                             "could not connect to \(host):\(port): " + failures.joined(separator: "; "))
+    }
+
+    /// One resolved address: the family and the raw `sockaddr` bytes.
+    struct ResolvedAddress: Sendable {
+        var family: Int32
+        var storage: [UInt8]
+        var text: String
+    }
+
+    static func resolve(host: String, port: Int) async throws -> [ResolvedAddress] {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[ResolvedAddress], Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try resolveBlocking(host: host, port: port) })
+            }
+        }
+    }
+
+    private static func resolveBlocking(host: String, port: Int) throws -> [ResolvedAddress] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Darwin)
+        hints.ai_socktype = SOCK_STREAM
+        hints.ai_protocol = Int32(IPPROTO_TCP)
+        #else
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_protocol = Int32(IPPROTO_TCP)
+        #endif
+        hints.ai_flags = AI_NUMERICSERV
+        var result: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &result)
+        guard rc == 0, let first = result else {
+            let reason = rc == 0 ? "no address" : String(cString: gai_strerror(rc))
+            throw SQLClientError(.hostNotFound, "cannot resolve host \"\(host)\": \(reason)")
+        }
+        defer { freeaddrinfo(first) }
+        var addresses: [ResolvedAddress] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let info = cursor {
+            let entry = info.pointee
+            if let addr = entry.ai_addr, entry.ai_addrlen > 0,
+               entry.ai_family == AF_INET || entry.ai_family == AF_INET6 {
+                let bytes = [UInt8](UnsafeRawBufferPointer(start: UnsafeRawPointer(addr), count: Int(entry.ai_addrlen)))
+                addresses.append(ResolvedAddress(family: entry.ai_family, storage: bytes,
+                                                 text: describe(addr, family: entry.ai_family, port: port)))
+            }
+            cursor = entry.ai_next
+        }
+        guard !addresses.isEmpty else {
+            throw SQLClientError(.hostNotFound, "host \"\(host)\" has no IPv4 or IPv6 address")
+        }
+        return addresses
+    }
+
+    private static func describe(_ addr: UnsafeMutablePointer<sockaddr>, family: Int32, port: Int) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let ok: Bool
+        if family == AF_INET6 {
+            ok = addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
+                var a = sin6.pointee.sin6_addr
+                return inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count)) != nil
+            }
+            let text = ok ? stringFromCBuffer(buffer) : "?"
+            return "[\(text)]:\(port)"
+        }
+        ok = addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+            var a = sin.pointee.sin_addr
+            return inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count)) != nil
+        }
+        return (ok ? stringFromCBuffer(buffer) : "?") + ":\(port)"
+    }
+
+    private static func connect(to address: ResolvedAddress, deadline: DispatchTime?) async throws -> SocketStream {
+        #if canImport(Darwin)
+        let fd = socket(address.family, SOCK_STREAM, Int32(IPPROTO_TCP))
+        #else
+        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), Int32(IPPROTO_TCP))
+        #endif
+        guard fd >= 0 else {
+            throw SQLClientError(.connectionFailed, "socket(): \(errnoText())")
+        }
+        let flags = fcntl(fd, F_GETFL, 0)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) >= 0 else {
+            let text = errnoText()
+            _ = systemClose(fd)
+            throw SQLClientError(.connectionFailed, "fcntl(O_NONBLOCK): \(text)")
+        }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        #if canImport(Darwin)
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        let stream = SocketStream(fd: fd, remoteAddress: address.text)
+        let rc = address.storage.withUnsafeBytes { raw -> Int32 in
+            guard let base = raw.baseAddress else { return -1 }
+            return systemConnect(fd, base.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+        }
+        if rc != 0 {
+            let err = errno
+            guard err == EINPROGRESS || err == EINTR else {
+                stream.close()
+                throw SQLClientError(.connectionFailed, "\(address.text): \(String(cString: strerror(err)))")
+            }
+            do {
+                try await stream.wait(readable: false, deadline: deadline)
+            } catch let error as SQLClientError where error.code == .timeout {
+                stream.close()
+                throw SQLClientError(.timeout, "connecting to \(address.text) timed out")
+            } catch {
+                stream.close()
+                throw error
+            }
+            var soError: Int32 = 0
+            var len = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &len) == 0 else {
+                let text = errnoText()
+                stream.close()
+                throw SQLClientError(.connectionFailed, "\(address.text): getsockopt(SO_ERROR): \(text)")
+            }
+            if soError != 0 {
+                stream.close()
+                throw SQLClientError(.connectionFailed, "\(address.text): \(String(cString: strerror(soError)))")
+            }
+        }
+        var nodelay: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &nodelay, socklen_t(MemoryLayout<Int32>.size))
+        return stream
+    }
+
+    // MARK: - Reading and writing
+
+    /// Reads up to `maxLength` bytes; `[]` when the peer closed the connection.
+    /// - Throws: ``SQLClientError`` `.ioError`, `.connectionClosed` or `.cancelled`.
+    public func read(maxLength: Int) async throws -> [UInt8] {
+        let capacity = max(1, maxLength)
+        while true {
+            try checkOpen()
+            var buffer = [UInt8](repeating: 0, count: capacity)
+            let n = buffer.withUnsafeMutableBytes { raw in
+                recv(fd, raw.baseAddress, capacity, 0)
+            }
+            if n > 0 {
+                if n < capacity { buffer.removeSubrange(n...) }
+                return buffer
+            }
+            if n == 0 { return [] }
+            let err = errno
+            if err == EINTR { continue }
+            if err == EAGAIN || err == EWOULDBLOCK {
+                try await wait(readable: true, deadline: nil)
+                continue
+            }
+            if err == ECONNRESET {
+                throw SQLClientError(.connectionClosed, "the server reset the connection")
+            }
+            throw SQLClientError(.ioError, "recv from \(remoteAddress): \(String(cString: strerror(err)))")
+        }
+    }
+
+    /// Writes all of `bytes`.
+    /// - Throws: ``SQLClientError`` `.ioError`, `.connectionClosed` or `.cancelled`.
+    public func write(_ bytes: [UInt8]) async throws {
+        var sent = 0
+        while sent < bytes.count {
+            try checkOpen()
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                #if canImport(Darwin)
+                return send(fd, base + sent, raw.count - sent, 0)
+                #else
+                return send(fd, base + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                #endif
+            }
+            if n > 0 { sent += n; continue }
+            let err = errno
+            if n < 0 && err == EINTR { continue }
+            if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
+                try await wait(readable: false, deadline: nil)
+                continue
+            }
+            if err == EPIPE || err == ECONNRESET {
+                throw SQLClientError(.connectionClosed, "the server closed the connection")
+            }
+            throw SQLClientError(.ioError, "send to \(remoteAddress): \(String(cString: strerror(err)))")
+        }
+    }
+
+    /// Closes the socket; waiting reads and writes throw `.connectionClosed`. Safe to call twice.
+    public func close() {
+        lock.lock()
+        if isClosed { lock.unlock(); return }
+        isClosed = true
+        let waiters = [readWaiter, writeWaiter].compactMap { $0 }
+        readWaiter = nil
+        writeWaiter = nil
+        if activeSources == 0 && !fdClosed {
+            fdClosed = true
+            _ = systemClose(fd)
+        }
+        lock.unlock()
+        for waiter in waiters {
+            waiter.source.cancel()
+            waiter.continuation.resume(throwing: SQLClientError.closed())
+        }
+    }
+
+    /// Half-closes the sending side (`shutdown(SHUT_WR)`), for tests of servers that wait for EOF.
+    public func shutdownWrite() {
+        lock.lock()
+        defer { lock.unlock() }
+        if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) }
+    }
+
+    private func checkOpen() throws {
+        lock.lock()
+        let closed = isClosed
+        lock.unlock()
+        if closed { throw SQLClientError.closed() }
+    }
+
+    // MARK: - Waiting for readiness
+
+    private func wait(readable: Bool, deadline: DispatchTime?) async throws {
+        let id: UInt64 = {
+            lock.lock()
+            defer { lock.unlock() }
+            nextWaiterID &+= 1
+            return nextWaiterID
+        }()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+                lock.lock()
+                if isClosed {
+                    lock.unlock()
+                    continuation.resume(throwing: SQLClientError.closed())
+                    return
+                }
+                let source: DispatchSourceProtocol = readable
+                    ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+                    : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+                let waiter = Waiter(id: id, source: source, continuation: continuation)
+                if readable { readWaiter = waiter } else { writeWaiter = waiter }
+                activeSources += 1
+                source.setEventHandler { [weak self] in
+                    self?.finishWait(readable: readable, id: id, with: .success(()))
+                }
+                source.setCancelHandler { [weak self] in
+                    self?.sourceCancelled()
+                }
+                lock.unlock()
+                source.resume()
+                if let deadline {
+                    queue.asyncAfter(deadline: deadline) { [weak self] in
+                        self?.finishWait(readable: readable, id: id,
+                                         with: .failure(SQLClientError(.timeout, "timed out")))
+                    }
+                }
+                // A cancellation that arrived before the waiter was registered found nothing to cancel.
+                if Task.isCancelled {
+                    finishWait(readable: readable, id: id,
+                               with: .failure(SQLClientError(.cancelled, "the operation was cancelled")))
+                }
+            }
+        } onCancel: {
+            self.finishWait(readable: readable, id: id,
+                            with: .failure(SQLClientError(.cancelled, "the operation was cancelled")))
+        }
+    }
+
+    private func finishWait(readable: Bool, id: UInt64, with result: Result<Void, Error>) {
+        lock.lock()
+        let current = readable ? readWaiter : writeWaiter
+        guard let waiter = current, waiter.id == id else {
+            lock.unlock()
+            return
+        }
+        if readable { readWaiter = nil } else { writeWaiter = nil }
+        lock.unlock()
+        waiter.source.cancel()
+        waiter.continuation.resume(with: result)
+    }
+
+    private func sourceCancelled() {
+        lock.lock()
+        activeSources -= 1
+        if isClosed && activeSources == 0 && !fdClosed {
+            fdClosed = true
+            _ = systemClose(fd)
+        }
+        lock.unlock()
+    }
+}
+
+// MARK: - Helpers
+
+func errnoText() -> String { String(cString: strerror(errno)) }
+
+/// The text of a NUL-terminated C buffer.
+func stringFromCBuffer(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+@inline(__always) func systemClose(_ fd: Int32) -> Int32 {
+    #if canImport(Darwin)
+    return Darwin.close(fd)
+    #elseif canImport(Musl)
+    return Musl.close(fd)
+    #else
+    return Glibc.close(fd)
+    #endif
+}
+
+@inline(__always) func systemConnect(_ fd: Int32, _ addr: UnsafePointer<sockaddr>, _ len: socklen_t) -> Int32 {
+    #if canImport(Darwin)
+    return Darwin.connect(fd, addr, len)
+    #elseif canImport(Musl)
+    return Musl.connect(fd, addr, len)
+    #else
+    return Glibc.connect(fd, addr, len)
+    #endif
+}
+
+extension Task where Success == Never, Failure == Never {
+    /// Throws `error` when the current task is cancelled.
+    static func checkCancellation(orThrow error: @autoclosure () -> SQLClientError) throws {
+        if Task.isCancelled { throw error() }
+    }
+}
+
+extension Duration {
+    /// This duration as a Dispatch interval (negative durations become zero).
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return .nanoseconds(0) }
+        let nanos = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if nanos.overflow { return .never }
+        let total = nanos.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if total.overflow || total.partialValue > Int64(Int.max) { return .never }
+        return .nanoseconds(Int(total.partialValue))
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+
+/// A decoded column, parameter or return value, lossless.
+///
+/// The case follows the SQL Server type: `.string` for char/varchar/text/nchar/nvarchar/ntext,
+/// `.binary` for binary/varbinary/image/timestamp, `.udt` for raw CLR UDT bytes, `.variant` for
+/// sql_variant (its base type and value). ``canonicalText`` is the text defined in
+/// /work/shared/DESIGN.md ("Canonical text"); nil for NULL.
+public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
+    case null
+    case bit(Bool)
+    case tinyint(UInt8)
+    case smallint(Int16)
+    case int(Int32)
+    case bigint(Int64)
+    case real(Float)
+    case float(Double)
+    case decimal(SQLDecimal)
+    case money(SQLMoney)
+    case smallMoney(SQLMoney)
+    case date(SQLDate)
+    case time(SQLTime)
+    case datetime2(SQLDateTime2)
+    case datetimeOffset(SQLDateTimeOffset)
+    case datetime(SQLDateTime)
+    case smallDateTime(SQLSmallDateTime)
+    case uniqueIdentifier(UUID)
+    case string(String)
+    case xml(String)
+    case binary([UInt8])
+    indirect case variant(SQLVariant)
+    case udt([UInt8])
+
+    public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// The canonical text (DESIGN.md): nil for NULL.
+    public var canonicalText: String? {
+        switch self {
+        case .null: return nil
+        case .bit(let b): return b ? "1" : "0"
+        case .tinyint(let v): return String(v)
+        case .smallint(let v): return String(v)
+        case .int(let v): return String(v)
+        case .bigint(let v): return String(v)
+        case .real(let v): return v.description
+        case .float(let v): return v.description
+        case .decimal(let v): return v.canonicalText
+        case .money(let v), .smallMoney(let v): return v.canonicalText
+        case .date(let v): return v.canonicalText
+        case .time(let v): return v.canonicalText
+        case .datetime2(let v): return v.canonicalText
+        case .datetimeOffset(let v): return v.canonicalText
+        case .datetime(let v): return v.canonicalText
+        case .smallDateTime(let v): return v.canonicalText
+        case .uniqueIdentifier(let u): return u.uuidString.uppercased()
+        case .string(let s), .xml(let s): return s
+        case .binary(let b), .udt(let b): return SQLValue.hexText(b)
+        case .variant(let v): return v.value.canonicalText
+        }
+    }
+
+    public var description: String { canonicalText ?? "NULL" }
+
+    /// "0x" + uppercase hex.
+    public static func hexText(_ bytes: [UInt8]) -> String {
+        let digits: [UInt8] = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(2 + bytes.count * 2)
+        out.append(UInt8(ascii: "0")); out.append(UInt8(ascii: "x"))
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The value unwrapped from a sql_variant (self otherwise).
+    public var baseValue: SQLValue {
+        if case .variant(let v) = self { return v.value.baseValue }
+        return self
+    }
+
+    // MARK: Conversions to Swift/Foundation types (nil when NULL or not representable)
+
+    /// Integers, bit, and decimals/money with no fractional part that fit in Int.
+    public var intValue: Int? {
+        switch baseValue {
+        case .bit(let b): return b ? 1 : 0
+        case .tinyint(let v): return Int(v)
+        case .smallint(let v): return Int(v)
+        case .int(let v): return Int(v)
+        case .bigint(let v): return Int(exactly: v)
+        case .decimal(let d):
+            let p = UInt128(Civil.pow10(Int(d.scale)))
+            guard p != 0, d.magnitude % p == 0, let m = Int(exactly: d.magnitude / p) else { return nil }
+            return d.isNegative ? -m : m
+        case .money(let m), .smallMoney(let m):
+            guard m.units % 10_000 == 0 else { return nil }
+            return Int(m.units / 10_000)
+        default: return nil
+        }
+    }
+
+    /// Numbers as Double (decimal and money may round).
+    public var doubleValue: Double? {
+        switch baseValue {
+        case .bit(let b): return b ? 1 : 0
+        case .tinyint(let v): return Double(v)
+        case .smallint(let v): return Double(v)
+        case .int(let v): return Double(v)
+        case .bigint(let v): return Double(v)
+        case .real(let v): return Double(v)
+        case .float(let v): return v
+        case .decimal(let d): return d.doubleValue
+        case .money(let m), .smallMoney(let m): return m.doubleValue
+        default: return nil
+        }
+    }
+
+    /// Exact for integers, decimal and money.
+    public var decimalValue: Decimal? {
+        switch baseValue {
+        case .decimal(let d): return d.decimalValue
+        case .money(let m), .smallMoney(let m): return m.decimalValue
+        case .tinyint(let v): return Decimal(Int(v))
+        case .smallint(let v): return Decimal(Int(v))
+        case .int(let v): return Decimal(Int(v))
+        case .bigint(let v): return Decimal(v)
+        case .bit(let b): return b ? 1 : 0
+        case .real(let v): return Decimal(Double(v))
+        case .float(let v): return Decimal(v)
+        default: return nil
+        }
+    }
+
+    public var boolValue: Bool? {
+        switch baseValue {
+        case .bit(let b): return b
+        case .tinyint, .smallint, .int, .bigint: return intValue.map { $0 != 0 }
+        default: return nil
+        }
+    }
+
+    /// Character and xml text; nil for other types (use ``canonicalText`` for display).
+    public var stringValue: String? {
+        switch baseValue {
+        case .string(let s), .xml(let s): return s
+        default: return nil
+        }
+    }
+
+    public var uuidValue: UUID? {
+        if case .uniqueIdentifier(let u) = baseValue { return u }
+        return nil
+    }
+
+    /// Binary, image, timestamp and UDT bytes.
+    public var bytesValue: [UInt8]? {
+        switch baseValue {
+        case .binary(let b), .udt(let b): return b
+        default: return nil
+        }
+    }
+
+    public var dataValue: Data? { bytesValue.map { Data($0) } }
+
+    /// date, datetime, smalldatetime and datetime2 read as wall-clock time in `timeZone`
+    /// (UTC by default); datetimeoffset converts exactly and ignores `timeZone`.
+    public func dateValue(in timeZone: TimeZone = TimeZone(secondsFromGMT: 0) ?? .current) -> Date? {
+        switch baseValue {
+        case .date(let d): return d.date(in: timeZone)
+        case .datetime2(let d): return d.date(in: timeZone)
+        case .datetime(let d): return d.date(in: timeZone)
+        case .smallDateTime(let d): return d.date(in: timeZone)
+        case .datetimeOffset(let d): return d.date
+        default: return nil
+        }
+    }
+}
+
+/// [MS-TDS] 2.2.5.5.4 sql_variant: the base type (a TYPE_INFO built from the variant's base type
+/// byte and properties) and the value.
+public struct SQLVariant: Hashable, Sendable {
+    public var baseType: TypeInfo
+    public var value: SQLValue
+    public init(baseType: TypeInfo, value: SQLValue) {
+        self.baseType = baseType
+        self.value = value
+    }
+}
+
+extension Civil {
+    static func pow10(_ n: Int) -> UInt128 {
+        var r: UInt128 = 1
+        for _ in 0 ..< min(max(n, 0), 38) { r *= 10 }
+        return r
+    }
+}

@@ -1,0 +1,205 @@
+/// [MS-TDS] 2.2.5.4 Data type definitions: the one-byte type of a TYPE_INFO.
+///
+/// Names follow the spec with the `TYPE` suffix removed and lower camel case:
+/// `INT1TYPE` -> ``int1``, `INTNTYPE` -> ``intN``, `NVARCHARTYPE` -> ``nvarchar``.
+/// Any byte can be represented (unknown bytes come from hostile input); ``isKnown`` tells
+/// whether [MS-TDS] defines it. ``name`` is the spec name without `TYPE` ("INTN", "NVARCHAR").
+public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public init(_ rawValue: UInt8) { self.rawValue = rawValue }
+
+    // MARK: 2.2.5.4.1 Fixed-length data types (no length in TYPE_INFO or value)
+    /// NULLTYPE (0x1F): a NULL with no data.
+    public static let null = TDSDataType(0x1F)
+    /// INT1TYPE (0x30): tinyint, 1 byte unsigned.
+    public static let int1 = TDSDataType(0x30)
+    /// BITTYPE (0x32): bit, 1 byte.
+    public static let bit = TDSDataType(0x32)
+    /// INT2TYPE (0x34): smallint, 2 bytes.
+    public static let int2 = TDSDataType(0x34)
+    /// INT4TYPE (0x38): int, 4 bytes.
+    public static let int4 = TDSDataType(0x38)
+    /// DATETIM4TYPE (0x3A): smalldatetime, 4 bytes.
+    public static let datetim4 = TDSDataType(0x3A)
+    /// FLT4TYPE (0x3B): real, 4 bytes.
+    public static let flt4 = TDSDataType(0x3B)
+    /// MONEYTYPE (0x3C): money, 8 bytes.
+    public static let money = TDSDataType(0x3C)
+    /// DATETIMETYPE (0x3D): datetime, 8 bytes.
+    public static let datetime = TDSDataType(0x3D)
+    /// FLT8TYPE (0x3E): float, 8 bytes.
+    public static let flt8 = TDSDataType(0x3E)
+    /// MONEY4TYPE (0x7A): smallmoney, 4 bytes.
+    public static let money4 = TDSDataType(0x7A)
+    /// INT8TYPE (0x7F): bigint, 8 bytes.
+    public static let int8 = TDSDataType(0x7F)
+
+    // MARK: 2.2.5.4.2 Variable-length data types
+    /// GUIDTYPE (0x24): uniqueidentifier (BYTELEN, 16).
+    public static let guid = TDSDataType(0x24)
+    /// INTNTYPE (0x26): nullable integer (BYTELEN 1, 2, 4 or 8).
+    public static let intN = TDSDataType(0x26)
+    /// DECIMALTYPE (0x37): legacy decimal (BYTELEN, precision, scale).
+    public static let decimal = TDSDataType(0x37)
+    /// NUMERICTYPE (0x3F): legacy numeric (BYTELEN, precision, scale).
+    public static let numeric = TDSDataType(0x3F)
+    /// BITNTYPE (0x68): nullable bit (BYTELEN 1).
+    public static let bitN = TDSDataType(0x68)
+    /// DECIMALNTYPE (0x6A): decimal (BYTELEN, precision, scale).
+    public static let decimalN = TDSDataType(0x6A)
+    /// NUMERICNTYPE (0x6C): numeric (BYTELEN, precision, scale).
+    public static let numericN = TDSDataType(0x6C)
+    /// FLTNTYPE (0x6D): nullable real/float (BYTELEN 4 or 8).
+    public static let fltN = TDSDataType(0x6D)
+    /// MONEYNTYPE (0x6E): nullable smallmoney/money (BYTELEN 4 or 8).
+    public static let moneyN = TDSDataType(0x6E)
+    /// DATETIMNTYPE (0x6F): nullable smalldatetime/datetime (BYTELEN 4 or 8).
+    public static let datetimN = TDSDataType(0x6F)
+    /// DATENTYPE (0x28): date, TDS 7.3+ (no length in TYPE_INFO; value 0 or 3 bytes).
+    public static let dateN = TDSDataType(0x28)
+    /// TIMENTYPE (0x29): time(scale), TDS 7.3+.
+    public static let timeN = TDSDataType(0x29)
+    /// DATETIME2NTYPE (0x2A): datetime2(scale), TDS 7.3+.
+    public static let datetime2N = TDSDataType(0x2A)
+    /// DATETIMEOFFSETNTYPE (0x2B): datetimeoffset(scale), TDS 7.3+.
+    public static let datetimeOffsetN = TDSDataType(0x2B)
+    /// CHARTYPE (0x2F): legacy char (BYTELEN).
+    public static let char = TDSDataType(0x2F)
+    /// VARCHARTYPE (0x27): legacy varchar (BYTELEN).
+    public static let varchar = TDSDataType(0x27)
+    /// BINARYTYPE (0x2D): legacy binary (BYTELEN).
+    public static let binary = TDSDataType(0x2D)
+    /// VARBINARYTYPE (0x25): legacy varbinary (BYTELEN).
+    public static let varbinary = TDSDataType(0x25)
+    /// BIGVARBINARYTYPE (0xA5): varbinary(n) / varbinary(max) (USHORTLEN; 0xFFFF = PLP).
+    public static let bigVarBinary = TDSDataType(0xA5)
+    /// BIGVARCHARTYPE (0xA7): varchar(n) / varchar(max) (USHORTLEN + collation; 0xFFFF = PLP).
+    public static let bigVarChar = TDSDataType(0xA7)
+    /// BIGBINARYTYPE (0xAD): binary(n), also timestamp/rowversion (USHORTLEN).
+    public static let bigBinary = TDSDataType(0xAD)
+    /// BIGCHARTYPE (0xAF): char(n) (USHORTLEN + collation).
+    public static let bigChar = TDSDataType(0xAF)
+    /// NVARCHARTYPE (0xE7): nvarchar(n) / nvarchar(max) (USHORTLEN + collation; 0xFFFF = PLP).
+    public static let nvarchar = TDSDataType(0xE7)
+    /// NCHARTYPE (0xEF): nchar(n) (USHORTLEN + collation).
+    public static let nchar = TDSDataType(0xEF)
+    /// XMLTYPE (0xF1): xml, TDS 7.2+ (schema info; values are PLP).
+    public static let xml = TDSDataType(0xF1)
+    /// UDTTYPE (0xF0): CLR user-defined type, TDS 7.2+ (values are PLP).
+    public static let udt = TDSDataType(0xF0)
+    /// TEXTTYPE (0x23): text (LONGLEN + collation).
+    public static let text = TDSDataType(0x23)
+    /// IMAGETYPE (0x22): image (LONGLEN).
+    public static let image = TDSDataType(0x22)
+    /// NTEXTTYPE (0x63): ntext (LONGLEN + collation).
+    public static let ntext = TDSDataType(0x63)
+    /// SSVARIANTTYPE (0x62): sql_variant (LONGLEN).
+    public static let ssVariant = TDSDataType(0x62)
+
+    /// Every type byte [MS-TDS] 2.2.5.4 defines.
+    public static let allKnown: [TDSDataType] = [
+        .null, .int1, .bit, .int2, .int4, .datetim4, .flt4, .money, .datetime, .flt8, .money4, .int8,
+        .guid, .intN, .decimal, .numeric, .bitN, .decimalN, .numericN, .fltN, .moneyN, .datetimN,
+        .dateN, .timeN, .datetime2N, .datetimeOffsetN, .char, .varchar, .binary, .varbinary,
+        .bigVarBinary, .bigVarChar, .bigBinary, .bigChar, .nvarchar, .nchar, .xml, .udt,
+        .text, .image, .ntext, .ssVariant,
+    ]
+
+    /// The [MS-TDS] name without the `TYPE` suffix ("INTN", "NVARCHAR"), or "0xNN" if unknown.
+    public var name: String {
+        switch rawValue {
+        case 0x1F: return "NULL"
+        case 0x30: return "INT1"
+        case 0x32: return "BIT"
+        case 0x34: return "INT2"
+        case 0x38: return "INT4"
+        case 0x3A: return "DATETIM4"
+        case 0x3B: return "FLT4"
+        case 0x3C: return "MONEY"
+        case 0x3D: return "DATETIME"
+        case 0x3E: return "FLT8"
+        case 0x7A: return "MONEY4"
+        case 0x7F: return "INT8"
+        case 0x24: return "GUID"
+        case 0x26: return "INTN"
+        case 0x37: return "DECIMAL"
+        case 0x3F: return "NUMERIC"
+        case 0x68: return "BITN"
+        case 0x6A: return "DECIMALN"
+        case 0x6C: return "NUMERICN"
+        case 0x6D: return "FLTN"
+        case 0x6E: return "MONEYN"
+        case 0x6F: return "DATETIMN"
+        case 0x28: return "DATEN"
+        case 0x29: return "TIMEN"
+        case 0x2A: return "DATETIME2N"
+        case 0x2B: return "DATETIMEOFFSETN"
+        case 0x2F: return "CHAR"
+        case 0x27: return "VARCHAR"
+        case 0x2D: return "BINARY"
+        case 0x25: return "VARBINARY"
+        case 0xA5: return "BIGVARBINARY"
+        case 0xA7: return "BIGVARCHAR"
+        case 0xAD: return "BIGBINARY"
+        case 0xAF: return "BIGCHAR"
+        case 0xE7: return "NVARCHAR"
+        case 0xEF: return "NCHAR"
+        case 0xF1: return "XML"
+        case 0xF0: return "UDT"
+        case 0x23: return "TEXT"
+        case 0x22: return "IMAGE"
+        case 0x63: return "NTEXT"
+        case 0x62: return "SSVARIANT"
+        default:
+            let hex = String(rawValue, radix: 16, uppercase: true)
+            return "0x" + (hex.count < 2 ? "0" + hex : hex)
+        }
+    }
+
+    public var description: String { name }
+
+    /// Whether [MS-TDS] 2.2.5.4 defines this byte.
+    public var isKnown: Bool { !name.hasPrefix("0x") }
+
+    /// How the length of a value of this type is written ([MS-TDS] 2.2.5.4).
+    public enum LengthKind: Sendable, Hashable {
+        /// FIXEDLENTYPE: no length; `size` bytes.
+        case fixed(size: Int)
+        /// BYTELEN_TYPE: one length byte.
+        case byteLength
+        /// USHORTLEN_TYPE: two length bytes (0xFFFF max length marks PLP).
+        case ushortLength
+        /// LONGLEN_TYPE: four length bytes (text, ntext, image, sql_variant).
+        case longLength
+        /// Always PLP (xml, UDT).
+        case plp
+    }
+
+    /// The length class of this type, or nil if the byte is unknown.
+    public var lengthKind: LengthKind? {
+        switch rawValue {
+        case 0x1F: return .fixed(size: 0)
+        case 0x30, 0x32: return .fixed(size: 1)
+        case 0x34: return .fixed(size: 2)
+        case 0x38, 0x3A, 0x3B, 0x7A: return .fixed(size: 4)
+        case 0x3C, 0x3D, 0x3E, 0x7F: return .fixed(size: 8)
+        case 0x24, 0x26, 0x37, 0x3F, 0x68, 0x6A, 0x6C, 0x6D, 0x6E, 0x6F, 0x28, 0x29, 0x2A, 0x2B,
+             0x2F, 0x27, 0x2D, 0x25:
+            return .byteLength
+        case 0xA5, 0xA7, 0xAD, 0xAF, 0xE7, 0xEF: return .ushortLength
+        case 0x23, 0x22, 0x63, 0x62: return .longLength
+        case 0xF0, 0xF1: return .plp
+        default: return nil
+        }
+    }
+
+    /// Whether TYPE_INFO of this type carries a 5-byte collation (char/varchar/nchar/nvarchar/text/ntext,
+    /// TDS 7.1 and later).
+    public var hasCollation: Bool {
+        switch rawValue {
+        case 0xA7, 0xAF, 0xE7, 0xEF, 0x23, 0x63: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,103 @@
+/// [MS-TDS] 2.2.3 Packets: one TDS packet, its header and its payload.
+public struct Packet: Hashable, Sendable {
+    public var header: PacketHeader
+    /// The payload: `header.length - 8` bytes.
+    public var payload: [UInt8]
+
+    public init(header: PacketHeader, payload: [UInt8]) {
+        self.header = header
+        self.payload = payload
+    }
+
+    /// The header and the payload, as sent on the wire.
+    public var bytes: [UInt8] {
+        var w = ByteWriter(capacity: PacketHeader.size + payload.count)
+        header.encode(into: &w)
+        w.writeBytes(payload)
+        return w.bytes
+    }
+
+    /// The smallest packet size SQL Server accepts ([MS-TDS] 2.2.6.4 PacketSize; ENVCHANGE 4).
+    public static let minimumSize = 512
+    /// The largest packet size a client may negotiate.
+    public static let maximumNegotiatedSize = 32767
+    /// The packet size before one is negotiated ([MS-TDS] 2.2.6.5: PRELOGIN and LOGIN7 use 4096).
+    public static let defaultSize = 4096
+
+    /// Splits a message into packets of at most `packetSize` bytes (header included).
+    ///
+    /// Packet ids start at `firstPacketID` and increment mod 256; the last packet carries EOM.
+    /// `status` bits other than EOM (IGNORE, RESETCONNECTION, RESETCONNECTIONSKIPTRAN) are set on
+    /// the first packet only (IGNORE on every packet). An empty message (ATTENTION) is one packet
+    /// of 8 bytes. `packetSize` is clamped to 9...65535.
+    public static func split(message: [UInt8], type: PacketType, packetSize: Int,
+                             status: PacketStatus = [], spid: UInt16 = 0,
+                             firstPacketID: UInt8 = 1) -> [Packet] {
+        let size = min(max(packetSize, PacketHeader.size + 1), Int(UInt16.max))
+        let chunk = size - PacketHeader.size
+        var packets: [Packet] = []
+        packets.reserveCapacity(message.count / chunk + 1)
+        var start = 0
+        var id = firstPacketID
+        repeat {
+            let end = min(start + chunk, message.count)
+            let isFirst = start == 0
+            let isLast = end == message.count
+            var st: PacketStatus = []
+            if isFirst { st.formUnion(status.subtracting(.endOfMessage)) }
+            if status.contains(.ignore) { st.insert(.ignore) }
+            if isLast { st.insert(.endOfMessage) }
+            let payload = Array(message[start..<end])
+            let header = PacketHeader(type: type, status: st,
+                                      length: UInt16(PacketHeader.size + payload.count),
+                                      spid: spid, packetID: id)
+            packets.append(Packet(header: header, payload: payload))
+            id &+= 1
+            start = end
+        } while start < message.count
+        return packets
+    }
+
+    /// `split(...)` flattened into the bytes to write to the socket.
+    public static func encode(message: [UInt8], type: PacketType, packetSize: Int,
+                              status: PacketStatus = [], spid: UInt16 = 0,
+                              firstPacketID: UInt8 = 1) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(message.count + (message.count / max(packetSize - 8, 1) + 1) * 8)
+        for p in split(message: message, type: type, packetSize: packetSize, status: status,
+                       spid: spid, firstPacketID: firstPacketID) {
+            out.append(contentsOf: p.bytes)
+        }
+        return out
+    }
+}
+
+/// A whole TDS message: the concatenated payloads of its packets, up to and including EOM.
+public struct TDSMessage: Hashable, Sendable {
+    public var type: PacketType
+    /// The status of the first packet (RESETCONNECTION bits live there).
+    public var firstStatus: PacketStatus
+    /// The status of the last packet (EOM, and IGNORE when the sender cancelled the message).
+    public var lastStatus: PacketStatus
+    public var spid: UInt16
+    /// Number of packets the message arrived in.
+    public var packetCount: Int
+    /// The message body: every packet's payload, concatenated.
+    public var payload: [UInt8]
+    /// Absolute stream offset of the first packet's header.
+    public var streamOffset: Int
+
+    public init(type: PacketType, firstStatus: PacketStatus, lastStatus: PacketStatus, spid: UInt16,
+                packetCount: Int, payload: [UInt8], streamOffset: Int = 0) {
+        self.type = type
+        self.firstStatus = firstStatus
+        self.lastStatus = lastStatus
+        self.spid = spid
+        self.packetCount = packetCount
+        self.payload = payload
+        self.streamOffset = streamOffset
+    }
+
+    /// The sender asked the receiver to ignore this message (IGNORE on its EOM packet).
+    public var isIgnored: Bool { lastStatus.contains(.ignore) }
+}

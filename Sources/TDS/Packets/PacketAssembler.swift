@@ -1,0 +1,113 @@
+/// Cuts a byte stream (as read from a socket, in chunks of any size) into TDS packets and
+/// whole messages ([MS-TDS] 2.2.3).
+///
+/// Pure and incremental: `append(_:)` bytes, then call `next()` until it returns nil ("need
+/// more data"). Each complete packet is returned as soon as its last byte arrived; the packet
+/// carrying EOM also returns the whole message. The answer does not depend on how the stream
+/// was split into chunks.
+///
+/// Errors (`.invalidPacket`, with the absolute stream offset of the bad header):
+/// - a Length under 8 or over `maximumPacketSize`;
+/// - a packet whose type differs from the type of the message it continues.
+/// After an error the assembler stays failed: every later `next()` throws the same error.
+///
+/// TLS records exchanged during the login handshake travel inside PRELOGIN (0x12) packets
+/// and are returned like any other packet; the transport reads them from `payload`.
+public struct PacketAssembler: Sendable {
+    /// One step of output: a complete packet, and, when it carried EOM, the whole message.
+    public struct Output: Hashable, Sendable {
+        public var packet: Packet
+        /// Absolute stream offset of this packet's header.
+        public var offset: Int
+        /// The completed message when `packet` carried EOM, else nil.
+        public var message: TDSMessage?
+    }
+
+    /// The largest packet accepted, header included (the negotiated packet size).
+    /// Change it after the server's packet-size ENVCHANGE. Defaults to 32767.
+    public var maximumPacketSize: Int
+
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+    /// Absolute stream offset of `buffer[0]`.
+    private var bufferBase = 0
+    private var partial: TDSMessage?
+    private var failure: TDSDecodingError?
+
+    public init(maximumPacketSize: Int = Packet.maximumNegotiatedSize) {
+        self.maximumPacketSize = maximumPacketSize
+    }
+
+    /// Bytes received but not yet returned as part of a packet.
+    public var bufferedByteCount: Int { buffer.count - readIndex }
+    /// True when a message has started (some packets without EOM were returned).
+    public var isInsideMessage: Bool { partial != nil }
+    /// Absolute stream offset of the next unread byte.
+    public var streamOffset: Int { bufferBase + readIndex }
+
+    /// Adds bytes read from the stream.
+    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        if readIndex > 0 && readIndex >= buffer.count / 2 {
+            buffer.removeFirst(readIndex)
+            bufferBase += readIndex
+            readIndex = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete packet (and message, at EOM), or nil when more bytes are needed.
+    public mutating func next() throws(TDSDecodingError) -> Output? {
+        if let failure { throw failure }
+        let available = buffer.count - readIndex
+        guard available >= PacketHeader.size else { return nil }
+        let headerOffset = bufferBase + readIndex
+        var reader = ByteReader(buffer, start: readIndex, end: readIndex + PacketHeader.size, baseOffset: bufferBase)
+        let header: PacketHeader
+        do throws(TDSDecodingError) {
+            header = try PacketHeader.decode(from: &reader)
+        } catch {
+            failure = error
+            throw error
+        }
+        let length = Int(header.length)
+        guard length <= maximumPacketSize else {
+            let e = TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
+                                     "packet length \(length) exceeds the packet size \(maximumPacketSize)")
+            failure = e
+            throw e
+        }
+        if let partial, partial.type != header.type {
+            let e = TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
+                                     "packet type \(header.type) inside a \(partial.type) message")
+            failure = e
+            throw e
+        }
+        guard available >= length else { return nil }
+        let payload = Array(buffer[(readIndex + PacketHeader.size) ..< (readIndex + length)])
+        readIndex += length
+        let packet = Packet(header: header, payload: payload)
+
+        var message = partial ?? TDSMessage(type: header.type, firstStatus: header.status,
+                                            lastStatus: header.status, spid: header.spid,
+                                            packetCount: 0, payload: [], streamOffset: headerOffset)
+        message.packetCount += 1
+        message.lastStatus = header.status
+        message.payload.append(contentsOf: payload)
+        if header.status.contains(.endOfMessage) {
+            partial = nil
+            return Output(packet: packet, offset: headerOffset, message: message)
+        } else {
+            partial = message
+            return Output(packet: packet, offset: headerOffset, message: nil)
+        }
+    }
+
+    /// Drains every complete message from the bytes appended so far.
+    public mutating func nextMessages() throws(TDSDecodingError) -> [TDSMessage] {
+        var out: [TDSMessage] = []
+        while let o = try next() {
+            if let m = o.message { out.append(m) }
+        }
+        return out
+    }
+}

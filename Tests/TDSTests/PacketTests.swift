@@ -1,0 +1,195 @@
+import XCTest
+@testable import TDS
+
+final class PacketTests: XCTestCase {
+    func testHeaderRoundTripAndBigEndian() throws {
+        let h = PacketHeader(type: .sqlBatch, status: [.endOfMessage, .resetConnection], length: 0x1234,
+                             spid: 0x0A0B, packetID: 7, window: 0)
+        XCTAssertEqual(h.bytes, [0x01, 0x09, 0x12, 0x34, 0x0A, 0x0B, 0x07, 0x00])
+        XCTAssertEqual(try PacketHeader.decode(from: h.bytes), h)
+        XCTAssertEqual(h.payloadLength, 0x1234 - 8)
+    }
+
+    func testStatusBits() {
+        XCTAssertEqual(PacketStatus.endOfMessage.rawValue, 0x01)
+        XCTAssertEqual(PacketStatus.ignore.rawValue, 0x02)
+        XCTAssertEqual(PacketStatus.resetConnection.rawValue, 0x08)
+        XCTAssertEqual(PacketStatus.resetConnectionSkipTransaction.rawValue, 0x10)
+        XCTAssertEqual(PacketStatus(rawValue: 0x19).description, "[EOM,RESETCONNECTION,RESETCONNECTIONSKIPTRAN]")
+    }
+
+    func testHeaderLengthUnder8IsInvalidPacket() {
+        for len in 0..<8 {
+            XCTAssertThrowsError(try PacketHeader.decode(from: [0x04, 0x01, 0x00, UInt8(len), 0, 0, 1, 0])) { e in
+                let e = e as! TDSDecodingError
+                XCTAssertEqual(e.code, .invalidPacket)
+                XCTAssertEqual(e.offset, 0)
+            }
+        }
+        XCTAssertThrowsError(try PacketHeader.decode(from: [0x04, 0x01, 0x00])) { e in
+            XCTAssertEqual((e as! TDSDecodingError).code, .truncated)
+        }
+    }
+
+    func testSplitIdsEOMAndSizes() {
+        let message = (0..<1000).map { UInt8(truncatingIfNeeded: $0) }
+        let packets = Packet.split(message: message, type: .sqlBatch, packetSize: 512, status: [.resetConnection])
+        XCTAssertEqual(packets.count, 2)  // 504 + 496
+        XCTAssertEqual(packets[0].header.length, 512)
+        XCTAssertEqual(packets[1].header.length, 8 + 496)
+        XCTAssertEqual(packets[0].header.packetID, 1)
+        XCTAssertEqual(packets[1].header.packetID, 2)
+        XCTAssertEqual(packets[0].header.status, [.resetConnection])
+        XCTAssertEqual(packets[1].header.status, [.endOfMessage])
+        XCTAssertEqual(packets.flatMap(\.payload), message)
+    }
+
+    func testSplitExactMultipleAndEmpty() {
+        let message = [UInt8](repeating: 0xAB, count: 24)
+        let packets = Packet.split(message: message, type: .rpc, packetSize: 16)
+        XCTAssertEqual(packets.map(\.payload.count), [8, 8, 8])
+        XCTAssertEqual(packets.map { $0.header.status.contains(.endOfMessage) }, [false, false, true])
+        let attention = Packet.split(message: [], type: .attention, packetSize: 4096)
+        XCTAssertEqual(attention.count, 1)
+        XCTAssertEqual(attention[0].bytes, [0x06, 0x01, 0x00, 0x08, 0x00, 0x00, 0x01, 0x00])
+    }
+
+    func testPacketIDsWrapMod256() {
+        let message = [UInt8](repeating: 1, count: 300)
+        let packets = Packet.split(message: message, type: .sqlBatch, packetSize: 9)
+        XCTAssertEqual(packets.count, 300)
+        XCTAssertEqual(packets[254].header.packetID, 255)
+        XCTAssertEqual(packets[255].header.packetID, 0)
+        XCTAssertEqual(packets[256].header.packetID, 1)
+        XCTAssertEqual(packets.last?.header.packetID, UInt8(300 % 256))
+    }
+
+    private func assemble(_ stream: [UInt8], chunks: [Int], maxSize: Int = 32767) throws -> ([Packet], [TDSMessage]) {
+        var a = PacketAssembler(maximumPacketSize: maxSize)
+        var packets: [Packet] = []
+        var messages: [TDSMessage] = []
+        var i = 0
+        var ci = 0
+        while i < stream.count {
+            let n = min(chunks.isEmpty ? stream.count : max(chunks[ci % chunks.count], 1), stream.count - i)
+            ci += 1
+            a.append(stream[i..<(i + n)])
+            i += n
+            while let o = try a.next() {
+                packets.append(o.packet)
+                if let m = o.message { messages.append(m) }
+            }
+        }
+        XCTAssertEqual(a.bufferedByteCount, 0)
+        return (packets, messages)
+    }
+
+    func testAssemblerWholeByteByByteAndRandomSplits() throws {
+        let m1 = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let m2: [UInt8] = []
+        let m3 = [UInt8](repeating: 0x42, count: 100)
+        var stream = Packet.encode(message: m1, type: .tabularResult, packetSize: 512, spid: 55)
+        stream += Packet.encode(message: m2, type: .attention, packetSize: 512)
+        stream += Packet.encode(message: m3, type: .prelogin, packetSize: 512)
+        let (wholeP, whole) = try assemble(stream, chunks: [])
+        XCTAssertEqual(wholeP.count, 6 + 1 + 1)
+        XCTAssertEqual(whole.map(\.type), [.tabularResult, .attention, .prelogin])
+        XCTAssertEqual(whole[0].payload, m1)
+        XCTAssertEqual(whole[0].packetCount, 6)
+        XCTAssertEqual(whole[0].spid, 55)
+        XCTAssertEqual(whole[1].payload, m2)
+        XCTAssertEqual(whole[2].payload, m3)
+        XCTAssertEqual(whole[2].streamOffset, stream.count - 108)
+        let (_, bytewise) = try assemble(stream, chunks: [1])
+        XCTAssertEqual(bytewise, whole)
+        var rng = SplitMix64(seed: 42)
+        for _ in 0..<20 {
+            let chunks = (0..<50).map { _ in Int.random(in: 1...700, using: &rng) }
+            let (p, m) = try assemble(stream, chunks: chunks)
+            XCTAssertEqual(m, whole)
+            XCTAssertEqual(p, wholeP)
+        }
+    }
+
+    func testAssemblerYieldsPacketBeforeMessageEnds() throws {
+        let stream = Packet.encode(message: [UInt8](repeating: 9, count: 20), type: .sqlBatch, packetSize: 18)
+        var a = PacketAssembler()
+        a.append(stream.prefix(18))
+        let first = try XCTUnwrap(try a.next())
+        XCTAssertNil(first.message)
+        XCTAssertEqual(first.packet.payload.count, 10)
+        XCTAssertTrue(a.isInsideMessage)
+        XCTAssertNil(try a.next())
+        a.append(stream.dropFirst(18))
+        let second = try XCTUnwrap(try a.next())
+        XCTAssertEqual(second.message?.payload.count, 20)
+        XCTAssertFalse(a.isInsideMessage)
+    }
+
+    func testAssemblerRejectsHostileHeaders() {
+        // Length under 8, at stream offset 8 (after one good packet).
+        var a = PacketAssembler()
+        a.append(Packet.encode(message: [], type: .attention, packetSize: 512))
+        a.append([0x04, 0x01, 0x00, 0x07, 0, 0, 1, 0])
+        XCTAssertNotNil(try a.next())
+        XCTAssertThrowsError(try a.next()) { e in
+            let e = e as! TDSDecodingError
+            XCTAssertEqual(e.code, .invalidPacket)
+            XCTAssertEqual(e.offset, 8)
+        }
+        // And it stays failed.
+        XCTAssertThrowsError(try a.next())
+
+        // Over the negotiated size: reported from the header alone, before the payload arrives.
+        var b = PacketAssembler(maximumPacketSize: 4096)
+        b.append([0x04, 0x01, 0x10, 0x01, 0, 0, 1, 0])
+        XCTAssertThrowsError(try b.next()) { e in
+            XCTAssertEqual((e as! TDSDecodingError).code, .invalidPacket)
+        }
+        var b2 = PacketAssembler(maximumPacketSize: 4096)
+        b2.append([0x04, 0x01, 0x10, 0x00, 0, 0, 1, 0])
+        XCTAssertNil(try b2.next())  // exactly 4096: fine, needs more bytes
+
+        // Type change inside a message.
+        var c = PacketAssembler()
+        c.append([0x01, 0x00, 0x00, 0x09, 0, 0, 1, 0, 0xAA])
+        c.append([0x03, 0x01, 0x00, 0x09, 0, 0, 2, 0, 0xBB])
+        XCTAssertNotNil(try c.next())
+        XCTAssertThrowsError(try c.next()) { e in
+            let e = e as! TDSDecodingError
+            XCTAssertEqual(e.code, .invalidPacket)
+            XCTAssertEqual(e.offset, 9)
+        }
+    }
+
+    func testAssemblerNeverTrapsOnRandomBytes() {
+        var rng = SplitMix64(seed: 7)
+        for _ in 0..<200 {
+            var a = PacketAssembler(maximumPacketSize: Int.random(in: 0...70000, using: &rng))
+            let n = Int.random(in: 0...300, using: &rng)
+            a.append((0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) })
+            var steps = 0
+            while steps < 400, (try? a.next()) != nil { steps += 1 }
+        }
+    }
+
+    func testTLSRecordsInsidePreloginPackets() throws {
+        // A TLS handshake record (content type 0x16) carried in PRELOGIN packets, split over two.
+        let record: [UInt8] = [0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5]
+        let stream = Packet.encode(message: record, type: .prelogin, packetSize: 14)
+        let (packets, messages) = try assemble(stream, chunks: [3])
+        XCTAssertEqual(packets.count, 2)
+        XCTAssertEqual(messages.count, 1)
+        XCTAssertEqual(messages[0].type, .prelogin)
+        XCTAssertEqual(messages[0].payload, record)
+    }
+
+    func testSpecAttentionPacket() throws {
+        let (header, payload) = try MessageFixtures.packet("ms-tds-spec/10-attention-request.hex")
+        XCTAssertEqual(header.type, .attention)
+        XCTAssertEqual(header.status, .endOfMessage)
+        XCTAssertEqual(header.length, 8)
+        XCTAssertEqual(header.packetID, 1)
+        XCTAssertEqual(payload, [])
+    }
+}

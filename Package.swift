@@ -36,7 +36,7 @@ let package = Package(
             path: "Benchmarks/sqlclient-bench"
         ),
         .testTarget(name: "TDSTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
-        .testTarget(name: "TDSCaptureTests", dependencies: ["TDS", "TDSCapture"]),
+        .testTarget(name: "TDSCaptureTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"]),
         .testTarget(name: "ConformanceTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"]),
     ]

@@ -1,0 +1,64 @@
+import XCTest
+import SQLClientTesting
+@testable import TDSCapture
+
+/// Checks the readers against the real captures of ../shared/captures. Expected byte counts are
+/// what `tshark -z follow,tcp,raw,N` reports for the same streams (the second opinion).
+final class RealCaptureTests: XCTestCase {
+    func captures() throws -> URL {
+        let root = SharedCaptures.packageRoot(from: #filePath)
+        guard let dir = SharedCaptures.directory(packageRoot: root) else {
+            throw XCTSkip("../shared/captures is absent: real-capture tests skipped")
+        }
+        return dir
+    }
+
+    func load(_ name: String) throws -> CaptureFile {
+        let url = try captures().appendingPathComponent(name)
+        let data = try Data(contentsOf: url)
+        return try CaptureFile(bytes: [UInt8](data), fileName: name)
+    }
+
+    func testNDPIConversations() throws {
+        let file = try load("ndpi_mssql_tds.pcap")
+        let conversations = try file.tdsConversations()
+        XCTAssertEqual(conversations.map(\.client.port),
+                       [1111, 2222, 3333, 4444, 5555, 6666, 7777, 8888, 9999, 11111, 22222, 33333])
+        XCTAssertTrue(conversations.allSatisfy { $0.server.description == "10.0.0.1:1433" })
+        let byPort = Dictionary(uniqueKeysWithValues: conversations.map { ($0.client.port, $0) })
+        XCTAssertEqual(byPort[1111]?.clientStream.bytes.count, 482)
+        XCTAssertEqual(byPort[1111]?.serverStream.bytes.count, 392)
+        XCTAssertEqual(byPort[2222]?.clientStream.bytes.count, 44)
+        XCTAssertEqual(byPort[2222]?.serverStream.bytes.count, 17)
+        XCTAssertEqual(byPort[6666]?.clientStream.bytes.count, 1460 * 5 + 700 + 339)
+        XCTAssertEqual(byPort[6666]?.clientStream.bytes.first, 0x03)
+        XCTAssertEqual(byPort[1111]?.clientStream.bytes.first, 0x01)
+        for c in conversations {
+            XCTAssertEqual(c.clientStream.gaps, [], c.name)
+            XCTAssertFalse(c.clientStream.sawSYN, "ndpi conversations start mid-connection")
+        }
+    }
+
+    func testPacketbeatSLLWithDuplicatedFrames() throws {
+        let file = try load("packetbeat_mssql_login.pcap")
+        XCTAssertEqual(file.frames.first?.linkType, .linuxSLL)
+        let conversations = try file.tdsConversations()
+        XCTAssertEqual(conversations.count, 1)
+        let c = try XCTUnwrap(conversations.first)
+        XCTAssertEqual(c.client.description, "10.128.0.3:55015")
+        XCTAssertEqual(c.clientStream.bytes.count, 895)
+        XCTAssertEqual(c.serverStream.bytes.count, 2333)
+        XCTAssertGreaterThan(c.clientStream.duplicateBytes, 0, "every frame is captured twice")
+        XCTAssertEqual(c.clientStream.bytes.first, 0x12)
+        XCTAssertEqual(c.serverStream.bytes.first, 0x04)
+    }
+
+    func testSybaseIsFoundByHeadersNotPortAndRecognisedAsLegacy() throws {
+        let file = try load("arkime_tds5_sybase.pcap")
+        let conversations = try file.tdsConversations()
+        XCTAssertEqual(conversations.count, 1)
+        let c = try XCTUnwrap(conversations.first)
+        XCTAssertEqual(c.server.port, 3106)
+        XCTAssertNotNil(TDSDetection.legacyTDSReason(clientStream: c.clientStream.bytes))
+    }
+}

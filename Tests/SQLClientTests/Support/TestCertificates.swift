@@ -1,0 +1,54 @@
+import Foundation
+
+/// A test CA and a server certificate it signed (SAN: DNS localhost, IP 127.0.0.1, IP ::1),
+/// made at test time with the `openssl` command into a temporary folder.
+struct TestCertificates {
+    let directory: URL
+    var caCertificate: String { directory.appendingPathComponent("ca.pem").path }
+    var serverCertificate: String { directory.appendingPathComponent("server.pem").path }
+    var serverKey: String { directory.appendingPathComponent("server.key").path }
+    /// A second, unrelated CA (for "wrong CA" cases).
+    var otherCACertificate: String { directory.appendingPathComponent("other-ca.pem").path }
+
+    /// Makes (once per process) the certificates, or throws XCTSkip-worthy errors when `openssl` is missing.
+    static func make() throws -> TestCertificates {
+        try lock.withLock {
+            if let made = cached { return made }
+            let dir = FileManager.default.temporaryDirectory
+                .appendingPathComponent("sqlclient-test-certs-\(ProcessInfo.processInfo.processIdentifier)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let ext = dir.appendingPathComponent("san.ext")
+            try "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\n"
+                .write(to: ext, atomically: true, encoding: .utf8)
+            let steps: [[String]] = [
+                ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+                 "-days", "2", "-subj", "/CN=SQLClient Test CA"],
+                ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "other-ca.key", "-out", "other-ca.pem",
+                 "-days", "2", "-subj", "/CN=Some Other CA"],
+                ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+                 "-subj", "/CN=localhost"],
+                ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", "server.pem", "-days", "2", "-extfile", "san.ext"],
+            ]
+            for args in steps {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["openssl"] + args
+                process.currentDirectoryURL = dir
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                process.waitUntilExit()
+                guard process.terminationStatus == 0 else {
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl \(args[0]) failed"])
+                }
+            }
+            let made = TestCertificates(directory: dir)
+            cached = made
+            return made
+        }
+    }
+
+    nonisolated(unsafe) private static var cached: TestCertificates?
+    private static let lock = NSLock()
+}

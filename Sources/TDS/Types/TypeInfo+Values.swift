@@ -1,16 +1,284 @@
+import Foundation
+
+// [MS-TDS] 2.2.5.2 data type dependent data streams, and 2.2.5.5 data type definitions.
 extension TypeInfo {
-    /// Decodes one value per this TYPE_INFO (its length prefix, then the data). Not for PLP.
+    // MARK: Decoding
+
+    /// Decodes one non-PLP value per this TYPE_INFO: the length prefix the type uses, then the data.
+    ///
+    /// - FIXEDLEN types: no prefix, the type's size (NULLTYPE: nothing, `.null`).
+    /// - BYTELEN types: 1-byte length, 0 = NULL (DATEN 3, TIMEN 3-5, DATETIME2N +3, DATETIMEOFFSETN +5
+    ///   bytes by scale; DECIMALN/NUMERICN: sign byte then magnitude).
+    /// - USHORTLEN types: 2-byte length, 0xFFFF = NULL.
+    /// - TEXT/NTEXT/IMAGE: TextPtr (1-byte length, 0 = NULL), 8-byte timestamp, 4-byte length, data.
+    /// - SSVARIANT: 4-byte length (0 = NULL), base type, property byte count, properties, data.
+    ///
+    /// Throws `.truncated` if the input ends before the value does (nothing is allocated by a
+    /// declared length before the bytes are there), `.invalidLength` when a length disagrees with
+    /// the type (a decimal longer than its precision allows, an int of 3 bytes), `.invalidValue`
+    /// for out-of-range values (dates, times, offsets outside -840...840, decimal digits beyond the
+    /// precision), `.invalidEncoding` for text invalid in its encoding, and `.unsupported` for PLP
+    /// types (use ``decodePLPValue(_:)``). The error's context is the type name.
     public func decodeValue(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
-        throw reader.error(.unsupported, "not implemented yet").withContext(type.name)
+        do {
+            return try decodeValueBody(from: &reader)
+        } catch {
+            throw error.withContext(type.name)
+        }
     }
 
-    /// Decodes a PLP value from all its chunks concatenated; nil is PLP NULL.
+    @inline(__always)
+    private func decodeValueBody(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
+        switch type.rawValue {
+        // FIXEDLEN: hot path, no allocation.
+        case 0x38: return .int(try reader.readInt32LE())
+        case 0x7F: return .bigint(try reader.readInt64LE())
+        case 0x34: return .smallint(try reader.readInt16LE())
+        case 0x30: return .tinyint(try reader.readUInt8())
+        case 0x32: return .bit(try reader.readUInt8() != 0)
+        case 0x3B: return .real(try reader.readFloat32LE())
+        case 0x3E: return .float(try reader.readFloat64LE())
+        case 0x3C, 0x3D, 0x3A, 0x7A:
+            return try decodeData(from: &reader, count: length, baseScale: scale)
+        case 0x1F: return .null
+        default: break
+        }
+        if isPLP {
+            throw reader.error(.unsupported, "PLP value: decode its chunks with decodePLPValue")
+        }
+        guard let kind = type.lengthKind else {
+            throw reader.error(.unknownType, "unknown data type 0x\(String(type.rawValue, radix: 16, uppercase: true))")
+        }
+        switch kind {
+        case .fixed(let size):
+            return try decodeData(from: &reader, count: size, baseScale: scale)
+        case .byteLength:
+            let n = Int(try reader.readUInt8())
+            if n == 0 { return .null }
+            return try decodeData(from: &reader, count: n, baseScale: scale)
+        case .ushortLength:
+            let n = try reader.readUInt16LE()
+            if n == 0xFFFF { return .null }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)
+        case .longLength:
+            if type == .ssVariant {
+                let at = reader.offset
+                let total = try reader.readUInt32LE()
+                if total == 0 { return .null }
+                guard total <= UInt32(Int32.max) else { throw reader.error(.invalidLength, at: at, "sql_variant length \(total)") }
+                var sub = try reader.subReader(Int(total))
+                return try TypeInfo.decodeVariant(from: &sub)
+            }
+            let ptrLength = Int(try reader.readUInt8())
+            if ptrLength == 0 { return .null }
+            try reader.skip(ptrLength)        // TextPtr
+            try reader.skip(8)                // TIMESTAMP
+            let at = reader.offset
+            let n = try reader.readUInt32LE()
+            if n == 0xFFFF_FFFF { return .null }
+            guard n <= UInt32(Int32.max) else { throw reader.error(.invalidLength, at: at, "length \(n)") }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)
+        case .plp:
+            throw reader.error(.unsupported, "PLP value: decode its chunks with decodePLPValue")
+        }
+    }
+
+    /// Decodes a PLP value ([MS-TDS] 2.2.5.2.3) from all its chunks concatenated; `nil` is PLP NULL.
+    ///
+    /// For varchar(max) (column code page), nvarchar(max) and xml (UTF-16LE), varbinary(max) and UDT
+    /// (raw bytes). Error offsets count from the start of `bytes`. Throws `.unsupported` if this
+    /// TYPE_INFO is not a PLP type.
     public func decodePLPValue(_ bytes: [UInt8]?) throws(TDSDecodingError) -> SQLValue {
-        throw TDSDecodingError(.unsupported, offset: 0, context: type.name, "not implemented yet")
+        guard let bytes else { return .null }
+        switch type {
+        case .bigVarChar, .nvarchar, .bigVarBinary, .xml, .udt:
+            var reader = ByteReader(bytes)
+            do {
+                return try decodeData(from: &reader, count: bytes.count, baseScale: scale)
+            } catch {
+                throw error.withContext(type.name)
+            }
+        default:
+            throw TDSDecodingError(.unsupported, offset: 0, context: type.name, "\(type.name) is not a PLP type")
+        }
     }
 
-    /// Encodes a value with its length prefix (PLP in chunks).
-    public func encodeValue(_ value: SQLValue, into writer: inout ByteWriter) throws(TDSDecodingError) {
-        throw TDSDecodingError(.unsupported, offset: writer.count, context: type.name, "not implemented yet")
+    /// Decodes `count` data bytes (the length prefix already read) as this type.
+    func decodeData(from reader: inout ByteReader, count n: Int, baseScale: UInt8) throws(TDSDecodingError) -> SQLValue {
+        let start = reader.offset
+        func wrongLength() -> TDSDecodingError {
+            reader.error(.invalidLength, at: start, "\(n) data byte(s) for \(type.name) \(sqlTypeName)")
+        }
+        switch type {
+        case .int1: guard n == 1 else { throw wrongLength() }; return .tinyint(try reader.readUInt8())
+        case .int2: guard n == 2 else { throw wrongLength() }; return .smallint(try reader.readInt16LE())
+        case .int4: guard n == 4 else { throw wrongLength() }; return .int(try reader.readInt32LE())
+        case .int8: guard n == 8 else { throw wrongLength() }; return .bigint(try reader.readInt64LE())
+        case .intN:
+            switch n {
+            case 1: return .tinyint(try reader.readUInt8())
+            case 2: return .smallint(try reader.readInt16LE())
+            case 4: return .int(try reader.readInt32LE())
+            case 8: return .bigint(try reader.readInt64LE())
+            default: throw wrongLength()
+            }
+        case .bit, .bitN:
+            guard n == 1 else { throw wrongLength() }
+            return .bit(try reader.readUInt8() != 0)
+        case .flt4: guard n == 4 else { throw wrongLength() }; return .real(try reader.readFloat32LE())
+        case .flt8: guard n == 8 else { throw wrongLength() }; return .float(try reader.readFloat64LE())
+        case .fltN:
+            switch n {
+            case 4: return .real(try reader.readFloat32LE())
+            case 8: return .float(try reader.readFloat64LE())
+            default: throw wrongLength()
+            }
+        case .money, .money4, .moneyN:
+            switch n {
+            case 4: return .smallMoney(SQLMoney(units: Int64(try reader.readInt32LE())))
+            case 8:
+                let high = try reader.readInt32LE()
+                let low = try reader.readUInt32LE()
+                return .money(SQLMoney(units: Int64(high) << 32 | Int64(low)))
+            default: throw wrongLength()
+            }
+        case .datetime, .datetim4, .datetimN:
+            switch n {
+            case 4:
+                let days = try reader.readUInt16LE()
+                let minutes = try reader.readUInt16LE()
+                let v = SQLSmallDateTime(days: days, minutes: minutes)
+                guard v.isValid else { throw reader.error(.invalidValue, at: start + 2, "smalldatetime minutes \(minutes)") }
+                return .smallDateTime(v)
+            case 8:
+                let days = try reader.readInt32LE()
+                let ticks = try reader.readUInt32LE()
+                let v = SQLDateTime(days: days, ticks: ticks)
+                guard v.isValid else { throw reader.error(.invalidValue, at: start, "datetime days \(days) ticks \(ticks)") }
+                return .datetime(v)
+            default: throw wrongLength()
+            }
+        case .guid:
+            guard n == 16 else { throw wrongLength() }
+            try reader.require(16)
+            let b = reader.bytes, o = reader.offset
+            reader.offset += 16
+            return .uniqueIdentifier(UUID(uuid: (b[o + 3], b[o + 2], b[o + 1], b[o], b[o + 5], b[o + 4], b[o + 7], b[o + 6],
+                                                 b[o + 8], b[o + 9], b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15])))
+        case .decimal, .numeric, .decimalN, .numericN:
+            guard (2...17).contains(n) else { throw wrongLength() }
+            guard n <= SQLDecimal.wireLength(precision: precision) else {
+                throw reader.error(.invalidLength, at: start, "decimal of \(n) bytes for precision \(precision)")
+            }
+            try reader.require(n)
+            let sign = try reader.readUInt8()
+            guard sign <= 1 else { throw reader.error(.invalidValue, at: start, "decimal sign byte \(sign)") }
+            var mag: UInt128 = 0
+            for i in 0 ..< n - 1 { mag |= UInt128(reader.bytes[reader.offset + i]) << (8 * i) }
+            reader.offset += n - 1
+            guard mag < Civil.pow10(Int(precision)) else {
+                throw reader.error(.invalidValue, at: start, "decimal magnitude exceeds precision \(precision)")
+            }
+            return .decimal(SQLDecimal(isNegative: sign == 0, precision: precision, scale: scale, magnitude: mag))
+        case .dateN:
+            guard n == 3 else { throw wrongLength() }
+            return .date(try TypeInfo.readDate(from: &reader))
+        case .timeN:
+            guard n == SQLTime.wireLength(scale: baseScale) else { throw wrongLength() }
+            return .time(try TypeInfo.readTime(from: &reader, scale: baseScale))
+        case .datetime2N:
+            guard n == SQLTime.wireLength(scale: baseScale) + 3 else { throw wrongLength() }
+            let time = try TypeInfo.readTime(from: &reader, scale: baseScale)
+            return .datetime2(SQLDateTime2(date: try TypeInfo.readDate(from: &reader), time: time))
+        case .datetimeOffsetN:
+            guard n == SQLTime.wireLength(scale: baseScale) + 5 else { throw wrongLength() }
+            let time = try TypeInfo.readTime(from: &reader, scale: baseScale)
+            let date = try TypeInfo.readDate(from: &reader)
+            let at = reader.offset
+            let offset = try reader.readInt16LE()
+            guard (-840...840).contains(offset) else {
+                throw reader.error(.invalidValue, at: at, "datetimeoffset offset \(offset) minutes outside -840...840")
+            }
+            return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: date, time: time), offsetMinutes: offset))
+        case .char, .varchar, .bigChar, .bigVarChar, .text:
+            return .string(try TextCodec.decode(from: &reader, count: n, collation: collation))
+        case .nchar, .nvarchar, .ntext:
+            return .string(try reader.readUTF16LE(byteCount: n))
+        case .xml:
+            return .xml(try reader.readUTF16LE(byteCount: n))
+        case .binary, .varbinary, .bigBinary, .bigVarBinary, .image:
+            return .binary(try reader.readBytes(n))
+        case .udt:
+            return .udt(try reader.readBytes(n))
+        case .null:
+            guard n == 0 else { throw wrongLength() }
+            return .null
+        default:
+            throw reader.error(.unknownType, at: start, "cannot decode a value of type \(type.name)")
+        }
+    }
+
+    static func readDate(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLDate {
+        let at = reader.offset
+        let days = Int32(try reader.readUIntLE(count: 3))
+        let d = SQLDate(days: days)
+        guard d.isValid else { throw reader.error(.invalidValue, at: at, "date \(days) days after 0001-01-01 beyond 9999-12-31") }
+        return d
+    }
+
+    static func readTime(from reader: inout ByteReader, scale: UInt8) throws(TDSDecodingError) -> SQLTime {
+        let at = reader.offset
+        guard scale <= 7 else { throw reader.error(.invalidValue, at: at, "time scale \(scale)") }
+        let ticks = try reader.readUIntLE(count: SQLTime.wireLength(scale: scale))
+        let t = SQLTime(ticks: ticks, scale: scale)
+        guard t.isValid else { throw reader.error(.invalidValue, at: at, "time \(ticks) units of 10^-\(scale) s is 24:00 or later") }
+        return t
+    }
+
+    /// [MS-TDS] 2.2.5.5.4 sql_variant body (after its 4-byte length): BaseType, PropBytes, properties, data.
+    static func decodeVariant(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
+        let start = reader.offset
+        let base = TDSDataType(try reader.readUInt8())
+        let propCount = Int(try reader.readUInt8())
+        var props = try reader.subReader(propCount)
+        var info = TypeInfo(type: base)
+        func badProps() -> TDSDecodingError {
+            reader.error(.invalidLength, at: start + 1, "\(propCount) property byte(s) for sql_variant base type \(base.name)")
+        }
+        switch base {
+        case .int1, .bit, .int2, .int4, .int8, .flt4, .flt8, .money, .money4, .datetime, .datetim4:
+            guard propCount == 0, case .fixed(let size)? = base.lengthKind else { throw badProps() }
+            info.length = size
+        case .guid:
+            guard propCount == 0 else { throw badProps() }
+            info.length = 16
+        case .dateN:
+            guard propCount == 0 else { throw badProps() }
+            info.length = 3
+        case .decimalN, .numericN:
+            guard propCount == 2 else { throw badProps() }
+            info.precision = try props.readUInt8()
+            info.scale = try props.readUInt8()
+            guard (1...38).contains(info.precision), info.scale <= info.precision else {
+                throw reader.error(.invalidValue, at: start + 2, "precision \(info.precision), scale \(info.scale)")
+            }
+            info.length = SQLDecimal.wireLength(precision: info.precision)
+        case .timeN, .datetime2N, .datetimeOffsetN:
+            guard propCount == 1 else { throw badProps() }
+            info.scale = try props.readUInt8()
+            guard info.scale <= 7 else { throw reader.error(.invalidValue, at: start + 2, "scale \(info.scale)") }
+            info.length = SQLTime.wireLength(scale: info.scale) + (base == .timeN ? 0 : base == .datetime2N ? 3 : 5)
+        case .bigVarBinary, .bigBinary:
+            guard propCount == 2 else { throw badProps() }
+            info.length = Int(try props.readUInt16LE())
+        case .bigVarChar, .bigChar, .nvarchar, .nchar:
+            guard propCount == 7 else { throw badProps() }
+            info.collation = try Collation.decode(from: &props)
+            info.length = Int(try props.readUInt16LE())
+        default:
+            throw reader.error(.invalidValue, at: start, "\(base.name) is not a sql_variant base type")
+        }
+        let value = try info.decodeData(from: &reader, count: reader.remaining, baseScale: info.scale)
+        return .variant(SQLVariant(baseType: info, value: value))
     }
 }

@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(CoreFoundation)
+import CoreFoundation
+#endif
+
+/// Single-byte and multi-byte code page text for char/varchar/text ([MS-TDS] 2.2.5.1.2: the
+/// column collation's code page).
+///
+/// 1252 and UTF-8 (65001) are decoded here (1252's five undefined bytes 0x81, 0x8D, 0x8F, 0x90,
+/// 0x9D map to the C1 controls U+0081 … as Windows does); other code pages (874, 932, 936, 949,
+/// 950, 1250-1258, 437, 850) go through Foundation's CoreFoundation encodings.
+enum TextCodec {
+    static let cp1252High: [UInt16] = [
+        0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
+        0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
+    ]
+
+    static func foundationEncoding(codePage: Int) -> String.Encoding? {
+        let cf = CFStringConvertWindowsCodepageToEncoding(UInt32(truncatingIfNeeded: codePage))
+        guard cf != kCFStringEncodingInvalidId else { return nil }
+        return String.Encoding(rawValue: CFStringConvertEncodingToNSStringEncoding(cf))
+    }
+
+    /// Decodes `count` bytes (checked first) in the collation's code page (1252 when nil).
+    /// Throws `.invalidEncoding` at the value's offset for bytes invalid in the code page.
+    static func decode(from reader: inout ByteReader, count: Int, collation: Collation?) throws(TDSDecodingError) -> String {
+        try reader.require(count)
+        let start = reader.offset
+        let end = start + count
+        let bytes = reader.bytes
+        let codePage = collation?.codePage ?? 1252
+        var ascii = true
+        for i in start ..< end where bytes[i] >= 0x80 { ascii = false; break }
+        let text: String
+        if ascii {
+            text = String(decoding: bytes[start ..< end], as: UTF8.self)
+        } else {
+            switch codePage {
+            case 65001:
+                guard let s = String(validating: bytes[start ..< end], as: UTF8.self) else {
+                    throw reader.error(.invalidEncoding, at: start, "invalid UTF-8")
+                }
+                text = s
+            case 1252:
+                var scalars = String.UnicodeScalarView()
+                for i in start ..< end {
+                    let b = bytes[i]
+                    let u: UInt16 = (0x80...0x9F).contains(b) ? cp1252High[Int(b) - 0x80] : UInt16(b)
+                    if let sc = Unicode.Scalar(u) { scalars.append(sc) }
+                }
+                text = String(scalars)
+            default:
+                guard let enc = foundationEncoding(codePage: codePage),
+                      let s = String(data: Data(bytes[start ..< end]), encoding: enc) else {
+                    throw reader.error(.invalidEncoding, at: start, "bytes invalid in code page \(codePage)")
+                }
+                text = s
+            }
+        }
+        reader.offset = end
+        return text
+    }
+
+    /// Encodes text in the collation's code page (1252 when nil); nil if not representable.
+    static func encode(_ s: String, collation: Collation?) -> [UInt8]? {
+        let codePage = collation?.codePage ?? 1252
+        if s.utf8.allSatisfy({ $0 < 0x80 }) { return Array(s.utf8) }
+        switch codePage {
+        case 65001:
+            return Array(s.utf8)
+        case 1252:
+            var out = [UInt8]()
+            out.reserveCapacity(s.unicodeScalars.count)
+            for sc in s.unicodeScalars {
+                let v = sc.value
+                if v < 0x80 || (0xA0...0xFF).contains(v) {
+                    out.append(UInt8(v))
+                } else if let i = cp1252High.firstIndex(of: UInt16(truncatingIfNeeded: v)), v <= 0xFFFF {
+                    out.append(UInt8(0x80 + i))
+                } else {
+                    return nil
+                }
+            }
+            return out
+        default:
+            guard let enc = foundationEncoding(codePage: codePage), let d = s.data(using: enc, allowLossyConversion: false) else {
+                return nil
+            }
+            return [UInt8](d)
+        }
+    }
+}

@@ -1,0 +1,420 @@
+import Foundation
+import TDS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A TDS server on loopback that plays back a ``ReplaySession``, so that a client (SQLClient,
+/// FreeTDS, any other) can be tested with no SQL Server present.
+///
+/// It answers PRELOGIN (encryption not supported, so the session stays plaintext), LOGIN7 (with
+/// the session's recorded login response, or a generated one: LOGINACK for the TDS version the
+/// client asked, or the session's `@version`, ENVCHANGEs and DONE), each SQL_BATCH by its SQL
+/// text and each RPC by procedure name and parameter values, sending the recorded response in
+/// packets of the negotiated size. A request with no recording gets an empty DONE and is listed
+/// in ``unmatchedRequests``. ATTENTION stops the current response at a segment boundary and is
+/// answered with DONE(DONE_ATTN), unless the session says `@attention ignore`.
+///
+/// Each connection is served on its own thread with blocking sockets. Usage:
+///
+/// ```swift
+/// let server = ReplayServer(session: try ReplaySession(contentsOf: url))
+/// let port = try server.start()          // 127.0.0.1, an ephemeral port
+/// defer { server.stop() }
+/// // connect any TDS client to 127.0.0.1:port, user and password are not checked
+/// ```
+public final class ReplayServer: @unchecked Sendable {
+    /// A failure to start listening (the `errno` of the failing call).
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        public var call: String
+        public var errno: Int32
+        public var description: String { "ReplayServer: \(call) failed: \(String(cString: strerror(errno)))" }
+    }
+
+    /// What the server saw on one connection, for tests.
+    public struct ConnectionLog: Sendable {
+        /// The TDS version in the client's LOGIN7 (nil before login).
+        public var clientVersion: TDSVersion?
+        /// The version acknowledged in LOGINACK.
+        public var ackedVersion: TDSVersion?
+        /// The packet size in effect after login.
+        public var packetSize: Int = 4096
+        /// The client asked for the UTF8_SUPPORT feature.
+        public var utf8Requested = false
+        /// The client's PRELOGIN ENCRYPTION option, if sent.
+        public var clientEncryption: UInt8?
+        public var requests: [ReplaySession.Request] = []
+        public var attentions = 0
+    }
+
+    public let session: ReplaySession
+    private let lock = NSLock()
+    private var listenFD: Int32 = -1
+    private var clientFDs: Set<Int32> = []
+    private var _port: UInt16 = 0
+    private var _unmatched: [ReplaySession.Request] = []
+    private var _connections: [ConnectionLog] = []
+    private var running = false
+    private let group = DispatchGroup()
+
+    public init(session: ReplaySession) {
+        self.session = session
+    }
+
+    deinit { stop() }
+
+    /// The port the server listens on (0 before ``start(host:port:)``).
+    public var port: UInt16 { lock.withLock { _port } }
+    /// Requests that matched no recording (answered with an empty DONE), in arrival order.
+    public var unmatchedRequests: [ReplaySession.Request] { lock.withLock { _unmatched } }
+    /// One log per connection served so far.
+    public var connections: [ConnectionLog] { lock.withLock { _connections } }
+
+    /// Starts listening on `host` (IPv4 dotted quad) and `port` (0 = an ephemeral port) and
+    /// returns the port. Throws ``StartError``.
+    @discardableResult
+    public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw StartError(call: "socket", errno: errno) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else {
+            close(fd); throw StartError(call: "inet_pton(\(host))", errno: EINVAL)
+        }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { let e = errno; close(fd); throw StartError(call: "bind", errno: e) }
+        guard listen(fd, 64) == 0 else { let e = errno; close(fd); throw StartError(call: "listen", errno: e) }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        let actual = UInt16(bigEndian: addr.sin_port)
+        lock.withLock { listenFD = fd; _port = actual; running = true }
+        group.enter()
+        Thread.detachNewThread { [self] in
+            acceptLoop(fd)
+            group.leave()
+        }
+        return actual
+    }
+
+    /// Stops listening, closes every connection and waits (up to 5 s) for their threads.
+    public func stop() {
+        let (fd, clients): (Int32, Set<Int32>) = lock.withLock {
+            let r = (listenFD, clientFDs)
+            listenFD = -1
+            running = false
+            return r
+        }
+        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+        for c in clients { shutdown(c, Int32(SHUT_RDWR)) }
+        _ = group.wait(timeout: .now() + 5)
+    }
+
+    private func acceptLoop(_ fd: Int32) {
+        while true {
+            let client = accept(fd, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            let ok: Bool = lock.withLock {
+                guard running else { return false }
+                clientFDs.insert(client)
+                return true
+            }
+            guard ok else { close(client); return }
+            var one: Int32 = 1
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            group.enter()
+            Thread.detachNewThread { [self] in
+                let connection = ReplayConnection(fd: client, server: self)
+                let log = connection.run()
+                lock.withLock {
+                    _connections.append(log)
+                    clientFDs.remove(client)
+                }
+                close(client)
+                group.leave()
+            }
+        }
+    }
+
+    fileprivate func recordUnmatched(_ r: ReplaySession.Request) {
+        lock.withLock { _unmatched.append(r) }
+    }
+}
+
+/// One served connection (blocking I/O on its own thread).
+private final class ReplayConnection {
+    let fd: Int32
+    let server: ReplayServer
+    var session: ReplaySession { server.session }
+    var log = ReplayServer.ConnectionLog()
+    var inbox: [UInt8] = []
+    var pendingMessages: [(type: UInt8, payload: [UInt8])] = []
+    var version: TDSVersion = .v7_4
+    var packetSize = 4096
+    var packetID: UInt8 = 1
+    var cursors: [Int: Int] = [:]   // exchange group key (first index) -> uses so far
+    var closed = false
+
+    init(fd: Int32, server: ReplayServer) {
+        self.fd = fd
+        self.server = server
+    }
+
+    func run() -> ReplayServer.ConnectionLog {
+        while !closed, let message = nextMessage() {
+            handle(type: message.type, payload: message.payload)
+        }
+        return log
+    }
+
+    // MARK: Receiving
+
+    /// Reads more bytes into `inbox`; false at EOF or error.
+    func fill(wait: Bool) -> Bool {
+        if !wait {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, 0) <= 0 { return false }
+        }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { inbox.append(contentsOf: buffer[0..<n]); return true }
+            if n < 0, errno == EINTR { continue }
+            return false
+        }
+    }
+
+    /// Cuts one whole message (all packets to EOM) from `inbox`, if complete.
+    /// [MS-TDS] 2.2.3 packet header: type, status (0x01 EOM), length (BE, header included), SPID, PacketID, Window.
+    func cutMessage() -> (type: UInt8, payload: [UInt8])? {
+        var offset = 0
+        var payload: [UInt8] = []
+        var type: UInt8 = 0
+        while true {
+            guard inbox.count - offset >= 8 else { return nil }
+            let length = Int(inbox[offset + 2]) << 8 | Int(inbox[offset + 3])
+            guard length >= 8 else { closed = true; return nil }   // malformed: drop the connection
+            guard inbox.count - offset >= length else { return nil }
+            type = inbox[offset]
+            let status = inbox[offset + 1]
+            payload.append(contentsOf: inbox[(offset + 8)..<(offset + length)])
+            offset += length
+            if status & 0x01 != 0 { break }
+        }
+        inbox.removeFirst(offset)
+        return (type, payload)
+    }
+
+    func nextMessage() -> (type: UInt8, payload: [UInt8])? {
+        if !pendingMessages.isEmpty { return pendingMessages.removeFirst() }
+        while true {
+            if let m = cutMessage() { return m }
+            if closed || !fill(wait: true) { return nil }
+        }
+    }
+
+    // MARK: Sending
+
+    func sendAll(_ bytes: [UInt8]) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                #if canImport(Glibc)
+                return send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                #else
+                return send(fd, raw.baseAddress! + sent, raw.count - sent, 0)
+                #endif
+            }
+            if n > 0 { sent += n; continue }
+            if n < 0, errno == EINTR { continue }
+            closed = true
+            return false
+        }
+        return true
+    }
+
+    func packet(_ payload: ArraySlice<UInt8>, type: UInt8 = 0x04, last: Bool) -> [UInt8] {
+        var p: [UInt8] = [type, last ? 0x01 : 0x00, 0, 0, 0x00, 0x34, packetID, 0]
+        let length = payload.count + 8
+        p[2] = UInt8(truncatingIfNeeded: length >> 8); p[3] = UInt8(truncatingIfNeeded: length)
+        packetID &+= 1
+        p.append(contentsOf: payload)
+        return p
+    }
+
+    /// Sends a whole message in packets of the negotiated size.
+    func sendMessage(_ bytes: [UInt8], type: UInt8 = 0x04) {
+        let chunk = max(packetSize - 8, 1)
+        var i = 0
+        repeat {
+            let end = min(i + chunk, bytes.count)
+            guard sendAll(packet(bytes[i..<end], type: type, last: end == bytes.count)) else { return }
+            i = end
+        } while i < bytes.count
+    }
+
+    /// Sends a recorded response, watching for ATTENTION between packets and applying faults.
+    func sendResponse(_ exchange: ReplaySession.Exchange) {
+        let segments = exchange.response
+        let bytes = segments.flatMap(\.bytes)
+        var limit = bytes.count
+        if let n = exchange.faults.stallAfter { limit = min(limit, n) }
+        if let n = exchange.faults.closeAfter { limit = min(limit, n) }
+        if bytes.isEmpty, exchange.faults.isEmpty {
+            _ = sendAll(packet([], last: true))
+            return
+        }
+        let chunk = max(packetSize - 8, 1)
+        var i = 0
+        while i < limit {
+            if session.attention == .acknowledge, attentionArrived() {
+                log.attentions += 1
+                // Finish the segment in progress so the stream stays on a token boundary.
+                var boundary = 0
+                if i > 0 {
+                    for s in segments { boundary += s.bytes.count; if boundary >= i { break } }
+                }
+                var rest = Array(bytes[min(i, bytes.count)..<max(min(boundary, bytes.count), i)])
+                rest += ServerTokens.done(status: .attention, version: version)
+                sendMessage(rest)
+                return
+            }
+            let end = min(i + chunk, limit)
+            let last = end == bytes.count
+            guard sendAll(packet(bytes[i..<end], last: last)) else { return }
+            i = end
+            if last { return }
+        }
+        if exchange.faults.closeAfter != nil {
+            shutdown(fd, Int32(SHUT_RDWR)); closed = true; return
+        }
+        if exchange.faults.stallAfter != nil {
+            // Say nothing more; keep reading (and ignoring) until the client goes away.
+            while fill(wait: true) { inbox.removeAll() }
+            closed = true
+        }
+    }
+
+    /// True when an ATTENTION message has arrived (other messages that arrive are kept).
+    func attentionArrived() -> Bool {
+        guard fill(wait: false) else { return false }
+        while let m = cutMessage() {
+            if m.type == PacketType.attention.rawValue { return true }
+            pendingMessages.append(m)
+        }
+        return false
+    }
+
+    // MARK: Handling
+
+    func handle(type: UInt8, payload: [UInt8]) {
+        switch type {
+        case PacketType.prelogin.rawValue:
+            log.clientEncryption = Self.preloginEncryption(payload)
+            sendMessage(Self.preloginResponse())
+        case PacketType.login7.rawValue:
+            handleLogin(payload)
+        case PacketType.sqlBatch.rawValue:
+            let text = RequestDecoding.sqlBatchText(payload, version: version) ?? ""
+            respond(to: .sqlBatch(text))
+        case PacketType.rpc.rawValue:
+            if let request = RequestDecoding.rpcRequest(payload, version: version) {
+                respond(to: request)
+            } else {
+                respond(to: .rpc(procedure: "?", parameters: []))
+            }
+        case PacketType.attention.rawValue:
+            log.attentions += 1
+            if session.attention == .acknowledge {
+                sendMessage(ServerTokens.done(status: .attention, version: version))
+            }
+        default:
+            sendMessage(ServerTokens.done(version: version))
+        }
+    }
+
+    func handleLogin(_ payload: [UInt8]) {
+        let login = RequestDecoding.login7Summary(payload)
+        let clientVersion = login?.version ?? .v7_4
+        log.clientVersion = clientVersion
+        log.utf8Requested = login?.utf8Requested ?? false
+        let acked = session.version ?? ServerTokens.ackVersion(forClient: clientVersion)
+        version = acked
+        log.ackedVersion = acked
+        let requested = login?.packetSize ?? 4096
+        let size = session.packetSize ?? (requested >= 512 && requested <= 32767 ? requested : 4096)
+        log.packetSize = size
+        let response: [UInt8]
+        if let recorded = session.loginResponse {
+            response = recorded.responseBytes
+        } else {
+            response = ServerTokens.loginResponse(clientVersion: acked, packetSize: size,
+                                                  utf8: session.utf8Support && log.utf8Requested).flatMap(\.bytes)
+        }
+        sendMessage(response)   // in the pre-login packet size
+        packetSize = size
+        log.requests.append(.login7)
+    }
+
+    func respond(to request: ReplaySession.Request) {
+        log.requests.append(request)
+        let exchanges = session.exchanges
+        var matches: [Int] = []
+        for (i, e) in exchanges.enumerated() where RequestDecoding.matches(recorded: e.request, received: request) {
+            matches.append(i)
+        }
+        guard let first = matches.first else {
+            server.recordUnmatched(request)
+            sendMessage(ServerTokens.done(version: version))
+            return
+        }
+        let used = cursors[first, default: 0]
+        cursors[first] = used + 1
+        sendResponse(exchanges[matches[min(used, matches.count - 1)]])
+    }
+
+    // MARK: PRELOGIN
+
+    /// [MS-TDS] 2.2.6.5 PRELOGIN: the client's ENCRYPTION option value.
+    static func preloginEncryption(_ payload: [UInt8]) -> UInt8? {
+        var r = ByteReader(payload)
+        while let token = try? r.readUInt8(), token != 0xFF {
+            guard let offset = try? r.readUInt16BE(), let length = try? r.readUInt16BE() else { return nil }
+            if token == 0x01, length >= 1, Int(offset) < payload.count { return payload[Int(offset)] }
+        }
+        return nil
+    }
+
+    /// A PRELOGIN response: VERSION 16.0, ENCRYPTION = ENCRYPT_NOT_SUP, INSTOPT 0, THREADID, MARS off.
+    static func preloginResponse() -> [UInt8] {
+        let options: [(UInt8, [UInt8])] = [
+            (0x00, [16, 0, 0x10, 0x00, 0, 0]),
+            (0x01, [0x02]),
+            (0x02, [0x00]),
+            (0x03, []),
+            (0x04, [0x00]),
+        ]
+        var header = ByteWriter()
+        var data = ByteWriter()
+        let base = options.count * 5 + 1
+        for (token, value) in options {
+            header.writeUInt8(token)
+            header.writeUInt16BE(UInt16(base + data.count))
+            header.writeUInt16BE(UInt16(value.count))
+            data.writeBytes(value)
+        }
+        header.writeUInt8(0xFF)
+        return header.bytes + data.bytes
+    }
+}

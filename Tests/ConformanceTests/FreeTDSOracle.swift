@@ -1,0 +1,142 @@
+import Foundation
+import SQLClientTesting
+import TDS
+import XCTest
+
+/// Runs `freetds/oracle.c` (compiled at test time against freetds-dev) against a replay server
+/// and parses what it prints.
+enum FreeTDSOracle {
+    /// One result set as FreeTDS decoded it.
+    struct ResultSet: Equatable {
+        var columns: [String] = []
+        var columnTypes: [Int] = []
+        var rows: [[String?]] = []
+    }
+
+    /// One batch's output.
+    struct Batch: Equatable {
+        var results: [ResultSet] = []
+        var counts: [Int] = []
+        var returnStatus: [Int] = []
+        var messages: [String] = []
+        var failures: [String] = []
+    }
+
+    struct Output {
+        var batches: [Batch] = []
+        var raw: String = ""
+        var ended = false
+    }
+
+    static let packageRoot = SharedCaptures.packageRoot(from: #filePath)
+    static let source = packageRoot.appendingPathComponent("Tests/ConformanceTests/freetds/oracle.c")
+
+    private static let compileLock = NSLock()
+    nonisolated(unsafe) private static var compiled: Result<URL, Error>?
+
+    struct Unavailable: Error, CustomStringConvertible { var description: String }
+
+    /// Compiles the oracle once per test run; throws ``Unavailable`` (tests skip) when the
+    /// compiler or freetds-dev is missing.
+    static func executable() throws -> URL {
+        try compileLock.withLock {
+            if let compiled { return try compiled.get() }
+            let result: Result<URL, Error> = Result {
+                guard FileManager.default.fileExists(atPath: "/usr/include/sybdb.h") else {
+                    throw Unavailable(description: "freetds-dev is not installed (no sybdb.h): apt-get install freetds-dev")
+                }
+                let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sqlclient-oracle-\(getpid())")
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+                let out = dir.appendingPathComponent("oracle")
+                let (status, text) = try run("/usr/bin/env", ["cc", "-O1", "-o", out.path, source.path, "-lsybdb"])
+                guard status == 0 else { throw Unavailable(description: "cannot compile oracle.c: \(text)") }
+                return out
+            }
+            compiled = result
+            return try result.get()
+        }
+    }
+
+    /// Runs a program and returns its status and combined output.
+    static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Runs the batches through FreeTDS against `port` at `version` ("7.1" … "7.4").
+    static func query(port: UInt16, version: String, batches: [String]) throws -> Output {
+        let exe = try executable()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-batches-\(UUID().uuidString).sql")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(batches.map { "-- @@batch\n" + $0 }.joined(separator: "\n").utf8).write(to: file)
+        var env = ProcessInfo.processInfo.environment
+        // Keep the machine's freetds.conf out of the way: only what the program sets applies.
+        let conf = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-freetds.conf")
+        if !FileManager.default.fileExists(atPath: conf.path) {
+            try Data("[global]\n\tclient charset = UTF-8\n".utf8).write(to: conf)
+        }
+        env["FREETDSCONF"] = conf.path
+        env["FREETDS"] = conf.path
+        let (_, text) = try run(exe.path, ["127.0.0.1:\(port)", version, file.path], environment: env)
+        return parse(text)
+    }
+
+    static func parse(_ text: String) -> Output {
+        var out = Output(raw: text)
+        var batch: Batch?
+        func finishBatch() { if let b = batch { out.batches.append(b) }; batch = nil }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            let key = parts[0]
+            let rest = parts.count > 1 ? parts[1] : ""
+            switch key {
+            case "BATCH":
+                finishBatch(); batch = Batch()
+            case "RESULT":
+                batch?.results.append(ResultSet())
+            case "COL":
+                let f = rest.split(separator: " ", maxSplits: 2).map(String.init)
+                guard f.count == 3, var b = batch, !b.results.isEmpty else { continue }
+                b.results[b.results.count - 1].columns.append(JSONString.unquote(f[2]) ?? f[2])
+                b.results[b.results.count - 1].columnTypes.append(Int(f[1]) ?? -1)
+                batch = b
+            case "ROW":
+                guard var b = batch, !b.results.isEmpty else { continue }
+                b.results[b.results.count - 1].rows.append([])
+                batch = b
+            case "VAL":
+                let f = rest.split(separator: " ", maxSplits: 1).map(String.init)
+                guard f.count == 2, var b = batch, let r = b.results.indices.last, !b.results[r].rows.isEmpty else { continue }
+                let v: String? = f[1] == "NULL" ? nil : (JSONString.unquote(f[1]) ?? f[1])
+                b.results[r].rows[b.results[r].rows.count - 1].append(v)
+                batch = b
+            case "COUNT": batch?.counts.append(Int(rest) ?? -99)
+            case "RETSTATUS": batch?.returnStatus.append(Int(rest) ?? -99)
+            case "MSG", "ERR": batch?.messages.append(key + " " + rest)
+            case "FAIL": if batch != nil { batch?.failures.append(rest) } else { out.batches.append(Batch(failures: [rest])) }
+            case "END": finishBatch(); out.ended = true
+            default: break
+            }
+        }
+        finishBatch()
+        return out
+    }
+}
+
+/// JSON string unquoting for the oracle's output (UTF-8 text, `\uXXXX` escapes).
+enum JSONString {
+    static func unquote(_ s: String) -> String? {
+        guard let data = "[\(s)]".data(using: .utf8),
+              let array = try? JSONSerialization.jsonObject(with: data) as? [String], let first = array.first else { return nil }
+        return first
+    }
+}

@@ -35,7 +35,7 @@ public struct ColInfo: Hashable, Sendable {
     public init(columns: [Column]) { self.columns = columns }
 
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> ColInfo {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody16()
             return try decodeBounded("COLINFO") { () throws(TDSDecodingError) -> ColInfo in
                 var cols: [Column] = []
@@ -48,6 +48,6 @@ public struct ColInfo: Hashable, Sendable {
                 }
                 return ColInfo(columns: cols)
             }
-        } catch { throw error.withContext("COLINFO") }
+        } catch { throw error.inToken("COLINFO") }
     }
 }

@@ -36,7 +36,7 @@ public struct DataClassification: Hashable, Sendable {
     }
 
     public static func decode(from reader: inout ByteReader, version: UInt8) throws(TDSDecodingError) -> DataClassification {
-        do {
+        do throws(TDSDecodingError) {
             let withRank = version >= 2
             func pairs(_ r: inout ByteReader) throws(TDSDecodingError) -> [Label] {
                 let n = Int(try r.readUInt16LE())
@@ -64,6 +64,6 @@ public struct DataClassification: Hashable, Sendable {
                 columns.append(props)
             }
             return DataClassification(labels: labels, informationTypes: types, rank: rank, columns: columns)
-        } catch { throw error.withContext("DATACLASSIFICATION") }
+        } catch { throw error.inToken("DATACLASSIFICATION") }
     }
 }

@@ -92,10 +92,10 @@ public struct Done: Hashable, Sendable {
 
     /// Decodes the body (after the 0xFD byte). Throws `.truncated` if the input ends early.
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> Done {
-        do {
+        do throws(TDSDecodingError) {
             let b = try DoneBody.decode(from: &reader, version: version)
             return Done(status: b.status, currentCommand: b.currentCommand, rowCount: b.rowCount)
-        } catch { throw error.withContext("DONE") }
+        } catch { throw error.inToken("DONE") }
     }
 
     /// Writes the token byte 0xFD and the body.

@@ -20,10 +20,10 @@ public struct DoneInProc: Hashable, Sendable {
 
     /// Decodes the body (after the 0xFF byte). Throws `.truncated` if the input ends early.
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> DoneInProc {
-        do {
+        do throws(TDSDecodingError) {
             let b = try DoneBody.decode(from: &reader, version: version)
             return DoneInProc(status: b.status, currentCommand: b.currentCommand, rowCount: b.rowCount)
-        } catch { throw error.withContext("DONEINPROC") }
+        } catch { throw error.inToken("DONEINPROC") }
     }
 
     /// Writes the token byte 0xFF and the body.

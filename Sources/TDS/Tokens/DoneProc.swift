@@ -20,10 +20,10 @@ public struct DoneProc: Hashable, Sendable {
 
     /// Decodes the body (after the 0xFE byte). Throws `.truncated` if the input ends early.
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> DoneProc {
-        do {
+        do throws(TDSDecodingError) {
             let b = try DoneBody.decode(from: &reader, version: version)
             return DoneProc(status: b.status, currentCommand: b.currentCommand, rowCount: b.rowCount)
-        } catch { throw error.withContext("DONEPROC") }
+        } catch { throw error.inToken("DONEPROC") }
     }
 
     /// Writes the token byte 0xFE and the body.

@@ -131,7 +131,7 @@ public struct EnvChange: Hashable, Sendable {
     /// Decodes the body after the 0xE3 byte. Throws `.truncated` until the declared length is
     /// present, `.invalidLength` if the values do not fit it.
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> EnvChange {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody16()
             return try decodeBounded("ENVCHANGE") { () throws(TDSDecodingError) -> EnvChange in
                 let type = EnvChangeType(rawValue: try body.readUInt8())
@@ -172,7 +172,7 @@ public struct EnvChange: Hashable, Sendable {
                 try body.requireConsumed("ENVCHANGE")
                 return result
             }
-        } catch { throw error.withContext("ENVCHANGE") }
+        } catch { throw error.inToken("ENVCHANGE") }
     }
 
     /// Writes the token byte 0xE3, the length and the body.

@@ -31,7 +31,7 @@ public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func decode(from reader: inout ByteReader, version: TDSVersion, name: String) throws(TDSDecodingError) -> ServerMessage {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody16()
             return try decodeBounded(name) { () throws(TDSDecodingError) -> ServerMessage in
                 let number = try body.readInt32LE()
@@ -45,7 +45,7 @@ public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
                 return ServerMessage(number: number, state: state, severity: severity, message: message,
                                      serverName: server, procedureName: proc, lineNumber: line)
             }
-        } catch { throw error.withContext(name) }
+        } catch { throw error.inToken(name) }
     }
 
     func encodeBody(into writer: inout ByteWriter, version: TDSVersion) {

@@ -61,7 +61,7 @@ public struct FeatureExtAck: Hashable, Sendable {
     public var utf8Supported: Bool { data(for: .utf8Support)?.first.map { $0 != 0 } ?? false }
 
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> FeatureExtAck {
-        do {
+        do throws(TDSDecodingError) {
             var features: [Feature] = []
             while true {
                 let id = FeatureID(rawValue: try reader.readUInt8())
@@ -70,7 +70,7 @@ public struct FeatureExtAck: Hashable, Sendable {
                 features.append(Feature(id: id, data: try reader.readBytes(len)))
             }
             return FeatureExtAck(features: features)
-        } catch { throw error.withContext("FEATUREEXTACK") }
+        } catch { throw error.inToken("FEATUREEXTACK") }
     }
 
     /// Writes the token byte 0xAE, the features and the terminator.

@@ -26,7 +26,7 @@ public struct FedAuthInfo: Hashable, Sendable {
     }
 
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> FedAuthInfo {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody32()
             return try decodeBounded("FEDAUTHINFO") { () throws(TDSDecodingError) -> FedAuthInfo in
                 let start = body.offset
@@ -50,6 +50,6 @@ public struct FedAuthInfo: Hashable, Sendable {
                 body.offset = body.endIndex
                 return FedAuthInfo(options: options)
             }
-        } catch { throw error.withContext("FEDAUTHINFO") }
+        } catch { throw error.inToken("FEDAUTHINFO") }
     }
 }

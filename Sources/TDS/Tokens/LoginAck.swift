@@ -29,7 +29,7 @@ public struct LoginAck: Hashable, Sendable {
     /// Decodes the body after the 0xAD byte. Throws `.truncated` until the declared length is
     /// present, `.invalidLength` if the content does not fit it.
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> LoginAck {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody16()
             return try decodeBounded("LOGINACK") { () throws(TDSDecodingError) -> LoginAck in
                 let interface = try body.readUInt8()
@@ -43,7 +43,7 @@ public struct LoginAck: Hashable, Sendable {
                 return LoginAck(interface: interface, tdsVersion: version, programName: name,
                                 serverVersion: ServerVersion(major: major, minor: minor, build: UInt16(hi) << 8 | UInt16(lo)))
             }
-        } catch { throw error.withContext("LOGINACK") }
+        } catch { throw error.inToken("LOGINACK") }
     }
 
     /// Writes the token byte 0xAD, the length and the body.

@@ -9,10 +9,10 @@ public struct Offset: Hashable, Sendable {
     public init(identifier: UInt16, offset: UInt16) { self.identifier = identifier; self.offset = offset }
 
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> Offset {
-        do {
+        do throws(TDSDecodingError) {
             let id = try reader.readUInt16LE()
             let off = try reader.readUInt16LE()
             return Offset(identifier: id, offset: off)
-        } catch { throw error.withContext("OFFSET") }
+        } catch { throw error.inToken("OFFSET") }
     }
 }

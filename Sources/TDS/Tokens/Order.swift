@@ -8,7 +8,7 @@ public struct Order: Hashable, Sendable {
 
     /// Decodes the body after the 0xA9 byte. An odd length is `.invalidLength`.
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> Order {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody16()
             return try decodeBounded("ORDER") { () throws(TDSDecodingError) -> Order in
                 guard body.remaining % 2 == 0 else {
@@ -19,6 +19,6 @@ public struct Order: Hashable, Sendable {
                 while !body.isAtEnd { cols.append(try body.readUInt16LE()) }
                 return Order(columns: cols)
             }
-        } catch { throw error.withContext("ORDER") }
+        } catch { throw error.inToken("ORDER") }
     }
 }

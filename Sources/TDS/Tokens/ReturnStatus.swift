@@ -6,7 +6,7 @@ public struct ReturnStatus: Hashable, Sendable {
     public init(value: Int32) { self.value = value }
 
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> ReturnStatus {
-        do { return ReturnStatus(value: try reader.readInt32LE()) } catch { throw error.withContext("RETURNSTATUS") }
+        do throws(TDSDecodingError) { return ReturnStatus(value: try reader.readInt32LE()) } catch { throw error.inToken("RETURNSTATUS") }
     }
 
     /// Writes the token byte 0x79 and the value.

@@ -6,9 +6,9 @@ public struct SSPIToken: Hashable, Sendable {
     public init(buffer: [UInt8]) { self.buffer = buffer }
 
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> SSPIToken {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody16()
             return SSPIToken(buffer: try body.readBytes(body.remaining))
-        } catch { throw error.withContext("SSPI") }
+        } catch { throw error.inToken("SSPI") }
     }
 }

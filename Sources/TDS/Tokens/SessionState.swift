@@ -22,7 +22,7 @@ public struct SessionState: Hashable, Sendable {
     }
 
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> SessionState {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody32()
             return try decodeBounded("SESSIONSTATE") { () throws(TDSDecodingError) -> SessionState in
                 let seq = try body.readUInt32LE()
@@ -36,6 +36,6 @@ public struct SessionState: Hashable, Sendable {
                 }
                 return SessionState(sequenceNumber: seq, status: status, states: states)
             }
-        } catch { throw error.withContext("SESSIONSTATE") }
+        } catch { throw error.inToken("SESSIONSTATE") }
     }
 }

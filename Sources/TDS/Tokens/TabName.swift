@@ -9,7 +9,7 @@ public struct TabName: Hashable, Sendable {
     public init(tables: [[String]]) { self.tables = tables }
 
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> TabName {
-        do {
+        do throws(TDSDecodingError) {
             var body = try reader.tokenBody16()
             return try decodeBounded("TABNAME") { () throws(TDSDecodingError) -> TabName in
                 var tables: [[String]] = []
@@ -18,7 +18,7 @@ public struct TabName: Hashable, Sendable {
                 }
                 return TabName(tables: tables)
             }
-        } catch { throw error.withContext("TABNAME") }
+        } catch { throw error.inToken("TABNAME") }
     }
 
     /// Reads one TableName: NumParts BYTE + US_VARCHAR parts, or one US_VARCHAR.

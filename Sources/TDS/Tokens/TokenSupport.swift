@@ -29,7 +29,7 @@ extension ByteReader {
 /// reader has already proved the declared bytes are present).
 @inline(__always)
 func decodeBounded<T>(_ what: String, _ body: () throws(TDSDecodingError) -> T) throws(TDSDecodingError) -> T {
-    do {
+    do throws(TDSDecodingError) {
         return try body()
     } catch {
         var e = error
@@ -38,5 +38,20 @@ func decodeBounded<T>(_ what: String, _ body: () throws(TDSDecodingError) -> T) 
             e.detail = "the token's declared length ends inside its content (" + e.detail + ")"
         }
         throw e.withContext(what)
+    }
+}
+
+extension TDSDecodingError {
+    /// Returns a copy whose `context` is the token name `name`; an inner context (a type
+    /// name such as `INTN`) moves to the front of `detail`.
+    func inToken(_ name: String) -> TDSDecodingError {
+        var e = self
+        if e.context.isEmpty {
+            e.context = name
+        } else if e.context != name {
+            e.detail = e.context + (e.detail.isEmpty ? "" : ": " + e.detail)
+            e.context = name
+        }
+        return e
     }
 }

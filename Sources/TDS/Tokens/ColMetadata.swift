@@ -1,0 +1,191 @@
+/// The Flags of a COLMETADATA / ALTMETADATA / RETURNVALUE column ([MS-TDS] 2.2.7.4).
+public struct ColumnFlags: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    /// fNullable.
+    public static let nullable = ColumnFlags(rawValue: 0x0001)
+    /// fCaseSen.
+    public static let caseSensitive = ColumnFlags(rawValue: 0x0002)
+    /// usUpdateable = 1 (read/write); see ``updateable``.
+    public static let updateable = ColumnFlags(rawValue: 0x0004)
+    /// usUpdateable = 2 (unknown).
+    public static let updateableUnknown = ColumnFlags(rawValue: 0x0008)
+    /// fIdentity.
+    public static let identity = ColumnFlags(rawValue: 0x0010)
+    /// fComputed (TDS 7.2+).
+    public static let computed = ColumnFlags(rawValue: 0x0020)
+    /// fFixedLenCLRType (TDS 7.2+).
+    public static let fixedLengthCLRType = ColumnFlags(rawValue: 0x0100)
+    /// fSparseColumnSet (TDS 7.3B+).
+    public static let sparseColumnSet = ColumnFlags(rawValue: 0x0400)
+    /// fEncrypted (TDS 7.4+): Always Encrypted; CryptoMetaData follows the TYPE_INFO.
+    public static let encrypted = ColumnFlags(rawValue: 0x0800)
+    /// fHidden (TDS 7.2+).
+    public static let hidden = ColumnFlags(rawValue: 0x2000)
+    /// fKey (TDS 7.2+).
+    public static let key = ColumnFlags(rawValue: 0x4000)
+    /// fNullableUnknown (TDS 7.2+).
+    public static let nullableUnknown = ColumnFlags(rawValue: 0x8000)
+}
+
+/// One entry of the CEK table sent in COLMETADATA when column encryption was negotiated
+/// ([MS-TDS] 2.2.7.4 EK_INFO).
+public struct CEKEntry: Hashable, Sendable {
+    /// One EncryptionKeyValue: the CEK encrypted with a column master key.
+    public struct Value: Hashable, Sendable {
+        public var encryptedKey: [UInt8]
+        public var keyStoreName: String
+        public var keyPath: String
+        public var algorithm: String
+        public init(encryptedKey: [UInt8], keyStoreName: String, keyPath: String, algorithm: String) {
+            self.encryptedKey = encryptedKey; self.keyStoreName = keyStoreName; self.keyPath = keyPath; self.algorithm = algorithm
+        }
+    }
+    public var databaseID: UInt32
+    public var cekID: UInt32
+    public var cekVersion: UInt32
+    /// CekMDVersion (8 bytes).
+    public var cekMetadataVersion: UInt64
+    public var values: [Value]
+
+    public init(databaseID: UInt32, cekID: UInt32, cekVersion: UInt32, cekMetadataVersion: UInt64, values: [Value]) {
+        self.databaseID = databaseID; self.cekID = cekID; self.cekVersion = cekVersion
+        self.cekMetadataVersion = cekMetadataVersion; self.values = values
+    }
+
+    /// CekTable: EkValueCount USHORT, then EK_INFO × count.
+    static func decodeTable(from reader: inout ByteReader) throws(TDSDecodingError) -> [CEKEntry] {
+        let count = Int(try reader.readUInt16LE())
+        var table: [CEKEntry] = []
+        table.reserveCapacity(min(count, reader.remaining / 21))
+        for _ in 0..<count {
+            let db = try reader.readUInt32LE()
+            let id = try reader.readUInt32LE()
+            let ver = try reader.readUInt32LE()
+            let md = try reader.readUInt64LE()
+            let n = Int(try reader.readUInt8())
+            var values: [Value] = []
+            for _ in 0..<n {
+                let key = try reader.readUSVarByte()
+                let store = try reader.readBVarChar()
+                let path = try reader.readUSVarChar()
+                let algo = try reader.readBVarChar()
+                values.append(Value(encryptedKey: key, keyStoreName: store, keyPath: path, algorithm: algo))
+            }
+            table.append(CEKEntry(databaseID: db, cekID: id, cekVersion: ver, cekMetadataVersion: md, values: values))
+        }
+        return table
+    }
+}
+
+/// CryptoMetaData of an encrypted column or parameter ([MS-TDS] 2.2.7.4, 2.2.7.19): the
+/// plaintext type and how the value was encrypted. The ROW carries the ciphertext, typed by the
+/// column's outer TYPE_INFO (varbinary).
+public struct CryptoMetadata: Hashable, Sendable {
+    /// Index into the COLMETADATA CEK table (absent in RETURNVALUE).
+    public var ordinal: UInt16?
+    public var userType: UInt32
+    /// The plaintext type.
+    public var baseType: TypeInfo
+    /// EncryptionAlgo: 0 = custom (see `algorithmName`), 2 = AEAD_AES_256_CBC_HMAC_SHA256.
+    public var algorithm: UInt8
+    public var algorithmName: String?
+    /// EncryptionAlgoType: 1 = deterministic, 2 = randomized.
+    public var encryptionType: UInt8
+    public var normalizationVersion: UInt8
+
+    static func decode(from reader: inout ByteReader, version: TDSVersion, withOrdinal: Bool) throws(TDSDecodingError) -> CryptoMetadata {
+        let ordinal: UInt16? = withOrdinal ? try reader.readUInt16LE() : nil
+        let userType = try reader.readUInt32LE()
+        let base = try TypeInfo.decode(from: &reader, version: version)
+        let algo = try reader.readUInt8()
+        let name: String? = algo == 0 ? try reader.readBVarChar() : nil
+        let type = try reader.readUInt8()
+        let norm = try reader.readUInt8()
+        return CryptoMetadata(ordinal: ordinal, userType: userType, baseType: base, algorithm: algo,
+                              algorithmName: name, encryptionType: type, normalizationVersion: norm)
+    }
+}
+
+/// The description of one result column ([MS-TDS] 2.2.7.4 ColumnData).
+public struct ColumnMetadata: Hashable, Sendable {
+    /// UserType: the user-defined type id, 0 for base types (USHORT before TDS 7.2, ULONG after).
+    public var userType: UInt32
+    public var flags: ColumnFlags
+    public var typeInfo: TypeInfo
+    /// For text, ntext and image columns: the table name parts.
+    public var tableName: [String]?
+    /// For encrypted columns (fEncrypted).
+    public var cryptoMetadata: CryptoMetadata?
+    /// The column name (empty for an unnamed expression).
+    public var name: String
+
+    public init(userType: UInt32 = 0, flags: ColumnFlags = [.nullable], typeInfo: TypeInfo,
+                tableName: [String]? = nil, cryptoMetadata: CryptoMetadata? = nil, name: String) {
+        self.userType = userType; self.flags = flags; self.typeInfo = typeInfo
+        self.tableName = tableName; self.cryptoMetadata = cryptoMetadata; self.name = name
+    }
+
+    public var isNullable: Bool { flags.contains(.nullable) }
+
+    /// UserType, Flags and TYPE_INFO, then TableName for text/ntext/image (NumParts + parts from
+    /// TDS 7.2, one US_VARCHAR before).
+    static func decodeCommon(from reader: inout ByteReader, version: TDSVersion)
+        throws(TDSDecodingError) -> (UInt32, ColumnFlags, TypeInfo, [String]?) {
+        let userType: UInt32 = version.hasLongRowCounts ? try reader.readUInt32LE() : UInt32(try reader.readUInt16LE())
+        let flags = ColumnFlags(rawValue: try reader.readUInt16LE())
+        let info = try TypeInfo.decode(from: &reader, version: version)
+        var table: [String]?
+        if info.type.isLegacyLOB {
+            table = try TabName.readTableName(&reader, multipart: version.hasLongRowCounts)
+        }
+        return (userType, flags, info, table)
+    }
+}
+
+extension TDSDataType {
+    /// text, ntext or image: values carry a TextPtr and timestamp, COLMETADATA a TableName.
+    var isLegacyLOB: Bool { self == .text || self == .ntext || self == .image }
+}
+
+/// [MS-TDS] 2.2.7.4 COLMETADATA — the columns of the rows that follow (token 0x81).
+///
+/// Wire shape after the token byte (no token length): Count USHORT (0xFFFF = NoMetaData); when
+/// column encryption was negotiated, a CekTable; then ColumnData × Count: UserType, Flags
+/// USHORT, TYPE_INFO, [TableName], [CryptoMetaData], ColName B_VARCHAR.
+public struct ColMetadata: Hashable, Sendable {
+    /// The columns; empty for NoMetaData.
+    public var columns: [ColumnMetadata]
+    /// The CEK table, when column encryption was negotiated.
+    public var cekTable: [CEKEntry]?
+    /// Count was 0xFFFF: the server sent no metadata (the previous metadata still applies).
+    public var isNoMetadata: Bool
+
+    public init(columns: [ColumnMetadata], cekTable: [CEKEntry]? = nil, isNoMetadata: Bool = false) {
+        self.columns = columns; self.cekTable = cekTable; self.isNoMetadata = isNoMetadata
+    }
+
+    /// Decodes the body after the 0x81 byte. `columnEncryption`: a CekTable follows Count.
+    /// Throws `.truncated` when the input ends inside the token.
+    public static func decode(from reader: inout ByteReader, version: TDSVersion,
+                              columnEncryption: Bool = false) throws(TDSDecodingError) -> ColMetadata {
+        do throws(TDSDecodingError) {
+            let count = Int(try reader.readUInt16LE())
+            if count == 0xFFFF { return ColMetadata(columns: [], isNoMetadata: true) }
+            let cek: [CEKEntry]? = columnEncryption ? try CEKEntry.decodeTable(from: &reader) : nil
+            var columns: [ColumnMetadata] = []
+            columns.reserveCapacity(min(count, reader.remaining / 7))
+            for _ in 0..<count {
+                let (userType, flags, info, table) = try ColumnMetadata.decodeCommon(from: &reader, version: version)
+                var crypto: CryptoMetadata?
+                if columnEncryption && flags.contains(.encrypted) {
+                    crypto = try CryptoMetadata.decode(from: &reader, version: version, withOrdinal: true)
+                }
+                let name = try reader.readBVarChar()
+                columns.append(ColumnMetadata(userType: userType, flags: flags, typeInfo: info,
+                                              tableName: table, cryptoMetadata: crypto, name: name))
+            }
+            return ColMetadata(columns: columns, cekTable: cek)
+        } catch { throw error.inToken("COLMETADATA") }
+    }
+}

@@ -1,0 +1,27 @@
+/// [MS-TDS] 2.2.7.15 NBCROW — a row with a null bitmap (token 0xD2, TDS 7.3+).
+///
+/// Wire shape after the token byte: NullBitmap (ceil(column count / 8) bytes; bit `i % 8` of
+/// byte `i / 8` set = column `i` is NULL and has no bytes), then the values of the non-NULL
+/// columns as in ROW. `values` holds every column, `.null` where the bitmap says so.
+public struct NBCRow: Hashable, Sendable {
+    public var values: [SQLValue]
+    public init(values: [SQLValue]) { self.values = values }
+
+    /// Decodes a whole NBCROW body (after the 0xD2 byte) for `columns`. Throws `.truncated` if
+    /// the input ends inside the row.
+    public static func decode(from reader: inout ByteReader, columns: [ColumnMetadata]) throws(TDSDecodingError) -> NBCRow {
+        let start = reader.offset
+        do throws(TDSDecodingError) {
+            let bitmap = try reader.readBytes((columns.count + 7) / 8)
+            var progress = RowProgress(name: "NBCROW", tokenStart: reader.absoluteOffset &- 1, nullBitmap: bitmap)
+            progress.values.reserveCapacity(columns.count)
+            if try !progress.advance(&reader, types: columns.map(\.typeInfo)) {
+                throw TDSDecodingError(.truncated, offset: reader.absoluteOffset, "the row continues past the input")
+            }
+            return NBCRow(values: progress.values)
+        } catch {
+            if error.code == .truncated { reader.offset = start }
+            throw error.inToken("NBCROW")
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// [MS-TDS] 2.2.7.20 ROW — one row of values for the current COLMETADATA (token 0xD1).
+///
+/// Wire shape after the token byte: one value per column, each encoded per its TYPE_INFO
+/// (length prefix and data; text/ntext/image with TextPtr and timestamp; PLP types in chunks).
+public struct Row: Hashable, Sendable {
+    /// One value per column, in column order.
+    public var values: [SQLValue]
+    public init(values: [SQLValue]) { self.values = values }
+
+    /// Decodes a whole ROW body (after the 0xD1 byte) for `columns`. Throws `.truncated` if the
+    /// input ends inside the row. ``TokenStreamDecoder`` decodes rows incrementally instead.
+    public static func decode(from reader: inout ByteReader, columns: [ColumnMetadata]) throws(TDSDecodingError) -> Row {
+        var progress = RowProgress(name: "ROW", tokenStart: reader.absoluteOffset &- 1)
+        progress.values.reserveCapacity(columns.count)
+        let start = reader.offset
+        if try !progress.advance(&reader, types: columns.map(\.typeInfo)) {
+            let at = reader.absoluteOffset
+            reader.offset = start
+            throw TDSDecodingError(.truncated, offset: at, context: "ROW", "the row continues past the input")
+        }
+        return Row(values: progress.values)
+    }
+}

@@ -1,0 +1,297 @@
+/// An incremental, pure (no I/O) decoder of a tabular result token stream ([MS-TDS] 2.2.7).
+///
+/// Feed it the payload bytes of each packet as they arrive with ``append(_:)``, take tokens
+/// with ``next()`` until it returns nil ("need more bytes"), and call ``finish()`` when the
+/// message ends (the packet with END_OF_MESSAGE was appended and `next()` returned nil).
+///
+/// - It gives the same tokens whether the input comes whole, byte by byte or split anywhere.
+/// - ROW, NBCROW and ALTROW are decoded incrementally: the column index, the values so far and
+///   the PLP chunks so far are kept between calls, so a row that spans many packets (a multi-MB
+///   varchar(max)) is read once, in linear time. Nothing is allocated by a declared length
+///   before the bytes are present. Consumed bytes are dropped so memory stays bounded.
+/// - Errors are ``TDSDecodingError`` with the absolute offset in the token stream (counted from
+///   the first byte appended, reset by `finish()`), `context` = the [MS-TDS] token name. After a
+///   non-`.truncated` error the decoder is failed: every later `next()` throws the same error.
+/// - COLMETADATA replaces ``columns``; LOGINACK sets ``version`` (when
+///   `options.adoptsLoginAckVersion`); FEATUREEXTACK sets the column-encryption and
+///   data-classification options (when `options.followsFeatureExtAck`).
+public struct TokenStreamDecoder: Sendable {
+    /// Decoding options.
+    public struct Options: Hashable, Sendable {
+        /// Column encryption (Always Encrypted) was negotiated: COLMETADATA carries a CEK table
+        /// and encrypted columns carry CryptoMetaData.
+        public var columnEncryption: Bool
+        /// The DATACLASSIFICATION version acknowledged at login (1 or 2; 2 adds ranks).
+        public var dataClassificationVersion: UInt8
+        /// Update `columnEncryption` and `dataClassificationVersion` from FEATUREEXTACK.
+        public var followsFeatureExtAck: Bool
+        /// Adopt the TDS version of LOGINACK for the tokens that follow it.
+        public var adoptsLoginAckVersion: Bool
+
+        public init(columnEncryption: Bool = false, dataClassificationVersion: UInt8 = 1,
+                    followsFeatureExtAck: Bool = true, adoptsLoginAckVersion: Bool = true) {
+            self.columnEncryption = columnEncryption
+            self.dataClassificationVersion = dataClassificationVersion
+            self.followsFeatureExtAck = followsFeatureExtAck
+            self.adoptsLoginAckVersion = adoptsLoginAckVersion
+        }
+    }
+
+    /// The TDS version tokens are decoded for (row counts, line numbers, UserType sizes).
+    public private(set) var version: TDSVersion
+    public private(set) var options: Options
+    /// The current result's columns (from the last COLMETADATA); rows are decoded with these.
+    public private(set) var columns: [ColumnMetadata] = []
+    /// ALTMETADATA by Id, for ALTROW (cleared by the next COLMETADATA).
+    public private(set) var altMetadata: [UInt16: AltMetadata] = [:]
+
+    private var rowTypes: [TypeInfo] = []
+    private var buffer: [UInt8] = []
+    /// Index in `buffer` of the next unconsumed byte.
+    private var readIndex = 0
+    /// Absolute stream offset of `buffer[0]`.
+    private var bufferBase = 0
+    /// A row being assembled.
+    private var pendingRow: PendingRow?
+    /// `buffer.count` at the last attempt that needed more bytes (no retry until it grows).
+    private var waitingAtCount = -1
+    private var failure: TDSDecodingError?
+
+    private struct PendingRow: Sendable {
+        var type: TokenType
+        var altID: UInt16
+        var progress: RowProgress
+    }
+
+    public init(version: TDSVersion, options: Options = Options()) {
+        self.version = version
+        self.options = options
+    }
+
+    /// Absolute stream offset of the next byte to decode.
+    public var offset: Int { bufferBase + readIndex }
+
+    /// Bytes received but not yet consumed by a whole token (a partial row's consumed values
+    /// are not counted).
+    public var bufferedByteCount: Int { buffer.count - readIndex }
+
+    /// Replaces the current column metadata (e.g. when a prepared statement's metadata was
+    /// received earlier and the server sends NoMetaData).
+    public mutating func setColumns(_ columns: [ColumnMetadata]) {
+        self.columns = columns
+        self.rowTypes = columns.map(\.typeInfo)
+    }
+
+    /// Appends payload bytes of the next packet(s).
+    public mutating func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        compact()
+        if buffer.isEmpty {
+            buffer = bytes
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    /// Appends payload bytes of the next packet(s).
+    public mutating func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    private mutating func compact() {
+        if readIndex == 0 { return }
+        if readIndex >= buffer.count {
+            bufferBase += buffer.count
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+            readIndex = 0
+        } else if readIndex >= 4096 && readIndex * 2 >= buffer.count {
+            buffer.removeFirst(readIndex)
+            bufferBase += readIndex
+            readIndex = 0
+        }
+    }
+
+    /// The next whole token, or nil when more bytes are needed.
+    ///
+    /// Throws ``TDSDecodingError``: `.unknownToken` for a token byte [MS-TDS] does not define,
+    /// `.invalidLength`, `.invalidValue`, … for malformed tokens, `.unexpectedToken` for a row
+    /// without COLMETADATA.
+    public mutating func next() throws(TDSDecodingError) -> Token? {
+        if let failure { throw failure }
+        do throws(TDSDecodingError) {
+            return try step()
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Ends the message: throws `.truncated` naming the token and its offset if a partial
+    /// token is left over; otherwise resets offsets to 0 for the next message (column metadata
+    /// and version are kept).
+    public mutating func finish() throws(TDSDecodingError) {
+        if let failure { throw failure }
+        if let pending = pendingRow {
+            let e = TDSDecodingError(.truncated, offset: pending.progress.tokenStart, context: pending.type.name,
+                                     "the message ended inside the token (column \(pending.progress.index + 1) of \(pending.progress.values.count + max(0, rowTypeCount(pending) - pending.progress.index)))")
+            failure = e
+            throw e
+        }
+        if readIndex < buffer.count {
+            let type = TokenType(rawValue: buffer[readIndex])
+            let e = TDSDecodingError(.truncated, offset: offset, context: type.name,
+                                     "the message ended inside the token: \(buffer.count - readIndex) byte(s) of it received")
+            failure = e
+            throw e
+        }
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+        readIndex = 0
+        bufferBase = 0
+        waitingAtCount = -1
+    }
+
+    private func rowTypeCount(_ p: PendingRow) -> Int {
+        p.type == .altRow ? (altMetadata[p.altID]?.columns.count ?? 0) : rowTypes.count
+    }
+
+    /// Clears everything (buffer, partial row, failure, metadata), keeping version and options.
+    public mutating func reset() {
+        buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; waitingAtCount = -1; failure = nil
+        columns = []; rowTypes = []; altMetadata = [:]
+    }
+
+    // MARK: - Decoding
+
+    private mutating func step() throws(TDSDecodingError) -> Token? {
+        if pendingRow != nil { return try continueRow() }
+        guard readIndex < buffer.count else { return nil }
+        if buffer.count == waitingAtCount { return nil }
+        let type = TokenType(rawValue: buffer[readIndex])
+        switch type {
+        case .row, .nbcRow, .altRow:
+            return try startRow(type)
+        default:
+            break
+        }
+        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+        let token: Token
+        do throws(TDSDecodingError) {
+            token = try decodeToken(type, &reader)
+        } catch {
+            if error.code == .truncated {
+                waitingAtCount = buffer.count
+                return nil
+            }
+            throw error.inToken(type.name)
+        }
+        readIndex = reader.offset
+        waitingAtCount = -1
+        apply(token)
+        return token
+    }
+
+    private mutating func decodeToken(_ type: TokenType, _ r: inout ByteReader) throws(TDSDecodingError) -> Token {
+        switch type {
+        case .colMetadata: return .colMetadata(try ColMetadata.decode(from: &r, version: version, columnEncryption: options.columnEncryption))
+        case .done: return .done(try Done.decode(from: &r, version: version))
+        case .doneProc: return .doneProc(try DoneProc.decode(from: &r, version: version))
+        case .doneInProc: return .doneInProc(try DoneInProc.decode(from: &r, version: version))
+        case .error: return .error(try ErrorToken.decode(from: &r, version: version))
+        case .info: return .info(try InfoToken.decode(from: &r, version: version))
+        case .envChange: return .envChange(try EnvChange.decode(from: &r))
+        case .loginAck: return .loginAck(try LoginAck.decode(from: &r))
+        case .order: return .order(try Order.decode(from: &r))
+        case .returnStatus: return .returnStatus(try ReturnStatus.decode(from: &r))
+        case .returnValue: return .returnValue(try ReturnValue.decode(from: &r, version: version, columnEncryption: options.columnEncryption))
+        case .colInfo: return .colInfo(try ColInfo.decode(from: &r))
+        case .tabName: return .tabName(try TabName.decode(from: &r, version: version))
+        case .featureExtAck: return .featureExtAck(try FeatureExtAck.decode(from: &r))
+        case .sessionState: return .sessionState(try SessionState.decode(from: &r))
+        case .sspi: return .sspi(try SSPIToken.decode(from: &r))
+        case .fedAuthInfo: return .fedAuthInfo(try FedAuthInfo.decode(from: &r))
+        case .dataClassification: return .dataClassification(try DataClassification.decode(from: &r, version: options.dataClassificationVersion))
+        case .offset: return .offset(try Offset.decode(from: &r))
+        case .altMetadata: return .altMetadata(try AltMetadata.decode(from: &r, version: version))
+        default:
+            throw TDSDecodingError(.unknownToken, offset: bufferBase + readIndex, context: type.name,
+                                   "token byte 0x\(TokenType.hex(type.rawValue)) is not defined by [MS-TDS] 2.2.7")
+        }
+    }
+
+    private mutating func apply(_ token: Token) {
+        switch token {
+        case .colMetadata(let m):
+            if !m.isNoMetadata { setColumns(m.columns) }
+            altMetadata = [:]
+        case .altMetadata(let m):
+            altMetadata[m.id] = m
+        case .loginAck(let ack):
+            if options.adoptsLoginAckVersion { version = ack.tdsVersion }
+        case .featureExtAck(let ack):
+            if options.followsFeatureExtAck {
+                if let v = ack.columnEncryptionVersion { options.columnEncryption = v > 0 }
+                if let v = ack.dataClassificationVersion { options.dataClassificationVersion = v }
+            }
+        default:
+            break
+        }
+    }
+
+    /// Starts a ROW, NBCROW or ALTROW once its fixed prefix (NBCROW bitmap, ALTROW Id) is here.
+    private mutating func startRow(_ type: TokenType) throws(TDSDecodingError) -> Token? {
+        let tokenStart = bufferBase + readIndex
+        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+        var altID: UInt16 = 0
+        var bitmap: [UInt8] = []
+        let count: Int
+        if type == .altRow {
+            guard reader.remaining >= 2 else { return nil }
+            altID = try reader.readUInt16LE()
+            guard let meta = altMetadata[altID] else {
+                throw TDSDecodingError(.unexpectedToken, offset: tokenStart + 1, context: type.name,
+                                       "no ALTMETADATA with Id \(altID)")
+            }
+            count = meta.columns.count
+        } else {
+            guard !rowTypes.isEmpty else {
+                throw TDSDecodingError(.unexpectedToken, offset: tokenStart, context: type.name,
+                                       "a row without a preceding COLMETADATA")
+            }
+            count = rowTypes.count
+            if type == .nbcRow {
+                let n = (count + 7) / 8
+                guard reader.remaining >= n else { return nil }
+                bitmap = try reader.readBytes(n)
+            }
+        }
+        var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap)
+        progress.values.reserveCapacity(count)
+        readIndex = reader.offset
+        pendingRow = PendingRow(type: type, altID: altID, progress: progress)
+        return try continueRow()
+    }
+
+    private mutating func continueRow() throws(TDSDecodingError) -> Token? {
+        guard var pending = pendingRow else { return nil }
+        pendingRow = nil   // keep `pending.progress.values` uniquely referenced
+        var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
+        let done: Bool
+        if pending.type == .altRow {
+            let types = altMetadata[pending.altID]?.columns.map(\.metadata.typeInfo) ?? []
+            done = try pending.progress.advance(&reader, types: types)
+        } else {
+            done = try pending.progress.advance(&reader, types: rowTypes)
+        }
+        readIndex = reader.offset
+        guard done else {
+            pendingRow = pending
+            return nil
+        }
+        switch pending.type {
+        case .nbcRow: return .nbcRow(NBCRow(values: pending.progress.values))
+        case .altRow: return .altRow(AltRow(id: pending.altID, values: pending.progress.values))
+        default: return .row(Row(values: pending.progress.values))
+        }
+    }
+}

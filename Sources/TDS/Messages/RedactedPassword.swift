@@ -1,0 +1,20 @@
+/// A password (or any secret) whose `description`, `debugDescription` and `Mirror` never show it.
+///
+/// Used by ``Login7`` for the Password and ChangePassword fields. Call `reveal()` to get the
+/// text; nothing else prints it. Equality and hashing compare the secret.
+public struct RedactedPassword: Hashable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    private var secret: String
+
+    public init(_ secret: String) { self.secret = secret }
+    public init(stringLiteral value: String) { self.secret = value }
+
+    /// The secret text. Do not log it.
+    public func reveal() -> String { secret }
+    /// True when the secret is the empty string.
+    public var isEmpty: Bool { secret.isEmpty }
+
+    public var description: String { secret.isEmpty ? "<empty>" : "<redacted>" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

@@ -1,0 +1,147 @@
+/// [MS-TDS] 2.2.6.9 Transaction Manager Request (packet type 0x0E).
+///
+/// Layout: ALL_HEADERS (7.2 and later), RequestType (2 bytes LE), then the payload of that
+/// request type:
+/// - TM_GET_DTC_ADDRESS (0): a zero-length US_VARBYTE (2 zero bytes);
+/// - TM_PROPAGATE_XACT (1): US_VARBYTE, the DTC transaction cookie;
+/// - TM_BEGIN_XACT (5): ISOLATION_LEVEL (1 byte), B_VARCHAR transaction name;
+/// - TM_PROMOTE_XACT (6): nothing;
+/// - TM_COMMIT_XACT (7) and TM_ROLLBACK_XACT (8): B_VARCHAR name, a flags byte (fBeginXact
+///   0x01), and when fBeginXact is set the new transaction's ISOLATION_LEVEL and B_VARCHAR name;
+/// - TM_SAVE_XACT (9): B_VARCHAR savepoint name.
+/// Other request types are kept raw.
+public struct TransactionManagerRequest: Hashable, Sendable {
+    /// ISOLATION_LEVEL: 0 no change, 1 read uncommitted, 2 read committed, 3 repeatable read,
+    /// 4 serializable, 5 snapshot.
+    public struct IsolationLevel: RawRepresentable, Hashable, Sendable {
+        public var rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let noChange = IsolationLevel(rawValue: 0)
+        public static let readUncommitted = IsolationLevel(rawValue: 1)
+        public static let readCommitted = IsolationLevel(rawValue: 2)
+        public static let repeatableRead = IsolationLevel(rawValue: 3)
+        public static let serializable = IsolationLevel(rawValue: 4)
+        public static let snapshot = IsolationLevel(rawValue: 5)
+    }
+
+    /// A transaction to begin after a commit or rollback (fBeginXact).
+    public struct NewTransaction: Hashable, Sendable {
+        public var isolationLevel: IsolationLevel
+        public var name: String
+        public init(isolationLevel: IsolationLevel = .noChange, name: String = "") {
+            self.isolationLevel = isolationLevel
+            self.name = name
+        }
+    }
+
+    public enum Request: Hashable, Sendable {
+        case getDTCAddress
+        case propagate(cookie: [UInt8])
+        case begin(isolationLevel: IsolationLevel, name: String)
+        case promote
+        case commit(name: String, thenBegin: NewTransaction?)
+        case rollback(name: String, thenBegin: NewTransaction?)
+        case save(name: String)
+        /// A request type this module does not know, with the rest of the message.
+        case unknown(type: UInt16, payload: [UInt8])
+
+        /// RequestType on the wire.
+        public var type: UInt16 {
+            switch self {
+            case .getDTCAddress: return 0
+            case .propagate: return 1
+            case .begin: return 5
+            case .promote: return 6
+            case .commit: return 7
+            case .rollback: return 8
+            case .save: return 9
+            case .unknown(let t, _): return t
+            }
+        }
+    }
+
+    /// ALL_HEADERS; nil for TDS 7.1 and earlier.
+    public var allHeaders: AllHeaders?
+    public var request: Request
+
+    public init(_ request: Request, allHeaders: AllHeaders? = .transaction()) {
+        self.request = request
+        self.allHeaders = allHeaders
+    }
+
+    public static func decode(from bytes: [UInt8], version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> TransactionManagerRequest {
+        var reader = ByteReader(bytes)
+        return try decode(from: &reader, version: version, allHeaders: allHeaders)
+    }
+
+    /// Decodes a TRANSACTION_MANAGER request from the reader's remaining bytes.
+    ///
+    /// - Throws: `.truncated` when the payload is incomplete; `.invalidLength` when bytes follow
+    ///   a known request's payload.
+    public static func decode(from reader: inout ByteReader, version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> TransactionManagerRequest {
+        do throws(TDSDecodingError) {
+            let headers = try AllHeaders.decodeIfPresent(from: &reader, version: version, present: allHeaders)
+            let type = try reader.readUInt16LE()
+            let request: Request
+            func afterCommit() throws(TDSDecodingError) -> (String, NewTransaction?) {
+                let name = try reader.readBVarChar()
+                let flags = try reader.readUInt8()
+                guard flags & 0x01 != 0 else { return (name, nil) }
+                let level = IsolationLevel(rawValue: try reader.readUInt8())
+                return (name, NewTransaction(isolationLevel: level, name: try reader.readBVarChar()))
+            }
+            switch type {
+            case 0:
+                if !reader.isAtEnd { _ = try reader.readUSVarByte() }
+                request = .getDTCAddress
+            case 1: request = .propagate(cookie: try reader.readUSVarByte())
+            case 5:
+                let level = IsolationLevel(rawValue: try reader.readUInt8())
+                request = .begin(isolationLevel: level, name: try reader.readBVarChar())
+            case 6: request = .promote
+            case 7: let (n, b) = try afterCommit(); request = .commit(name: n, thenBegin: b)
+            case 8: let (n, b) = try afterCommit(); request = .rollback(name: n, thenBegin: b)
+            case 9: request = .save(name: try reader.readBVarChar())
+            default: request = .unknown(type: type, payload: try reader.readBytes(reader.remaining))
+            }
+            guard reader.isAtEnd else {
+                throw reader.error(.invalidLength, "\(reader.remaining) byte(s) after the request payload")
+            }
+            return TransactionManagerRequest(request, allHeaders: headers)
+        } catch {
+            throw error.withContext("TransMgrReq")
+        }
+    }
+
+    /// Encodes the body; ALL_HEADERS is written from 7.2 on (auto-commit header when nil).
+    public func encode(version: TDSVersion) -> [UInt8] {
+        var w = ByteWriter(capacity: 48)
+        if AllHeaders.isPresent(in: version) { (allHeaders ?? .transaction()).encode(into: &w) }
+        w.writeUInt16LE(request.type)
+        func commitTail(_ name: String, _ begin: NewTransaction?) {
+            w.writeBVarChar(name)
+            if let begin {
+                w.writeUInt8(0x01)
+                w.writeUInt8(begin.isolationLevel.rawValue)
+                w.writeBVarChar(begin.name)
+            } else {
+                w.writeUInt8(0)
+            }
+        }
+        switch request {
+        case .getDTCAddress: w.writeUInt16LE(0)
+        case .propagate(let cookie):
+            w.writeUInt16LE(UInt16(truncatingIfNeeded: min(cookie.count, 0xFFFF)))
+            w.writeBytes(cookie.prefix(0xFFFF))
+        case .begin(let level, let name):
+            w.writeUInt8(level.rawValue)
+            w.writeBVarChar(name)
+        case .promote: break
+        case .commit(let name, let begin): commitTail(name, begin)
+        case .rollback(let name, let begin): commitTail(name, begin)
+        case .save(let name): w.writeBVarChar(name)
+        case .unknown(_, let payload): w.writeBytes(payload)
+        }
+        return w.bytes
+    }
+}

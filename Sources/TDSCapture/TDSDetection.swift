@@ -22,15 +22,15 @@ public enum TDSDetection {
     public static let defaultPort: UInt16 = 1433
 
     /// True when `bytes[offset...]` starts with a plausible TDS packet header: a known type,
-    /// only defined status bits, and a length between 8 and 65,535.
+    /// only defined status bits, a length between 8 and 32,768, and a zero Window byte.
     public static func isPacketHeader(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
         guard offset >= 0, bytes.count - offset >= 8 else { return false }
         let type = bytes[offset]
         let status = bytes[offset + 1]
         let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
         guard clientPacketTypes.contains(type) || serverPacketTypes.contains(type) else { return false }
-        guard status & 0xE0 == 0 else { return false }
-        return length >= 8
+        guard status & 0xE0 == 0, bytes[offset + 7] == 0 else { return false }
+        return length >= 8 && length <= 32_768
     }
 
     /// True when `bytes[offset...]` starts with a TLS record header (content type 20–23,

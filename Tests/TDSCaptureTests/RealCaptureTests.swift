@@ -62,3 +62,41 @@ final class RealCaptureTests: XCTestCase {
         XCTAssertNotNil(TDSDetection.legacyTDSReason(clientStream: c.clientStream.bytes))
     }
 }
+
+extension RealCaptureTests {
+    func testNDPISessionsEachGetTheirOwnVersion() throws {
+        let sessions = try load("ndpi_mssql_tds.pcap").tdsSessions()
+        XCTAssertEqual(sessions.count, 12)
+        for s in sessions {
+            // 2222 gets a DONE with a 4-byte row count; 4444, 9999, 11111 and 22222 send RPCs
+            // without ALL_HEADERS, which a 7.2+ client must send ([MS-TDS] 2.2.6.6): 7.1.
+            let expected = [2222, 4444, 9999, 11111, 22222].contains(s.conversation.client.port) ? 0x71 : 0x74
+            XCTAssertEqual(s.version.version.generation, UInt8(expected), "\(s.conversation.name): \(s.version)")
+            XCTAssertNil(s.legacyProtocolReason)
+            for m in s.messages {
+                if case .tds = m.content { continue }
+                XCTFail("\(s.conversation.name): unexpected \(m.content)")
+            }
+        }
+        let s2222 = try XCTUnwrap(sessions.first { $0.conversation.client.port == 2222 })
+        XCTAssertEqual(s2222.version.evidence, "4-byte DONE row counts")
+        XCTAssertEqual(s2222.messages.map { $0.message?.type }, [.sqlBatch, .tabularResult])
+        let s6666 = try XCTUnwrap(sessions.first { $0.conversation.client.port == 6666 })
+        XCTAssertEqual(s6666.messages.compactMap { $0.message?.type }, [.rpc])
+        XCTAssertEqual(s6666.messages.first?.message?.packetCount, 2)
+        XCTAssertEqual(s6666.messages.first?.message?.payload.count, 8339 - 16)
+        XCTAssertEqual(s6666.version.evidence, "ALL_HEADERS")
+    }
+
+    func testPacketbeatLoginIsTLSThenPlaintext() throws {
+        let session = try XCTUnwrap(try load("packetbeat_mssql_login.pcap").tdsSessions().first)
+        XCTAssertEqual(session.version.evidence, "LOGINACK")
+        XCTAssertEqual(session.version.version, .v7_4)
+        let client = session.messages.filter { $0.direction == .client }
+        guard client.count >= 3 else { return XCTFail("too few client messages") }
+        XCTAssertEqual(client[0].message?.type, .prelogin)
+        if case .tls(_, _, let inPrelogin) = client[1].content { XCTAssertTrue(inPrelogin) } else { XCTFail("\(client[1].content)") }
+        XCTAssertTrue(client.contains { if case .tls(_, _, false) = $0.content { return true } else { return false } },
+                      "the LOGIN7 travels as TLS records directly on TCP")
+    }
+}

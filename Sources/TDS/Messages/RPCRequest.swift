@@ -1,0 +1,290 @@
+/// [MS-TDS] 2.2.6.6 RPC Request: one or more remote procedure calls (packet type 0x03).
+///
+/// Layout: ALL_HEADERS (7.2 and later), then RPCReqBatch, optionally followed by more batches,
+/// each preceded by a separator (BatchFlag 0xFF from 7.2 — 0x80 before — or NoExecFlag 0xFE),
+/// and optionally a trailing separator. An RPCReqBatch is:
+/// - NameLenProcID: a US_VARCHAR procedure name, or ProcIDSwitch 0xFFFF + ProcID (2 bytes LE);
+/// - OptionFlags (2 bytes LE): fWithRecomp 0x01, fNoMetaData 0x02, fReuseMetaData 0x04;
+/// - parameters, each B_VARCHAR name, StatusFlags (fByRefValue 0x01, fDefaultValue 0x02,
+///   fEncrypted 0x08), TYPE_INFO and the value (TYPE_VARBYTE; PLP types in chunks; text, ntext
+///   and image with a 4-byte length and no TextPtr).
+///
+/// Encrypted parameters (Always Encrypted) and table-valued parameters are not supported
+/// (`.unsupported`).
+public struct RPCRequest: Hashable, Sendable {
+    /// ALL_HEADERS; nil for TDS 7.1 and earlier, or for bodies recorded without it.
+    public var allHeaders: AllHeaders?
+    public var calls: [RPCCall]
+
+    public init(calls: [RPCCall], allHeaders: AllHeaders? = .transaction()) {
+        self.calls = calls
+        self.allHeaders = allHeaders
+    }
+
+    public init(_ call: RPCCall, allHeaders: AllHeaders? = .transaction()) {
+        self.init(calls: [call], allHeaders: allHeaders)
+    }
+
+    /// The separator byte for batches in `version`: 0xFF from 7.2, 0x80 before.
+    public static func batchFlag(for version: TDSVersion) -> UInt8 { version.generation >= 0x72 ? 0xFF : 0x80 }
+    /// NoExecFlag (7.2 and later).
+    public static let noExecFlag: UInt8 = 0xFE
+
+    public static func decode(from bytes: [UInt8], version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> RPCRequest {
+        var reader = ByteReader(bytes)
+        return try decode(from: &reader, version: version, allHeaders: allHeaders)
+    }
+
+    /// Decodes an RPC request from the reader's remaining bytes (all of them).
+    ///
+    /// - Parameter allHeaders: overrides the version rule (ALL_HEADERS from 7.2) when non-nil;
+    ///   pass `false` for bodies that start at NameLenProcID.
+    /// - Throws: `.truncated` when the input ends inside a call; TYPE_INFO/value errors;
+    ///   `.unsupported` for encrypted or table-valued parameters.
+    public static func decode(from reader: inout ByteReader, version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> RPCRequest {
+        do throws(TDSDecodingError) {
+            let headers = try AllHeaders.decodeIfPresent(from: &reader, version: version, present: allHeaders)
+            var calls: [RPCCall] = []
+            repeat {
+                var call = try RPCCall.decode(from: &reader, version: version)
+                if !reader.isAtEnd {
+                    let flag = try reader.readUInt8()
+                    call.separator = flag == noExecFlag && version.generation >= 0x72 ? .noExec : .batch
+                }
+                calls.append(call)
+            } while !reader.isAtEnd
+            return RPCRequest(calls: calls, allHeaders: headers)
+        } catch {
+            throw error.withContext("RPCRequest")
+        }
+    }
+
+    /// Encodes the body. ALL_HEADERS is written from 7.2 on (auto-commit header when nil).
+    /// Calls are separated by their `separator` (BatchFlag when nil and another call follows).
+    ///
+    /// - Throws: `.invalidValue` when a parameter value does not fit its TYPE_INFO.
+    public func encode(version: TDSVersion) throws(TDSDecodingError) -> [UInt8] {
+        var w = ByteWriter(capacity: 128)
+        if AllHeaders.isPresent(in: version) { (allHeaders ?? .transaction()).encode(into: &w) }
+        for (i, call) in calls.enumerated() {
+            try call.encode(into: &w, version: version)
+            let isLast = i == calls.count - 1
+            switch call.separator {
+            case .batch?: w.writeUInt8(RPCRequest.batchFlag(for: version))
+            case .noExec?: w.writeUInt8(version.generation >= 0x72 ? RPCRequest.noExecFlag : RPCRequest.batchFlag(for: version))
+            case nil: if !isLast { w.writeUInt8(RPCRequest.batchFlag(for: version)) }
+            }
+        }
+        return w.bytes
+    }
+}
+
+/// [MS-TDS] 2.2.6.6 RPCReqBatch: one procedure call of an ``RPCRequest``.
+public struct RPCCall: Hashable, Sendable {
+    /// A well-known procedure number (ProcID, used after ProcIDSwitch 0xFFFF).
+    public struct ProcID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: UInt16
+        public init(rawValue: UInt16) { self.rawValue = rawValue }
+        public static let spCursor = ProcID(rawValue: 1)
+        public static let spCursorOpen = ProcID(rawValue: 2)
+        public static let spCursorPrepare = ProcID(rawValue: 3)
+        public static let spCursorExecute = ProcID(rawValue: 4)
+        public static let spCursorPrepExec = ProcID(rawValue: 5)
+        public static let spCursorUnprepare = ProcID(rawValue: 6)
+        public static let spCursorFetch = ProcID(rawValue: 7)
+        public static let spCursorOption = ProcID(rawValue: 8)
+        public static let spCursorClose = ProcID(rawValue: 9)
+        public static let spExecuteSQL = ProcID(rawValue: 10)
+        public static let spPrepare = ProcID(rawValue: 11)
+        public static let spExecute = ProcID(rawValue: 12)
+        public static let spPrepExec = ProcID(rawValue: 13)
+        public static let spPrepExecRPC = ProcID(rawValue: 14)
+        public static let spUnprepare = ProcID(rawValue: 15)
+
+        /// The procedure's name ("sp_executesql"), or "ProcID n".
+        public var description: String {
+            let names = ["sp_cursor", "sp_cursoropen", "sp_cursorprepare", "sp_cursorexecute", "sp_cursorprepexec",
+                         "sp_cursorunprepare", "sp_cursorfetch", "sp_cursoroption", "sp_cursorclose", "sp_executesql",
+                         "sp_prepare", "sp_execute", "sp_prepexec", "sp_prepexecrpc", "sp_unprepare"]
+            let i = Int(rawValue) - 1
+            return names.indices.contains(i) ? names[i] : "ProcID \(rawValue)"
+        }
+    }
+
+    public enum Procedure: Hashable, Sendable {
+        case id(ProcID)
+        case name(String)
+    }
+
+    /// OptionFlags: fWithRecomp 0x01, fNoMetaData 0x02, fReuseMetaData 0x04.
+    public struct Options: OptionSet, Hashable, Sendable {
+        public let rawValue: UInt16
+        public init(rawValue: UInt16) { self.rawValue = rawValue }
+        public static let withRecompile = Options(rawValue: 0x01)
+        public static let noMetadata = Options(rawValue: 0x02)
+        public static let reuseMetadata = Options(rawValue: 0x04)
+    }
+
+    /// The flag that follows a call in a multi-call request.
+    public enum Separator: Hashable, Sendable {
+        /// BatchFlag (0xFF from 7.2, 0x80 before).
+        case batch
+        /// NoExecFlag 0xFE (7.2+).
+        case noExec
+    }
+
+    public var procedure: Procedure
+    public var options: Options
+    public var parameters: [RPCParameter]
+    /// The separator written after this call; nil when none (the last call usually has none).
+    public var separator: Separator?
+
+    public init(procedure: Procedure, options: Options = [], parameters: [RPCParameter] = [], separator: Separator? = nil) {
+        self.procedure = procedure
+        self.options = options
+        self.parameters = parameters
+        self.separator = separator
+    }
+
+    /// Whether `byte`, read where a parameter could start, is a batch separator in `version`.
+    static func isSeparator(_ byte: UInt8, version: TDSVersion) -> Bool {
+        version.generation >= 0x72 ? (byte == 0xFF || byte == 0xFE) : byte == 0x80
+    }
+
+    /// Decodes one RPCReqBatch; stops before a separator or at the end of the input.
+    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> RPCCall {
+        let nameLength = try reader.readUInt16LE()
+        let procedure: Procedure
+        if nameLength == 0xFFFF {
+            procedure = .id(ProcID(rawValue: try reader.readUInt16LE()))
+        } else {
+            procedure = .name(try reader.readUTF16LE(byteCount: Int(nameLength) * 2))
+        }
+        let options = Options(rawValue: try reader.readUInt16LE())
+        var parameters: [RPCParameter] = []
+        while !reader.isAtEnd {
+            if isSeparator(try reader.peekUInt8(), version: version) { break }
+            parameters.append(try RPCParameter.decode(from: &reader, version: version))
+        }
+        return RPCCall(procedure: procedure, options: options, parameters: parameters)
+    }
+
+    public func encode(into w: inout ByteWriter, version: TDSVersion) throws(TDSDecodingError) {
+        switch procedure {
+        case .id(let id):
+            w.writeUInt16LE(0xFFFF)
+            w.writeUInt16LE(id.rawValue)
+        case .name(let name):
+            w.writeUSVarChar(name)
+        }
+        w.writeUInt16LE(options.rawValue)
+        for p in parameters { try p.encode(into: &w, version: version) }
+    }
+}
+
+/// [MS-TDS] 2.2.6.6 ParameterData: one RPC parameter.
+public struct RPCParameter: Hashable, Sendable {
+    /// StatusFlags: fByRefValue 0x01 (output parameter), fDefaultValue 0x02, fEncrypted 0x08.
+    public struct Status: OptionSet, Hashable, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let byRefValue = Status(rawValue: 0x01)
+        public static let defaultValue = Status(rawValue: 0x02)
+        public static let encrypted = Status(rawValue: 0x08)
+    }
+
+    /// The parameter name with its '@', or "" for a positional parameter.
+    public var name: String
+    public var status: Status
+    public var typeInfo: TypeInfo
+    public var value: SQLValue
+
+    public init(name: String = "", status: Status = [], typeInfo: TypeInfo, value: SQLValue) {
+        self.name = name
+        self.status = status
+        self.typeInfo = typeInfo
+        self.value = value
+    }
+
+    static let plpNull: UInt64 = 0xFFFF_FFFF_FFFF_FFFF
+    static let plpUnknownLength: UInt64 = 0xFFFF_FFFF_FFFF_FFFE
+
+    /// Whether values of this type carry a TextPtr in rows but a bare 4-byte length in RPC.
+    private static func isTextPointerType(_ t: TDSDataType) -> Bool {
+        t == .text || t == .ntext || t == .image
+    }
+
+    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> RPCParameter {
+        let start = reader.offset
+        let name = try reader.readBVarChar()
+        let status = Status(rawValue: try reader.readUInt8())
+        if status.contains(.encrypted) {
+            throw reader.error(.unsupported, at: start, "encrypted RPC parameter \(name)")
+        }
+        let info = try TypeInfo.decode(from: &reader, version: version)
+        let value: SQLValue
+        if info.isPLP {
+            value = try info.decodePLPValue(try readPLP(from: &reader))
+        } else if isTextPointerType(info.type) {
+            let length = try reader.readUInt32LE()
+            if length == 0xFFFF_FFFF {
+                value = .null
+            } else {
+                guard Int(length) <= reader.remaining else { throw reader.truncated(Int(length), "TYPE_VARBYTE") }
+                // Re-frame as the ROW form (TextPtr, timestamp, length) that TypeInfo decodes.
+                var framed = ByteWriter(capacity: Int(length) + 29)
+                framed.writeUInt8(16)
+                framed.writeBytes([UInt8](repeating: 0, count: 24))
+                framed.writeUInt32LE(length)
+                framed.writeBytes(try reader.readBytes(Int(length)))
+                var sub = ByteReader(framed.bytes, baseOffset: reader.absoluteOffset - Int(length) - 29)
+                value = try info.decodeValue(from: &sub)
+            }
+        } else {
+            value = try info.decodeValue(from: &reader)
+        }
+        return RPCParameter(name: name, status: status, typeInfo: info, value: value)
+    }
+
+    /// Reads a PLP body (8-byte total length, chunks, 0 terminator). Nil for PLP NULL.
+    static func readPLP(from reader: inout ByteReader) throws(TDSDecodingError) -> [UInt8]? {
+        let totalAt = reader.offset
+        let total = try reader.readUInt64LE()
+        if total == plpNull { return nil }
+        var data: [UInt8] = []
+        if total != plpUnknownLength, total <= UInt64(reader.remaining) { data.reserveCapacity(Int(total)) }
+        while true {
+            let chunk = Int(try reader.readUInt32LE())
+            if chunk == 0 { break }
+            data.append(contentsOf: try reader.readBytes(chunk))
+        }
+        if total != plpUnknownLength && UInt64(data.count) != total {
+            throw reader.error(.invalidLength, at: totalAt, "PLP total length \(total) but chunks hold \(data.count) bytes")
+        }
+        return data
+    }
+
+    public func encode(into w: inout ByteWriter, version: TDSVersion) throws(TDSDecodingError) {
+        w.writeBVarChar(name)
+        w.writeUInt8(status.rawValue)
+        typeInfo.encode(into: &w, version: version)
+        if RPCParameter.isTextPointerType(typeInfo.type) && !typeInfo.isPLP {
+            if value.isNull {
+                w.writeUInt32LE(0xFFFF_FFFF)
+                return
+            }
+            var row = ByteWriter()
+            try typeInfo.encodeValue(value, into: &row)
+            // ROW form: TextPtr length (1), TextPtr (16), timestamp (8), length (4), data.
+            let ptrLength = Int(row.bytes.first ?? 0)
+            let skip = 1 + ptrLength + 8
+            if row.bytes.count >= skip + 4 {
+                w.writeBytes(row.bytes[skip...])
+            } else {
+                w.writeUInt32LE(0xFFFF_FFFF)
+            }
+            return
+        }
+        try typeInfo.encodeValue(value, into: &w)
+    }
+}

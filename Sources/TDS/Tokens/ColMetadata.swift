@@ -189,3 +189,40 @@ public struct ColMetadata: Hashable, Sendable {
         } catch { throw error.inToken("COLMETADATA") }
     }
 }
+
+extension ColMetadata {
+    /// Writes the token byte 0x81 and the body (the CEK table when `cekTable` is set; the
+    /// CryptoMetaData of encrypted columns is not written). UserType is 4 bytes from TDS 7.2.
+    public func encode(into writer: inout ByteWriter, version: TDSVersion) {
+        writer.writeUInt8(TokenType.colMetadata.rawValue)
+        if isNoMetadata { writer.writeUInt16LE(0xFFFF); return }
+        writer.writeUInt16LE(UInt16(truncatingIfNeeded: columns.count))
+        if let cekTable {
+            writer.writeUInt16LE(UInt16(truncatingIfNeeded: cekTable.count))
+            for e in cekTable {
+                writer.writeUInt32LE(e.databaseID); writer.writeUInt32LE(e.cekID)
+                writer.writeUInt32LE(e.cekVersion); writer.writeUInt64LE(e.cekMetadataVersion)
+                writer.writeUInt8(UInt8(truncatingIfNeeded: e.values.count))
+                for v in e.values {
+                    writer.writeUInt16LE(UInt16(truncatingIfNeeded: v.encryptedKey.count)); writer.writeBytes(v.encryptedKey)
+                    writer.writeBVarChar(v.keyStoreName); writer.writeUSVarChar(v.keyPath); writer.writeBVarChar(v.algorithm)
+                }
+            }
+        }
+        for c in columns {
+            if version.hasLongRowCounts { writer.writeUInt32LE(c.userType) } else { writer.writeUInt16LE(UInt16(truncatingIfNeeded: c.userType)) }
+            writer.writeUInt16LE(c.flags.rawValue)
+            c.typeInfo.encode(into: &writer, version: version)
+            if c.typeInfo.type.isLegacyLOB {
+                let parts = c.tableName ?? []
+                if version.hasLongRowCounts {
+                    writer.writeUInt8(UInt8(truncatingIfNeeded: parts.count))
+                    for p in parts { writer.writeUSVarChar(p) }
+                } else {
+                    writer.writeUSVarChar(parts.joined(separator: "."))
+                }
+            }
+            writer.writeBVarChar(c.name)
+        }
+    }
+}

@@ -115,6 +115,13 @@ public struct EnvChange: Hashable, Sendable {
     /// For `.database`, `.language`, `.charset` and other text types: the new value.
     public var newText: String? { newValue.text }
 
+    /// For `.sqlCollation`: the new collation (nil when absent or not 5 bytes).
+    public var newCollation: Collation? {
+        guard type == .sqlCollation, let b = newValue.bytes, b.count == 5 else { return nil }
+        var r = ByteReader(b)
+        return try? Collation.decode(from: &r)
+    }
+
     /// For `.routing`: the routing target.
     public var routing: Routing? { if case .routing(let r) = newValue { return r }; return nil }
 

@@ -18,8 +18,15 @@ public struct LoginAck: Hashable, Sendable {
     public var interface: UInt8
     /// The TDS version the server chose.
     public var tdsVersion: TDSVersion
-    /// The server program name, e.g. "Microsoft SQL Server".
+    /// The server program name as sent, e.g. "Microsoft SQL Server\0\0" (SQL Server pads it
+    /// with NUL characters); see ``trimmedProgramName``.
     public var programName: String
+    /// `programName` without trailing NUL characters.
+    public var trimmedProgramName: String {
+        var s = Substring(programName)
+        while s.last == "\0" { s = s.dropLast() }
+        return String(s)
+    }
     public var serverVersion: ServerVersion
 
     public init(interface: UInt8 = 1, tdsVersion: TDSVersion, programName: String, serverVersion: ServerVersion) {

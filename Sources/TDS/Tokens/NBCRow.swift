@@ -25,3 +25,20 @@ public struct NBCRow: Hashable, Sendable {
         }
     }
 }
+
+extension NBCRow {
+    /// Writes the token byte 0xD2, the null bitmap and the non-NULL values.
+    public func encode(into writer: inout ByteWriter, columns: [ColumnMetadata]) throws(TDSDecodingError) {
+        guard values.count == columns.count else {
+            throw TDSDecodingError(.invalidValue, offset: writer.count, context: "NBCROW",
+                                   "\(values.count) value(s) for \(columns.count) column(s)")
+        }
+        writer.writeUInt8(TokenType.nbcRow.rawValue)
+        var bitmap = [UInt8](repeating: 0, count: (columns.count + 7) / 8)
+        for (i, v) in values.enumerated() where v.isNull { bitmap[i >> 3] |= 1 << UInt8(i & 7) }
+        writer.writeBytes(bitmap)
+        for (value, column) in zip(values, columns) where !value.isNull {
+            try column.typeInfo.encodeValue(value, into: &writer)
+        }
+    }
+}

@@ -21,3 +21,18 @@ public struct Row: Hashable, Sendable {
         return Row(values: progress.values)
     }
 }
+
+extension Row {
+    /// Writes the token byte 0xD1 and one value per column (PLP values in chunks).
+    /// Throws if a value does not fit its column's type.
+    public func encode(into writer: inout ByteWriter, columns: [ColumnMetadata]) throws(TDSDecodingError) {
+        guard values.count == columns.count else {
+            throw TDSDecodingError(.invalidValue, offset: writer.count, context: "ROW",
+                                   "\(values.count) value(s) for \(columns.count) column(s)")
+        }
+        writer.writeUInt8(TokenType.row.rawValue)
+        for (value, column) in zip(values, columns) {
+            try column.typeInfo.encodeValue(value, into: &writer)
+        }
+    }
+}

@@ -11,91 +11,91 @@ public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringCon
 
     // MARK: 2.2.5.4.1 Fixed-length data types (no length in TYPE_INFO or value)
     /// NULLTYPE (0x1F): a NULL with no data.
-    public static let null = TDSDataType(0x1F)
+    @inlinable public static var null: TDSDataType { TDSDataType(0x1F) }
     /// INT1TYPE (0x30): tinyint, 1 byte unsigned.
-    public static let int1 = TDSDataType(0x30)
+    @inlinable public static var int1: TDSDataType { TDSDataType(0x30) }
     /// BITTYPE (0x32): bit, 1 byte.
-    public static let bit = TDSDataType(0x32)
+    @inlinable public static var bit: TDSDataType { TDSDataType(0x32) }
     /// INT2TYPE (0x34): smallint, 2 bytes.
-    public static let int2 = TDSDataType(0x34)
+    @inlinable public static var int2: TDSDataType { TDSDataType(0x34) }
     /// INT4TYPE (0x38): int, 4 bytes.
-    public static let int4 = TDSDataType(0x38)
+    @inlinable public static var int4: TDSDataType { TDSDataType(0x38) }
     /// DATETIM4TYPE (0x3A): smalldatetime, 4 bytes.
-    public static let datetim4 = TDSDataType(0x3A)
+    @inlinable public static var datetim4: TDSDataType { TDSDataType(0x3A) }
     /// FLT4TYPE (0x3B): real, 4 bytes.
-    public static let flt4 = TDSDataType(0x3B)
+    @inlinable public static var flt4: TDSDataType { TDSDataType(0x3B) }
     /// MONEYTYPE (0x3C): money, 8 bytes.
-    public static let money = TDSDataType(0x3C)
+    @inlinable public static var money: TDSDataType { TDSDataType(0x3C) }
     /// DATETIMETYPE (0x3D): datetime, 8 bytes.
-    public static let datetime = TDSDataType(0x3D)
+    @inlinable public static var datetime: TDSDataType { TDSDataType(0x3D) }
     /// FLT8TYPE (0x3E): float, 8 bytes.
-    public static let flt8 = TDSDataType(0x3E)
+    @inlinable public static var flt8: TDSDataType { TDSDataType(0x3E) }
     /// MONEY4TYPE (0x7A): smallmoney, 4 bytes.
-    public static let money4 = TDSDataType(0x7A)
+    @inlinable public static var money4: TDSDataType { TDSDataType(0x7A) }
     /// INT8TYPE (0x7F): bigint, 8 bytes.
-    public static let int8 = TDSDataType(0x7F)
+    @inlinable public static var int8: TDSDataType { TDSDataType(0x7F) }
 
     // MARK: 2.2.5.4.2 Variable-length data types
     /// GUIDTYPE (0x24): uniqueidentifier (BYTELEN, 16).
-    public static let guid = TDSDataType(0x24)
+    @inlinable public static var guid: TDSDataType { TDSDataType(0x24) }
     /// INTNTYPE (0x26): nullable integer (BYTELEN 1, 2, 4 or 8).
-    public static let intN = TDSDataType(0x26)
+    @inlinable public static var intN: TDSDataType { TDSDataType(0x26) }
     /// DECIMALTYPE (0x37): legacy decimal (BYTELEN, precision, scale).
-    public static let decimal = TDSDataType(0x37)
+    @inlinable public static var decimal: TDSDataType { TDSDataType(0x37) }
     /// NUMERICTYPE (0x3F): legacy numeric (BYTELEN, precision, scale).
-    public static let numeric = TDSDataType(0x3F)
+    @inlinable public static var numeric: TDSDataType { TDSDataType(0x3F) }
     /// BITNTYPE (0x68): nullable bit (BYTELEN 1).
-    public static let bitN = TDSDataType(0x68)
+    @inlinable public static var bitN: TDSDataType { TDSDataType(0x68) }
     /// DECIMALNTYPE (0x6A): decimal (BYTELEN, precision, scale).
-    public static let decimalN = TDSDataType(0x6A)
+    @inlinable public static var decimalN: TDSDataType { TDSDataType(0x6A) }
     /// NUMERICNTYPE (0x6C): numeric (BYTELEN, precision, scale).
-    public static let numericN = TDSDataType(0x6C)
+    @inlinable public static var numericN: TDSDataType { TDSDataType(0x6C) }
     /// FLTNTYPE (0x6D): nullable real/float (BYTELEN 4 or 8).
-    public static let fltN = TDSDataType(0x6D)
+    @inlinable public static var fltN: TDSDataType { TDSDataType(0x6D) }
     /// MONEYNTYPE (0x6E): nullable smallmoney/money (BYTELEN 4 or 8).
-    public static let moneyN = TDSDataType(0x6E)
+    @inlinable public static var moneyN: TDSDataType { TDSDataType(0x6E) }
     /// DATETIMNTYPE (0x6F): nullable smalldatetime/datetime (BYTELEN 4 or 8).
-    public static let datetimN = TDSDataType(0x6F)
+    @inlinable public static var datetimN: TDSDataType { TDSDataType(0x6F) }
     /// DATENTYPE (0x28): date, TDS 7.3+ (no length in TYPE_INFO; value 0 or 3 bytes).
-    public static let dateN = TDSDataType(0x28)
+    @inlinable public static var dateN: TDSDataType { TDSDataType(0x28) }
     /// TIMENTYPE (0x29): time(scale), TDS 7.3+.
-    public static let timeN = TDSDataType(0x29)
+    @inlinable public static var timeN: TDSDataType { TDSDataType(0x29) }
     /// DATETIME2NTYPE (0x2A): datetime2(scale), TDS 7.3+.
-    public static let datetime2N = TDSDataType(0x2A)
+    @inlinable public static var datetime2N: TDSDataType { TDSDataType(0x2A) }
     /// DATETIMEOFFSETNTYPE (0x2B): datetimeoffset(scale), TDS 7.3+.
-    public static let datetimeOffsetN = TDSDataType(0x2B)
+    @inlinable public static var datetimeOffsetN: TDSDataType { TDSDataType(0x2B) }
     /// CHARTYPE (0x2F): legacy char (BYTELEN).
-    public static let char = TDSDataType(0x2F)
+    @inlinable public static var char: TDSDataType { TDSDataType(0x2F) }
     /// VARCHARTYPE (0x27): legacy varchar (BYTELEN).
-    public static let varchar = TDSDataType(0x27)
+    @inlinable public static var varchar: TDSDataType { TDSDataType(0x27) }
     /// BINARYTYPE (0x2D): legacy binary (BYTELEN).
-    public static let binary = TDSDataType(0x2D)
+    @inlinable public static var binary: TDSDataType { TDSDataType(0x2D) }
     /// VARBINARYTYPE (0x25): legacy varbinary (BYTELEN).
-    public static let varbinary = TDSDataType(0x25)
+    @inlinable public static var varbinary: TDSDataType { TDSDataType(0x25) }
     /// BIGVARBINARYTYPE (0xA5): varbinary(n) / varbinary(max) (USHORTLEN; 0xFFFF = PLP).
-    public static let bigVarBinary = TDSDataType(0xA5)
+    @inlinable public static var bigVarBinary: TDSDataType { TDSDataType(0xA5) }
     /// BIGVARCHARTYPE (0xA7): varchar(n) / varchar(max) (USHORTLEN + collation; 0xFFFF = PLP).
-    public static let bigVarChar = TDSDataType(0xA7)
+    @inlinable public static var bigVarChar: TDSDataType { TDSDataType(0xA7) }
     /// BIGBINARYTYPE (0xAD): binary(n), also timestamp/rowversion (USHORTLEN).
-    public static let bigBinary = TDSDataType(0xAD)
+    @inlinable public static var bigBinary: TDSDataType { TDSDataType(0xAD) }
     /// BIGCHARTYPE (0xAF): char(n) (USHORTLEN + collation).
-    public static let bigChar = TDSDataType(0xAF)
+    @inlinable public static var bigChar: TDSDataType { TDSDataType(0xAF) }
     /// NVARCHARTYPE (0xE7): nvarchar(n) / nvarchar(max) (USHORTLEN + collation; 0xFFFF = PLP).
-    public static let nvarchar = TDSDataType(0xE7)
+    @inlinable public static var nvarchar: TDSDataType { TDSDataType(0xE7) }
     /// NCHARTYPE (0xEF): nchar(n) (USHORTLEN + collation).
-    public static let nchar = TDSDataType(0xEF)
+    @inlinable public static var nchar: TDSDataType { TDSDataType(0xEF) }
     /// XMLTYPE (0xF1): xml, TDS 7.2+ (schema info; values are PLP).
-    public static let xml = TDSDataType(0xF1)
+    @inlinable public static var xml: TDSDataType { TDSDataType(0xF1) }
     /// UDTTYPE (0xF0): CLR user-defined type, TDS 7.2+ (values are PLP).
-    public static let udt = TDSDataType(0xF0)
+    @inlinable public static var udt: TDSDataType { TDSDataType(0xF0) }
     /// TEXTTYPE (0x23): text (LONGLEN + collation).
-    public static let text = TDSDataType(0x23)
+    @inlinable public static var text: TDSDataType { TDSDataType(0x23) }
     /// IMAGETYPE (0x22): image (LONGLEN).
-    public static let image = TDSDataType(0x22)
+    @inlinable public static var image: TDSDataType { TDSDataType(0x22) }
     /// NTEXTTYPE (0x63): ntext (LONGLEN + collation).
-    public static let ntext = TDSDataType(0x63)
+    @inlinable public static var ntext: TDSDataType { TDSDataType(0x63) }
     /// SSVARIANTTYPE (0x62): sql_variant (LONGLEN).
-    public static let ssVariant = TDSDataType(0x62)
+    @inlinable public static var ssVariant: TDSDataType { TDSDataType(0x62) }
 
     /// Every type byte [MS-TDS] 2.2.5.4 defines.
     public static let allKnown: [TDSDataType] = [

@@ -207,3 +207,17 @@ final class MessageLogin7Tests: XCTestCase {
         }
     }
 }
+
+final class MessageLogin7LongSSPITests: XCTestCase {
+    /// SSPI of 65,535 bytes or more: cbSSPI = 0xFFFF and the length in cbSSPILong (7.2+).
+    func testLongSSPI() throws {
+        let sspi = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let login = Login7(tdsVersion: .v7_4, hostName: "h", sspi: sspi)
+        let bytes = login.encode()
+        XCTAssertEqual(Array(bytes[80..<82]), [0xFF, 0xFF])   // cbSSPI
+        XCTAssertEqual(Array(bytes[90..<94]), [0x70, 0x11, 0x01, 0x00])  // cbSSPILong = 70000
+        let d = try Login7.decode(from: bytes)
+        XCTAssertEqual(d.sspi, sspi)
+        XCTAssertEqual(d, login)
+    }
+}

@@ -176,7 +176,7 @@ final class TypesTypeInfoTests: XCTestCase {
 }
 
 final class TypesCollationTests: XCTestCase {
-    func testCodePagesFromSortIDAndLCID() {
+    func testCodePagesFromSortIDAndLCID() throws {
         XCTAssertEqual(Collation(lcid: 0x0409, sortID: 52).codePage, 1252)
         XCTAssertEqual(Collation(lcid: 0x0409, sortID: 30).codePage, 437)
         XCTAssertEqual(Collation(lcid: 0x0419).codePage, 1251)        // Cyrillic_General
@@ -203,12 +203,28 @@ final class TypesCollationTests: XCTestCase {
         XCTAssertEqual(unknown.codePage, 1252)
         XCTAssertFalse(unknown.isCodePageKnown)
         XCTAssertTrue(Collation(lcid: 0x0419).isCodePageKnown)
+        // SQL sort orders: known ids win over the LCID; unknown ids fall back to the LCID.
+        XCTAssertEqual(Collation(lcid: 0x0409, sortID: 98).codePage, 1250)
+        XCTAssertEqual(Collation(lcid: 0x0409, sortID: 106).codePage, 1251)
+        XCTAssertEqual(Collation(lcid: 0x0409, sortID: 124).codePage, 1253)
+        XCTAssertEqual(Collation(lcid: 0x0409, sortID: 192).codePage, 932)
+        XCTAssertEqual(Collation(lcid: 0x0409, sortID: 199).codePage, 936)
+        XCTAssertEqual(Collation(lcid: 0x0409, sortID: 204).codePage, 874)
+        XCTAssertEqual(Collation(lcid: 0x0419, sortID: 36).codePage, 1251)
+        // Raw collation (all zero bytes): documented 1252 fallback.
+        let raw = try XCTUnwrap(Collation(bytes: [0, 0, 0, 0, 0]))
+        XCTAssertEqual(raw.codePage, 1252)
+        XCTAssertFalse(raw.isCodePageKnown)
     }
 
     func testCollationBitLayout() throws {
         // LCID 0x00411 (Japanese), flags fIgnoreCase|fBinary2 (0x21), version 2, sort 0.
         let c = Collation(lcid: 0x0411, flags: [.ignoreCase, .binary2], version: 2, sortID: 0)
         XCTAssertEqual(c.bytes, [0x11, 0x04, 0x10, 0x22, 0x00])
+        // ColFlags order: fIgnoreCase, fIgnoreAccent, fIgnoreKana, fIgnoreWidth, fBinary, fBinary2, fUTF8.
+        XCTAssertEqual(Collation(lcid: 0, flags: [.ignoreKana]).bytes[2], 0x40)
+        XCTAssertEqual(Collation(lcid: 0, flags: [.ignoreWidth]).bytes[2], 0x80)
+        XCTAssertEqual(Collation(lcid: 0, flags: [.utf8]).bytes[3], 0x04)
         var r = ByteReader(c.bytes)
         XCTAssertEqual(try Collation.decode(from: &r), c)
         var short = ByteReader([0x11, 0x04, 0x10, 0x22])

@@ -1,7 +1,8 @@
 /// [MS-TDS] 2.2.5.1.2 Collation: 5 bytes.
 ///
-/// Bytes 0-3 (little-endian UInt32): bits 0-19 LCID, bits 20-27 flags (fIgnoreCase, fIgnoreAccent,
-/// fIgnoreWidth, fIgnoreKana, fBinary, fBinary2, fUTF8, reserved), bits 28-31 version.
+/// Bytes 0-3 (little-endian UInt32): bits 0-19 LCID, bits 20-27 ColFlags (fIgnoreCase, fIgnoreAccent,
+/// fIgnoreKana, fIgnoreWidth, fBinary, fBinary2, fUTF8, reserved), bits 28-31 version.
+/// All five bytes zero is the "raw collation" ([MS-TDS]); it maps to the 1252 fallback.
 /// Byte 4: SortId (non-zero for SQL collations such as `SQL_Latin1_General_CP1_CI_AS`).
 ///
 /// ``codePage`` is the code page of char/varchar/text data in this collation: 65001 when the UTF-8
@@ -25,8 +26,8 @@ public struct Collation: Hashable, Sendable, CustomStringConvertible {
         public init(rawValue: UInt8) { self.rawValue = rawValue }
         public static let ignoreCase = Flags(rawValue: 1 << 0)
         public static let ignoreAccent = Flags(rawValue: 1 << 1)
-        public static let ignoreWidth = Flags(rawValue: 1 << 2)
-        public static let ignoreKana = Flags(rawValue: 1 << 3)
+        public static let ignoreKana = Flags(rawValue: 1 << 2)
+        public static let ignoreWidth = Flags(rawValue: 1 << 3)
         public static let binary = Flags(rawValue: 1 << 4)
         public static let binary2 = Flags(rawValue: 1 << 5)
         public static let utf8 = Flags(rawValue: 1 << 6)
@@ -90,12 +91,12 @@ public struct Collation: Hashable, Sendable, CustomStringConvertible {
     /// SQL sort order id -> code page (SQL collations; SortId != 0).
     static func codePage(sortID: UInt8) -> Int? {
         switch sortID {
-        case 30...37: return 437
-        case 40...49, 55...61: return 850
+        case 30...35: return 437
+        case 40...45, 49, 55...61: return 850
         case 50...54, 71...75, 183...186: return 1252
-        case 80...96: return 1250
+        case 80...98: return 1250
         case 104...108: return 1251
-        case 112...114, 120...124: return 1253
+        case 112...114, 120...122, 124: return 1253
         case 128...130: return 1254
         case 136...138: return 1255
         case 144...146: return 1256
@@ -140,7 +141,7 @@ public struct Collation: Hashable, Sendable, CustomStringConvertible {
         case 0x2A: return 1258                             // Vietnamese
         case 0x03, 0x06, 0x07, 0x09, 0x0A, 0x0B, 0x0C, 0x0F, 0x10, 0x13, 0x14, 0x16, 0x1D, 0x21, 0x2D,
              0x36, 0x38, 0x3E, 0x41, 0x52, 0x56, 0x62, 0x6E, 0x83, 0x84, 0x88, 0x2E, 0x3B, 0x3C, 0x6A, 0x6B,
-             0x6C, 0x91, 0x34, 0x35, 0x32, 0x46, 0x47, 0x5D, 0x5F, 0x64, 0x70, 0x7A, 0x7C, 0x86, 0x87:
+             0x6C, 0x91, 0x34, 0x35, 0x32, 0x46, 0x47, 0x5D, 0x5F, 0x64, 0x70, 0x7A, 0x7C, 0x86, 0x87, 0x17, 0x37, 0x7E:
             return 1252                                   // Western European and other Latin-1 locales
         default: return nil
         }

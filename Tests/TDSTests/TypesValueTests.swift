@@ -304,6 +304,15 @@ final class TypesValueTests: XCTestCase {
         XCTAssertEqual(e?.code, .invalidEncoding)
         XCTAssertEqual(e?.offset, 54)
         XCTAssertEqual(e?.context, "NVARCHAR")
+        // Lone low surrogate, and a high surrogate followed by a non-surrogate.
+        XCTAssertEqual(S.decodeError(t, [4, 0, 0x00, 0xDC, 0x61, 0])?.offset, 2)
+        XCTAssertEqual(S.decodeError(t, [6, 0, 0x61, 0, 0x3D, 0xD8, 0x61, 0])?.code, .invalidEncoding)
+        XCTAssertEqual(S.decodeError(t, [6, 0, 0x61, 0, 0x3D, 0xD8, 0x61, 0])?.offset, 4)
+        // 1-, 2- and 3-byte UTF-8 scalars and a pair, against Swift's own transcoding.
+        let mixed = "aé€\u{FFFD}\u{10FFFF}z"
+        let mixedBytes = try S.encode(t, .string(mixed))
+        XCTAssertEqual(try S.decode(t, mixedBytes), .string(mixed))
+        XCTAssertEqual(try S.decode(.nchar(20), mixedBytes), .string(mixed))
         // Odd byte count.
         XCTAssertEqual(S.decodeError(t, [3, 0, 0x61, 0, 0x62])?.code, .invalidLength)
         // ntext with TextPtr.

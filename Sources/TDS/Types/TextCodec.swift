@@ -89,4 +89,51 @@ enum TextCodec {
             return [UInt8](d)
         }
     }
+
+    /// Decodes `byteCount` bytes (checked first) of UTF-16LE straight into a UTF-8 String.
+    /// Throws `.invalidLength` for an odd byte count and `.invalidEncoding` at the offset of an
+    /// unpaired surrogate.
+    static func decodeUTF16LE(from reader: inout ByteReader, byteCount: Int) throws(TDSDecodingError) -> String {
+        try reader.require(byteCount)
+        guard byteCount % 2 == 0 else {
+            throw reader.error(.invalidLength, "UTF-16 text of odd byte length \(byteCount)")
+        }
+        if byteCount == 0 { return "" }
+        let start = reader.offset
+        let units = byteCount / 2
+        var badUnit = -1
+        let text = reader.bytes.withUnsafeBufferPointer { src -> String in
+            String(unsafeUninitializedCapacity: units * 3) { out -> Int in
+                var o = 0, i = start
+                let end = start + byteCount
+                while i < end {
+                    let u = UInt32(src[i]) | UInt32(src[i + 1]) << 8
+                    i += 2
+                    if u < 0x80 {
+                        out[o] = UInt8(u); o += 1
+                    } else if u < 0x800 {
+                        out[o] = UInt8(0xC0 | u >> 6); out[o + 1] = UInt8(0x80 | u & 0x3F); o += 2
+                    } else if u < 0xD800 || u > 0xDFFF {
+                        out[o] = UInt8(0xE0 | u >> 12); out[o + 1] = UInt8(0x80 | u >> 6 & 0x3F)
+                        out[o + 2] = UInt8(0x80 | u & 0x3F); o += 3
+                    } else {
+                        // A high surrogate followed by a low surrogate; anything else is invalid.
+                        guard u < 0xDC00, i < end else { badUnit = (i - 2 - start) / 2; return 0 }
+                        let l = UInt32(src[i]) | UInt32(src[i + 1]) << 8
+                        guard (0xDC00...0xDFFF).contains(l) else { badUnit = (i - 2 - start) / 2; return 0 }
+                        i += 2
+                        let c = 0x10000 + ((u - 0xD800) << 10) + (l - 0xDC00)
+                        out[o] = UInt8(0xF0 | c >> 18); out[o + 1] = UInt8(0x80 | c >> 12 & 0x3F)
+                        out[o + 2] = UInt8(0x80 | c >> 6 & 0x3F); out[o + 3] = UInt8(0x80 | c & 0x3F); o += 4
+                    }
+                }
+                return o
+            }
+        }
+        if badUnit >= 0 {
+            throw reader.error(.invalidEncoding, at: start + badUnit * 2, "invalid UTF-16 (unpaired surrogate)")
+        }
+        reader.offset = start + byteCount
+        return text
+    }
 }

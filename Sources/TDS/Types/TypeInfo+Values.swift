@@ -41,6 +41,35 @@ extension TypeInfo {
         case 0x3C, 0x3D, 0x3A, 0x7A:
             return try decodeData(from: &reader, count: length, baseScale: scale)
         case 0x1F: return .null
+        // Common nullable types (COLMETADATA of TDS 7.2+ servers), decoded without the generic path.
+        case 0x26:  // INTN
+            let n = try reader.readUInt8()
+            switch n {
+            case 0: return .null
+            case 4: return .int(try reader.readInt32LE())
+            case 8: return .bigint(try reader.readInt64LE())
+            case 2: return .smallint(try reader.readInt16LE())
+            case 1: return .tinyint(try reader.readUInt8())
+            default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
+            }
+        case 0x6D:  // FLTN
+            let n = try reader.readUInt8()
+            switch n {
+            case 0: return .null
+            case 8: return .float(try reader.readFloat64LE())
+            case 4: return .real(try reader.readFloat32LE())
+            default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
+            }
+        case 0x68:  // BITN
+            let n = try reader.readUInt8()
+            if n == 0 { return .null }
+            if n == 1 { return .bit(try reader.readUInt8() != 0) }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)
+        case 0xE7, 0xEF:  // NVARCHAR, NCHAR
+            if isPLP { break }
+            let n = try reader.readUInt16LE()
+            if n == 0xFFFF { return .null }
+            return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: Int(n)))
         default: break
         }
         if isPLP {
@@ -203,9 +232,9 @@ extension TypeInfo {
         case .char, .varchar, .bigChar, .bigVarChar, .text:
             return .string(try TextCodec.decode(from: &reader, count: n, collation: collation))
         case .nchar, .nvarchar, .ntext:
-            return .string(try reader.readUTF16LE(byteCount: n))
+            return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: n))
         case .xml:
-            return .xml(try reader.readUTF16LE(byteCount: n))
+            return .xml(try TextCodec.decodeUTF16LE(from: &reader, byteCount: n))
         case .binary, .varbinary, .bigBinary, .bigVarBinary, .image:
             return .binary(try reader.readBytes(n))
         case .udt:

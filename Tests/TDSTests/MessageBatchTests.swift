@@ -111,7 +111,7 @@ final class MessageBatchTests: XCTestCase {
         }
         // Known layouts.
         XCTAssertEqual(TransactionManagerRequest(.begin(isolationLevel: .readCommitted, name: "t"), allHeaders: nil).encode(version: .v7_1_1),
-                       [5, 0, 2, 1, 0x74, 0])
+                       [5, 0, 2, 2, 0x74, 0])  // B_VARBYTE: 2 bytes of UTF-16
         XCTAssertEqual(TransactionManagerRequest(.commit(name: "", thenBegin: .init(isolationLevel: .serializable, name: "")), allHeaders: nil).encode(version: .v7_1_1),
                        [7, 0, 0, 1, 4, 0])
         XCTAssertEqual(TransactionManagerRequest(.getDTCAddress, allHeaders: nil).encode(version: .v7_1_1), [0, 0, 0, 0])

@@ -4,12 +4,13 @@
 /// request type:
 /// - TM_GET_DTC_ADDRESS (0): a zero-length US_VARBYTE (2 zero bytes);
 /// - TM_PROPAGATE_XACT (1): US_VARBYTE, the DTC transaction cookie;
-/// - TM_BEGIN_XACT (5): ISOLATION_LEVEL (1 byte), B_VARCHAR transaction name;
+/// - TM_BEGIN_XACT (5): ISOLATION_LEVEL (1 byte), BEGIN_XACT_NAME;
 /// - TM_PROMOTE_XACT (6): nothing;
-/// - TM_COMMIT_XACT (7) and TM_ROLLBACK_XACT (8): B_VARCHAR name, a flags byte (fBeginXact
-///   0x01), and when fBeginXact is set the new transaction's ISOLATION_LEVEL and B_VARCHAR name;
-/// - TM_SAVE_XACT (9): B_VARCHAR savepoint name.
-/// Other request types are kept raw.
+/// - TM_COMMIT_XACT (7) and TM_ROLLBACK_XACT (8): XACT_NAME, XACT_FLAGS (fBeginXact 0x01), and
+///   when fBeginXact is set the new transaction's ISOLATION_LEVEL and BEGIN_XACT_NAME;
+/// - TM_SAVE_XACT (9): XACT_NAME (the savepoint).
+/// Transaction names are B_VARBYTE: a 1-byte **byte** count, then UTF-16LE text (so at most 127
+/// characters; longer names are cut when encoding). Other request types are kept raw.
 public struct TransactionManagerRequest: Hashable, Sendable {
     /// ISOLATION_LEVEL: 0 no change, 1 read uncommitted, 2 read committed, 3 repeatable read,
     /// 4 serializable, 5 snapshot.
@@ -83,12 +84,16 @@ public struct TransactionManagerRequest: Hashable, Sendable {
             let headers = try AllHeaders.decodeIfPresent(from: &reader, version: version, present: allHeaders)
             let type = try reader.readUInt16LE()
             let request: Request
+            func readName() throws(TDSDecodingError) -> String {
+                let count = Int(try reader.readUInt8())
+                return try reader.readUTF16LE(byteCount: count)
+            }
             func afterCommit() throws(TDSDecodingError) -> (String, NewTransaction?) {
-                let name = try reader.readBVarChar()
+                let name = try readName()
                 let flags = try reader.readUInt8()
                 guard flags & 0x01 != 0 else { return (name, nil) }
                 let level = IsolationLevel(rawValue: try reader.readUInt8())
-                return (name, NewTransaction(isolationLevel: level, name: try reader.readBVarChar()))
+                return (name, NewTransaction(isolationLevel: level, name: try readName()))
             }
             switch type {
             case 0:
@@ -97,11 +102,11 @@ public struct TransactionManagerRequest: Hashable, Sendable {
             case 1: request = .propagate(cookie: try reader.readUSVarByte())
             case 5:
                 let level = IsolationLevel(rawValue: try reader.readUInt8())
-                request = .begin(isolationLevel: level, name: try reader.readBVarChar())
+                request = .begin(isolationLevel: level, name: try readName())
             case 6: request = .promote
             case 7: let (n, b) = try afterCommit(); request = .commit(name: n, thenBegin: b)
             case 8: let (n, b) = try afterCommit(); request = .rollback(name: n, thenBegin: b)
-            case 9: request = .save(name: try reader.readBVarChar())
+            case 9: request = .save(name: try readName())
             default: request = .unknown(type: type, payload: try reader.readBytes(reader.remaining))
             }
             guard reader.isAtEnd else {
@@ -118,12 +123,18 @@ public struct TransactionManagerRequest: Hashable, Sendable {
         var w = ByteWriter(capacity: 48)
         if AllHeaders.isPresent(in: version) { (allHeaders ?? .transaction()).encode(into: &w) }
         w.writeUInt16LE(request.type)
+        /// B_VARBYTE of UTF-16LE: byte count first.
+        func writeName(_ s: String) {
+            let units = Array(s.utf16.prefix(127))
+            w.writeUInt8(UInt8(units.count * 2))
+            for u in units { w.writeUInt16LE(u) }
+        }
         func commitTail(_ name: String, _ begin: NewTransaction?) {
-            w.writeBVarChar(name)
+            writeName(name)
             if let begin {
                 w.writeUInt8(0x01)
                 w.writeUInt8(begin.isolationLevel.rawValue)
-                w.writeBVarChar(begin.name)
+                writeName(begin.name)
             } else {
                 w.writeUInt8(0)
             }
@@ -135,11 +146,11 @@ public struct TransactionManagerRequest: Hashable, Sendable {
             w.writeBytes(cookie.prefix(0xFFFF))
         case .begin(let level, let name):
             w.writeUInt8(level.rawValue)
-            w.writeBVarChar(name)
+            writeName(name)
         case .promote: break
         case .commit(let name, let begin): commitTail(name, begin)
         case .rollback(let name, let begin): commitTail(name, begin)
-        case .save(let name): w.writeBVarChar(name)
+        case .save(let name): writeName(name)
         case .unknown(_, let payload): w.writeBytes(payload)
         }
         return w.bytes

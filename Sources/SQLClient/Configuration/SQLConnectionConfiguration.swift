@@ -1,0 +1,288 @@
+import Foundation
+
+/// Everything needed to open a ``SQLConnection``: where, who, and how.
+///
+/// Build it by parts or from an ADO.NET-style connection string with
+/// ``init(connectionString:)``. `password` is stored as a ``RedactedPassword``: it never appears
+/// in `description`, in errors or in logs.
+public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
+    /// The server: host, and port or named instance.
+    public var address: SQLServerAddress
+    /// The SQL login name.
+    public var user: String
+    /// The SQL login password (never printed).
+    public var password: RedactedPassword
+    /// The initial database; empty uses the login's default database.
+    public var database: String
+    /// How encryption is negotiated (default `.on`: the whole session under TLS, certificate verified).
+    public var encryption: SQLEncryption
+    /// Certificate checks and TLS versions.
+    public var tls: TLSConfiguration
+    /// With `encryption == .off` (TLS for LOGIN7 only), verify the certificate anyway (default false,
+    /// as Microsoft's drivers do).
+    public var verifyCertificateWhenLoginOnly: Bool
+    /// The TLS implementation; nil uses the platform default (OpenSSL on Linux).
+    public var tlsProvider: (any TLSProvider)?
+    /// Time allowed for resolving, connecting, the TLS handshake and the login (default 15 s).
+    public var connectTimeout: Duration
+    /// The application name sent in LOGIN7 (shown by `APP_NAME()` and in server traces).
+    public var applicationName: String
+    /// The client host name sent in LOGIN7 (`HOST_NAME()`); nil sends this machine's name.
+    public var workstationID: String?
+    /// The requested packet size in bytes (512–32767; default 4096). The server may answer another.
+    public var packetSize: Int
+    /// The TDS version requested in LOGIN7 (default 7.4; 7.1, 7.2, 7.3A, 7.3B on request).
+    public var tdsVersion: TDSVersion
+    /// The login language (empty: the login's default).
+    public var language: String
+    /// When set, `SET TEXTSIZE n` runs right after login: the maximum bytes returned for
+    /// text/ntext/varchar(max)/nvarchar(max)/varbinary(max) values.
+    public var textSize: Int?
+    /// The UDP port of the SQL Server Browser used to resolve named instances (default 1434).
+    public var browserPort: Int
+
+    public init(address: SQLServerAddress, user: String, password: String, database: String = "",
+                encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),
+                connectTimeout: Duration = .seconds(15), applicationName: String = "SQLClient",
+                packetSize: Int = Packet.defaultSize, tdsVersion: TDSVersion = .v7_4, textSize: Int? = nil) {
+        self.address = address
+        self.user = user
+        self.password = RedactedPassword(password)
+        self.database = database
+        self.encryption = encryption
+        self.tls = tls
+        self.verifyCertificateWhenLoginOnly = false
+        self.tlsProvider = nil
+        self.connectTimeout = connectTimeout
+        self.applicationName = applicationName
+        self.workstationID = nil
+        self.packetSize = packetSize
+        self.tdsVersion = tdsVersion
+        self.language = ""
+        self.textSize = textSize
+        self.browserPort = 1434
+    }
+
+    /// By parts, with the server written in any form ``SQLServerAddress`` accepts
+    /// (`host`, `host,port`, `host:port`, `host\instance`, `host\instance:port`, `[::1]:port`).
+    /// - Throws: ``SQLClientError`` `.invalidConfiguration` for a malformed server.
+    public init(server: String, user: String, password: String, database: String = "",
+                encryption: SQLEncryption = .on, trustServerCertificate: Bool = false) throws {
+        self.init(address: try SQLServerAddress(parsing: server), user: user, password: password,
+                  database: database, encryption: encryption,
+                  tls: TLSConfiguration(trustServerCertificate: trustServerCertificate))
+    }
+
+    public var description: String {
+        "SQLConnectionConfiguration(server: \(address), user: \(user), password: \(password), database: \(database), "
+            + "encryption: \(encryption), trustServerCertificate: \(tls.trustServerCertificate), tds: \(tdsVersion))"
+    }
+}
+
+// MARK: - Connection strings
+
+extension SQLConnectionConfiguration {
+    /// Parses an ADO.NET-style connection string: `key=value` pairs separated by `;`, keys
+    /// case-insensitive, values optionally quoted with `"`, `'` (a doubled quote inside is one
+    /// quote) or ODBC braces `{…}` (`}}` inside is one brace).
+    ///
+    /// Keys and synonyms: `Server`/`Data Source`/`Address`/`Addr`/`Network Address`;
+    /// `Database`/`Initial Catalog`; `User ID`/`UID`/`User`; `Password`/`PWD`;
+    /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`);
+    /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
+    /// `ServerCertificate`/`CA File` (a PEM file of trusted certificates);
+    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds); `Application Name`/`App`;
+    /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
+    /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`.
+    ///
+    /// - Throws: ``SQLClientError`` `.unsupported` for a known key this client does not support
+    ///   (`Integrated Security=true`, `MultipleActiveResultSets=true`, `Authentication`, `Encrypt=Strict`, …),
+    ///   `.invalidConfiguration` for an unknown key (named in the message), a bad value or a missing server.
+    public init(connectionString: String) throws {
+        let pairs = try ConnectionStringParser.parse(connectionString)
+        var address: SQLServerAddress?
+        var user = ""
+        var password = ""
+        var database = ""
+        var encryption = SQLEncryption.on
+        var tls = TLSConfiguration()
+        var timeout: Duration = .seconds(15)
+        var appName = "SQLClient"
+        var workstation: String?
+        var packetSize = Packet.defaultSize
+        var version = TDSVersion.v7_4
+        var language = ""
+        var textSize: Int?
+
+        for (rawKey, value) in pairs {
+            let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
+            switch key {
+            case "server", "data source", "address", "addr", "network address":
+                address = try SQLServerAddress(parsing: value)
+            case "database", "initial catalog":
+                database = value
+            case "user id", "uid", "user", "userid":
+                user = value
+            case "password", "pwd":
+                password = value
+            case "encrypt":
+                switch value.lowercased() {
+                case "true", "yes", "mandatory", "on": encryption = .on
+                case "false", "no", "optional", "off": encryption = .off
+                case "required", "require": encryption = .required
+                case "notsupported", "not supported", "none": encryption = .notSupported
+                case "strict":
+                    throw SQLClientError(.unsupported, "Encrypt=Strict (TDS 8.0) is not supported yet")
+                default:
+                    throw SQLClientError(.invalidConfiguration, "invalid value for Encrypt")
+                }
+            case "trustservercertificate", "trust server certificate":
+                tls.trustServerCertificate = try Self.bool(value, key: rawKey)
+            case "hostnameincertificate", "host name in certificate":
+                tls.hostNameInCertificate = value.isEmpty ? nil : value
+            case "servercertificate", "server certificate", "ca file", "cafile":
+                tls.caFile = value.isEmpty ? nil : value
+            case "connect timeout", "connection timeout", "timeout":
+                guard let seconds = Int(value), seconds >= 0 else {
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                }
+                timeout = seconds == 0 ? .seconds(86_400 * 365) : .seconds(seconds)
+            case "application name", "app":
+                appName = value
+            case "workstation id", "wsid":
+                workstation = value
+            case "packet size":
+                guard let size = Int(value), (Packet.minimumSize...Packet.maximumNegotiatedSize).contains(size) else {
+                    throw SQLClientError(.invalidConfiguration, "Packet Size must be 512–32767, got \"\(value)\"")
+                }
+                packetSize = size
+            case "current language", "language":
+                language = value
+            case "tds version", "tdsversion":
+                guard let v = TDSVersion(string: value), v >= .v7_1 else {
+                    throw SQLClientError(.invalidConfiguration, "unsupported TDS Version \"\(value)\" (7.1–7.4)")
+                }
+                version = v
+            case "text size", "textsize":
+                guard let size = Int(value), size >= -1 else {
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                }
+                textSize = size
+            case "integrated security", "trusted connection", "multipleactiveresultsets",
+                 "multiple active result sets", "mars connection", "user instance", "replication",
+                 "context connection", "asynchronous processing", "async", "multisubnetfailover",
+                 "multi subnet failover", "transparent network ip resolution", "transparentnetworkipresolution",
+                 "enlist", "pooling":
+                // Booleans whose "off" value is what this client does anyway.
+                let off: Bool
+                switch key {
+                case "enlist", "pooling":
+                    // Harmless either way only when false; the ADO.NET default (true) implies features we lack.
+                    off = (try? Self.bool(value, key: rawKey)) == false
+                case "transparent network ip resolution", "transparentnetworkipresolution":
+                    off = (try? Self.bool(value, key: rawKey)) != nil
+                default:
+                    off = ["false", "no", "0"].contains(value.lowercased())
+                }
+                if !off { throw SQLClientError(.unsupported, "\(rawKey)=\(value) is not supported") }
+            case "authentication", "attachdbfilename", "extended properties", "initial file name",
+                 "failover partner", "column encryption setting", "enclave attestation url",
+                 "attestation protocol", "max pool size", "min pool size", "connection lifetime",
+                 "load balance timeout", "transaction binding", "type system version",
+                 "persist security info", "persistsecurityinfo", "connect retry count", "connect retry interval",
+                 "application intent", "applicationintent", "ip address preference", "pool blocking period",
+                 "network library", "net", "command timeout", "server spn", "failover partner spn",
+                 "encrypt strict", "load balance", "connection reset":
+                throw SQLClientError(.unsupported, "the connection string key \"\(rawKey)\" is not supported")
+            default:
+                throw SQLClientError(.invalidConfiguration, "unknown connection string key \"\(rawKey)\"")
+            }
+        }
+        guard let address else {
+            throw SQLClientError(.invalidConfiguration, "the connection string has no Server (or Data Source)")
+        }
+        self.init(address: address, user: user, password: password, database: database, encryption: encryption,
+                  tls: tls, connectTimeout: timeout, applicationName: appName, packetSize: packetSize,
+                  tdsVersion: version, textSize: textSize)
+        self.workstationID = workstation
+        self.language = language
+    }
+
+    private static func bool(_ value: String, key: String) throws -> Bool {
+        switch value.lowercased() {
+        case "true", "yes", "1", "on": return true
+        case "false", "no", "0", "off": return false
+        default: throw SQLClientError(.invalidConfiguration, "invalid boolean for \(key): \"\(value)\"")
+        }
+    }
+}
+
+/// Splits a connection string into (key, value) pairs. Values are never echoed in errors
+/// (they may be passwords).
+enum ConnectionStringParser {
+    static func parse(_ text: String) throws -> [(String, String)] {
+        var pairs: [(String, String)] = []
+        let chars = Array(text)
+        var i = 0
+        func skipSpaces() { while i < chars.count, chars[i].isWhitespace { i += 1 } }
+        while i < chars.count {
+            skipSpaces()
+            if i < chars.count, chars[i] == ";" { i += 1; continue }
+            if i >= chars.count { break }
+            // Key up to '=' ("==" is a literal '=' in a key).
+            var key = ""
+            while i < chars.count {
+                if chars[i] == "=" {
+                    if i + 1 < chars.count, chars[i + 1] == "=" { key.append("="); i += 2; continue }
+                    break
+                }
+                if chars[i] == ";" {
+                    throw SQLClientError(.invalidConfiguration,
+                                         "connection string entry \"\(key.trimmingCharacters(in: .whitespaces))\" has no '='")
+                }
+                key.append(chars[i])
+                i += 1
+            }
+            guard i < chars.count else {
+                throw SQLClientError(.invalidConfiguration,
+                                     "connection string entry \"\(key.trimmingCharacters(in: .whitespaces))\" has no '='")
+            }
+            i += 1 // '='
+            key = key.trimmingCharacters(in: .whitespaces)
+            guard !key.isEmpty else { throw SQLClientError(.invalidConfiguration, "a connection string key is empty") }
+            skipSpaces()
+            var value = ""
+            if i < chars.count, chars[i] == "\"" || chars[i] == "'" || chars[i] == "{" {
+                let open = chars[i]
+                let close: Character = open == "{" ? "}" : open
+                i += 1
+                var closed = false
+                while i < chars.count {
+                    if chars[i] == close {
+                        if i + 1 < chars.count, chars[i + 1] == close { value.append(close); i += 2; continue }
+                        i += 1
+                        closed = true
+                        break
+                    }
+                    value.append(chars[i])
+                    i += 1
+                }
+                guard closed else {
+                    throw SQLClientError(.invalidConfiguration, "unclosed quote in the value of \"\(key)\"")
+                }
+                skipSpaces()
+                guard i >= chars.count || chars[i] == ";" else {
+                    throw SQLClientError(.invalidConfiguration, "unexpected text after the quoted value of \"\(key)\"")
+                }
+            } else {
+                while i < chars.count, chars[i] != ";" { value.append(chars[i]); i += 1 }
+                value = value.trimmingCharacters(in: .whitespaces)
+            }
+            if pairs.contains(where: { $0.0.lowercased() == key.lowercased() }) {
+                pairs.removeAll { $0.0.lowercased() == key.lowercased() }
+            }
+            pairs.append((key, value))
+        }
+        return pairs
+    }
+}

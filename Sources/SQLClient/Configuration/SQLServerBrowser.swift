@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Foundation
+
+/// Resolves a named instance to its TCP port through the SQL Server Browser service
+/// ([MC-SQLR] SQL Server Resolution Protocol, UDP port 1434).
+///
+/// Sends CLNT_UCAST_INST (0x04, the instance name, NUL) and reads SVR_RESP (0x05, a 2-byte
+/// little-endian size, then `ServerName;…;InstanceName;…;IsClustered;…;Version;…;tcp;PORT;…;;`).
+public enum SQLServerBrowser {
+    /// [MC-SQLR] 2.2.4 CLNT_UCAST_INST for `instance`.
+    public static func request(instance: String) -> [UInt8] {
+        [0x04] + Array(instance.utf8) + [0x00]
+    }
+
+    /// Parses an SVR_RESP ([MC-SQLR] 2.2.5) and returns the instances it describes, each a
+    /// dictionary of its `key;value` pairs with lowercase keys (`servername`, `instancename`, `tcp`, …).
+    /// - Throws: ``SQLClientError`` `.protocolError` when the response is malformed.
+    public static func parseResponse(_ bytes: [UInt8]) throws -> [[String: String]] {
+        var reader = ByteReader(bytes)
+        do {
+            guard try reader.readUInt8() == 0x05 else {
+                throw SQLClientError(.protocolError, "SSRP response does not start with SVR_RESP (0x05)")
+            }
+            let size = Int(try reader.readUInt16LE())
+            let body = try reader.readBytes(min(size, reader.remaining))
+            guard let text = String(bytes: body, encoding: .utf8) ?? String(bytes: body, encoding: .isoLatin1) else {
+                throw SQLClientError(.protocolError, "SSRP response is not text")
+            }
+            var instances: [[String: String]] = []
+            for record in text.components(separatedBy: ";;") where !record.isEmpty {
+                let parts = record.components(separatedBy: ";")
+                var entry: [String: String] = [:]
+                var i = 0
+                while i + 1 < parts.count {
+                    entry[parts[i].lowercased()] = parts[i + 1]
+                    i += 2
+                }
+                if !entry.isEmpty { instances.append(entry) }
+            }
+            return instances
+        } catch let error as TDSDecodingError {
+            throw SQLClientError(.protocolError, "SSRP response is truncated", underlying: error)
+        }
+    }
+
+    /// Asks the Browser on `host` for `instance`'s TCP port.
+    /// - Throws: ``SQLClientError`` `.instanceNotFound` when there is no answer within `timeout`,
+    ///   or the answer names no TCP port; `.hostNotFound` when `host` does not resolve.
+    public static func resolvePort(host: String, instance: String, browserPort: Int = 1434,
+                                   timeout: Duration = .seconds(2)) async throws -> Int {
+        let addresses = try await SocketStream.resolve(host: host, port: browserPort)
+        let ms = Int(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let response: [UInt8] = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    try exchange(addresses: addresses, payload: request(instance: instance), timeoutMilliseconds: ms,
+                                 what: "\(host)\\\(instance)")
+                })
+            }
+        }
+        let instances = try parseResponse(response)
+        let match = instances.first { ($0["instancename"] ?? "").caseInsensitiveCompare(instance) == .orderedSame }
+            ?? (instances.count == 1 ? instances.first : nil)
+        guard let entry = match else {
+            throw SQLClientError(.instanceNotFound, "the SQL Server Browser on \(host) does not know instance \"\(instance)\"")
+        }
+        guard let tcp = entry["tcp"], let port = Int(tcp), (1...65535).contains(port) else {
+            throw SQLClientError(.instanceNotFound, "instance \"\(instance)\" on \(host) does not listen on TCP")
+        }
+        return port
+    }
+
+    /// Sends the request from a UDP socket to each address until one answers (blocking; run off the cooperative pool).
+    private static func exchange(addresses: [SocketStream.ResolvedAddress], payload: [UInt8],
+                                 timeoutMilliseconds: Int, what: String) throws -> [UInt8] {
+        for address in addresses {
+            #if canImport(Darwin)
+            let fd = socket(address.family, SOCK_DGRAM, 0)
+            #else
+            let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue), 0)
+            #endif
+            guard fd >= 0 else { continue }
+            defer { _ = systemClose(fd) }
+            var tv = timeval()
+            tv.tv_sec = .init(timeoutMilliseconds / 1000)
+            tv.tv_usec = .init((timeoutMilliseconds % 1000) * 1000)
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            let sent = address.storage.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return -1 }
+                return payload.withUnsafeBytes { p in
+                    sendto(fd, p.baseAddress, p.count, 0, base.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+                }
+            }
+            guard sent == payload.count else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65_535)
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { return Array(buffer[0 ..< n]) }
+        }
+        throw SQLClientError(.instanceNotFound, "no answer from the SQL Server Browser (UDP) for \(what)")
+    }
+}

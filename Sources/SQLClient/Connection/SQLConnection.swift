@@ -1,0 +1,628 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A connection to SQL Server over TDS 7.x: the driver that performs the actions of
+/// ``ConnectionStateMachine`` on a ``ByteStream``.
+///
+/// ```swift
+/// let connection = try await SQLConnection.connect(
+///     connectionString: "Server=db.example.com;Database=shop;User ID=app;Password=…;TrustServerCertificate=true")
+/// for table in try await connection.execute("SELECT id, name FROM customers; SELECT COUNT(*) AS n FROM orders") {
+///     for row in table.rows { print(row["name"]?.stringValue ?? "NULL") }
+/// }
+/// for try await row in connection.query("SELECT id, name FROM customers") {   // streamed, with backpressure
+///     let customer = try row.decode(Customer.self)
+/// }
+/// await connection.close()
+/// ```
+///
+/// One request runs at a time: a request started while another is in progress waits for it.
+/// Errors are ``SQLClientError``; after a server error of severity below 20 the connection stays usable.
+public actor SQLConnection {
+    /// The configuration the connection was opened with (the password stays redacted).
+    public nonisolated let configuration: SQLConnectionConfiguration
+    /// The resolved TCP port (from the address, or from the SQL Server Browser for a named instance).
+    public nonisolated let port: Int
+    /// Server messages (PRINT, INFO, ERROR) of every request, as they arrive.
+    public nonisolated let messages: AsyncStream<SQLServerMessage>
+
+    /// The session as of the last ENVCHANGE: database, language, collation, packet size, TDS version.
+    public private(set) var session = SQLSessionInfo()
+
+    private let socket: any ByteStream
+    private var transport: any ByteStream
+    private var machine: ConnectionStateMachine
+    private var packets = PacketReader()
+    private var decoder: TokenStreamDecoder
+    private var endOfMessagePending = false
+    private var packetSize = Packet.defaultSize
+    private let messageContinuation: AsyncStream<SQLServerMessage>.Continuation
+    private var messageHandler: (@Sendable (SQLServerMessage) -> Void)?
+
+    // One request at a time.
+    private var busy = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var nextRequestID: UInt64 = 0
+    private var activeRequestID: UInt64?
+    private var currentColumns: SQLColumns?
+
+    init(configuration: SQLConnectionConfiguration, port: Int, socket: any ByteStream) {
+        self.configuration = configuration
+        self.port = port
+        self.socket = socket
+        self.transport = socket
+        self.machine = ConnectionStateMachine(encryption: configuration.encryption,
+                                              trustServerCertificate: configuration.tls.trustServerCertificate,
+                                              verifyWhenLoginOnly: configuration.verifyCertificateWhenLoginOnly)
+        self.decoder = TokenStreamDecoder(version: configuration.tdsVersion)
+        (messages, messageContinuation) = AsyncStream.makeStream(of: SQLServerMessage.self,
+                                                                 bufferingPolicy: .bufferingNewest(1024))
+    }
+
+    deinit {
+        messageContinuation.finish()
+        socket.close()
+    }
+
+    // MARK: - Connecting
+
+    /// Connects, negotiates encryption, runs the TLS handshake inside PRELOGIN, and logs in.
+    ///
+    /// A named instance without a port is resolved through the SQL Server Browser (UDP).
+    /// - Throws: ``SQLClientError``: `.hostNotFound`, `.instanceNotFound`, `.connectionFailed`,
+    ///   `.timeout`, `.tlsFailed`, `.certificateVerificationFailed`, `.encryptionNotAvailable`,
+    ///   `.loginFailed` (with the server's number, state and message; never the password), `.protocolError`.
+    public static func connect(_ configuration: SQLConnectionConfiguration) async throws -> SQLConnection {
+        let address = configuration.address
+        let port: Int
+        if let p = address.port {
+            port = p
+        } else if let instance = address.instance {
+            port = try await SQLServerBrowser.resolvePort(host: address.host, instance: instance,
+                                                          browserPort: configuration.browserPort,
+                                                          timeout: min(configuration.connectTimeout, .seconds(5)))
+        } else {
+            port = SQLServerAddress.defaultPort
+        }
+        let socket = try await SocketStream.connect(host: address.host, port: port, timeout: configuration.connectTimeout)
+        return try await connect(configuration, port: port, over: socket)
+    }
+
+    /// Parses `connectionString` (see ``SQLConnectionConfiguration/init(connectionString:)``) and connects.
+    public static func connect(connectionString: String) async throws -> SQLConnection {
+        try await connect(try SQLConnectionConfiguration(connectionString: connectionString))
+    }
+
+    /// Logs in over an already connected stream (a socket, or a test double such as a replay stream).
+    public static func connect(_ configuration: SQLConnectionConfiguration, port: Int = 0,
+                               over stream: any ByteStream) async throws -> SQLConnection {
+        let connection = SQLConnection(configuration: configuration, port: port, socket: stream)
+        let timedOut = TimeoutFlag()
+        let watchdog = Task {
+            try await Task.sleep(for: configuration.connectTimeout)
+            timedOut.set()
+            stream.close()
+        }
+        defer { watchdog.cancel() }
+        do {
+            try await connection.login()
+        } catch let error as SQLClientError {
+            stream.close()
+            if timedOut.isSet {
+                throw SQLClientError(.timeout, "the login did not finish within \(configuration.connectTimeout)",
+                                     underlying: error)
+            }
+            throw error
+        } catch {
+            stream.close()
+            throw SQLClientError(.connectionFailed, "the login failed: \(error)")
+        }
+        if let textSize = configuration.textSize {
+            _ = try await connection.executeBatch("SET TEXTSIZE \(textSize)")
+        }
+        return connection
+    }
+
+    private func login() async throws {
+        var action = machine.connected()
+        while true {
+            switch action {
+            case .sendPrelogin(let encryption):
+                var prelogin = Prelogin(version: Prelogin.Version(major: 1, minor: 0, build: 0), encryption: encryption,
+                                        threadID: UInt32(truncatingIfNeeded: getpid()), mars: 0)
+                prelogin.setInstanceName(configuration.address.instance ?? "")
+                try await transport.write(Packet.encode(message: prelogin.encode(), type: .prelogin,
+                                                        packetSize: Packet.defaultSize))
+                let reply = try await readWholeMessage(what: "the PRELOGIN response")
+                let response: Prelogin
+                do {
+                    response = try Prelogin.decode(from: reply)
+                } catch {
+                    throw SQLClientError.protocolError(error)
+                }
+                action = machine.preloginReceived(response)
+
+            case .startTLSHandshake(let fullSession, let verify):
+                guard let provider = configuration.tlsProvider ?? DefaultTLSProvider.provider else {
+                    action = machine.transportFailed(SQLClientError(.encryptionNotAvailable,
+                                                                    "no TLS provider on this platform"))
+                    continue
+                }
+                var tls = configuration.tls
+                if !verify { tls.trustServerCertificate = true }
+                let session = try provider.makeClientSession(serverName: configuration.address.host, configuration: tls)
+                try await tlsHandshake(session)
+                if fullSession {
+                    transport = try TLSStream(base: socket, session: session, leftover: packets.takeRemaining())
+                    loginOnlyTLS = nil
+                } else {
+                    loginOnlyTLS = session
+                }
+                action = machine.tlsEstablished()
+
+            case .sendLogin7(let throughTLS):
+                let login7 = makeLogin7()
+                let bytes = Packet.encode(message: login7.encode(), type: .login7, packetSize: Packet.defaultSize)
+                if throughTLS, let session = loginOnlyTLS {
+                    // ENCRYPT_OFF: LOGIN7 in TLS records, bare on the wire; the rest is plaintext.
+                    try await socket.write(try session.encrypt(bytes))
+                    loginOnlyTLS = nil
+                } else {
+                    try await transport.write(bytes)
+                }
+                action = try await nextAction()
+
+            case .loginSucceeded(let info):
+                session = info
+                packetSize = info.packetSize
+                return
+
+            case .closeConnection(let error):
+                transport.close()
+                throw error
+
+            case .forwardMessage(let message):
+                deliver(message)
+                action = try await nextAction()
+
+            case .packetSizeChanged(let size):
+                packetSize = size
+                action = try await nextAction()
+
+            case .sessionChanged(let info):
+                session = info
+                action = try await nextAction()
+
+            case .none:
+                action = try await nextAction()
+
+            default:
+                action = machine.transportFailed(SQLClientError(.protocolError, "unexpected step \(action) during login"))
+            }
+        }
+    }
+
+    private var loginOnlyTLS: (any TLSSession)?
+
+    private func makeLogin7() -> Login7 {
+        let host = configuration.workstationID ?? ProcessInfo.processInfo.hostName
+        return Login7(tdsVersion: configuration.tdsVersion, packetSize: UInt32(configuration.packetSize),
+                      clientProgramVersion: 0x0100_0000, clientPID: UInt32(truncatingIfNeeded: getpid()),
+                      hostName: String(host.prefix(128)), userName: configuration.user,
+                      password: configuration.password, appName: configuration.applicationName,
+                      serverName: configuration.address.host, libraryName: "SQLClient",
+                      language: configuration.language, database: configuration.database)
+    }
+
+    /// The TLS handshake carried in PRELOGIN (0x12) packets ([MS-TDS] 3.2.5.2): client records go
+    /// out as PRELOGIN packet payloads; the server's come back the same way (some servers type
+    /// them TABULAR_RESULT; both are accepted).
+    private func tlsHandshake(_ session: any TLSSession) async throws {
+        var output = try session.startHandshake()
+        var complete = false
+        for _ in 0 ..< 64 {
+            if !output.isEmpty {
+                try await socket.write(Packet.encode(message: output, type: .prelogin, packetSize: Packet.defaultSize))
+            }
+            if complete { return }
+            let received = try await readWholeMessage(what: "the TLS handshake")
+            let step = try session.continueHandshake(received)
+            output = step.output
+            complete = step.isComplete
+        }
+        throw SQLClientError(.tlsFailed, "the TLS handshake did not finish")
+    }
+
+    /// Reads one whole message's payload (PRELOGIN or TABULAR_RESULT packets up to EOM) from the socket.
+    private func readWholeMessage(what: String) async throws -> [UInt8] {
+        var payload: [UInt8] = []
+        while true {
+            let packet: Packet?
+            do {
+                packet = try packets.next()
+            } catch {
+                throw SQLClientError.protocolError(error)
+            }
+            if let packet {
+                guard packet.header.type == .prelogin || packet.header.type == .tabularResult else {
+                    throw SQLClientError(.protocolError, "expected \(what), got a \(packet.header.type) packet")
+                }
+                payload += packet.payload
+                if packet.header.status.contains(.endOfMessage) { return payload }
+                continue
+            }
+            let bytes = try await transport.read(maxLength: 65_536)
+            if bytes.isEmpty {
+                throw SQLClientError(.connectionClosed, "the server closed the connection during \(what)")
+            }
+            packets.append(bytes)
+        }
+    }
+
+    // MARK: - Decoding the response
+
+    /// Reads and decodes until the state machine has something to do.
+    private func nextAction() async throws -> ConnectionStateMachine.Action {
+        while true {
+            let token: Token?
+            do {
+                token = try decoder.next()
+            } catch {
+                return machine.transportFailed(SQLClientError.protocolError(error))
+            }
+            if let token {
+                let action = machine.tokenReceived(token)
+                if case .none = action { continue }
+                return action
+            }
+            if endOfMessagePending {
+                endOfMessagePending = false
+                do {
+                    try decoder.finish()
+                } catch {
+                    return machine.transportFailed(SQLClientError.protocolError(error))
+                }
+                let action = machine.messageEnded()
+                if case .none = action { continue }
+                return action
+            }
+            let packet: Packet?
+            do {
+                packet = try packets.next()
+            } catch {
+                return machine.transportFailed(SQLClientError.protocolError(error))
+            }
+            if let packet {
+                guard packet.header.type == .tabularResult else {
+                    return machine.transportFailed(SQLClientError(.protocolError,
+                                                                  "expected TABULAR_RESULT, got a \(packet.header.type) packet"))
+                }
+                decoder.append(packet.payload)
+                if packet.header.status.contains(.endOfMessage) { endOfMessagePending = true }
+                continue
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try await transport.read(maxLength: 65_536)
+            } catch let error as SQLClientError {
+                if error.code == .cancelled { throw error }
+                return machine.transportFailed(error)
+            }
+            if bytes.isEmpty {
+                return machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection"))
+            }
+            packets.append(bytes)
+        }
+    }
+
+    private func deliver(_ message: SQLServerMessage) {
+        messageHandler?(message)
+        messageContinuation.yield(message)
+    }
+
+    // MARK: - Requests
+
+    /// Sets a handler called for every server message (PRINT, INFO, ERROR) as it arrives; nil removes it.
+    public func setMessageHandler(_ handler: (@Sendable (SQLServerMessage) -> Void)?) {
+        messageHandler = handler
+    }
+
+    private func acquire() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    private func release() {
+        if waiters.isEmpty {
+            busy = false
+        } else {
+            waiters.removeFirst().resume()
+        }
+    }
+
+    /// Starts a SQL batch: waits for the connection, sends it, returns the request's id.
+    func startBatch(_ sql: String) async throws -> UInt64 {
+        await acquire()
+        switch machine.requestStarted() {
+        case .sendRequest:
+            break
+        case .closeConnection(let error), .requestCompleted(error: .some(let error)):
+            release()
+            throw error
+        default:
+            release()
+            throw SQLClientError(.invalidState, "the connection cannot start a request now")
+        }
+        nextRequestID &+= 1
+        let id = nextRequestID
+        activeRequestID = id
+        currentColumns = nil
+        var descriptor: UInt64 = 0
+        if let bytes = session.transactionDescriptor, bytes.count == 8 {
+            for (i, b) in bytes.enumerated() { descriptor |= UInt64(b) << (8 * UInt64(i)) }
+        }
+        let batch = SQLBatch(text: sql, allHeaders: .transaction(descriptor: descriptor))
+        do {
+            try await transport.write(Packet.encode(message: batch.encode(version: session.tdsVersion),
+                                                    type: .sqlBatch, packetSize: packetSize))
+        } catch let error as SQLClientError {
+            finishRequest(id)
+            if case .closeConnection(let e) = machine.transportFailed(error) { transport.close(); throw e }
+            throw error
+        }
+        return id
+    }
+
+    private func finishRequest(_ id: UInt64) {
+        guard activeRequestID == id else { return }
+        activeRequestID = nil
+        currentColumns = nil
+        release()
+    }
+
+    /// The next event of request `id`; nil when the request completed without error.
+    /// - Throws: the request's ``SQLClientError`` (`.serverError` with every ERROR of the batch)
+    ///   after its last event; `.cancelled` when it was cancelled; connection failures.
+    func nextEvent(_ id: UInt64) async throws -> SQLResponseEvent? {
+        guard activeRequestID == id else { return nil }
+        while true {
+            let action: ConnectionStateMachine.Action
+            do {
+                action = try await nextAction()
+            } catch let error as SQLClientError where error.code == .cancelled {
+                // The task was cancelled while waiting: cancel on the server and drain, off this task.
+                Task { await self.abandon(id) }
+                throw error
+            }
+            switch action {
+            case .forwardColumns(let columns):
+                let cols = SQLColumns(columns.map(SQLColumn.init))
+                currentColumns = cols
+                return .columns(cols)
+            case .forwardRow(let values):
+                let cols = currentColumns ?? SQLColumns([])
+                return .row(SQLRow(columns: cols, values: values))
+            case .forwardStatementDone(let count):
+                currentColumns = nil
+                return .statementDone(rowsAffected: count.map { Int(clamping: $0) })
+            case .forwardMessage(let message):
+                deliver(message)
+                return .message(message)
+            case .forwardReturnStatus(let status):
+                return .returnStatus(status)
+            case .packetSizeChanged(let size):
+                packetSize = size
+                session.packetSize = size
+            case .sessionChanged(let info):
+                session = info
+                packetSize = info.packetSize
+            case .requestCompleted(let error):
+                finishRequest(id)
+                if let error { throw error }
+                return nil
+            case .requestCancelled:
+                finishRequest(id)
+                throw SQLClientError(.cancelled, "the request was cancelled")
+            case .closeConnection(let error):
+                transport.close()
+                finishRequest(id)
+                throw error
+            case .sendAttention:
+                try await sendAttention()
+            default:
+                continue
+            }
+        }
+    }
+
+    private func sendAttention() async throws {
+        try await transport.write(Packet.encode(message: [], type: .attention, packetSize: packetSize))
+    }
+
+    /// Cancels request `id` (an abandoned stream or a cancelled task): sends ATTENTION and reads
+    /// until the server acknowledges it, so the connection can run the next request.
+    func abandon(_ id: UInt64) async {
+        guard activeRequestID == id else { return }
+        if case .sendAttention = machine.cancelRequested() {
+            do { try await sendAttention() } catch {
+                if case .closeConnection = machine.transportFailed(SQLClientError(.connectionClosed, "\(error)")) {
+                    transport.close()
+                }
+                finishRequest(id)
+                return
+            }
+        }
+        while activeRequestID == id {
+            do {
+                if try await nextEvent(id) == nil { break }
+            } catch {
+                break
+            }
+        }
+    }
+
+    /// Cancels the running request, if any: sends ATTENTION ([MS-TDS] 2.2.1.7); the request's
+    /// reader then ends with `.cancelled` once the server acknowledges it.
+    public func cancel() async throws {
+        guard activeRequestID != nil else { return }
+        if case .sendAttention = machine.cancelRequested() {
+            try await sendAttention()
+        }
+    }
+
+    // MARK: - Public API
+
+    /// Runs a batch and returns every result set, buffered.
+    /// - Throws: ``SQLClientError`` `.serverError` (number, state, severity, message, procedure,
+    ///   line) when the server reported an error; the connection stays usable below severity 20.
+    public func execute(_ sql: String) async throws -> [SQLResultSet] {
+        try await executeBatch(sql).resultSets
+    }
+
+    /// Runs a batch and returns everything it produced: result sets and counts in order, messages,
+    /// return statuses.
+    /// - Throws: ``SQLClientError`` `.serverError` as ``execute(_:)`` does.
+    public func executeBatch(_ sql: String) async throws -> SQLBatchResult {
+        let id = try await startBatch(sql)
+        var result = SQLBatchResult()
+        var current: SQLResultSet?
+        while let event = try await nextEvent(id) {
+            switch event {
+            case .columns(let columns):
+                if let open = current { result.statements.append(.resultSet(open)) }
+                current = SQLResultSet(columns: columns)
+            case .row(let row):
+                current?.rows.append(row)
+            case .statementDone(let count):
+                if var open = current {
+                    open.rowsAffected = count
+                    result.statements.append(.resultSet(open))
+                    current = nil
+                } else if count != nil {
+                    result.statements.append(.rowsAffected(count))
+                }
+            case .message(let message):
+                result.messages.append(message)
+            case .returnStatus(let status):
+                result.returnStatuses.append(status)
+            }
+        }
+        if let open = current { result.statements.append(.resultSet(open)) }
+        return result
+    }
+
+    /// Streams the events of a batch (result set starts, rows, statement counts, messages) as
+    /// they are read from the socket. The batch is sent when iteration starts.
+    public nonisolated func events(_ sql: String) -> SQLResponseEventSequence {
+        SQLResponseEventSequence(connection: self, sql: sql)
+    }
+
+    /// Streams the rows of a batch (of all its result sets), reading from the socket only as rows
+    /// are consumed. Breaking out of the loop cancels the rest of the batch (ATTENTION).
+    /// - Throws (from iteration): ``SQLClientError`` `.serverError` when the batch reports an error.
+    public nonisolated func query(_ sql: String) -> SQLRowSequence {
+        SQLRowSequence(events: SQLResponseEventSequence(connection: self, sql: sql))
+    }
+
+    /// Closes the connection. Later requests throw `.connectionClosed`.
+    public func close() {
+        if case .closeConnection = machine.closeRequested() {}
+        transport.close()
+        socket.close()
+        messageContinuation.finish()
+    }
+
+    /// True until the connection is closed or broken.
+    public var isOpen: Bool { machine.state != .closed }
+}
+
+/// Set once by the login watchdog.
+final class TimeoutFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+
+// MARK: - Sequences
+
+/// The events of one batch, streamed. See ``SQLConnection/events(_:)``.
+public struct SQLResponseEventSequence: AsyncSequence, Sendable {
+    public typealias Element = SQLResponseEvent
+    let connection: SQLConnection
+    let sql: String
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(cursor: Cursor(connection: connection, sql: sql))
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let cursor: Cursor
+        public mutating func next() async throws -> SQLResponseEvent? {
+            try await cursor.next()
+        }
+    }
+
+    /// Owns the request: sends it on the first `next()`, and cancels it (ATTENTION) if dropped before its end.
+    final class Cursor: @unchecked Sendable {
+        let connection: SQLConnection
+        let sql: String
+        private var id: UInt64?
+        private var finished = false
+
+        init(connection: SQLConnection, sql: String) {
+            self.connection = connection
+            self.sql = sql
+        }
+
+        func next() async throws -> SQLResponseEvent? {
+            if finished { return nil }
+            do {
+                if id == nil { id = try await connection.startBatch(sql) }
+                guard let id else { return nil }
+                let event = try await connection.nextEvent(id)
+                if event == nil { finished = true }
+                return event
+            } catch {
+                finished = true
+                throw error
+            }
+        }
+
+        deinit {
+            if let id, !finished {
+                let connection = self.connection
+                Task { await connection.abandon(id) }
+            }
+        }
+    }
+}
+
+/// The rows of one batch, streamed. See ``SQLConnection/query(_:)``.
+public struct SQLRowSequence: AsyncSequence, Sendable {
+    public typealias Element = SQLRow
+    let events: SQLResponseEventSequence
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(inner: events.makeAsyncIterator())
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var inner: SQLResponseEventSequence.AsyncIterator
+        public mutating func next() async throws -> SQLRow? {
+            while let event = try await inner.next() {
+                if case .row(let row) = event { return row }
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// One column of a result set ([MS-TDS] 2.2.7.4 COLMETADATA).
+public struct SQLColumn: Sendable, Hashable {
+    /// The column name ("" for an unnamed expression).
+    public var name: String
+    /// The wire type: TYPE_INFO with length, precision, scale and collation.
+    public var typeInfo: TypeInfo
+    /// Whether the column may hold NULL.
+    public var isNullable: Bool
+
+    public init(name: String, typeInfo: TypeInfo, isNullable: Bool) {
+        self.name = name
+        self.typeInfo = typeInfo
+        self.isNullable = isNullable
+    }
+
+    init(_ metadata: ColumnMetadata) {
+        self.init(name: metadata.name, typeInfo: metadata.typeInfo, isNullable: metadata.isNullable)
+    }
+
+    /// The type as SQL Server would declare it: `int`, `nvarchar(20)`, `decimal(10,3)`, `datetime2(7)`.
+    public var typeName: String { typeInfo.sqlTypeName }
+}
+
+/// The columns of one result set, shared by all of its rows, with lookup by name.
+public final class SQLColumns: Sendable, RandomAccessCollection {
+    public let columns: [SQLColumn]
+    private let exactIndex: [String: Int]
+    private let foldedIndex: [String: Int]
+
+    public init(_ columns: [SQLColumn]) {
+        self.columns = columns
+        var exact: [String: Int] = [:]
+        var folded: [String: Int] = [:]
+        for (i, c) in columns.enumerated() {
+            if exact[c.name] == nil { exact[c.name] = i }
+            let key = c.name.lowercased()
+            if folded[key] == nil { folded[key] = i }
+        }
+        exactIndex = exact
+        foldedIndex = folded
+    }
+
+    public var startIndex: Int { columns.startIndex }
+    public var endIndex: Int { columns.endIndex }
+    public subscript(position: Int) -> SQLColumn { columns[position] }
+
+    /// The index of the first column named `name` (exact match first, then case-insensitive).
+    public func index(of name: String) -> Int? {
+        exactIndex[name] ?? foldedIndex[name.lowercased()]
+    }
+}
+
+/// One row: ordered values with their columns. Values stay as decoded (lossless ``SQLValue``)
+/// until asked for as Swift types.
+public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible {
+    /// The row's columns (shared with the other rows of its result set).
+    public let columns: SQLColumns
+    /// The values, in column order.
+    public let values: [SQLValue]
+
+    public init(columns: SQLColumns, values: [SQLValue]) {
+        self.columns = columns
+        self.values = values
+    }
+
+    public var startIndex: Int { values.startIndex }
+    public var endIndex: Int { values.endIndex }
+    /// The value at `index` (0-based, in column order).
+    public subscript(position: Int) -> SQLValue { values[position] }
+
+    /// The value of the column named `name` (exact match first, then case-insensitive), nil when no such column.
+    public subscript(name: String) -> SQLValue? {
+        guard let i = columns.index(of: name), i < values.count else { return nil }
+        return values[i]
+    }
+
+    /// (column name, value) pairs in order.
+    public var namedValues: [(name: String, value: SQLValue)] {
+        zip(columns.columns, values).map { ($0.name, $1) }
+    }
+
+    public var description: String {
+        "[" + namedValues.map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "]"
+    }
+
+    /// Decodes the row into `type`, matching coding keys to column names (exact, then case-insensitive).
+    ///
+    /// Supported leaf types: `Bool`, all fixed-width integers, `Float`, `Double`, `Decimal`, `String`,
+    /// `Date` (datetime/datetime2/smalldatetime/date read as UTC; datetimeoffset exact), `UUID`,
+    /// `Data`, `[UInt8]`, ``SQLValue`` and Optionals of these (NULL → nil).
+    /// - Throws: ``SQLClientError`` `.decodingFailed` naming the column, its index and the value's type.
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        do {
+            return try T(from: SQLRowDecoder(row: self))
+        } catch let error as SQLClientError {
+            throw error
+        } catch {
+            throw SQLClientError(.decodingFailed, "cannot decode \(T.self) from the row: \(error)")
+        }
+    }
+}
+
+/// One buffered result set: its columns, its rows and the statement's row count.
+public struct SQLResultSet: Sendable, CustomStringConvertible {
+    public var columns: SQLColumns
+    public var rows: [SQLRow]
+    /// The count DONE reported for the statement (its COUNT flag), nil when none.
+    public var rowsAffected: Int?
+
+    public init(columns: SQLColumns, rows: [SQLRow] = [], rowsAffected: Int? = nil) {
+        self.columns = columns
+        self.rows = rows
+        self.rowsAffected = rowsAffected
+    }
+
+    public var description: String {
+        "SQLResultSet(\(columns.map(\.name)), \(rows.count) rows, rowsAffected: \(rowsAffected.map(String.init) ?? "nil"))"
+    }
+}
+
+/// The outcome of one statement of a batch, in order: a result set, or a count-only statement
+/// (INSERT, UPDATE, DELETE, SET NOCOUNT OFF…).
+public enum SQLStatementResult: Sendable {
+    case resultSet(SQLResultSet)
+    case rowsAffected(Int?)
+}
+
+/// Everything a batch returned: statements in order, the server's messages, and the error if any.
+public struct SQLBatchResult: Sendable {
+    /// Result sets and counts, in the order the server sent them.
+    public var statements: [SQLStatementResult]
+    /// INFO and ERROR messages in the order they arrived.
+    public var messages: [SQLServerMessage]
+    /// Return statuses of procedures (RETURNSTATUS tokens).
+    public var returnStatuses: [Int32]
+
+    public init(statements: [SQLStatementResult] = [], messages: [SQLServerMessage] = [], returnStatuses: [Int32] = []) {
+        self.statements = statements
+        self.messages = messages
+        self.returnStatuses = returnStatuses
+    }
+
+    /// Only the result sets.
+    public var resultSets: [SQLResultSet] {
+        statements.compactMap { if case .resultSet(let r) = $0 { return r } else { return nil } }
+    }
+}
+
+/// One step of a response, as read from the server (used by the CLI and ``SQLConnection/events(_:)``).
+public enum SQLResponseEvent: Sendable {
+    /// A result set starts.
+    case columns(SQLColumns)
+    /// A row of the current result set.
+    case row(SQLRow)
+    /// A statement finished, with its count when DONE carried one.
+    case statementDone(rowsAffected: Int?)
+    /// An INFO or ERROR message from the server.
+    case message(SQLServerMessage)
+    /// A procedure's return status.
+    case returnStatus(Int32)
+}

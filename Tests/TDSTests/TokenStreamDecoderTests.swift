@@ -1,0 +1,215 @@
+import XCTest
+@testable import TDS
+import SQLClientTesting
+
+/// Streaming behaviour of TokenStreamDecoder: resumability, partial rows, big PLP values,
+/// bounded memory, hostile lengths, errors with offsets and token names.
+final class TokenStreamDecoderTests: XCTestCase {
+    let intCol = ColumnMetadata(typeInfo: .int, name: "id")
+    let maxCol = ColumnMetadata(typeInfo: .varbinary(nil), name: "payload")
+
+    func metadata(_ cols: [ColumnMetadata]) -> [UInt8] {
+        var w = ByteWriter()
+        ColMetadata(columns: cols).encode(into: &w, version: .v7_4)
+        return w.bytes
+    }
+
+    /// A ROW with an int and a PLP varbinary(max) of `size` bytes in chunks of `chunk` bytes.
+    func plpRow(id: Int32, size: Int, chunk: Int, declared: UInt64? = nil) -> [UInt8] {
+        var w = ByteWriter()
+        w.writeUInt8(0xD1)
+        w.writeUInt8(4); w.writeInt32LE(id)
+        w.writeUInt64LE(declared ?? UInt64(size))
+        var left = size
+        var i = 0
+        while left > 0 {
+            let n = min(chunk, left)
+            w.writeUInt32LE(UInt32(n))
+            for _ in 0..<n { w.writeUInt8(UInt8(truncatingIfNeeded: i)); i += 1 }
+            left -= n
+        }
+        w.writeUInt32LE(0)
+        return w.bytes
+    }
+
+    func testMultiMegabytePLPValueAssembledAcrossPackets() throws {
+        let size = 3 * 1024 * 1024 + 17
+        let stream = metadata([intCol, maxCol]) + plpRow(id: 1, size: size, chunk: 8000)
+            + [0xFD, 0x10, 0, 0xC1, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+        var d = TokenStreamDecoder(version: .v7_4)
+        var tokens: [Token] = []
+        var maxBuffered = 0
+        var pos = 0
+        while pos < stream.count {
+            let n = min(4088, stream.count - pos)   // 4096-byte packets without their headers
+            d.append(Array(stream[pos ..< pos + n]))
+            pos += n
+            while let t = try d.next() { tokens.append(t) }
+            maxBuffered = max(maxBuffered, d.bufferedByteCount)
+        }
+        try d.finish()
+        XCTAssertEqual(tokens.names, ["COLMETADATA", "ROW", "DONE"])
+        guard case .binary(let b) = tokens[1].rowValues?[1] else { return XCTFail("no binary value") }
+        XCTAssertEqual(b.count, size)
+        XCTAssertEqual(b[size - 1], UInt8(truncatingIfNeeded: size - 1))
+        XCTAssertEqual(b[70000], UInt8(truncatingIfNeeded: 70000))
+        // The partial row's chunks are taken out of the input buffer as they arrive.
+        XCTAssertLessThan(maxBuffered, 2 * 4088)
+    }
+
+    func testPartialRowStateIsKeptBetweenCalls() throws {
+        var d = TokenStreamDecoder(version: .v7_4)
+        d.append(metadata([intCol, maxCol]))
+        XCTAssertEqual(try d.next()?.name, "COLMETADATA")
+        XCTAssertEqual(d.columns.map(\.name), ["id", "payload"])
+        let row = plpRow(id: 9, size: 100, chunk: 30)
+        d.append(Array(row[0..<40]))
+        XCTAssertNil(try d.next())
+        // The int and the first chunk have been consumed from the buffer.
+        XCTAssertEqual(d.bufferedByteCount, 0)
+        XCTAssertEqual(d.offset, metadata([intCol, maxCol]).count + 40)
+        d.append(Array(row[40...]))
+        XCTAssertEqual(try d.next()?.rowValues?.first, .int(9))
+        XCTAssertNil(try d.next())
+        XCTAssertNoThrow(try d.finish())
+    }
+
+    func testHugeDeclaredPLPLengthAllocatesNothingUpFront() throws {
+        var d = TokenStreamDecoder(version: .v7_4)
+        d.append(metadata([intCol, maxCol]))
+        _ = try d.next()
+        var w = ByteWriter()
+        w.writeUInt8(0xD1); w.writeUInt8(4); w.writeInt32LE(1)
+        w.writeUInt64LE(0xFFFF_FFFF_FFFF_FFF0)    // absurd total length
+        w.writeUInt32LE(0xFFFF_FFF0)              // absurd chunk length
+        w.writeBytes([1, 2, 3])
+        d.append(w.bytes)
+        XCTAssertNil(try d.next())
+        XCTAssertThrowsError(try d.finish()) { error in
+            let e = error as? TDSDecodingError
+            XCTAssertEqual(e?.code, .truncated)
+            XCTAssertEqual(e?.context, "ROW")
+            XCTAssertEqual(e?.offset, self.metadata([self.intCol, self.maxCol]).count)
+        }
+    }
+
+    func testPLPChunksDisagreeingWithTotalLength() throws {
+        let stream = metadata([intCol, maxCol]) + plpRow(id: 1, size: 50, chunk: 20, declared: 40)
+        let out = try DecoderVerifier.outcome(stream, version: .v7_4, randomSplits: 8, seed: 3)
+        XCTAssertEqual(out.tokens.names, ["COLMETADATA"])
+        XCTAssertEqual(out.error?.code, .invalidLength)
+        XCTAssertEqual(out.error?.context, "ROW")
+        XCTAssertTrue(out.error?.detail.contains("column 2") ?? false, out.error?.detail ?? "")
+    }
+
+    func testUnknownPLPLengthIsAccepted() throws {
+        let stream = metadata([intCol, maxCol]) + plpRow(id: 2, size: 45, chunk: 10, declared: 0xFFFF_FFFF_FFFF_FFFE)
+        let t = try DecoderVerifier.verify(stream, version: .v7_4)
+        guard case .binary(let b) = t[1].rowValues?[1] else { return XCTFail() }
+        XCTAssertEqual(b, (0..<45).map { UInt8($0) })
+    }
+
+    func testUnknownTokenByteHasOffsetAndIsSticky() throws {
+        let stream: [UInt8] = [0x79, 0, 0, 0, 0, 0x12, 0xFD]
+        var d = TokenStreamDecoder(version: .v7_4)
+        d.append(stream)
+        XCTAssertEqual(try d.next(), .returnStatus(ReturnStatus(value: 0)))
+        XCTAssertThrowsError(try d.next()) { error in
+            let e = error as? TDSDecodingError
+            XCTAssertEqual(e?.code, .unknownToken)
+            XCTAssertEqual(e?.offset, 5)
+            XCTAssertEqual(e?.context, "0x12")
+        }
+        XCTAssertThrowsError(try d.next()) { error in XCTAssertEqual((error as? TDSDecodingError)?.offset, 5) }
+        let out = try DecoderVerifier.outcome(stream, version: .v7_4)
+        XCTAssertEqual(out.error?.code, .unknownToken)
+    }
+
+    func testFinishNamesThePartialToken() throws {
+        let env: [UInt8] = [0xE3, 0x1B, 0x00, 0x01, 0x06]
+        let out = try DecoderVerifier.outcome([0x79, 1, 0, 0, 0] + env, version: .v7_4)
+        XCTAssertEqual(out.tokens, [.returnStatus(ReturnStatus(value: 1))])
+        XCTAssertEqual(out.error?.code, .truncated)
+        XCTAssertEqual(out.error?.context, "ENVCHANGE")
+        XCTAssertEqual(out.error?.offset, 5)
+        // Offsets restart after finish() for the next message.
+        var d = TokenStreamDecoder(version: .v7_4)
+        d.append([0x79, 1, 0, 0, 0])
+        _ = try d.next()
+        try d.finish()
+        XCTAssertEqual(d.offset, 0)
+    }
+
+    func testRowWithoutMetadataIsUnexpected() throws {
+        let out = try DecoderVerifier.outcome([0xD1, 0x04, 1, 0, 0, 0], version: .v7_4)
+        XCTAssertEqual(out.error?.code, .unexpectedToken)
+        XCTAssertEqual(out.error?.context, "ROW")
+        XCTAssertEqual(out.error?.offset, 0)
+    }
+
+    func testValueErrorsCarryTokenContextAndAbsoluteOffset() throws {
+        // An INTN with length 3 is invalid; its offset is that of the length byte.
+        let meta = metadata([intCol, intCol])
+        let stream = meta + [0xD1, 0x04, 1, 0, 0, 0, 0x03, 1, 2, 3]
+        let out = try DecoderVerifier.outcome(stream, version: .v7_4)
+        XCTAssertEqual(out.error?.context, "ROW")
+        XCTAssertNotEqual(out.error?.code, .truncated)
+        XCTAssertTrue(out.error?.detail.contains("column 2") ?? false, out.error?.detail ?? "")
+        XCTAssertGreaterThanOrEqual(out.error?.offset ?? -1, meta.count + 6)
+    }
+
+    func testManyRowsKeepTheBufferBounded() throws {
+        let cols = [intCol, ColumnMetadata(typeInfo: .nvarchar(40), name: "s")]
+        var w = ByteWriter()
+        ColMetadata(columns: cols).encode(into: &w, version: .v7_4)
+        for i in 0..<20000 { try Row(values: [.int(Int32(i)), .string("row \(i)")]).encode(into: &w, columns: cols) }
+        Done(status: [.count], currentCommand: 0xC1, rowCount: 20000).encode(into: &w, version: .v7_4)
+        let stream = w.bytes
+        var d = TokenStreamDecoder(version: .v7_4)
+        var count = 0
+        var last: [SQLValue] = []
+        var maxBuffered = 0
+        var pos = 0
+        while pos < stream.count {
+            let n = min(4088, stream.count - pos)
+            d.append(Array(stream[pos ..< pos + n]))
+            pos += n
+            while let t = try d.next() {
+                if let v = t.rowValues { count += 1; last = v }
+            }
+            maxBuffered = max(maxBuffered, d.bufferedByteCount)
+        }
+        try d.finish()
+        XCTAssertEqual(count, 20000)
+        XCTAssertEqual(last, [.int(19999), .string("row 19999")])
+        XCTAssertLessThan(maxBuffered, 100)
+    }
+
+    func testRandomSplitsOfALongMixedStream() throws {
+        let cols = [intCol, maxCol, ColumnMetadata(typeInfo: .text(), tableName: ["t"], name: "txt")]
+        var w = ByteWriter()
+        ColMetadata(columns: cols).encode(into: &w, version: .v7_4)
+        for i in 0..<30 {
+            let values: [SQLValue] = [.int(Int32(i)), i % 3 == 0 ? .null : .binary(Array(repeating: UInt8(i), count: i * 97)),
+                                      i % 4 == 0 ? .null : .string(String(repeating: "t", count: i * 31))]
+            if i % 2 == 0 { try NBCRow(values: values).encode(into: &w, columns: cols) } else { try Row(values: values).encode(into: &w, columns: cols) }
+        }
+        Done(status: [.count], currentCommand: 0xC1, rowCount: 30).encode(into: &w, version: .v7_4)
+        let t = try DecoderVerifier.verify(w.bytes, version: .v7_4, randomSplits: 40, seed: 12345)
+        XCTAssertEqual(t.count, 32)
+        XCTAssertEqual(t[30].rowValues?[1], .binary(Array(repeating: 29, count: 29 * 97)))
+        XCTAssertEqual(t[30].rowValues?[2], .string(String(repeating: "t", count: 29 * 31)))
+        XCTAssertEqual(t[1].rowValues, [.int(0), .null, .null])
+    }
+
+    func testVerifierReportsAMismatch() {
+        // Sanity of the verifier itself: different inputs give different outcomes.
+        let a = DecoderVerifier.decode([0x79, 1, 0, 0, 0], pieces: [5], version: .v7_4)
+        let b = DecoderVerifier.decode([0x79, 2, 0, 0, 0], pieces: [1, 1, 1, 1, 1], version: .v7_4)
+        XCTAssertNotEqual(a, b)
+        var rng = SeededRandom(seed: 1)
+        let pieces = DecoderVerifier.randomPieces(total: 1000, using: &rng)
+        XCTAssertEqual(pieces.reduce(0, +), 1000)
+        XCTAssertTrue(pieces.allSatisfy { $0 > 0 })
+    }
+}

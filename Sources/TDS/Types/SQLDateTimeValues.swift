@@ -176,19 +176,21 @@ public struct SQLDateTimeOffset: Hashable, Sendable, CustomStringConvertible {
 
     /// The local date and time (UTC plus the offset), as SQL Server displays it.
     public var local: SQLDateTime2 {
-        let p = Civil.powersOf10[Int(min(utc.time.scale, 7))]
-        let dayTicks = Int64(86_400) * Int64(p)
-        var ticks = Int64(utc.time.ticks) + Int64(offsetMinutes) * 60 * Int64(p)
-        var days = Int64(utc.date.days)
-        while ticks < 0 { ticks += dayTicks; days -= 1 }
-        while ticks >= dayTicks { ticks -= dayTicks; days += 1 }
-        return SQLDateTime2(date: SQLDate(days: Int32(truncatingIfNeeded: days)),
+        let p = Int64(Civil.powersOf10[Int(min(utc.time.scale, 7))])
+        let dayTicks = 86_400 * p
+        // Ticks beyond a day only come from hand-built values; keep them within a day first.
+        let utcTicks = Int64(truncatingIfNeeded: utc.time.ticks % UInt64(dayTicks))
+        let total = utcTicks + Int64(offsetMinutes) * 60 * p
+        var dayShift = total / dayTicks
+        var ticks = total % dayTicks
+        if ticks < 0 { ticks += dayTicks; dayShift -= 1 }
+        return SQLDateTime2(date: SQLDate(days: Int32(truncatingIfNeeded: Int64(utc.date.days) + dayShift)),
                             time: SQLTime(ticks: UInt64(ticks), scale: utc.time.scale))
     }
 
     /// Builds a value from the local wall-clock time and its offset.
     public init(local: SQLDateTime2, offsetMinutes: Int16) {
-        let shifted = SQLDateTimeOffset(utc: local, offsetMinutes: -offsetMinutes).local
+        let shifted = SQLDateTimeOffset(utc: local, offsetMinutes: 0 &- offsetMinutes).local
         self.init(utc: shifted, offsetMinutes: offsetMinutes)
     }
 

@@ -61,10 +61,11 @@ extension TypeInfo {
                 writer.bytes.removeLast(writer.count - at)
                 throw TDSDecodingError(.invalidValue, offset: at, "\(n) data bytes for a BYTELEN type")
             }
-            writer.bytes[at] = UInt8(n)
             if n == 0 {   // legacy types cannot send an empty non-NULL value: length 0 is NULL
+                writer.bytes.removeLast(writer.count - at)
                 throw TDSDecodingError(.invalidValue, offset: at, "empty value for legacy \(type.name) reads back as NULL")
             }
+            writer.bytes[at] = UInt8(n)
         case .ushortLength:
             if value.isNull { writer.writeUInt16LE(0xFFFF); return }
             let at = writer.count
@@ -278,7 +279,10 @@ extension SQLTime {
     /// The same time at another scale, or nil if digits would be lost.
     public func rescaled(to newScale: UInt8) -> SQLTime? {
         guard newScale <= 7, scale <= 7 else { return nil }
-        if newScale >= scale { return SQLTime(ticks: ticks * Civil.powersOf10[Int(newScale - scale)], scale: newScale) }
+        if newScale >= scale {
+            let (t, o) = ticks.multipliedReportingOverflow(by: Civil.powersOf10[Int(newScale - scale)])
+            return o ? nil : SQLTime(ticks: t, scale: newScale)
+        }
         let p = Civil.powersOf10[Int(scale - newScale)]
         guard ticks % p == 0 else { return nil }
         return SQLTime(ticks: ticks / p, scale: newScale)

@@ -38,8 +38,8 @@ extension TypeInfo {
         case 0x32: return .bit(try reader.readUInt8() != 0)
         case 0x3B: return .real(try reader.readFloat32LE())
         case 0x3E: return .float(try reader.readFloat64LE())
-        case 0x3C, 0x3D, 0x3A, 0x7A:
-            return try decodeData(from: &reader, count: length, baseScale: scale)
+        case 0x3C, 0x3D: return try decodeData(from: &reader, count: 8, baseScale: scale)   // MONEY, DATETIME
+        case 0x3A, 0x7A: return try decodeData(from: &reader, count: 4, baseScale: scale)   // DATETIM4, MONEY4
         case 0x1F: return .null
         // Common nullable types (COLMETADATA of TDS 7.2+ servers), decoded without the generic path.
         case 0x26:  // INTN

@@ -205,7 +205,8 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
             info.length = Int(try reader.readUInt16LE())
             if type.hasCollation && hasCollations { info.collation = try Collation.decode(from: &reader) }
             if info.length == 0xFFFF {
-                guard type == .bigVarChar || type == .nvarchar || type == .bigVarBinary, version.generation >= 0x72 else {
+                // PLP needs TDS 7.2, but is decoded whatever the version says.
+                guard type == .bigVarChar || type == .nvarchar || type == .bigVarBinary else {
                     throw reader.error(.invalidLength, at: at, "length 0xFFFF for \(type.name)")
                 }
                 info.isPLP = true

@@ -14,6 +14,7 @@ final class SpecExamplesClientRequestTests: XCTestCase {
         ("ms-tds-spec/10-attention-request.hex", .v7_2),
         ("ms-tds-spec/11-sspi-message.hex", .v7_2),
         ("ms-tds-spec/13-transaction-manager-request.hex", .v7_2),
+        ("ms-tds-spec/14-tvp-insert-statement.hex", .v7_3B),
         ("ms-tds-spec/16-featureext-sessionrecovery.hex", .v7_4),
         ("ms-tds-spec/20-featureext-azuresqlsupport.hex", .v7_4),
         ("pysqlbridge/client_prelogin.hex", .v7_4),

@@ -9,8 +9,8 @@
 ///   fEncrypted 0x08), TYPE_INFO and the value (TYPE_VARBYTE; PLP types in chunks; text, ntext
 ///   and image with a 4-byte length and no TextPtr).
 ///
-/// Encrypted parameters (Always Encrypted) and table-valued parameters are not supported
-/// (`.unsupported`).
+/// Table-valued parameters (TVP_TYPE_INFO, 0xF3) are read into ``TableValuedParameter``.
+/// Encrypted parameters (Always Encrypted) are not supported (`.unsupported`).
 public struct RPCRequest: Hashable, Sendable {
     /// ALL_HEADERS; nil for TDS 7.1 and earlier, or for bodies recorded without it.
     public var allHeaders: AllHeaders?
@@ -199,11 +199,69 @@ public struct RPCParameter: Hashable, Sendable {
     public var typeInfo: TypeInfo
     public var value: SQLValue
 
+    /// A table-valued parameter (TVP_TYPE_INFO, TDS 7.3+); nil for scalar parameters. When set,
+    /// `typeInfo` is the TVP type byte 0xF3 and `value` is `.null`.
+    public var table: TableValuedParameter?
+
     public init(name: String = "", status: Status = [], typeInfo: TypeInfo, value: SQLValue) {
         self.name = name
         self.status = status
         self.typeInfo = typeInfo
         self.value = value
+        self.table = nil
+    }
+
+    /// A table-valued parameter.
+    public init(name: String = "", status: Status = [], table: TableValuedParameter) {
+        self.name = name
+        self.status = status
+        self.typeInfo = TypeInfo(type: TDSDataType(rawValue: TableValuedParameter.typeByte))
+        self.value = .null
+        self.table = table
+    }
+
+    /// Reads a TYPE_VARBYTE value of `info` as RPC parameters and TVP rows carry it: PLP types
+    /// in chunks; text, ntext and image with a 4-byte length and no TextPtr; others as in rows.
+    static func decodeValue(_ info: TypeInfo, from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
+        if info.isPLP {
+            return try info.decodePLPValue(try readPLP(from: &reader))
+        }
+        guard isTextPointerType(info.type) else {
+            return try info.decodeValue(from: &reader)
+        }
+        let at = reader.absoluteOffset
+        let length = try reader.readUInt32LE()
+        if length == 0xFFFF_FFFF { return .null }
+        guard Int(length) <= reader.remaining else { throw reader.truncated(Int(length), "TYPE_VARBYTE") }
+        // Re-frame as the ROW form (TextPtr, timestamp, length) that TypeInfo decodes.
+        var framed = ByteWriter(capacity: Int(length) + 29)
+        framed.writeUInt8(16)
+        framed.writeBytes([UInt8](repeating: 0, count: 24))
+        framed.writeUInt32LE(length)
+        framed.writeBytes(try reader.readBytes(Int(length)))
+        var sub = ByteReader(framed.bytes, baseOffset: at &- 25)
+        return try info.decodeValue(from: &sub)
+    }
+
+    /// Writes `value` in the form `decodeValue(_:from:)` reads.
+    static func encodeValue(_ value: SQLValue, _ info: TypeInfo, into w: inout ByteWriter) throws(TDSDecodingError) {
+        guard isTextPointerType(info.type) && !info.isPLP else {
+            try info.encodeValue(value, into: &w)
+            return
+        }
+        if value.isNull {
+            w.writeUInt32LE(0xFFFF_FFFF)
+            return
+        }
+        var row = ByteWriter()
+        try info.encodeValue(value, into: &row)
+        // ROW form: TextPtr length (1), TextPtr, timestamp (8), length (4), data.
+        let skip = 1 + Int(row.bytes.first ?? 0) + 8
+        if row.bytes.count >= skip + 4 {
+            w.writeBytes(row.bytes[skip...])
+        } else {
+            w.writeUInt32LE(0xFFFF_FFFF)
+        }
     }
 
     static let plpNull: UInt64 = 0xFFFF_FFFF_FFFF_FFFF
@@ -221,28 +279,12 @@ public struct RPCParameter: Hashable, Sendable {
         if status.contains(.encrypted) {
             throw reader.error(.unsupported, at: start, "encrypted RPC parameter \(name)")
         }
-        let info = try TypeInfo.decode(from: &reader, version: version)
-        let value: SQLValue
-        if info.isPLP {
-            value = try info.decodePLPValue(try readPLP(from: &reader))
-        } else if isTextPointerType(info.type) {
-            let length = try reader.readUInt32LE()
-            if length == 0xFFFF_FFFF {
-                value = .null
-            } else {
-                guard Int(length) <= reader.remaining else { throw reader.truncated(Int(length), "TYPE_VARBYTE") }
-                // Re-frame as the ROW form (TextPtr, timestamp, length) that TypeInfo decodes.
-                var framed = ByteWriter(capacity: Int(length) + 29)
-                framed.writeUInt8(16)
-                framed.writeBytes([UInt8](repeating: 0, count: 24))
-                framed.writeUInt32LE(length)
-                framed.writeBytes(try reader.readBytes(Int(length)))
-                var sub = ByteReader(framed.bytes, baseOffset: reader.absoluteOffset - Int(length) - 29)
-                value = try info.decodeValue(from: &sub)
-            }
-        } else {
-            value = try info.decodeValue(from: &reader)
+        if try reader.peekUInt8() == TableValuedParameter.typeByte {
+            let table = try TableValuedParameter.decode(from: &reader, version: version)
+            return RPCParameter(name: name, status: status, table: table)
         }
+        let info = try TypeInfo.decode(from: &reader, version: version)
+        let value = try decodeValue(info, from: &reader)
         return RPCParameter(name: name, status: status, typeInfo: info, value: value)
     }
 
@@ -267,24 +309,11 @@ public struct RPCParameter: Hashable, Sendable {
     public func encode(into w: inout ByteWriter, version: TDSVersion) throws(TDSDecodingError) {
         w.writeBVarChar(name)
         w.writeUInt8(status.rawValue)
-        typeInfo.encode(into: &w, version: version)
-        if RPCParameter.isTextPointerType(typeInfo.type) && !typeInfo.isPLP {
-            if value.isNull {
-                w.writeUInt32LE(0xFFFF_FFFF)
-                return
-            }
-            var row = ByteWriter()
-            try typeInfo.encodeValue(value, into: &row)
-            // ROW form: TextPtr length (1), TextPtr (16), timestamp (8), length (4), data.
-            let ptrLength = Int(row.bytes.first ?? 0)
-            let skip = 1 + ptrLength + 8
-            if row.bytes.count >= skip + 4 {
-                w.writeBytes(row.bytes[skip...])
-            } else {
-                w.writeUInt32LE(0xFFFF_FFFF)
-            }
+        if let table {
+            try table.encode(into: &w, version: version)
             return
         }
-        try typeInfo.encodeValue(value, into: &w)
+        typeInfo.encode(into: &w, version: version)
+        try RPCParameter.encodeValue(value, typeInfo, into: &w)
     }
 }

@@ -213,3 +213,37 @@ final class TokenStreamDecoderTests: XCTestCase {
         XCTAssertTrue(pieces.allSatisfy { $0 > 0 })
     }
 }
+
+extension TokenStreamDecoderTests {
+    func testLongReturnValueIsReadIncrementally() throws {
+        let info = TypeInfo.varbinary(nil)
+        let payload = (0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        var w = ByteWriter()
+        w.writeUInt8(0xAC)
+        w.writeUInt16LE(1); w.writeBVarChar("@blob"); w.writeUInt8(1)
+        w.writeUInt32LE(0); w.writeUInt16LE(1)
+        info.encode(into: &w, version: .v7_4)
+        try info.encodeValue(.binary(payload), into: &w)
+        DoneProc(status: [], currentCommand: 0xE0, rowCount: 0).encode(into: &w, version: .v7_4)
+        let stream = w.bytes
+        var d = TokenStreamDecoder(version: .v7_4)
+        var tokens: [Token] = []
+        var maxBuffered = 0
+        var pos = 0
+        while pos < stream.count {
+            let n = min(4088, stream.count - pos)
+            d.append(Array(stream[pos ..< pos + n]))
+            pos += n
+            while let t = try d.next() { tokens.append(t) }
+            maxBuffered = max(maxBuffered, d.bufferedByteCount)
+        }
+        try d.finish()
+        XCTAssertEqual(tokens.names, ["RETURNVALUE", "DONEPROC"])
+        guard case .returnValue(let rv) = tokens[0] else { return XCTFail() }
+        XCTAssertEqual(rv.name, "@blob")
+        XCTAssertEqual(rv.value, .binary(payload))
+        XCTAssertLessThan(maxBuffered, 2 * 4088)
+        // Same answer however it is split.
+        XCTAssertEqual(try DecoderVerifier.verify(stream, version: .v7_4, randomSplits: 3, seed: 5), tokens)
+    }
+}

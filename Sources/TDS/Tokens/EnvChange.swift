@@ -163,7 +163,9 @@ public struct EnvChange: Hashable, Sendable {
                         try route.requireConsumed("ENVCHANGE")
                         routing = Routing(protocol: proto, port: port, server: server)
                     }
-                    let oldLen = Int(try body.readUInt16LE())
+                    // OldValue is 0x0000 from SQL Server; some encoders (r2dbc-mssql) end the
+                    // token after NewValue: a declared length that stops there means no OldValue.
+                    let oldLen = body.isAtEnd ? 0 : Int(try body.readUInt16LE())
                     var old = try body.subReader(oldLen)
                     var oldRouting: Routing?
                     if oldLen > 0 {

@@ -22,27 +22,50 @@ public struct ReturnValue: Hashable, Sendable {
         self.flags = flags; self.typeInfo = typeInfo; self.cryptoMetadata = cryptoMetadata; self.value = value
     }
 
+    /// ParamOrdinal through CryptoMetadata: everything before the value.
+    struct Header: Hashable, Sendable {
+        var ordinal: UInt16
+        var name: String
+        var status: UInt8
+        var userType: UInt32
+        var flags: ColumnFlags
+        var typeInfo: TypeInfo
+        var cryptoMetadata: CryptoMetadata?
+
+        func with(value: SQLValue) -> ReturnValue {
+            ReturnValue(ordinal: ordinal, name: name, status: status, userType: userType, flags: flags,
+                        typeInfo: typeInfo, cryptoMetadata: cryptoMetadata, value: value)
+        }
+    }
+
+    static func decodeHeader(from reader: inout ByteReader, version: TDSVersion,
+                             columnEncryption: Bool) throws(TDSDecodingError) -> Header {
+        let ordinal = try reader.readUInt16LE()
+        let name = try reader.readBVarChar()
+        let status = try reader.readUInt8()
+        let userType: UInt32 = version.hasLongRowCounts ? try reader.readUInt32LE() : UInt32(try reader.readUInt16LE())
+        let flags = ColumnFlags(rawValue: try reader.readUInt16LE())
+        let info = try TypeInfo.decode(from: &reader, version: version)
+        var crypto: CryptoMetadata?
+        if columnEncryption && flags.contains(.encrypted) {
+            crypto = try CryptoMetadata.decode(from: &reader, version: version, withOrdinal: false)
+        }
+        return Header(ordinal: ordinal, name: name, status: status, userType: userType, flags: flags,
+                      typeInfo: info, cryptoMetadata: crypto)
+    }
+
     /// Decodes the body after the 0xAC byte. Throws `.truncated` if the input ends inside it.
+    /// (``TokenStreamDecoder`` reads a long PLP value incrementally instead.)
     public static func decode(from reader: inout ByteReader, version: TDSVersion,
                               columnEncryption: Bool = false) throws(TDSDecodingError) -> ReturnValue {
         let start = reader.offset
         do throws(TDSDecodingError) {
-            let ordinal = try reader.readUInt16LE()
-            let name = try reader.readBVarChar()
-            let status = try reader.readUInt8()
-            let userType: UInt32 = version.hasLongRowCounts ? try reader.readUInt32LE() : UInt32(try reader.readUInt16LE())
-            let flags = ColumnFlags(rawValue: try reader.readUInt16LE())
-            let info = try TypeInfo.decode(from: &reader, version: version)
-            var crypto: CryptoMetadata?
-            if columnEncryption && flags.contains(.encrypted) {
-                crypto = try CryptoMetadata.decode(from: &reader, version: version, withOrdinal: false)
-            }
+            let header = try decodeHeader(from: &reader, version: version, columnEncryption: columnEncryption)
             var progress = RowProgress(name: "RETURNVALUE", tokenStart: reader.baseOffset &+ start &- 1)
-            if try !progress.advance(&reader, types: [info]) {
+            if try !progress.advance(&reader, types: [header.typeInfo]) {
                 throw TDSDecodingError(.truncated, offset: reader.absoluteOffset, "the value continues past the input")
             }
-            return ReturnValue(ordinal: ordinal, name: name, status: status, userType: userType, flags: flags,
-                               typeInfo: info, cryptoMetadata: crypto, value: progress.values.first ?? .null)
+            return header.with(value: progress.values.first ?? .null)
         } catch {
             if error.code == .truncated { reader.offset = start }
             throw error.inToken("RETURNVALUE")

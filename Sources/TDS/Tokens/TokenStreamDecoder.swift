@@ -57,10 +57,13 @@ public struct TokenStreamDecoder: Sendable {
     private var waitingAtCount = -1
     private var failure: TDSDecodingError?
 
+    /// A ROW, NBCROW, ALTROW or RETURNVALUE whose values are still arriving.
     private struct PendingRow: Sendable {
         var type: TokenType
         var altID: UInt16
         var progress: RowProgress
+        /// RETURNVALUE only: everything before the value.
+        var returnValue: ReturnValue.Header?
     }
 
     public init(version: TDSVersion, options: Options = Options()) {
@@ -85,6 +88,7 @@ public struct TokenStreamDecoder: Sendable {
     /// Appends payload bytes of the next packet(s).
     public mutating func append(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
+        waitingAtCount = -1
         compact()
         if buffer.isEmpty {
             buffer = bytes
@@ -95,6 +99,7 @@ public struct TokenStreamDecoder: Sendable {
 
     /// Appends payload bytes of the next packet(s).
     public mutating func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
+        waitingAtCount = -1
         compact()
         buffer.append(contentsOf: bytes)
     }
@@ -134,7 +139,7 @@ public struct TokenStreamDecoder: Sendable {
         if let failure { throw failure }
         if let pending = pendingRow {
             let e = TDSDecodingError(.truncated, offset: pending.progress.tokenStart, context: pending.type.name,
-                                     "the message ended inside the token (column \(pending.progress.index + 1) of \(pending.progress.values.count + max(0, rowTypeCount(pending) - pending.progress.index)))")
+                                     "the message ended inside the token (at column \(pending.progress.index + 1) of \(types(of: pending).count))")
             failure = e
             throw e
         }
@@ -151,8 +156,11 @@ public struct TokenStreamDecoder: Sendable {
         waitingAtCount = -1
     }
 
-    private func rowTypeCount(_ p: PendingRow) -> Int {
-        p.type == .altRow ? (altMetadata[p.altID]?.columns.count ?? 0) : rowTypes.count
+    /// The value types of a pending row.
+    private func types(of p: PendingRow) -> [TypeInfo] {
+        if let rv = p.returnValue { return [rv.typeInfo] }
+        if p.type == .altRow { return altMetadata[p.altID]?.columns.map(\.metadata.typeInfo) ?? [] }
+        return rowTypes
     }
 
     /// Clears everything (buffer, partial row, failure, metadata), keeping version and options.
@@ -171,6 +179,8 @@ public struct TokenStreamDecoder: Sendable {
         switch type {
         case .row, .nbcRow, .altRow:
             return try startRow(type)
+        case .returnValue:
+            return try startReturnValue()
         default:
             break
         }
@@ -267,31 +277,58 @@ public struct TokenStreamDecoder: Sendable {
         }
         var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap)
         progress.values.reserveCapacity(count)
+        // Fast path: the whole row is usually here already.
+        let done = try progress.advance(&reader, types: type == .altRow ? (altMetadata[altID]?.columns.map(\.metadata.typeInfo) ?? []) : rowTypes)
         readIndex = reader.offset
-        pendingRow = PendingRow(type: type, altID: altID, progress: progress)
-        return try continueRow()
+        let pending = PendingRow(type: type, altID: altID, progress: progress, returnValue: nil)
+        if done { return finished(pending) }
+        pendingRow = pending
+        return nil
+    }
+
+    /// Starts a RETURNVALUE once everything before its value is here; the value itself (which
+    /// may be a long PLP) is read incrementally like a row's.
+    private mutating func startReturnValue() throws(TDSDecodingError) -> Token? {
+        let tokenStart = bufferBase + readIndex
+        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+        let header: ReturnValue.Header
+        do {
+            header = try ReturnValue.decodeHeader(from: &reader, version: version, columnEncryption: options.columnEncryption)
+        } catch {
+            if error.code == .truncated {
+                waitingAtCount = buffer.count
+                return nil
+            }
+            throw error.inToken("RETURNVALUE")
+        }
+        var progress = RowProgress(name: "RETURNVALUE", tokenStart: tokenStart)
+        let done = try progress.advance(&reader, types: [header.typeInfo])
+        readIndex = reader.offset
+        let pending = PendingRow(type: .returnValue, altID: 0, progress: progress, returnValue: header)
+        if done { return finished(pending) }
+        pendingRow = pending
+        return nil
+    }
+
+    private func finished(_ p: PendingRow) -> Token {
+        if let header = p.returnValue { return .returnValue(header.with(value: p.progress.values.first ?? .null)) }
+        switch p.type {
+        case .nbcRow: return .nbcRow(NBCRow(values: p.progress.values))
+        case .altRow: return .altRow(AltRow(id: p.altID, values: p.progress.values))
+        default: return .row(Row(values: p.progress.values))
+        }
     }
 
     private mutating func continueRow() throws(TDSDecodingError) -> Token? {
         guard var pending = pendingRow else { return nil }
         pendingRow = nil   // keep `pending.progress.values` uniquely referenced
         var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
-        let done: Bool
-        if pending.type == .altRow {
-            let types = altMetadata[pending.altID]?.columns.map(\.metadata.typeInfo) ?? []
-            done = try pending.progress.advance(&reader, types: types)
-        } else {
-            done = try pending.progress.advance(&reader, types: rowTypes)
-        }
+        let done = try pending.progress.advance(&reader, types: types(of: pending))
         readIndex = reader.offset
         guard done else {
             pendingRow = pending
             return nil
         }
-        switch pending.type {
-        case .nbcRow: return .nbcRow(NBCRow(values: pending.progress.values))
-        case .altRow: return .altRow(AltRow(id: pending.altID, values: pending.progress.values))
-        default: return .row(Row(values: pending.progress.values))
-        }
+        return finished(pending)
     }
 }

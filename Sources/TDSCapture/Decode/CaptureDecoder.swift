@@ -229,9 +229,21 @@ public enum CaptureDecoder {
             if (try? RPCRequest.decode(from: bytes, version: v, allHeaders: headers)) != nil { return .rpc }
         }
         if bytes.first == 0x00, (try? Prelogin.decode(from: bytes)) != nil { return .prelogin }
-        if (try? SQLBatch.decode(from: bytes, version: .v7_4, allHeaders: headers)) != nil, bytes.count >= 2 { return .sqlBatch }
+        if let batch = try? SQLBatch.decode(from: bytes, version: .v7_4, allHeaders: headers), looksLikeText(batch.text) { return .sqlBatch }
         if let first = bytes.first, TokenType(rawValue: first).isKnown { return .tabularResult }
         return .rpc
+    }
+
+    /// Text a person wrote: not empty, no control characters but tab and line breaks, no
+    /// private-use or replacement characters.
+    static func looksLikeText(_ text: String) -> Bool {
+        guard !text.isEmpty else { return false }
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            if v < 0x20 && v != 0x09 && v != 0x0A && v != 0x0D { return false }
+            if (0xE000...0xF8FF).contains(v) || v == 0xFFFD || v == 0xFFFF || v == 0xFFFE { return false }
+        }
+        return true
     }
 
     static func allHeadersGuess(_ type: PacketType, _ bytes: [UInt8]) -> Bool? {

@@ -154,8 +154,19 @@ struct ConversationMessageDecoder {
             case .name(let n): procedure = n
             }
             let parameters: [JSONValue] = c.parameters.map { p in
-                .object([("name", .string(p.name)), ("type", .string(p.typeInfo.sqlTypeName)),
-                         ("value", TokenRendering.value(p.value)), ("output", .bool(p.status.contains(.byRefValue)))])
+                if let table = p.table {
+                    // A table-valued parameter ([MS-TDS] 2.2.5.5.5): declared as its table type.
+                    let typeName = [table.databaseName, table.schemaName, table.typeName].filter { !$0.isEmpty }.joined(separator: ".")
+                    var o: [(String, JSONValue)] = [("name", .string(p.name)), ("type", .string(typeName + " READONLY")),
+                                                     ("value", .null), ("output", .bool(p.status.contains(.byRefValue)))]
+                    if let columns = table.columns {
+                        o.append(("columns", .array(columns.map { .object([("name", .string($0.name)), ("type", .string($0.typeInfo.sqlTypeName))]) })))
+                    }
+                    o.append(("rows", .array(table.rows.map { row in .array(row.map(TokenRendering.value)) })))
+                    return .object(o)
+                }
+                return .object([("name", .string(p.name)), ("type", .string(p.typeInfo.sqlTypeName)),
+                                ("value", TokenRendering.value(p.value)), ("output", .bool(p.status.contains(.byRefValue)))])
             }
             return [("procedure", .string(procedure)), ("parameters", .array(parameters))]
         }

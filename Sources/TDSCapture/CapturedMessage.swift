@@ -141,6 +141,13 @@ public enum TDSMessageSplitter {
                 continue
             }
             flushTLS()
+            if limit - pos >= PacketHeader.size, !TDSDetection.isPacketHeader(bytes, at: pos) {
+                // Not a packet header where one must be: what follows is not TDS (or the
+                // stream lost its place); look for the next header.
+                if messageStart != nil { dropPartial("the next packet header is missing") }
+                resync = true
+                continue
+            }
             guard limit - pos >= PacketHeader.size else {
                 if messageStart == nil {
                     emit(.incomplete(TDSMessage(type: PacketType(rawValue: bytes[pos]), firstStatus: [], lastStatus: [], spid: 0,

@@ -68,3 +68,47 @@ final class MessageSplitterTests: XCTestCase {
         XCTAssertNil(TDSVersionInference.doneOnlyRowCountWidth([0x79, 0, 0, 0, 0]))
     }
 }
+
+final class DecodeRobustnessTests: XCTestCase {
+    typealias S = SyntheticCapture
+
+    /// A synthetic session: PRELOGIN, TLS handshake in PRELOGIN packets, then bytes that are
+    /// neither TDS packets nor TLS records: the session is reported as encrypted.
+    func testNonTDSBytesAfterTheHandshakeAreEncrypted() throws {
+        let prelogin = S.tdsPacket(type: 0x12, body: [0x00, 0x00, 0x06, 0x00, 0x01, 0xFF, 0x01])
+        let hello = S.tdsPacket(type: 0x12, body: [0x16, 0x03, 0x01, 0x00, 0x02, 0x01, 0x00])
+        let noise: [UInt8] = [0x9A, 0x33, 0x71, 0xC4, 0x05, 0xEE, 0x10, 0x42, 0x42, 0x42, 0x01, 0x02]
+        var frames: [[UInt8]] = []
+        var seq: UInt32 = 1
+        for payload in [prelogin, hello, noise] {
+            let t = S.tcp(srcPort: 40000, dstPort: 1433, seq: seq, flags: 0x18, payload: payload)
+            frames.append(S.ethernet(S.ipv4(src: S.clientV4, dst: S.serverV4, tcp: t)))
+            seq &+= UInt32(payload.count)
+        }
+        let report = CaptureDecoder.decode(bytes: S.pcap(frames))
+        XCTAssertEqual(report.failures.map(\.description), [])
+        XCTAssertEqual(report.records.map(\.type), ["PRELOGIN", "PRELOGIN", "TLS"])
+        XCTAssertEqual(report.records[1]["tls"]?.stringValue, "handshake")
+        XCTAssertEqual(report.records[2]["encrypted"], .bool(true))
+        XCTAssertEqual(report.records[2]["bytes"], .int(12))
+    }
+
+    func testHostileInputsNeverTrap() {
+        var rng = SystemRandomNumberGenerator()
+        let packet = S.tdsPacket(type: 0x04, body: [0xFD, 0x10, 0, 0xC1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x79, 0, 0, 0, 0])
+        for _ in 0..<3000 {
+            var m = packet
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                m[Int.random(in: 0..<m.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            }
+            m = Array(m.prefix(Int.random(in: 0...m.count, using: &rng)))
+            _ = CaptureDecoder.decode(bytes: m)
+            _ = CaptureDecoder.decode(bytes: m, options: DecodeOptions(tokensOnly: true))
+        }
+    }
+
+    func testJSONEscaping() {
+        let v = JSONValue.object([("k\"ey", .string("a\"b\\c\n\u{01}é\u{2028}")), ("n", .null), ("u", .uint(UInt64.max))])
+        XCTAssertEqual(v.serialized(), #"{"k\"ey":"a\"b\\c\n\u0001é\u2028","n":null,"u":18446744073709551615}"#)
+    }
+}

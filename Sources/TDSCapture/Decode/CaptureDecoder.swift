@@ -73,7 +73,22 @@ public enum CaptureDecoder {
         var records: [DecodedRecord] = []
         var failures: [DecodeFailure] = []
         let name = session.conversation.name
+        // After a TLS handshake, bytes that are not TDS packets are the encrypted session.
+        var handshakeSeen: Set<TDSDirection> = []
         for m in session.messages {
+            if case .tls(_, _, true) = m.content { handshakeSeen.insert(m.direction) }
+            if !handshakeSeen.isEmpty {
+                var encryptedBytes: Int?
+                if case .skipped(let count, _) = m.content { encryptedBytes = count }
+                if case .malformed = m.content { encryptedBytes = 0 }
+                if let count = encryptedBytes {
+                    records.append(DecodedRecord(conversation: name, direction: m.direction, type: "TLS", streamOffset: m.streamOffset,
+                                                 frame: m.frameIndex.map { $0 + 1 },
+                                                 fields: [("encrypted", .bool(true)), ("tls", .string("non-TDS bytes after the TLS handshake")),
+                                                          ("bytes", .int(Int64(count)))]))
+                    continue
+                }
+            }
             var record = DecodedRecord(conversation: name, direction: m.direction, type: "", streamOffset: m.streamOffset,
                                        frame: m.frameIndex.map { $0 + 1 }, fields: [])
             switch m.content {

@@ -48,3 +48,38 @@ final class TypesFoundationTests: XCTestCase {
         XCTAssertEqual(SQLValue(true), .bit(true))
     }
 }
+
+final class TypesParameterTests: XCTestCase {
+    func testParameterTypesAndDeclarations() throws {
+        let cases: [(SQLValue, String)] = [
+            (.int(1), "int"), (.bigint(1), "bigint"), (.bit(true), "bit"), (.float(1), "float"), (.real(1), "real"),
+            (.decimal(SQLDecimal("-12.345")!), "decimal(5,3)"), (.money(.max), "money"), (.smallMoney(.smallMin), "smallmoney"),
+            (.string("hi"), "nvarchar(4000)"), (.string(String(repeating: "x", count: 4001)), "nvarchar(max)"),
+            (.binary([1]), "varbinary(8000)"), (.binary([UInt8](repeating: 0, count: 8001)), "varbinary(max)"),
+            (.date(.min), "date"), (.time(SQLTime(ticks: 0, scale: 3)), "time(3)"),
+            (.datetime2(SQLDateTime2(date: .max, time: SQLTime(ticks: 0, scale: 0))), "datetime2(0)"),
+            (.datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: .max, time: SQLTime(ticks: 0, scale: 5)), offsetMinutes: 0)),
+             "datetimeoffset(5)"),
+            (.uniqueIdentifier(UUID()), "uniqueidentifier"), (.null, "nvarchar(4000)"), (.xml("<a/>"), "xml"),
+            (.datetime(SQLDateTime(days: 0, ticks: 0)), "datetime"), (.variant(SQLVariant(value: .int(1))!), "sql_variant"),
+        ]
+        for (value, name) in cases {
+            let (info, sent) = TypeInfo.parameter(for: value)
+            XCTAssertEqual(info.sqlTypeName, name)
+            // The chosen TYPE_INFO encodes and decodes the value back.
+            var w = ByteWriter()
+            try info.encodeValue(sent, into: &w)
+            var r = ByteReader(w.bytes)
+            if info.isPLP {
+                XCTAssertEqual(try info.decodePLPValue(try TypesTestSupport.reassemblePLP(w.bytes)), sent)
+            } else {
+                XCTAssertEqual(try info.decodeValue(from: &r), sent)
+            }
+        }
+        // Before 7.3, time types go as text; before 7.2 long strings go as ntext.
+        let (i1, v1) = TypeInfo.parameter(for: .date(SQLDate(year: 2020, month: 5, day: 17)!), version: .v7_2)
+        XCTAssertEqual(i1.sqlTypeName, "nvarchar(4000)")
+        XCTAssertEqual(v1, .string("2020-05-17"))
+        XCTAssertEqual(TypeInfo.parameter(for: .string(String(repeating: "y", count: 5000)), version: .v7_1_1).0.sqlTypeName, "ntext")
+    }
+}

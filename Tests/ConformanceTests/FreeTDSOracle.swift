@@ -11,7 +11,12 @@ enum FreeTDSOracle {
         var columns: [String] = []
         var columnTypes: [Int] = []
         var rows: [[String?]] = []
+        /// FreeTDS's own dbconvert text per row and column (money), for the record.
+        var notes: [[Int: String]] = []
     }
+
+    /// The value text standing for "db-lib cannot convert this type" (`VAL i UNSUPPORTED t`).
+    static func unsupported(_ type: String) -> String { "<FreeTDS db-lib: no conversion of type \(type)>" }
 
     /// One batch's output.
     struct Batch: Equatable {
@@ -112,12 +117,21 @@ enum FreeTDSOracle {
             case "ROW":
                 guard var b = batch, !b.results.isEmpty else { continue }
                 b.results[b.results.count - 1].rows.append([])
+                b.results[b.results.count - 1].notes.append([:])
                 batch = b
             case "VAL":
                 let f = rest.split(separator: " ", maxSplits: 1).map(String.init)
                 guard f.count == 2, var b = batch, let r = b.results.indices.last, !b.results[r].rows.isEmpty else { continue }
-                let v: String? = f[1] == "NULL" ? nil : (JSONString.unquote(f[1]) ?? f[1])
+                let v: String? = f[1] == "NULL" ? nil
+                    : f[1].hasPrefix("UNSUPPORTED ") ? unsupported(String(f[1].dropFirst(12)))
+                    : (JSONString.unquote(f[1]) ?? f[1])
                 b.results[r].rows[b.results[r].rows.count - 1].append(v)
+                batch = b
+            case "NOTE":
+                let f = rest.split(separator: " ", maxSplits: 2).map(String.init)
+                guard f.count == 3, let col = Int(f[0]), var b = batch, let r = b.results.indices.last,
+                      !b.results[r].notes.isEmpty else { continue }
+                b.results[r].notes[b.results[r].notes.count - 1][col] = JSONString.unquote(f[2]) ?? f[2]
                 batch = b
             case "COUNT": batch?.counts.append(Int(rest) ?? -99)
             case "RETSTATUS": batch?.returnStatus.append(Int(rest) ?? -99)

@@ -17,12 +17,14 @@
  *   COL <i> <dbcoltype> <name as JSON>
  *   ROW
  *   VAL <i> NULL | VAL <i> <canonical text as JSON>
- *   NOTE <i> <text as JSON>      FreeTDS's own text conversion where it differs in form
+ *   VAL <i> UNSUPPORTED <type>   db-lib has no conversion of this type to text (sql_variant)
+ *   NOTE <i> dbconvert <JSON>    FreeTDS's own text conversion of the value (money), for the record
  *   COUNT <DBCOUNT>              after each result (-1 = no count)
  *   RETSTATUS <n>
  *   MSG <number> <severity> <text as JSON>
  *   ERR <dberr> <severity> <text as JSON>
  *   FAIL <what>
+ *   RECONNECT                    FreeTDS had marked the connection dead; a new one was opened
  *   END
  * Every text is UTF-8 (the client charset is set to UTF-8), written as a JSON string.
  */
@@ -184,11 +186,15 @@ static void print_value(DBPROCESS *dbproc, int col, int type, const BYTE *data, 
 		json((const char *) data, (size_t) len);
 		return;
 	default: {
-		/* Anything else (sql_variant among them): FreeTDS's conversion to text. */
+		/* Anything else: FreeTDS's conversion to text, when db-lib offers one. */
+		if (!dbwillconvert(type, SYBCHAR)) {
+			printf("UNSUPPORTED %d", type);
+			return;
+		}
 		char *big = malloc((size_t) len * 4 + 256);
 		if (!big) { print_text("<oom>"); return; }
 		DBINT n = dbconvert(dbproc, type, data, len, SYBCHAR, (BYTE *) big, len * 4 + 255);
-		if (n < 0) { free(big); printf("\"<type %d>\"", type); return; }
+		if (n < 0) { free(big); printf("UNSUPPORTED %d", type); return; }
 		json(big, (size_t) n);
 		free(big);
 		return;
@@ -249,6 +255,14 @@ int main(int argc, char **argv)
 		if (!strncmp(cursor, "-- @@batch\n", 11)) cursor += 11;
 		if (*cursor == 0) { cursor = next; continue; }
 		printf("BATCH %d\n", batch++);
+		if (dbdead(dbproc)) {
+			/* FreeTDS gave up on the connection in an earlier batch: start a new one so
+			   one failure does not hide every later result. */
+			dbclose(dbproc);
+			dbproc = dbopen(login, argv[1]);
+			printf("RECONNECT\n");
+			if (!dbproc) { printf("FAIL dbopen\n"); break; }
+		}
 		if (dbcmd(dbproc, cursor) == FAIL || dbsqlexec(dbproc) == FAIL) {
 			printf("FAIL dbsqlexec\n");
 		} else {
@@ -272,11 +286,23 @@ int main(int argc, char **argv)
 							BYTE *data = dbdata(dbproc, c);
 							DBINT len = dbdatlen(dbproc, c);
 							printf("VAL %d ", c);
+							int type = dbcoltype(dbproc, c);
 							if (data == NULL && len == 0)
 								fputs("NULL", stdout);
 							else
-								print_value(dbproc, c, dbcoltype(dbproc, c), data, len);
+								print_value(dbproc, c, type, data, len);
 							putchar('\n');
+							if (data != NULL && (type == SYBMONEY || type == SYBMONEY4)) {
+								/* What FreeTDS's own money-to-text converter makes of it. */
+								char text[64];
+								DBINT n = dbconvert(dbproc, type, data, len, SYBCHAR, (BYTE *) text, sizeof text - 1);
+								if (n >= 0) {
+									text[n] = 0;
+									printf("NOTE %d dbconvert ", c);
+									json(text, (size_t) n);
+									putchar('\n');
+								}
+							}
 						}
 					}
 				}
@@ -289,7 +315,8 @@ int main(int argc, char **argv)
 	}
 	printf("END\n");
 	fflush(stdout);
-	dbclose(dbproc);
+	if (dbproc)
+		dbclose(dbproc);
 	dbexit();
 	free(batches);
 	return 0;

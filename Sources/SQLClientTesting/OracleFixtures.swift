@@ -1,0 +1,517 @@
+import Foundation
+import TDS
+
+/// The conformance oracle's generated fixtures: result streams for every SQL Server type, with
+/// NULL, minimum, maximum, zero and the values that have broken drivers, as ROW and NBCROW, at
+/// TDS 7.1, 7.2, 7.3 and 7.4, following [MS-TDS]'s rules for what each version may carry:
+///
+/// - NBCROW only from 7.3 (older versions get ROW only);
+/// - PLP, max types and xml from 7.2: a 7.1 client gets text (varchar(max)), ntext
+///   (nvarchar(max), xml) and image (varbinary(max));
+/// - date, time, datetime2 and datetimeoffset from 7.3: older clients get nvarchar holding the
+///   value's text (as SQL Server sends it to down-level clients), also inside sql_variant;
+/// - UTF-8 collations only with UTF8_SUPPORT acknowledged (7.4 sessions say `@utf8 on`); below
+///   7.4 a UTF-8 varchar is sent as nvarchar;
+/// - DONE row counts of 32 bits before 7.2 (see ``ServerTokens/done(token:status:currentCommand:rowCount:version:)``).
+///
+/// ``sessions()`` builds every session in memory; ``write(to:)`` writes them as `.tdssession`
+/// files (committed under `Fixtures/sessions/oracle`, so changes are reviewable diffs).
+public enum OracleFixtures {
+    /// One value of a type case, with a label for reports ("min", "tick .003", …).
+    public struct ValueCase: Hashable, Sendable {
+        public var label: String
+        public var value: SQLValue
+        /// PLP chunking for this value (max types only).
+        public var chunking: ServerTokens.PLPChunking?
+        public init(_ label: String, _ value: SQLValue, chunking: ServerTokens.PLPChunking? = nil) {
+            self.label = label; self.value = value; self.chunking = chunking
+        }
+    }
+
+    /// A column type and its values, declared as SQL Server 2019+ would send it at TDS 7.4.
+    public struct TypeCase: Hashable, Sendable {
+        /// The SQL type as declared, e.g. "datetime2(3)", "varchar(40) Cyrillic_General_CI_AS".
+        public var name: String
+        public var type: TypeInfo
+        public var userType: UInt32
+        public var values: [ValueCase]
+        public init(_ name: String, _ type: TypeInfo, userType: UInt32 = 0, _ values: [ValueCase]) {
+            self.name = name; self.type = type; self.userType = userType; self.values = values
+        }
+    }
+
+    /// Row token format.
+    public enum RowFormat: String, Hashable, Sendable, CaseIterable {
+        case row, nbcrow
+    }
+
+    /// What a client should decode from one exchange: column names and, per row, the
+    /// canonical text of each value (nil = NULL), with the value labels.
+    public struct Expectation: Hashable, Sendable {
+        public var sql: String
+        /// The type case name (as declared at 7.4), or "all types" for the wide result.
+        public var typeName: String
+        /// The SQL type actually sent at this version (e.g. "nvarchar(27)" for datetime2 at 7.2).
+        public var sentTypeName: String
+        public var columns: [String]
+        /// Per column, the type case it shows (for the wide result) or `typeName`.
+        public var columnTypeNames: [String]
+        public var rows: [[String?]]
+        public var labels: [String]
+        public var rowCount: Int
+    }
+
+    /// A generated session and its expectations.
+    public struct Fixture: Sendable {
+        public var fileName: String
+        public var version: TDSVersion
+        public var format: RowFormat
+        public var session: ReplaySession
+        public var expectations: [Expectation]
+    }
+
+    /// The four TDS versions the oracle covers, as LOGIN7 would request them.
+    public static let versions: [TDSVersion] = [.v7_1_1, .v7_2, .v7_3B, .v7_4]
+
+    /// "7.1" … "7.4".
+    public static func versionName(_ v: TDSVersion) -> String {
+        switch v.generation {
+        case 0x71: return "7.1"
+        case 0x72: return "7.2"
+        case 0x73: return "7.3"
+        default: return "7.4"
+        }
+    }
+
+    // MARK: - Collations
+
+    /// Cyrillic_General_CI_AS (code page 1251).
+    public static let cyrillic = Collation(lcid: 0x0419, flags: [.ignoreCase, .ignoreKana, .ignoreWidth], version: 0, sortID: 0)
+    /// Latin1_General_CI_AS (code page 1252, a Windows collation).
+    public static let latin1 = Collation(lcid: 0x0409, flags: [.ignoreCase, .ignoreKana, .ignoreWidth], version: 0, sortID: 0)
+    /// Japanese_CI_AS (code page 932).
+    public static let japanese = Collation(lcid: 0x0411, flags: [.ignoreCase, .ignoreKana, .ignoreWidth], version: 0, sortID: 0)
+    /// Chinese_PRC_CI_AS (code page 936).
+    public static let chinese = Collation(lcid: 0x0804, flags: [.ignoreCase, .ignoreKana, .ignoreWidth], version: 0, sortID: 0)
+    /// Latin1_General_100_CI_AS_SC_UTF8 (UTF-8).
+    public static let utf8 = Collation(lcid: 0x0409, flags: [.ignoreCase, .ignoreKana, .ignoreWidth, .utf8], version: 2, sortID: 0)
+
+    // MARK: - Value helpers
+
+    static func date(_ y: Int, _ m: Int, _ d: Int) -> SQLDate { SQLDate(year: y, month: m, day: d) ?? .min }
+    static let day1900 = date(1900, 1, 1).days
+
+    /// datetime from a date and 1/300 s ticks.
+    static func dt(_ y: Int, _ m: Int, _ d: Int, ticks: UInt32) -> SQLValue {
+        .datetime(SQLDateTime(days: date(y, m, d).days - day1900, ticks: ticks))
+    }
+    static func ticks(_ h: UInt32, _ m: UInt32, _ s: UInt32, _ t300: UInt32 = 0) -> UInt32 { (h * 3600 + m * 60 + s) * 300 + t300 }
+
+    static func pow10(_ n: Int) -> UInt64 { var p: UInt64 = 1; for _ in 0..<n { p *= 10 }; return p }
+
+    /// A time of day at `scale`: h:m:s plus the first `scale` digits of `fraction7` (7 digits).
+    static func time(_ h: UInt64, _ m: UInt64, _ s: UInt64, fraction7: UInt64, scale: UInt8) -> SQLTime {
+        let secs = h * 3600 + m * 60 + s
+        return SQLTime(ticks: secs * pow10(Int(scale)) + fraction7 / pow10(7 - Int(scale)), scale: scale)
+    }
+
+    static func dt2(_ d: SQLDate, _ t: SQLTime) -> SQLDateTime2 { SQLDateTime2(date: d, time: t) }
+
+    static func dec(_ text: String, _ p: UInt8) -> SQLValue {
+        .decimal(SQLDecimal(text, precision: p) ?? SQLDecimal(precision: p, scale: 0, magnitude: 0))
+    }
+
+    static func uuid(_ s: String) -> SQLValue { .uniqueIdentifier(UUID(uuidString: s) ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))) }
+
+    static func decimalCase(_ kind: String, _ p: UInt8, _ s: UInt8, _ texts: [(String, String)]) -> TypeCase {
+        let info = kind == "numeric" ? TypeInfo.numeric(precision: p, scale: s) : TypeInfo.decimal(precision: p, scale: s)
+        return TypeCase("\(kind)(\(p),\(s))", info, [ValueCase("NULL", .null)] + texts.map { ValueCase($0.0, dec($0.1, p)) })
+    }
+
+    /// A long string of mixed scripts (for PLP chunking): `count` characters.
+    static func longText(_ count: Int, unicode: Bool) -> String {
+        let alphabet: [Character] = unicode ? Array("abcÿé€Жж日本😀 ") : Array("abcdefghijklmnopqrstuvwxyz0123456789 ")
+        var s = ""
+        s.reserveCapacity(count * 2)
+        for i in 0..<count { s.append(alphabet[(i * 7 + i / 13) % alphabet.count]) }
+        return s
+    }
+
+    static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) } }
+
+    // MARK: - The catalog
+
+    /// Every type case, as declared at TDS 7.4.
+    public static func typeCases() -> [TypeCase] {
+        var cases: [TypeCase] = []
+        cases.append(TypeCase("bigint", .bigint, [
+            .init("NULL", .null), .init("min", .bigint(.min)), .init("max", .bigint(.max)), .init("zero", .bigint(0)),
+            .init("-1", .bigint(-1)), .init("2^32", .bigint(4_294_967_296)),
+        ]))
+        cases.append(TypeCase("int", .int, [
+            .init("NULL", .null), .init("min", .int(.min)), .init("max", .int(.max)), .init("zero", .int(0)), .init("-1", .int(-1)),
+        ]))
+        cases.append(TypeCase("smallint", .smallint, [
+            .init("NULL", .null), .init("min", .smallint(.min)), .init("max", .smallint(.max)), .init("zero", .smallint(0)),
+        ]))
+        cases.append(TypeCase("tinyint", .tinyint, [
+            .init("NULL", .null), .init("min", .tinyint(0)), .init("max", .tinyint(255)), .init("1", .tinyint(1)),
+        ]))
+        cases.append(TypeCase("bit", .bit, [.init("NULL", .null), .init("zero", .bit(false)), .init("one", .bit(true))]))
+        cases.append(TypeCase("real", .real, [
+            .init("NULL", .null), .init("zero", .real(0)), .init("max", .real(.greatestFiniteMagnitude)),
+            .init("min", .real(-.greatestFiniteMagnitude)), .init("least normal", .real(.leastNormalMagnitude)),
+            .init("0.1", .real(0.1)), .init("1.5", .real(1.5)), .init("-3.14159", .real(-3.14159)), .init("1e10", .real(1e10)),
+        ]))
+        cases.append(TypeCase("float", .float, [
+            .init("NULL", .null), .init("zero", .float(0)), .init("negative zero", .float(-0.0)),
+            .init("max", .float(.greatestFiniteMagnitude)), .init("min", .float(-.greatestFiniteMagnitude)),
+            .init("least normal", .float(.leastNormalMagnitude)), .init("0.1", .float(0.1)), .init("1e16", .float(1e16)),
+            .init("pi", .float(.pi)), .init("123456789.123", .float(123_456_789.123)),
+        ]))
+        cases.append(decimalCase("decimal", 38, 0, [
+            ("max", "99999999999999999999999999999999999999"), ("min", "-99999999999999999999999999999999999999"),
+            ("zero", "0"), ("one", "1"), ("2^64", "18446744073709551616"),
+        ]))
+        cases.append(decimalCase("decimal", 38, 38, [
+            ("max", "0.99999999999999999999999999999999999999"), ("min", "-0.99999999999999999999999999999999999999"),
+            ("zero", "0.00000000000000000000000000000000000000"), ("smallest", "0.00000000000000000000000000000000000001"),
+        ]))
+        cases.append(decimalCase("decimal", 5, 2, [("max", "999.99"), ("min", "-999.99"), ("zero", "0.00"), ("-0.01", "-0.01")]))
+        cases.append(decimalCase("decimal", 10, 3, [("max", "9999999.999"), ("min", "-9999999.999"), ("zero", "0.000"), ("mid", "1234567.891")]))
+        cases.append(decimalCase("decimal", 19, 4, [("max", "999999999999999.9999"), ("min", "-999999999999999.9999"), ("zero", "0.0000"), ("mid", "123456789012345.6789")]))
+        cases.append(decimalCase("decimal", 28, 10, [("max", "999999999999999999.9999999999"), ("zero", "0.0000000000"), ("mid", "-12345678.0000000001")]))
+        cases.append(decimalCase("numeric", 18, 6, [("max", "999999999999.999999"), ("min", "-999999999999.999999"), ("zero", "0.000000"), ("tiny", "-0.000001")]))
+        cases.append(decimalCase("numeric", 1, 0, [("max", "9"), ("min", "-9"), ("zero", "0")]))
+        cases.append(TypeCase("money", .money, [
+            .init("NULL", .null), .init("min", .money(.min)), .init("max", .money(.max)), .init("zero", .money(SQLMoney(units: 0))),
+            .init("0.0001", .money(SQLMoney(units: 1))), .init("-0.0001", .money(SQLMoney(units: -1))),
+            .init("1.2345 (4th decimal)", .money(SQLMoney(units: 12345))), .init("0.9999", .money(SQLMoney(units: 9999))),
+            .init("-12.3456", .money(SQLMoney(units: -123_456))), .init("2^32 units", .money(SQLMoney(units: 4_294_967_296))),
+        ]))
+        cases.append(TypeCase("smallmoney", .smallMoney, [
+            .init("NULL", .null), .init("min", .smallMoney(.smallMin)), .init("max", .smallMoney(.smallMax)),
+            .init("zero", .smallMoney(SQLMoney(units: 0))), .init("1.2345 (4th decimal)", .smallMoney(SQLMoney(units: 12345))),
+            .init("-0.0001", .smallMoney(SQLMoney(units: -1))),
+        ]))
+        cases.append(TypeCase("datetime", .datetime, [
+            .init("NULL", .null), .init("min", dt(1753, 1, 1, ticks: 0)), .init("max", dt(9999, 12, 31, ticks: ticks(23, 59, 59, 299))),
+            .init("zero (1900-01-01)", .datetime(SQLDateTime(days: 0, ticks: 0))),
+            .init("tick .003", dt(2000, 1, 1, ticks: 1)), .init("tick .007", dt(2000, 1, 1, ticks: 2)),
+            .init("tick .010", dt(2000, 1, 1, ticks: 3)), .init("tick .997", dt(2000, 1, 1, ticks: 299)),
+            .init("last tick of a day", dt(1999, 12, 31, ticks: ticks(23, 59, 59, 299))),
+            .init("before 1900", dt(1899, 12, 31, ticks: ticks(12, 0, 0))),
+            .init("leap day", dt(2000, 2, 29, ticks: ticks(13, 14, 15, 150))),
+        ]))
+        cases.append(TypeCase("smalldatetime", .smallDateTime, [
+            .init("NULL", .null), .init("min", .smallDateTime(SQLSmallDateTime(days: 0, minutes: 0))),
+            .init("max", .smallDateTime(SQLSmallDateTime(days: 65535, minutes: 1439))),
+            .init("leap day", .smallDateTime(SQLSmallDateTime(days: UInt16(date(2000, 2, 29).days - day1900), minutes: 12 * 60 + 34))),
+        ]))
+        cases.append(TypeCase("date", .date, [
+            .init("NULL", .null), .init("min (year 1)", .date(.min)), .init("max (year 9999)", .date(.max)),
+            .init("before 1753", .date(date(1752, 9, 13))), .init("before 1900", .date(date(1899, 12, 31))),
+            .init("1900-01-01", .date(date(1900, 1, 1))), .init("leap day", .date(date(2000, 2, 29))),
+        ]))
+        for scale in UInt8(0)...7 {
+            let maxTime = SQLTime(ticks: 86_400 * pow10(Int(scale)) - 1, scale: scale)
+            cases.append(TypeCase("time(\(scale))", .time(scale: scale), [
+                .init("NULL", .null), .init("min", .time(SQLTime(ticks: 0, scale: scale))), .init("max", .time(maxTime)),
+                .init("12:34:56.1234567", .time(time(12, 34, 56, fraction7: 1_234_567, scale: scale))),
+                .init("00:00:00.0000001", .time(time(0, 0, 0, fraction7: 1, scale: scale))),
+            ]))
+        }
+        for scale in UInt8(0)...7 {
+            let maxTime = SQLTime(ticks: 86_400 * pow10(Int(scale)) - 1, scale: scale)
+            cases.append(TypeCase("datetime2(\(scale))", .datetime2(scale: scale), [
+                .init("NULL", .null), .init("min", .datetime2(dt2(.min, SQLTime(ticks: 0, scale: scale)))),
+                .init("max", .datetime2(dt2(.max, maxTime))),
+                .init("before 1753", .datetime2(dt2(date(1752, 9, 13), time(13, 14, 15, fraction7: 9_876_543, scale: scale)))),
+                .init("before 1900", .datetime2(dt2(date(1899, 12, 31), time(23, 59, 59, fraction7: 5_000_000, scale: scale)))),
+            ]))
+        }
+        for scale in UInt8(0)...7 {
+            let maxTime = SQLTime(ticks: 86_400 * pow10(Int(scale)) - 1, scale: scale)
+            func dto(_ d: SQLDate, _ t: SQLTime, _ offset: Int16) -> SQLValue {
+                .datetimeOffset(SQLDateTimeOffset(utc: dt2(d, t), offsetMinutes: offset))
+            }
+            cases.append(TypeCase("datetimeoffset(\(scale))", .datetimeOffset(scale: scale), [
+                .init("NULL", .null),
+                .init("min", dto(.min, SQLTime(ticks: 0, scale: scale), 0)),
+                .init("max", dto(.max, maxTime, 0)),
+                .init("+14:00 crossing midnight", dto(date(2020, 12, 31), time(20, 0, 0, fraction7: 1_234_567, scale: scale), 840)),
+                .init("-14:00 crossing midnight", dto(date(2021, 1, 1), time(5, 30, 0, fraction7: 7_654_321, scale: scale), -840)),
+                .init("+05:45", dto(date(2000, 2, 29), time(18, 15, 0, fraction7: 0, scale: scale), 345)),
+                .init("-00:30 year 1", dto(date(1, 1, 1), time(0, 30, 0, fraction7: 0, scale: scale), -30)),
+            ]))
+        }
+        cases.append(TypeCase("uniqueidentifier", .uniqueIdentifier, [
+            .init("NULL", .null), .init("zero", uuid("00000000-0000-0000-0000-000000000000")),
+            .init("max", uuid("FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")),
+            .init("byte order", uuid("01234567-89AB-CDEF-0123-456789ABCDEF")),
+            .init("mixed", uuid("6F9619FF-8B86-D011-B42D-00C04FC964FF")),
+        ]))
+        // Character types, 1252 unless said otherwise.
+        cases.append(TypeCase("char(10)", .char(10), [
+            .init("NULL", .null), .init("padded", .string("abc       ")), .init("all spaces", .string("          ")),
+            .init("full", .string("0123456789")), .init("cp1252", .string("café €    ")),
+        ]))
+        cases.append(TypeCase("char(1)", .char(1), [.init("NULL", .null), .init("one space", .string(" ")), .init("x", .string("x"))]))
+        cases.append(TypeCase("varchar(50)", .varchar(50), [
+            .init("NULL", .null), .init("empty", .string("")), .init("one space", .string(" ")),
+            .init("trailing spaces", .string("trailing   ")), .init("leading spaces", .string("  leading")),
+            .init("cp1252", .string("café € ÿ Œ ‰")), .init("max length", .string(String(repeating: "z", count: 50))),
+        ]))
+        cases.append(TypeCase("varchar(40) Cyrillic_General_CI_AS", .varchar(40, collation: cyrillic), [
+            .init("NULL", .null), .init("cp1251", .string("Привет, мир! Ёё")), .init("empty", .string("")),
+        ]))
+        cases.append(TypeCase("varchar(40) Latin1_General_CI_AS", .varchar(40, collation: latin1), [
+            .init("NULL", .null), .init("cp1252", .string("Ça coûte 5 € — ß")), .init("one space", .string(" ")),
+        ]))
+        cases.append(TypeCase("varchar(40) Japanese_CI_AS", .varchar(40, collation: japanese), [
+            .init("NULL", .null), .init("cp932", .string("日本語ﾃｷｽﾄ テスト")), .init("ascii", .string("abc")),
+        ]))
+        cases.append(TypeCase("varchar(40) Chinese_PRC_CI_AS", .varchar(40, collation: chinese), [
+            .init("NULL", .null), .init("cp936", .string("中文测试，简体")), .init("trailing space", .string("中 ")),
+        ]))
+        cases.append(TypeCase("varchar(60) Latin1_General_100_CI_AS_SC_UTF8", .varchar(60, collation: utf8), [
+            .init("NULL", .null), .init("utf8", .string("😀 ünïcödé € 日本")), .init("empty", .string("")),
+        ]))
+        cases.append(TypeCase("nchar(5)", .nchar(5), [
+            .init("NULL", .null), .init("padded", .string("ab   ")), .init("surrogate pair", .string("😀abc")),
+        ]))
+        cases.append(TypeCase("nvarchar(50)", .nvarchar(50), [
+            .init("NULL", .null), .init("empty", .string("")), .init("one space", .string(" ")),
+            .init("trailing spaces", .string("trailing   ")), .init("surrogate pairs", .string("😀𝄞 pairs")),
+            .init("U+FEFF", .string("\u{FEFF}bom")), .init("scripts", .string("Grüße Жж 日本語 עברית")),
+        ]))
+        cases.append(TypeCase("nvarchar(max)", .nvarchar(nil), [
+            .init("NULL", .null), .init("empty (zero-length PLP)", .string("")),
+            .init("one space", .string(" ")),
+            .init("5000 chars in 8000-byte chunks", .string(longText(5000, unicode: true))),
+            .init("3000 chars in 7-byte chunks", .string(longText(3000, unicode: true)), chunking: .init(sizes: [7])),
+            .init("unknown length", .string("PLP_UNKNOWN_LEN"), chunking: .init(sizes: [4], unknownLength: true)),
+            .init("surrogates split across chunks", .string("😀😀😀😀"), chunking: .init(sizes: [1, 3, 2])),
+        ]))
+        cases.append(TypeCase("varchar(max)", .varchar(nil), [
+            .init("NULL", .null), .init("empty (zero-length PLP)", .string("")),
+            .init("9000 chars", .string(longText(9000, unicode: false))),
+            .init("2000 chars in 1-byte chunks", .string(longText(2000, unicode: false)), chunking: .init(sizes: [1])),
+            .init("cp1252 in uneven chunks", .string("café € ÿ"), chunking: .init(sizes: [2, 5, 1], unknownLength: true)),
+        ]))
+        cases.append(TypeCase("varbinary(max)", .varbinary(nil), [
+            .init("NULL", .null), .init("empty (zero-length PLP)", .binary([])),
+            .init("20000 bytes", .binary(bytes(20000))),
+            .init("1000 bytes in 3-byte chunks", .binary(bytes(1000)), chunking: .init(sizes: [3])),
+            .init("unknown length", .binary([0xDE, 0xAD, 0xBE, 0xEF]), chunking: .init(sizes: [1], unknownLength: true)),
+        ]))
+        cases.append(TypeCase("text", .text(), [
+            .init("NULL", .null), .init("empty", .string("")), .init("one space", .string(" ")),
+            .init("cp1252", .string("café € text")), .init("3000 chars", .string(longText(3000, unicode: false))),
+        ]))
+        cases.append(TypeCase("ntext", .ntext(), [
+            .init("NULL", .null), .init("empty", .string("")), .init("surrogates", .string("😀 ntext 日本")),
+            .init("2000 chars", .string(longText(2000, unicode: true))),
+        ]))
+        cases.append(TypeCase("image", .image, [
+            .init("NULL", .null), .init("empty", .binary([])), .init("bytes", .binary([0, 1, 2, 0xFE, 0xFF])),
+            .init("5000 bytes", .binary(bytes(5000))),
+        ]))
+        cases.append(TypeCase("xml", .xml, [
+            .init("NULL", .null), .init("empty", .xml("")), .init("element", .xml("<a b=\"1\">text &amp; more</a>")),
+            .init("unicode", .xml("<r>😀 Жж</r>")),
+            .init("chunked", .xml("<long>" + longText(500, unicode: true) + "</long>"), chunking: .init(sizes: [5])),
+        ]))
+        cases.append(TypeCase("timestamp", .binary(8), userType: 80, [
+            .init("NULL", .null), .init("one", .binary([0, 0, 0, 0, 0, 0, 0, 1])),
+            .init("max", .binary([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])),
+            .init("zero", .binary([0, 0, 0, 0, 0, 0, 0, 0])),
+        ]))
+        cases.append(TypeCase("binary(4)", .binary(4), [
+            .init("NULL", .null), .init("zero", .binary([0, 0, 0, 0])), .init("max", .binary([0xFF, 0xFF, 0xFF, 0xFF])),
+            .init("deadbeef", .binary([0xDE, 0xAD, 0xBE, 0xEF])),
+        ]))
+        cases.append(TypeCase("varbinary(16)", .varbinary(16), [
+            .init("NULL", .null), .init("empty", .binary([])), .init("one zero byte", .binary([0])),
+            .init("max length", .binary(Array(repeating: 0xAB, count: 16))),
+        ]))
+        func variant(_ v: SQLValue) -> SQLValue {
+            guard let x = SQLVariant(value: v) else { return .null }
+            return .variant(x)
+        }
+        cases.append(TypeCase("sql_variant", .sqlVariant, [
+            .init("NULL", .null), .init("int", variant(.int(-42))), .init("bigint", variant(.bigint(.min))),
+            .init("tinyint", variant(.tinyint(255))), .init("bit", variant(.bit(true))),
+            .init("float", variant(.float(0.1))), .init("real", variant(.real(1.5))),
+            .init("decimal(10,3)", variant(dec("-1234.567", 10))),
+            .init("money", variant(.money(SQLMoney(units: 12345)))),
+            .init("nvarchar", variant(.string("Grüße 😀"))),
+            .init("varchar", .variant(SQLVariant(baseType: .varchar(20), value: .string("café ")))),
+            .init("datetime", variant(dt(2000, 1, 1, ticks: 2))),
+            .init("smalldatetime", variant(.smallDateTime(SQLSmallDateTime(days: 1, minutes: 61)))),
+            .init("uniqueidentifier", variant(uuid("01234567-89AB-CDEF-0123-456789ABCDEF"))),
+            .init("varbinary", variant(.binary([1, 2, 3]))),
+            .init("date", variant(.date(date(1752, 9, 13)))),
+            .init("time(3)", variant(.time(time(1, 2, 3, fraction7: 4_560_000, scale: 3)))),
+            .init("datetime2(7)", variant(.datetime2(dt2(date(9999, 12, 31), time(23, 59, 59, fraction7: 9_999_999, scale: 7))))),
+            .init("datetimeoffset(2)", variant(.datetimeOffset(SQLDateTimeOffset(utc: dt2(date(2020, 12, 31), time(20, 0, 0, fraction7: 1_200_000, scale: 2)), offsetMinutes: 840)))),
+        ]))
+        return cases
+    }
+
+    // MARK: - Version rules
+
+    /// The nvarchar length SQL Server uses when it sends a 7.3 date/time type to an older client.
+    static func downlevelLength(_ t: TypeInfo) -> Int {
+        let frac = t.scale == 0 ? 0 : Int(t.scale) + 1
+        switch t.type {
+        case .dateN: return 10
+        case .timeN: return 8 + frac
+        case .datetime2N: return 19 + frac
+        default: return 26 + frac   // datetimeoffset
+        }
+    }
+
+    static func isDateTimeFamily(_ t: TDSDataType) -> Bool {
+        t == .dateN || t == .timeN || t == .datetime2N || t == .datetimeOffsetN
+    }
+
+    /// The column and values as a server sends them to a client of `version`.
+    public static func adapt(_ c: TypeCase, version: TDSVersion, utf8Acknowledged: Bool)
+        -> (type: TypeInfo, values: [ValueCase]) {
+        var type = c.type
+        var values = c.values
+        func textValues() -> [ValueCase] {
+            values.map { v in
+                var v = v
+                if let text = v.value.canonicalText { v.value = .string(text) }
+                return v
+            }
+        }
+        if !version.hasDateTimeTypes, isDateTimeFamily(type.type) {
+            type = .nvarchar(downlevelLength(type))
+            values = textValues()
+        }
+        if type.type == .ssVariant, !version.hasDateTimeTypes {
+            values = values.map { v in
+                var v = v
+                if case .variant(let x) = v.value, isDateTimeFamily(x.baseType.type), let text = x.value.canonicalText {
+                    v.value = .variant(SQLVariant(baseType: .nvarchar(max(1, text.utf16.count)), value: .string(text)))
+                }
+                return v
+            }
+        }
+        if let collation = type.collation, collation.isUTF8, !(utf8Acknowledged && version.generation >= 0x74) {
+            type = type.isPLP ? .nvarchar(nil) : .nvarchar(min(4000, type.length))
+        }
+        if !version.hasLongRowCounts, type.isPLP {
+            switch type.type {
+            case .bigVarChar: type = .text(collation: type.collation ?? .sqlLatin1GeneralCP1CIAS)
+            case .nvarchar, .xml: type = .ntext(collation: type.collation ?? .sqlLatin1GeneralCP1CIAS)
+            default: type = .image
+            }
+            values = values.map { v in
+                var v = v
+                v.chunking = nil
+                if case .xml(let s) = v.value { v.value = .string(s) }
+                return v
+            }
+        }
+        return (type, values)
+    }
+
+    // MARK: - Sessions
+
+    static let idColumn = ColumnMetadata(userType: 0, flags: [], typeInfo: TypeInfo(type: .int4, length: 4), name: "id")
+
+    /// The SQL text that asks for one type case.
+    public static func sql(for c: TypeCase) -> String { "SELECT id, v FROM oracle.[\(c.name)] ORDER BY id" }
+    /// The SQL text of the wide result (every type in one row).
+    public static let wideSQL = "SELECT * FROM oracle.[all types] ORDER BY id"
+
+    /// Builds the session for `version` and `format` (NBCROW requires 7.3+).
+    public static func fixture(version: TDSVersion, format: RowFormat) throws -> Fixture {
+        let v = versionName(version)
+        let utf8 = version.generation >= 0x74
+        var session = ReplaySession(
+            name: "oracle-\(v)-\(format.rawValue)",
+            comment: """
+            Generated by OracleFixtures (Sources/SQLClientTesting/OracleFixtures.swift); do not edit.
+            Regenerate: SQLCLIENT_REGENERATE_FIXTURES=1 swift test --filter OracleFixtureFileTests
+            Every SQL Server type at TDS \(v), rows as \(format == .row ? "ROW" : "NBCROW").
+            """,
+            version: version, utf8Support: utf8)
+        var expectations: [Expectation] = []
+        func encodeFormat(_ values: [SQLValue], _ columns: [ColumnMetadata], _ chunking: [ServerTokens.PLPChunking?]) throws -> [UInt8] {
+            format == .nbcrow ? try ServerTokens.nbcRow(values, columns: columns, chunking: chunking)
+                              : try ServerTokens.row(values, columns: columns, chunking: chunking)
+        }
+        let rowName = format == .nbcrow ? "NBCROW" : "ROW"
+        var wideColumns: [ColumnMetadata] = [idColumn]
+        var wideNames: [String] = ["int"]
+        var wideFirst: [SQLValue] = [.int(1)], wideLast: [SQLValue] = [.int(2)], wideNull: [SQLValue] = [.int(3)]
+        for c in typeCases() {
+            let (type, values) = adapt(c, version: version, utf8Acknowledged: utf8)
+            let column = ColumnMetadata(userType: c.userType, flags: [.nullable], typeInfo: type, name: "v")
+            let columns = [idColumn, column]
+            var segments: [ReplaySession.Segment] = [
+                .init(comment: "COLMETADATA id int, v \(type.sqlTypeName)" + (c.userType != 0 ? " (UserType \(c.userType))" : ""),
+                      bytes: ServerTokens.colMetadata(columns, version: version)),
+            ]
+            var rows: [[String?]] = []
+            for (i, value) in values.enumerated() {
+                let shown = value.value.canonicalText.map { $0.count > 60 ? String($0.prefix(57)) + "..." : $0 }
+                segments.append(.init(comment: "\(rowName) \(i + 1): \(value.label) = \(shown.map(JSONText.quote) ?? "NULL")",
+                                      bytes: try encodeFormat([.int(Int32(i + 1)), value.value], columns, [nil, value.chunking])))
+                rows.append([String(i + 1), value.value.canonicalText])
+            }
+            segments.append(.init(comment: "DONE count \(values.count)",
+                                  bytes: ServerTokens.done(status: .count, currentCommand: 0xC1, rowCount: UInt64(values.count), version: version)))
+            session.exchanges.append(.init(request: .sqlBatch(sql(for: c)), response: segments, comment: c.name))
+            expectations.append(Expectation(sql: sql(for: c), typeName: c.name, sentTypeName: type.sqlTypeName,
+                                            columns: ["id", "v"], columnTypeNames: ["int", c.name],
+                                            rows: rows, labels: values.map(\.label), rowCount: values.count))
+            // The wide result: the first and last non-NULL values of every type, and all NULLs.
+            let nonNull = values.filter { !$0.value.isNull }
+            if let first = nonNull.first, let last = nonNull.last {
+                wideColumns.append(ColumnMetadata(userType: c.userType, flags: [.nullable], typeInfo: type, name: "c\(wideColumns.count)"))
+                wideNames.append(c.name)
+                wideFirst.append(first.value); wideLast.append(last.value); wideNull.append(.null)
+            }
+        }
+        var wideSegments: [ReplaySession.Segment] = [
+            .init(comment: "COLMETADATA \(wideColumns.count) columns", bytes: ServerTokens.colMetadata(wideColumns, version: version)),
+        ]
+        let wideRows = [wideFirst, wideLast, wideNull]
+        for (i, r) in wideRows.enumerated() {
+            wideSegments.append(.init(comment: "\(rowName) \(i + 1)", bytes: try encodeFormat(r, wideColumns, [])))
+        }
+        wideSegments.append(.init(comment: "DONE count 3",
+                                  bytes: ServerTokens.done(status: .count, currentCommand: 0xC1, rowCount: 3, version: version)))
+        session.exchanges.append(.init(request: .sqlBatch(wideSQL), response: wideSegments, comment: "all types in one result"))
+        expectations.append(Expectation(sql: wideSQL, typeName: "all types", sentTypeName: "(mixed)",
+                                        columns: wideColumns.map(\.name), columnTypeNames: wideNames,
+                                        rows: wideRows.map { $0.map(\.canonicalText) },
+                                        labels: ["first values", "last values", "all NULL"], rowCount: 3))
+        return Fixture(fileName: "oracle-\(v)-\(format.rawValue).tdssession", version: version, format: format,
+                       session: session, expectations: expectations)
+    }
+
+    /// Every fixture: ROW at every version, NBCROW at 7.3 and 7.4.
+    public static func fixtures() throws -> [Fixture] {
+        var out: [Fixture] = []
+        for v in versions {
+            out.append(try fixture(version: v, format: .row))
+            if v.hasDateTimeTypes { out.append(try fixture(version: v, format: .nbcrow)) }
+        }
+        return out
+    }
+
+    /// Writes every fixture's session file into `directory`.
+    public static func write(to directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for f in try fixtures() {
+            try f.session.write(to: directory.appendingPathComponent(f.fileName))
+        }
+    }
+}

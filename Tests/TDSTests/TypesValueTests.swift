@@ -343,6 +343,13 @@ final class TypesValueTests: XCTestCase {
         try roundTrip("Ąžuolas", lcid: 0x0427)                                                     // 1257
         try roundTrip("Đà Nẵng".prefix(2) + "", lcid: 0x042A, expectBytes: [0xD0, 0xE0])                                                       // 1258
         try roundTrip("café €", lcid: 0x0409, sortID: 52, expectBytes: [0x63, 0x61, 0x66, 0xE9, 0x20, 0x80])
+        // All 256 bytes of 1252 decode (C1 controls for the 5 undefined ones) and encode back.
+        let all = [UInt8](0 ... 255)
+        let allText = try XCTUnwrap(try S.decode(.varchar(300), [0, 1] + all).stringValue)
+        XCTAssertEqual(allText.unicodeScalars.count, 256)
+        XCTAssertEqual(allText.unicodeScalars.map(\.value)[0x80], 0x20AC)
+        XCTAssertEqual(allText.unicodeScalars.map(\.value)[0xFF], 0xFF)
+        XCTAssertEqual(Array(try S.encode(.varchar(300), .string(allText)).dropFirst(2)), all)
         try roundTrip("日本 \u{1F600}", lcid: 0x0409, flags: [.ignoreCase, .utf8])                 // UTF-8
         // 1252's undefined bytes decode to C1 controls, as Windows does.
         XCTAssertEqual(try S.decode(.varchar(10), [2, 0, 0x81, 0x9D]).stringValue, "\u{81}\u{9D}")
@@ -519,6 +526,10 @@ final class TypesValueTests: XCTestCase {
                 let e = S.decodeError(info, Array(bytes[..<cut]), baseOffset: 1000)
                 XCTAssertEqual(e?.code, .truncated, "\(info.sqlTypeName) \(value) cut at \(cut)")
                 XCTAssertGreaterThanOrEqual(e?.offset ?? 0, 1000)
+                // The reader is left at the value's start, so the value can be retried with more bytes.
+                var partial = ByteReader(Array(bytes[..<cut]))
+                XCTAssertThrowsError(try info.decodeValue(from: &partial))
+                XCTAssertEqual(partial.offset, 0)
             }
         }
         // PLP round trips.

@@ -42,13 +42,23 @@ enum TextCodec {
                 }
                 text = s
             case 1252:
-                var scalars = String.UnicodeScalarView()
-                for i in start ..< end {
-                    let b = bytes[i]
-                    let u: UInt16 = (0x80...0x9F).contains(b) ? cp1252High[Int(b) - 0x80] : UInt16(b)
-                    if let sc = Unicode.Scalar(u) { scalars.append(sc) }
+                // Every 1252 byte maps to one BMP scalar (at most 3 UTF-8 bytes).
+                text = String(unsafeUninitializedCapacity: count * 3) { out -> Int in
+                    var o = 0
+                    for i in start ..< end {
+                        let b = bytes[i]
+                        let u = UInt32((0x80...0x9F).contains(b) ? cp1252High[Int(b) - 0x80] : UInt16(b))
+                        if u < 0x80 {
+                            out[o] = UInt8(u); o += 1
+                        } else if u < 0x800 {
+                            out[o] = UInt8(0xC0 | u >> 6); out[o + 1] = UInt8(0x80 | u & 0x3F); o += 2
+                        } else {
+                            out[o] = UInt8(0xE0 | u >> 12); out[o + 1] = UInt8(0x80 | u >> 6 & 0x3F)
+                            out[o + 2] = UInt8(0x80 | u & 0x3F); o += 3
+                        }
+                    }
+                    return o
                 }
-                text = String(scalars)
             default:
                 guard let enc = foundationEncoding(codePage: codePage),
                       let s = String(data: Data(bytes[start ..< end]), encoding: enc) else {

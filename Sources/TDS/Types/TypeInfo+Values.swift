@@ -19,10 +19,15 @@ extension TypeInfo {
     /// for out-of-range values (dates, times, offsets outside -840...840, decimal digits beyond the
     /// precision), `.invalidEncoding` for text invalid in its encoding, and `.unsupported` for PLP
     /// types (use ``decodePLPValue(_:)``). The error's context is the type name.
+    ///
+    /// On any error the reader is left where it was, so an incremental caller can retry the value
+    /// when more bytes arrive.
     public func decodeValue(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
+        let start = reader.offset
         do {
             return try decodeValueBody(from: &reader)
         } catch {
+            reader.offset = start
             throw error.withContext(type.name)
         }
     }

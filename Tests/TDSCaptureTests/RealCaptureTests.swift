@@ -100,3 +100,34 @@ extension RealCaptureTests {
                       "the LOGIN7 travels as TLS records directly on TCP")
     }
 }
+
+extension RealCaptureTests {
+    /// Second opinion: Wireshark's `editcap` rewrites each capture as pcapng (and as
+    /// nanosecond pcap); the conversations read from the rewritten files must be identical.
+    func testEditcapRewritesReadTheSame() throws {
+        let editcap = "/usr/bin/editcap"
+        guard FileManager.default.isExecutableFile(atPath: editcap) else { throw XCTSkip("editcap is not installed") }
+        let dir = try captures()
+        for name in ["ndpi_mssql_tds.pcap", "packetbeat_mssql_login_and_insert.pcap"] {
+            let original = try load(name).tcpConversations()
+            for format in ["pcapng", "nsecpcap"] {
+                let out = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString).\(format)")
+                defer { try? FileManager.default.removeItem(at: out) }
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: editcap)
+                p.arguments = ["-F", format, dir.appendingPathComponent(name).path, out.path]
+                p.standardError = FileHandle.nullDevice
+                try p.run()
+                p.waitUntilExit()
+                XCTAssertEqual(p.terminationStatus, 0)
+                let rewritten = try CaptureFile(bytes: [UInt8](try Data(contentsOf: out)))
+                XCTAssertEqual(rewritten.format, format == "pcapng" ? .pcapng : .pcap)
+                let conversations = try rewritten.tcpConversations()
+                XCTAssertEqual(conversations.map(\.name), original.map(\.name), "\(name) as \(format)")
+                XCTAssertEqual(conversations.map(\.clientStream.bytes), original.map(\.clientStream.bytes), "\(name) as \(format)")
+                XCTAssertEqual(conversations.map(\.serverStream.bytes), original.map(\.serverStream.bytes), "\(name) as \(format)")
+                XCTAssertEqual(rewritten.frames.first?.timestamp ?? 0, try load(name).frames.first?.timestamp ?? 1, accuracy: 1e-6)
+            }
+        }
+    }
+}

@@ -181,8 +181,11 @@ public enum CaptureDecoder {
                                                      fields: [("encrypted", .bool(true)), ("tls", .string(inPrelogin ? "handshake" : "records")),
                                                               ("records", .int(Int64(count))), ("bytes", .int(Int64(n)))]))
                     case .incomplete(let message, let reason):
-                        failures.append(DecodeFailure(message: message.type.name, token: "PacketHeader", offset: m.streamOffset,
-                                                      code: "incomplete", detail: reason, streamOffset: m.streamOffset))
+                        let headerCut = message.packetCount == 0 && bytes.count - m.streamOffset < PacketHeader.size
+                        failures.append(DecodeFailure(message: headerCut ? "packet" : message.type.name, token: "PacketHeader",
+                                                      offset: m.streamOffset, code: "incomplete",
+                                                      detail: headerCut ? "\(bytes.count - m.streamOffset) byte(s) after the last packet: \(reason)" : reason,
+                                                      streamOffset: m.streamOffset))
                     case .skipped(let count, let reason):
                         failures.append(DecodeFailure(message: "packet", token: "PacketHeader", offset: m.streamOffset,
                                                       code: TDSDecodingError.Code.invalidPacket.name,

@@ -21,6 +21,8 @@ public struct DecodeFailure: Error, Sendable, Hashable, CustomStringConvertible 
     public var streamOffset: Int?
     /// 1-based frame number of the message's first byte, for pcap input.
     public var frame: Int?
+    /// The last token decoded whole before the failure, when decoding a token stream.
+    public var previousToken: String?
 
     public init(message: String, token: String = "", offset: Int, code: String, detail: String,
                 conversation: String? = nil, streamOffset: Int? = nil, frame: Int? = nil) {
@@ -44,14 +46,17 @@ public struct DecodeFailure: Error, Sendable, Hashable, CustomStringConvertible 
         s += "\(message) message"
         if let streamOffset { s += " (stream offset \(streamOffset)" + (frame.map { ", frame \($0)" } ?? "") + ")" }
         if !token.isEmpty { s += ", \(token)" }
+        if let previousToken { s += " (after \(previousToken))" }
         s += ", at byte offset \(offset): \(code)"
         if !detail.isEmpty { s += ": \(detail)" }
         return s
     }
 
     var json: JSONValue {
-        .object([("message", .string(message)), ("token", .string(token)), ("offset", .int(Int64(offset))),
-                 ("code", .string(code)), ("detail", .string(detail))])
+        var o: [(String, JSONValue)] = [("message", .string(message)), ("token", .string(token)), ("offset", .int(Int64(offset))),
+                                         ("code", .string(code)), ("detail", .string(detail))]
+        if let previousToken { o.append(("after", .string(previousToken))) }
+        return .object(o)
     }
 }
 

@@ -101,6 +101,7 @@ struct ConversationMessageDecoder {
             try decoder.finish()
         } catch {
             failure = DecodeFailure(error, message: message)
+            failure?.previousToken = list.last?["token"]?.stringValue
             // The decoder is failed now: start a fresh one that keeps the columns.
             let columns = decoder.columns
             decoder = TokenStreamDecoder(version: version, options: TokenStreamDecoder.Options(columnEncryption: columnEncryption))

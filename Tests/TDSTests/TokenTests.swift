@@ -78,9 +78,25 @@ final class TokenTests: XCTestCase {
         XCTAssertEqual(try tokens(b71, version: .v7_1_1), [.error(ErrorToken(short))])
     }
 
+    func testInfoFromA71ServerBeforeItsLoginAckDecodesWithA74Decoder() throws {
+        // A SQL Server 2000 answers a 7.4 LOGIN7 with 7.1 tokens: 2-byte LineNumber in INFO
+        // (told apart by the token length), then LOGINACK 7.1, then a DONE with a 4-byte count.
+        let info = ServerMessage(number: 5701, state: 2, severity: 0, message: "Changed database context to 'pubs'.",
+                                 serverName: "OLDBOX", lineNumber: 1)
+        let bytes = build { w in
+            InfoToken(info).encode(into: &w, version: .v7_1_1)
+            LoginAck(tdsVersion: .v7_1_1, programName: "Microsoft SQL Server", serverVersion: .init(major: 8, minor: 0, build: 2039)).encode(into: &w)
+            Done(status: [], currentCommand: 0, rowCount: 0).encode(into: &w, version: .v7_1_1)
+        }
+        let t = try tokens(bytes, version: .v7_4)
+        XCTAssertEqual(t.names, ["INFO", "LOGINACK", "DONE"])
+        XCTAssertEqual(t[0], .info(InfoToken(info)))
+        XCTAssertEqual(t[2].doneStatus?.status, [])
+    }
+
     func testErrorWhoseLengthIsTooShortIsInvalidLength() throws {
         var bytes = build { w in ErrorToken(ServerMessage(number: 1, state: 1, severity: 16, message: "abc")).encode(into: &w, version: .v7_4) }
-        bytes[1] -= 2   // declared length 2 bytes short: the LineNumber no longer fits
+        bytes[1] -= 3   // declared length 3 bytes short: neither LineNumber size fits
         let out = try outcome(bytes + [0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
         XCTAssertEqual(out.error?.code, .invalidLength)
         XCTAssertEqual(out.error?.context, "ERROR")

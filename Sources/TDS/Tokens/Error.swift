@@ -2,7 +2,7 @@
 ///
 /// Wire shape after the token byte: Length USHORT, Number LONG, State BYTE, Class BYTE,
 /// MsgText US_VARCHAR, ServerName B_VARCHAR, ProcName B_VARCHAR, LineNumber (USHORT before
-/// TDS 7.2, LONG from 7.2).
+/// TDS 7.2, LONG from 7.2; when decoding, the token length decides which one is present).
 public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
     /// The error number (e.g. 208 "Invalid object name", 5701 "Changed database context").
     public var number: Int32
@@ -40,7 +40,14 @@ public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
                 let message = try body.readUSVarChar()
                 let server = try body.readBVarChar()
                 let proc = try body.readBVarChar()
-                let line: Int32 = version.hasLongRowCounts ? try body.readInt32LE() : Int32(try body.readUInt16LE())
+                // The token length tells the LineNumber size apart, so messages a 7.0/7.1 server
+                // sends before its LOGINACK decode even when the client asked for 7.2+.
+                let line: Int32
+                switch body.remaining {
+                case 2: line = Int32(try body.readUInt16LE())
+                case 4: line = try body.readInt32LE()
+                default: line = version.hasLongRowCounts ? try body.readInt32LE() : Int32(try body.readUInt16LE())
+                }
                 try body.requireConsumed(name)
                 return ServerMessage(number: number, state: state, severity: severity, message: message,
                                      serverName: server, procedureName: proc, lineNumber: line)

@@ -56,6 +56,8 @@ public struct TokenStreamDecoder: Sendable {
     /// `buffer.count` at the last attempt that needed more bytes (no retry until it grows).
     private var waitingAtCount = -1
     private var failure: TDSDecodingError?
+    /// NBCROW null-bitmap storage, reused from row to row.
+    private var bitmapStorage: [UInt8] = []
 
     /// A ROW, NBCROW, ALTROW or RETURNVALUE whose values are still arriving.
     private struct PendingRow: Sendable {
@@ -272,7 +274,12 @@ public struct TokenStreamDecoder: Sendable {
             if type == .nbcRow {
                 let n = (count + 7) / 8
                 guard reader.remaining >= n else { return nil }
-                bitmap = try reader.readBytes(n)
+                // Reuse the bitmap storage of the previous NBCROW: no allocation per row.
+                bitmap = bitmapStorage
+                bitmapStorage = []
+                bitmap.removeAll(keepingCapacity: true)
+                bitmap.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+                try reader.skip(n)
             }
         }
         var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap)
@@ -310,7 +317,8 @@ public struct TokenStreamDecoder: Sendable {
         return nil
     }
 
-    private func finished(_ p: PendingRow) -> Token {
+    private mutating func finished(_ p: PendingRow) -> Token {
+        if !p.progress.nullBitmap.isEmpty { bitmapStorage = p.progress.nullBitmap }
         if let header = p.returnValue { return .returnValue(header.with(value: p.progress.values.first ?? .null)) }
         switch p.type {
         case .nbcRow: return .nbcRow(NBCRow(values: p.progress.values))

@@ -105,4 +105,21 @@ final class SpecExamplesClientRequestTests: XCTestCase {
             }
         }
     }
+
+    /// Random bytes of every length 0...64 (and a few longer) for every client packet type:
+    /// each decoder returns or throws `TDSDecodingError`, never traps.
+    func testRandomBytesNeverTrap() {
+        var rng = SplitMix64(seed: 2024)
+        let types: [PacketType] = [.prelogin, .login7, .sqlBatch, .rpc, .attention, .transactionManager]
+        for type in types {
+            for version in [TDSVersion.v7_1_1, .v7_4] {
+                for n in Array(0...64) + [100, 300, 1000] {
+                    for _ in 0..<8 {
+                        let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                        _ = try? ClientRequest.decode(type: type, payload: bytes, version: version)
+                    }
+                }
+            }
+        }
+    }
 }

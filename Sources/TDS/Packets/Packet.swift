@@ -21,7 +21,8 @@ public struct Packet: Hashable, Sendable {
     public static let minimumSize = 512
     /// The largest packet size a client may negotiate.
     public static let maximumNegotiatedSize = 32767
-    /// The packet size before one is negotiated ([MS-TDS] 2.2.6.5: PRELOGIN and LOGIN7 use 4096).
+    /// The packet size clients use before the server confirms one in the login response
+    /// (4096 bytes, SQL Server's default network packet size).
     public static let defaultSize = 4096
 
     /// Splits a message into packets of at most `packetSize` bytes (header included).

@@ -154,3 +154,25 @@ final class MessageRPCTests: XCTestCase {
         XCTAssertEqual(params.dropFirst().first?.value, .string("SELECT * FROM my_table"))
     }
 }
+
+final class MessageRPCExecuteSQLTests: XCTestCase {
+    func testExecuteSQLBuildsDeclarationAndNames() throws {
+        let call = RPCCall.executeSQL("SELECT @P1, @name, @P3", parameters: [
+            RPCParameter(typeInfo: .int, value: .int(42)),
+            RPCParameter(name: "@name", typeInfo: .nvarchar(20), value: .string("Zoë")),
+            RPCParameter(status: [.byRefValue], typeInfo: .decimal(precision: 10, scale: 3), value: .null),
+        ])
+        XCTAssertEqual(call.procedure, .id(.spExecuteSQL))
+        XCTAssertEqual(call.parameters.count, 5)
+        XCTAssertEqual(call.parameters[0].value, .string("SELECT @P1, @name, @P3"))
+        XCTAssertEqual(call.parameters[0].typeInfo.length, 8000)
+        XCTAssertEqual(call.parameters[1].value, .string("@P1 int, @name nvarchar(20), @P3 decimal(10,3) output"))
+        XCTAssertEqual(call.parameters[2...].map(\.name), ["@P1", "@name", "@P3"])
+        let request = RPCRequest(call)
+        XCTAssertEqual(try RPCRequest.decode(from: try request.encode(version: .v7_4), version: .v7_4), request)
+        // A long statement goes as nvarchar(max); no parameters: no declaration.
+        let long = RPCCall.executeSQL(String(repeating: "-", count: 4001))
+        XCTAssertEqual(long.parameters.count, 1)
+        XCTAssertTrue(long.parameters[0].typeInfo.isPLP)
+    }
+}

@@ -321,7 +321,7 @@ private final class ReplayConnection {
     func handle(type: UInt8, payload: [UInt8]) {
         switch type {
         case PacketType.prelogin.rawValue:
-            log.clientEncryption = Self.preloginEncryption(payload)
+            log.clientEncryption = RequestDecoding.preloginEncryption(payload)
             sendMessage(Self.preloginResponse())
         case PacketType.login7.rawValue:
             handleLogin(payload)
@@ -386,35 +386,10 @@ private final class ReplayConnection {
 
     // MARK: PRELOGIN
 
-    /// [MS-TDS] 2.2.6.5 PRELOGIN: the client's ENCRYPTION option value.
-    static func preloginEncryption(_ payload: [UInt8]) -> UInt8? {
-        var r = ByteReader(payload)
-        while let token = try? r.readUInt8(), token != 0xFF {
-            guard let offset = try? r.readUInt16BE(), let length = try? r.readUInt16BE() else { return nil }
-            if token == 0x01, length >= 1, Int(offset) < payload.count { return payload[Int(offset)] }
-        }
-        return nil
-    }
-
-    /// A PRELOGIN response: VERSION 16.0, ENCRYPTION = ENCRYPT_NOT_SUP, INSTOPT 0, THREADID, MARS off.
+    /// A PRELOGIN response ([MS-TDS] 2.2.6.5): VERSION 16.0, ENCRYPTION = ENCRYPT_NOT_SUP (the
+    /// session stays plaintext), INSTOPT 0, MARS off.
     static func preloginResponse() -> [UInt8] {
-        let options: [(UInt8, [UInt8])] = [
-            (0x00, [16, 0, 0x10, 0x00, 0, 0]),
-            (0x01, [0x02]),
-            (0x02, [0x00]),
-            (0x03, []),
-            (0x04, [0x00]),
-        ]
-        var header = ByteWriter()
-        var data = ByteWriter()
-        let base = options.count * 5 + 1
-        for (token, value) in options {
-            header.writeUInt8(token)
-            header.writeUInt16BE(UInt16(base + data.count))
-            header.writeUInt16BE(UInt16(value.count))
-            data.writeBytes(value)
-        }
-        header.writeUInt8(0xFF)
-        return header.bytes + data.bytes
+        Prelogin(version: .init(major: 16, minor: 0, build: 0x1000), encryption: .notSupported,
+                 instanceOption: [0], mars: 0).encode()
     }
 }

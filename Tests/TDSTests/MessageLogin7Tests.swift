@@ -110,6 +110,11 @@ final class MessageLogin7Tests: XCTestCase {
         let features = try XCTUnwrap(l.featureExt)
         XCTAssertEqual(features.map(\.id), [Login7Feature.fedAuthID])
         XCTAssertEqual(features[0].data.count, 1854)
+        // FEDAUTH data can carry a token: dumps show its length only.
+        var dumped = ""
+        dump(l, to: &dumped)
+        XCTAssertTrue(dumped.contains("1854"))
+        XCTAssertLessThan(dumped.split(separator: "\n").count, 100)  // not one line per data byte
         XCTAssertEqual(try Login7.decode(from: l.encode()), l)
     }
 
@@ -219,5 +224,33 @@ final class MessageLogin7LongSSPITests: XCTestCase {
         let d = try Login7.decode(from: bytes)
         XCTAssertEqual(d.sspi, sspi)
         XCTAssertEqual(d, login)
+    }
+}
+
+final class MessageFedAuthTokenTests: XCTestCase {
+    func testRoundTripRedactionAndErrors() throws {
+        let secret = "eyJ0eXAiOiJKV1QiLCJhbGciOi-secret-token"
+        let plain = FedAuthTokenMessage(accessToken: secret)
+        let bytes = plain.encode()
+        let n = secret.utf16.count * 2
+        XCTAssertEqual(Array(bytes.prefix(8)), [UInt8(n + 4), 0, 0, 0, UInt8(n), 0, 0, 0])
+        XCTAssertEqual(try FedAuthTokenMessage.decode(from: bytes), plain)
+        let withNonce = FedAuthTokenMessage(token: [1, 2, 3], nonce: Array(repeating: 7, count: 32))
+        XCTAssertEqual(try FedAuthTokenMessage.decode(from: withNonce.encode()), withNonce)
+        var dumped = ""
+        dump(plain, to: &dumped)
+        for text in [plain.description, String(reflecting: plain), dumped, "\(plain.token)"] {
+            XCTAssertFalse(text.contains("eyJ0eXAi"), text)
+            XCTAssertFalse(text.contains("e\0y\0J"), text)
+        }
+        // Trailing bytes that are not a 32-byte nonce, and truncation.
+        var bad = FedAuthTokenMessage(token: [1]).encode()
+        bad[0] += 2; bad += [0, 0]
+        XCTAssertThrowsError(try FedAuthTokenMessage.decode(from: bad)) { e in
+            XCTAssertEqual((e as? TDSDecodingError)?.code, .invalidLength)
+        }
+        for cut in 0..<bytes.count {
+            XCTAssertThrowsError(try FedAuthTokenMessage.decode(from: Array(bytes.prefix(cut))))
+        }
     }
 }

@@ -67,8 +67,7 @@ final class SpecExamplesClientRequestTests: XCTestCase {
         guard case .sqlBatch = try decode("ms-tds-spec/06-sql-batch-client-request.hex", .v7_2) else { return XCTFail("06") }
         guard case .rpc = try decode("ms-tds-spec/08-rpc-client-request.hex", .v7_2) else { return XCTFail("08") }
         XCTAssertEqual(try decode("ms-tds-spec/10-attention-request.hex", .v7_2), .attention)
-        guard case .raw(let t, let p) = try decode("ms-tds-spec/11-sspi-message.hex", .v7_2) else { return XCTFail("11") }
-        XCTAssertEqual(t, .sspi)
+        guard case .sspi(let p) = try decode("ms-tds-spec/11-sspi-message.hex", .v7_2) else { return XCTFail("11") }
         XCTAssertEqual(Array(p.prefix(8)), Array("NTLMSSP\0".utf8))
         guard case .transactionManager = try decode("ms-tds-spec/13-transaction-manager-request.hex", .v7_2) else { return XCTFail("13") }
     }
@@ -110,7 +109,7 @@ final class SpecExamplesClientRequestTests: XCTestCase {
     /// each decoder returns or throws `TDSDecodingError`, never traps.
     func testRandomBytesNeverTrap() {
         var rng = SplitMix64(seed: 2024)
-        let types: [PacketType] = [.prelogin, .login7, .sqlBatch, .rpc, .attention, .transactionManager]
+        let types: [PacketType] = [.prelogin, .login7, .sqlBatch, .rpc, .attention, .transactionManager, .federatedAuthToken]
         for type in types {
             for version in [TDSVersion.v7_1_1, .v7_4] {
                 for n in Array(0...64) + [100, 300, 1000] {

@@ -1,7 +1,7 @@
 /// Any message a client sends ([MS-TDS] 2.2.1 client messages), decoded by its packet type.
 ///
 /// Used to read captures and by a replay server. Packet types whose bodies this module does not
-/// interpret (SSPI, FEDAUTH token, bulk load, pre-TDS7 login, unknown types) are kept raw.
+/// interpret (bulk load, pre-TDS7 login, unknown types) are kept raw.
 /// PRELOGIN packets that carry TLS handshake records (during the login's TLS negotiation) are
 /// recognised by the TLS record header and returned as `.tlsPayload`.
 public enum ClientRequest: Hashable, Sendable {
@@ -13,7 +13,10 @@ public enum ClientRequest: Hashable, Sendable {
     case rpc(RPCRequest)
     case attention
     case transactionManager(TransactionManagerRequest)
-    /// SSPI (0x11), FEDAUTH token (0x08), BULK_LOAD (0x07), PRE_TDS7_LOGIN (0x02) or an unknown type.
+    /// [MS-TDS] 2.2.6.8 SSPI message (0x11): the SSPI/GSS-API token, raw.
+    case sspi([UInt8])
+    case fedAuthToken(FedAuthTokenMessage)
+    /// BULK_LOAD (0x07), PRE_TDS7_LOGIN (0x02) or an unknown type.
     case raw(type: PacketType, payload: [UInt8])
 
     /// Whether `payload` starts like a TLS record (content type 20–23, major version 3).
@@ -44,6 +47,10 @@ public enum ClientRequest: Hashable, Sendable {
             return .attention
         case .transactionManager:
             return .transactionManager(try TransactionManagerRequest.decode(from: payload, version: version, allHeaders: allHeaders))
+        case .sspi:
+            return .sspi(payload)
+        case .federatedAuthToken:
+            return .fedAuthToken(try FedAuthTokenMessage.decode(from: payload, version: version))
         default:
             return .raw(type: type, payload: payload)
         }
@@ -62,6 +69,8 @@ public enum ClientRequest: Hashable, Sendable {
         case .rpc: return .rpc
         case .attention: return .attention
         case .transactionManager: return .transactionManager
+        case .sspi: return .sspi
+        case .fedAuthToken: return .federatedAuthToken
         case .raw(let type, _): return type
         }
     }
@@ -78,6 +87,8 @@ public enum ClientRequest: Hashable, Sendable {
         case .rpc(let m): return try m.encode(version: version)
         case .attention: return Attention().encode(version: version)
         case .transactionManager(let m): return m.encode(version: version)
+        case .sspi(let bytes): return bytes
+        case .fedAuthToken(let m): return m.encode(version: version)
         case .raw(_, let payload): return payload
         }
     }

@@ -2,7 +2,7 @@
 ///
 /// On the wire: FeatureId (1 byte), FeatureDataLen (4 bytes, little-endian), FeatureData.
 /// The list ends with the terminator 0xFF. Features this module does not interpret are kept raw.
-public struct Login7Feature: Hashable, Sendable, CustomStringConvertible {
+public struct Login7Feature: Hashable, Sendable, CustomStringConvertible, CustomReflectable {
     public var id: UInt8
     public var data: [UInt8]
 
@@ -39,7 +39,12 @@ public struct Login7Feature: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The name and the data length; never the data (FEDAUTH data can hold an access token).
     public var description: String { "\(name)(\(data.count) bytes)" }
+    /// Shows the id, the name and the data length only, so `dump` never prints a token.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["id": id, "name": name, "dataLength": data.count], displayStyle: .struct)
+    }
 
     /// Decodes features up to and including the terminator 0xFF.
     ///

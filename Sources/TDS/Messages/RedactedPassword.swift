@@ -18,3 +18,16 @@ public struct RedactedPassword: Hashable, Sendable, ExpressibleByStringLiteral,
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 }
+
+/// Secret bytes (an access token) whose `description`, `debugDescription` and `Mirror` show
+/// only the length. Call `reveal()` to get them.
+public struct RedactedBytes: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    private var secret: [UInt8]
+    public init(_ secret: [UInt8]) { self.secret = secret }
+    /// The secret bytes. Do not log them.
+    public func reveal() -> [UInt8] { secret }
+    public var count: Int { secret.count }
+    public var description: String { "<redacted \(secret.count) bytes>" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

@@ -1,0 +1,230 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import XCTest
+@testable import SQLClient
+
+final class ConfigurationTests: XCTestCase {
+    func testServerAddressForms() throws {
+        let table: [(String, String, Int?, String?)] = [
+            ("db.example.com", "db.example.com", nil, nil),
+            ("db.example.com:1444", "db.example.com", 1444, nil),
+            ("db.example.com,1444", "db.example.com", 1444, nil),
+            ("db.example.com, 1444", "db.example.com", 1444, nil),
+            ("tcp:db.example.com,1444", "db.example.com", 1444, nil),
+            ("db\\SQLEXPRESS", "db", nil, "SQLEXPRESS"),
+            ("db\\SQLEXPRESS:1500", "db", 1500, "SQLEXPRESS"),
+            ("db\\SQLEXPRESS,1500", "db", 1500, "SQLEXPRESS"),
+            ("10.0.0.5\\INST", "10.0.0.5", nil, "INST"),
+            ("::1", "::1", nil, nil),
+            ("fe80::1:2", "fe80::1:2", nil, nil),
+            ("::1,1433", "::1", 1433, nil),
+            ("[::1]", "::1", nil, nil),
+            ("[::1]:14333", "::1", 14333, nil),
+            ("[::1],14333", "::1", 14333, nil),
+            ("[2001:db8::7]\\INST", "2001:db8::7", nil, "INST"),
+            ("[2001:db8::7]\\INST,1500", "2001:db8::7", 1500, "INST"),
+            (".", "localhost", nil, nil),
+            ("(local)\\SQLEXPRESS", "localhost", nil, "SQLEXPRESS"),
+        ]
+        for (text, host, port, instance) in table {
+            let address = try SQLServerAddress(parsing: text)
+            XCTAssertEqual(address.host, host, text)
+            XCTAssertEqual(address.port, port, text)
+            XCTAssertEqual(address.instance, instance, text)
+        }
+        XCTAssertEqual(try SQLServerAddress(parsing: "[::1]\\I,5").description, "[::1]\\I,5")
+    }
+
+    func testBadServerAddresses() {
+        for text in ["", "host:", "host,abc", "host:70000", "host,0", "[::1", "[::1]x", "host\\", "\\inst", "np:\\\\.\\pipe"] {
+            XCTAssertThrowsError(try SQLServerAddress(parsing: text), text) { error in
+                let code = (error as? SQLClientError)?.code
+                XCTAssertTrue(code == .invalidConfiguration || code == .unsupported, "\(text): \(error)")
+            }
+        }
+    }
+
+    func testConnectionStringKeysAndSynonyms() throws {
+        let config = try SQLConnectionConfiguration(connectionString: """
+            Data Source=tcp:db.example.com,1444; Initial Catalog=shop; UID=app; PWD='it''s;secret';
+            Encrypt=Optional; TrustServerCertificate=yes; Connect Timeout=7; App=reporting;
+            Packet Size=8192; WSID=ws-12; Current Language=français; TDS Version=7.3; Text Size=1000;
+            HostNameInCertificate=db.internal; Server Certificate=/etc/ca.pem; Integrated Security=false;
+            MultipleActiveResultSets=False
+            """)
+        XCTAssertEqual(config.address, SQLServerAddress(host: "db.example.com", port: 1444))
+        XCTAssertEqual(config.database, "shop")
+        XCTAssertEqual(config.user, "app")
+        XCTAssertEqual(config.password.reveal(), "it's;secret")
+        XCTAssertEqual(config.encryption, .off)
+        XCTAssertTrue(config.tls.trustServerCertificate)
+        XCTAssertEqual(config.connectTimeout, .seconds(7))
+        XCTAssertEqual(config.applicationName, "reporting")
+        XCTAssertEqual(config.packetSize, 8192)
+        XCTAssertEqual(config.workstationID, "ws-12")
+        XCTAssertEqual(config.language, "français")
+        XCTAssertEqual(config.tdsVersion, .v7_3B)
+        XCTAssertEqual(config.textSize, 1000)
+        XCTAssertEqual(config.tls.hostNameInCertificate, "db.internal")
+        XCTAssertEqual(config.tls.caFile, "/etc/ca.pem")
+        XCTAssertFalse(config.description.contains("secret"))
+        XCTAssertTrue(config.description.contains("<redacted>"))
+
+        let other = try SQLConnectionConfiguration(connectionString:
+            "server={db\\INST};database=x;user id=u;password={p}}w};encrypt=true")
+        XCTAssertEqual(other.address.instance, "INST")
+        XCTAssertEqual(other.password.reveal(), "p}w")
+        XCTAssertEqual(other.encryption, .on)
+        let required = try SQLConnectionConfiguration(connectionString: "Address=h;Encrypt=required;TDSVersion=7.1")
+        XCTAssertEqual(required.encryption, .required)
+        XCTAssertEqual(required.tdsVersion.generation, 0x71)
+    }
+
+    func testUnknownKeysAreRefusedByName() {
+        XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;Colour=blue;Password=hunter2")) { error in
+            let e = error as? SQLClientError
+            XCTAssertEqual(e?.code, .invalidConfiguration)
+            XCTAssertTrue(e?.message.contains("\"Colour\"") ?? false, "\(error)")
+            XCTAssertFalse("\(error)".contains("hunter2"))
+        }
+    }
+
+    func testKnownButUnsupportedKeysAreRefusedAsNotSupported() {
+        for entry in ["Integrated Security=SSPI", "Trusted_Connection=yes", "MultipleActiveResultSets=true",
+                      "Authentication=ActiveDirectoryPassword", "AttachDbFilename=x.mdf", "Failover Partner=b",
+                      "Encrypt=Strict", "Application Intent=ReadOnly", "Pooling=true"] {
+            XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;\(entry)"), entry) { error in
+                XCTAssertEqual((error as? SQLClientError)?.code, .unsupported, "\(entry): \(error)")
+            }
+        }
+    }
+
+    func testMalformedConnectionStrings() {
+        for text in ["Database=x", "Server", "Server=h;Password='open", "Server=h;Packet Size=100",
+                     "Server=h;Encrypt=maybe", "Server=h;TDS Version=5.0", "=x", "Server=h;Connect Timeout=-1"] {
+            XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: text), text) { error in
+                XCTAssertEqual((error as? SQLClientError)?.code, .invalidConfiguration, "\(text): \(error)")
+            }
+        }
+    }
+
+    // MARK: - SSRP ([MC-SQLR])
+
+    func testSSRPRequestAndResponse() throws {
+        XCTAssertEqual(SQLServerBrowser.request(instance: "SQLEXPRESS"), [0x04] + Array("SQLEXPRESS".utf8) + [0x00])
+        let text = "ServerName;DB1;InstanceName;MSSQLSERVER;IsClustered;No;Version;16.0.1000.6;tcp;1433;;"
+            + "ServerName;DB1;InstanceName;SQLEXPRESS;IsClustered;No;Version;16.0.1000.6;tcp;50123;np;\\\\DB1\\pipe\\x;;"
+        let body = Array(text.utf8)
+        let response = [0x05, UInt8(body.count & 0xFF), UInt8(body.count >> 8)] + body
+        let instances = try SQLServerBrowser.parseResponse(response)
+        XCTAssertEqual(instances.count, 2)
+        XCTAssertEqual(instances[1]["instancename"], "SQLEXPRESS")
+        XCTAssertEqual(instances[1]["tcp"], "50123")
+        XCTAssertThrowsError(try SQLServerBrowser.parseResponse([0x05, 0x10])) { error in
+            XCTAssertEqual((error as? SQLClientError)?.code, .protocolError)
+        }
+        XCTAssertThrowsError(try SQLServerBrowser.parseResponse([0x06, 0, 0])) { error in
+            XCTAssertEqual((error as? SQLClientError)?.code, .protocolError)
+        }
+    }
+
+    /// A UDP responder on loopback that answers CLNT_UCAST_INST like the SQL Server Browser.
+    final class SSRPResponder: @unchecked Sendable {
+        let fd: Int32
+        let port: Int
+        private(set) var requests: [[UInt8]] = []
+        private let lock = NSLock()
+
+        init(instances: [String: Int]) throws {
+            let sock = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            fd = sock
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr)
+            let rc = withUnsafePointer(to: &sin) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(sock, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard rc == 0 else { throw POSIXError(.EADDRINUSE) }
+            var bound = sockaddr_in()
+            var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &bound) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(sock, $0, &len) }
+            }
+            port = Int(UInt16(bigEndian: bound.sin_port))
+            Thread { [self] in
+                while true {
+                    var buffer = [UInt8](repeating: 0, count: 1024)
+                    var from = sockaddr_storage()
+                    var fromLen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                    let n = buffer.withUnsafeMutableBytes { raw in
+                        withUnsafeMutablePointer(to: &from) {
+                            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                                recvfrom(sock, raw.baseAddress, raw.count, 0, $0, &fromLen)
+                            }
+                        }
+                    }
+                    if n <= 0 { return }
+                    let request = Array(buffer[0 ..< n])
+                    self.lock.withLock { self.requests.append(request) }
+                    guard request.first == 0x04 else { continue }
+                    let name = String(decoding: request.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+                    guard let port = instances.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value else {
+                        continue  // a real Browser stays silent for an unknown instance
+                    }
+                    let text = "ServerName;LOOPBACK;InstanceName;\(name.uppercased());IsClustered;No;Version;16.0.1000.6;tcp;\(port);;"
+                    let body = Array(text.utf8)
+                    let reply = [0x05, UInt8(body.count & 0xFF), UInt8(body.count >> 8)] + body
+                    _ = reply.withUnsafeBytes { raw in
+                        withUnsafePointer(to: &from) {
+                            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                                sendto(sock, raw.baseAddress, raw.count, 0, $0, fromLen)
+                            }
+                        }
+                    }
+                }
+            }.start()
+        }
+
+        var received: [[UInt8]] { lock.withLock { requests } }
+
+        func stop() {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+    }
+
+    func testNamedInstanceResolvedThroughSSRPResponder() async throws {
+        let responder = try SSRPResponder(instances: ["DEMO": 41433])
+        defer { responder.stop() }
+        let port = try await SQLServerBrowser.resolvePort(host: "127.0.0.1", instance: "demo",
+                                                          browserPort: responder.port, timeout: .seconds(5))
+        XCTAssertEqual(port, 41433)
+        XCTAssertEqual(responder.received.first, SQLServerBrowser.request(instance: "demo"))
+        do {
+            _ = try await SQLServerBrowser.resolvePort(host: "127.0.0.1", instance: "OTHER", browserPort: responder.port,
+                                                       timeout: .milliseconds(300))
+            XCTFail("resolved an unknown instance")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .instanceNotFound)
+        }
+    }
+
+    func testConnectToANamedInstanceOfTheLiveServer() async throws {
+        try LiveServer.require()
+        let responder = try SSRPResponder(instances: ["BRIDGE": LiveServer.port])
+        defer { responder.stop() }
+        var config = try SQLConnectionConfiguration(server: "127.0.0.1\\BRIDGE", user: LiveServer.user,
+                                                    password: LiveServer.password, trustServerCertificate: true)
+        config.browserPort = responder.port
+        let connection = try await SQLConnection.connect(config)
+        XCTAssertEqual(connection.port, LiveServer.port)
+        let tables = try await connection.execute("SELECT COUNT(*) AS n FROM people")
+        XCTAssertEqual(tables.first?.rows.first?["n"]?.intValue, 4)
+        await connection.close()
+        XCTAssertEqual(responder.received.count, 1)
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import SQLClient
 import SQLClientTesting
 import TDS
 import XCTest
@@ -11,20 +12,36 @@ import XCTest
 /// value's label, the TDS version and the row format. A FreeTDS value that differs is a
 /// failure too unless ``FreeTDSDeviations`` explains it (see Fixtures/oracle/README.md).
 final class OracleConformanceTests: XCTestCase {
-    func testEveryTypeDecodesLikeFreeTDS() throws {
+    /// SQLClient's full client path (connect to the replay server, PRELOGIN, LOGIN7 at the
+    /// fixture's version, SQL batches, decode) against FreeTDS.
+    func testEveryTypeDecodesLikeFreeTDS() async throws {
+        try await runOracle(path: .client)
+    }
+
+    /// The same through ``TokenStreamDecoder`` alone, fed the recorded bytes in 4,088-byte
+    /// pieces, so a failure can be told apart from one in the connection layer.
+    func testEveryTypeDecodesLikeFreeTDSThroughTheTokenDecoder() async throws {
+        try await runOracle(path: .tokenStream)
+    }
+
+    func runOracle(path: SQLClientSide.Path) async throws {
         let fixtures = try OracleFixtures.fixtures()
-        var report = ConformanceReport()
+        var report = ConformanceReport(path: path)
         for fixture in fixtures {
             let url = OracleFixtureFileTests.directory.appendingPathComponent(fixture.fileName)
             let session = try ReplaySession(contentsOf: url)
             XCTAssertEqual(session, fixture.session, "\(fixture.fileName) is stale: regenerate it")
 
-            // SQLClient: decode the same server bytes.
-            let ours = try SQLClientSide.decode(session: session, fixture: fixture)
-
-            // FreeTDS: over the replay server.
             let server = ReplayServer(session: session)
             let port = try server.start()
+            // SQLClient: over the replay server, or the token decoder over the same bytes.
+            let ours: [SQLClientSide.Batch]
+            switch path {
+            case .client: ours = await SQLClientSide.query(port: port, fixture: fixture)
+            case .tokenStream: ours = try SQLClientSide.decode(session: session, fixture: fixture)
+            }
+
+            // FreeTDS: over the replay server.
             let theirs: FreeTDSOracle.Output
             do {
                 theirs = try FreeTDSOracle.query(port: port, version: OracleFixtures.versionName(fixture.version),
@@ -34,6 +51,13 @@ final class OracleConformanceTests: XCTestCase {
                 throw XCTSkip(e.description)
             }
             server.stop()
+            // Both clients logged in at the fixture's version, and the server acknowledged it.
+            let logins = server.connections.filter { $0.clientVersion != nil }
+            XCTAssertGreaterThanOrEqual(logins.count, path == .client ? 2 : 1, fixture.fileName)
+            for log in logins {
+                XCTAssertEqual(log.clientVersion?.generation, fixture.version.generation, fixture.fileName)
+                XCTAssertEqual(log.ackedVersion, fixture.version, fixture.fileName)
+            }
             XCTAssertTrue(theirs.ended, "FreeTDS did not finish \(fixture.fileName):\n\(theirs.raw.suffix(2000))")
             XCTAssertEqual(server.unmatchedRequests.filter { if case .sqlBatch(let s) = $0 { return s.hasPrefix("SELECT id") } else { return false } }, [])
 
@@ -48,11 +72,50 @@ final class OracleConformanceTests: XCTestCase {
 
 /// SQLClient's side of the comparison: decoded batches (result sets of rows of canonical text).
 enum SQLClientSide {
+    enum Path: String { case client = "SQLConnection over the replay server", tokenStream = "TokenStreamDecoder over the recorded bytes" }
+
     struct Batch {
         var results: [[[String?]]] = []
         var columnNames: [[String]] = []
         var counts: [UInt64] = []
         var error: String?
+    }
+
+    /// Connects with ``SQLConnection`` (no encryption, the fixture's TDS version) and runs every
+    /// batch of the fixture.
+    static func query(port: UInt16, fixture: OracleFixtures.Fixture) async -> [Batch] {
+        let config = SQLConnectionConfiguration(
+            address: SQLServerAddress(host: "127.0.0.1", port: Int(port)), user: "oracle", password: "oracle",
+            encryption: .notSupported, connectTimeout: .seconds(10), applicationName: "sqlclient-oracle",
+            tdsVersion: fixture.version)
+        let connection: SQLConnection
+        do {
+            connection = try await SQLConnection.connect(config)
+        } catch {
+            return fixture.expectations.map { _ in Batch(error: "connect: \(error)") }
+        }
+        var out: [Batch] = []
+        for e in fixture.expectations {
+            var batch = Batch()
+            do {
+                let result = try await connection.executeBatch(e.sql)
+                for statement in result.statements {
+                    switch statement {
+                    case .resultSet(let set):
+                        batch.results.append(set.rows.map { $0.values.map(\.canonicalText) })
+                        batch.columnNames.append(set.columns.map(\.name))
+                        if let n = set.rowsAffected { batch.counts.append(UInt64(n)) }
+                    case .rowsAffected(let n):
+                        if let n { batch.counts.append(UInt64(n)) }
+                    }
+                }
+            } catch {
+                batch.error = "\(error)"
+            }
+            out.append(batch)
+        }
+        await connection.close()
+        return out
     }
 
     /// Decodes each exchange's response with ``TokenStreamDecoder`` fed in packet-sized pieces
@@ -162,6 +225,7 @@ enum CanonicalComparison {
 
 /// The printed report of one oracle run.
 struct ConformanceReport {
+    var path: SQLClientSide.Path
     var lines: [String] = []
     var failures: [String] = []
     var valuesCompared = 0
@@ -215,7 +279,8 @@ struct ConformanceReport {
                     if let my {
                         if !CanonicalComparison.same(my, expected, type: type, label: label) {
                             ourMismatches += 1
-                            failures.append("SQLClient decoded \(type) '\(valueLabel)' at \(where_) as \(show(my)), expected \(show(expected))")
+                            let freetdsText = their.map { show($0) } ?? "no value"
+                            failures.append("SQLClient decoded \(type) '\(valueLabel)' at \(where_) as \(show(my)), expected \(show(expected)) (FreeTDS: \(freetdsText))")
                         }
                     } else {
                         ourMismatches += 1
@@ -254,7 +319,7 @@ struct ConformanceReport {
     }
 
     var text: String {
-        var out = "=== FreeTDS conformance oracle ===\n"
+        var out = "=== FreeTDS conformance oracle: SQLClient via \(path.rawValue) ===\n"
         out += lines.joined(separator: "\n") + "\n"
         out += "fixtures: \(lines.count), types: \(typesSeen.count), values compared: \(valuesCompared), "
         out += "failures: \(failures.count)\n"

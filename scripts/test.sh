@@ -6,6 +6,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+. scripts/deps.sh
+sqlclient_install_debian_packages
 export SQLCLIENT_TEST_PORT="${SQLCLIENT_TEST_PORT:-14333}"
 export SQLCLIENT_DEMO_PASSWORD="${SQLCLIENT_DEMO_PASSWORD:-demo-Passw0rd}"
 # The live tests fail (rather than skip) when the server cannot be reached.

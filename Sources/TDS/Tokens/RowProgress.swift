@@ -51,21 +51,28 @@ struct RowProgress: Sendable {
     /// more bytes are needed (everything consumed so far is kept, `reader` is left at the first
     /// unconsumed byte). Throws for malformed data, with `context` = the token name.
     mutating func advance(_ reader: inout ByteReader, types: [TypeInfo]) throws(TDSDecodingError) -> Bool {
+        // Through a buffer pointer, `types[index]` is borrowed in place: TypeInfo is a large
+        // struct and copying it per value would dominate the row hot path.
+        try types.withUnsafeBufferPointer { (types) throws(TDSDecodingError) -> Bool in
+            try advance(&reader, columnTypes: types)
+        }
+    }
+
+    private mutating func advance(_ reader: inout ByteReader, columnTypes types: UnsafeBufferPointer<TypeInfo>) throws(TDSDecodingError) -> Bool {
         while index < types.count {
             if isNullByBitmap(index) {
                 values.append(.null)
                 index += 1
                 continue
             }
-            let info = types[index]
-            if info.isPLP {
-                if try !advancePLP(&reader, info) { return false }
+            if types[index].isPLP {
+                if try !advancePLP(&reader, types[index]) { return false }
                 continue
             }
             let start = reader.offset
-            if info.type.isLegacyLOB && !RowProgress.hasWholeLegacyLOB(reader) { return false }
+            if types[index].type.isLegacyLOB && !RowProgress.hasWholeLegacyLOB(reader) { return false }
             do throws(TDSDecodingError) {
-                let value = try info.decodeValue(from: &reader)
+                let value = try types[index].decodeValue(from: &reader)
                 values.append(value)
                 index += 1
             } catch {

@@ -1,31 +1,32 @@
 /// One token of a tabular result stream ([MS-TDS] 2.2.7), as decoded by ``TokenStreamDecoder``.
 ///
 /// Equatable and Hashable so that decoders can be checked to give identical token lists
-/// however the input is split.
+/// however the input is split. The rare, large tokens are `indirect` so that a `Token` stays a
+/// few words wide and rows (the hot path) are passed around without copying big payloads.
 public enum Token: Hashable, Sendable {
-    case altMetadata(AltMetadata)
+    indirect case altMetadata(AltMetadata)
     case altRow(AltRow)
-    case colInfo(ColInfo)
-    case colMetadata(ColMetadata)
-    case dataClassification(DataClassification)
+    indirect case colInfo(ColInfo)
+    indirect case colMetadata(ColMetadata)
+    indirect case dataClassification(DataClassification)
     case done(Done)
     case doneInProc(DoneInProc)
     case doneProc(DoneProc)
-    case envChange(EnvChange)
-    case error(ErrorToken)
-    case featureExtAck(FeatureExtAck)
-    case fedAuthInfo(FedAuthInfo)
-    case info(InfoToken)
-    case loginAck(LoginAck)
+    indirect case envChange(EnvChange)
+    indirect case error(ErrorToken)
+    indirect case featureExtAck(FeatureExtAck)
+    indirect case fedAuthInfo(FedAuthInfo)
+    indirect case info(InfoToken)
+    indirect case loginAck(LoginAck)
     case nbcRow(NBCRow)
     case offset(Offset)
     case order(Order)
     case returnStatus(ReturnStatus)
-    case returnValue(ReturnValue)
+    indirect case returnValue(ReturnValue)
     case row(Row)
-    case sessionState(SessionState)
+    indirect case sessionState(SessionState)
     case sspi(SSPIToken)
-    case tabName(TabName)
+    indirect case tabName(TabName)
 
     /// The token type byte.
     public var type: TokenType {

@@ -197,6 +197,12 @@ final class TokenTests: XCTestCase {
             w.writeUInt16LE(UInt16(body.count)); w.writeBytes(body.bytes)
         }
         XCTAssertEqual(try tokens(single, version: .v7_0), [.tabName(TabName(tables: [["orders"]]))])
+        // The token length bounds the names: the single form is still understood at 7.4.
+        XCTAssertEqual(try tokens(single, version: .v7_4), [.tabName(TabName(tables: [["orders"]]))])
+        // …and garbage in either form is an error naming TABNAME.
+        let bad = try outcome([0xA4, 0x03, 0x00, 0x05, 0x01, 0x00])
+        XCTAssertEqual(bad.error?.context, "TABNAME")
+        XCTAssertEqual(bad.error?.code, .invalidLength)
     }
 
     func testColInfo() throws {

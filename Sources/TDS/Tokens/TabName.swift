@@ -2,7 +2,8 @@
 ///
 /// Wire shape after the token byte: Length USHORT, then table names to the end of the token.
 /// From TDS 7.1 Revision 1 each name is NumParts BYTE + PartName US_VARCHAR × NumParts
-/// (`server.db.schema.table` parts); before, a single US_VARCHAR.
+/// (`server.db.schema.table` parts); before, a single US_VARCHAR. If the names do not parse in
+/// the form the version implies, the other form is tried (the token length bounds both).
 public struct TabName: Hashable, Sendable {
     /// One entry per table; each is the list of its name parts.
     public var tables: [[String]]
@@ -10,15 +11,28 @@ public struct TabName: Hashable, Sendable {
 
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> TabName {
         do throws(TDSDecodingError) {
-            var body = try reader.tokenBody16()
+            let body = try reader.tokenBody16()
             return try decodeBounded("TABNAME") { () throws(TDSDecodingError) -> TabName in
-                var tables: [[String]] = []
-                while !body.isAtEnd {
-                    tables.append(try readTableName(&body, multipart: version >= .v7_1_1))
+                // The token length bounds the names, so a server that uses the other form than
+                // its version suggests (7.1 before and after Revision 1) is still understood.
+                let preferred = version >= .v7_1_1
+                do throws(TDSDecodingError) {
+                    return try names(body, multipart: preferred)
+                } catch {
+                    if let other = try? names(body, multipart: !preferred) { return other }
+                    throw error
                 }
-                return TabName(tables: tables)
             }
         } catch { throw error.inToken("TABNAME") }
+    }
+
+    private static func names(_ body: ByteReader, multipart: Bool) throws(TDSDecodingError) -> TabName {
+        var body = body
+        var tables: [[String]] = []
+        while !body.isAtEnd {
+            tables.append(try readTableName(&body, multipart: multipart))
+        }
+        return TabName(tables: tables)
     }
 
     /// Reads one TableName: NumParts BYTE + US_VARCHAR parts, or one US_VARCHAR.

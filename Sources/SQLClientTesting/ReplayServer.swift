@@ -47,9 +47,18 @@ public final class ReplayServer: @unchecked Sendable {
         public var clientEncryption: UInt8?
         public var requests: [ReplaySession.Request] = []
         public var attentions = 0
+        /// Bytes written to the socket for recorded responses (packet headers included).
+        public var responseBytesSent = 0
+        /// Wall-clock seconds spent writing recorded responses (the server's own send rate is
+        /// `responseBytesSent / responseSeconds`).
+        public var responseSeconds = 0.0
     }
 
     public let session: ReplaySession
+    /// Each exchange's response bytes flattened once, with its segment ends (token boundaries).
+    let prepared: [PreparedResponse]
+    /// Exchange indices by exact SQL text, in session order.
+    let batchIndex: [String: [Int]]
     private let lock = NSLock()
     private var listenFD: Int32 = -1
     private var clientFDs: Set<Int32> = []
@@ -61,6 +70,12 @@ public final class ReplayServer: @unchecked Sendable {
 
     public init(session: ReplaySession) {
         self.session = session
+        self.prepared = session.exchanges.map(PreparedResponse.init)
+        var index: [String: [Int]] = [:]
+        for (i, e) in session.exchanges.enumerated() {
+            if case .sqlBatch(let sql) = e.request { index[sql, default: []].append(i) }
+        }
+        self.batchIndex = index
     }
 
     deinit { stop() }
@@ -149,6 +164,38 @@ public final class ReplayServer: @unchecked Sendable {
 
     fileprivate func recordUnmatched(_ r: ReplaySession.Request) {
         lock.withLock { _unmatched.append(r) }
+    }
+}
+
+/// A response flattened for sending.
+struct PreparedResponse: Sendable {
+    var bytes: [UInt8]
+    /// Cumulative segment ends: token boundaries where an ATTENTION may cut the response.
+    var boundaries: [Int]
+    var faults: ReplaySession.Faults
+
+    init(_ exchange: ReplaySession.Exchange) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(exchange.response.reduce(0) { $0 + $1.bytes.count })
+        var ends: [Int] = []
+        for s in exchange.response {
+            bytes += s.bytes
+            ends.append(bytes.count)
+        }
+        self.bytes = bytes
+        self.boundaries = ends
+        self.faults = exchange.faults
+    }
+
+    /// The first segment end at or after `offset` (0 stays 0).
+    func boundary(atOrAfter offset: Int) -> Int {
+        guard offset > 0 else { return 0 }
+        var lo = 0, hi = boundaries.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if boundaries[mid] >= offset { hi = mid } else { lo = mid + 1 }
+        }
+        return lo < boundaries.count ? boundaries[lo] : bytes.count
     }
 }
 
@@ -264,42 +311,65 @@ private final class ReplayConnection {
         } while i < bytes.count
     }
 
-    /// Sends a recorded response, watching for ATTENTION between packets and applying faults.
-    func sendResponse(_ exchange: ReplaySession.Exchange) {
-        let segments = exchange.response
-        let bytes = segments.flatMap(\.bytes)
+    /// Writes packets of `bytes[start..<end]` into `out` (EOM on the packet that ends at `total`).
+    func appendPackets(_ bytes: [UInt8], from start: Int, to end: Int, total: Int, into out: inout [UInt8]) {
+        let chunk = max(packetSize - 8, 1)
+        var i = start
+        repeat {
+            let e = min(i + chunk, end)
+            let length = e - i + 8
+            out.append(0x04)
+            out.append(e == total ? 0x01 : 0x00)
+            out.append(UInt8(truncatingIfNeeded: length >> 8)); out.append(UInt8(truncatingIfNeeded: length))
+            out.append(0x00); out.append(0x34); out.append(packetID); out.append(0)
+            packetID &+= 1
+            out.append(contentsOf: bytes[i..<e])
+            i = e
+        } while i < end
+    }
+
+    /// Sends a recorded response in packets of the negotiated size, about 64 KB per write,
+    /// checking for ATTENTION between writes, and applies the exchange's faults.
+    func sendResponse(_ response: PreparedResponse) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { log.responseSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
+        let bytes = response.bytes
         var limit = bytes.count
-        if let n = exchange.faults.stallAfter { limit = min(limit, n) }
-        if let n = exchange.faults.closeAfter { limit = min(limit, n) }
-        if bytes.isEmpty, exchange.faults.isEmpty {
-            _ = sendAll(packet([], last: true))
+        if let n = response.faults.stallAfter { limit = min(limit, n) }
+        if let n = response.faults.closeAfter { limit = min(limit, n) }
+        if bytes.isEmpty, response.faults.isEmpty {
+            let p = packet([], last: true)
+            log.responseBytesSent += p.count
+            _ = sendAll(p)
             return
         }
         let chunk = max(packetSize - 8, 1)
+        let perWrite = max(1, 65536 / chunk) * chunk
+        var out: [UInt8] = []
+        out.reserveCapacity(min(limit, perWrite) + (perWrite / chunk + 1) * 8)
         var i = 0
         while i < limit {
             if session.attention == .acknowledge, attentionArrived() {
                 log.attentions += 1
                 // Finish the segment in progress so the stream stays on a token boundary.
-                var boundary = 0
-                if i > 0 {
-                    for s in segments { boundary += s.bytes.count; if boundary >= i { break } }
-                }
-                var rest = Array(bytes[min(i, bytes.count)..<max(min(boundary, bytes.count), i)])
+                let boundary = max(response.boundary(atOrAfter: i), i)
+                var rest = Array(bytes[i..<min(boundary, bytes.count)])
                 rest += ServerTokens.done(status: .attention, version: version)
                 sendMessage(rest)
                 return
             }
-            let end = min(i + chunk, limit)
-            let last = end == bytes.count
-            guard sendAll(packet(bytes[i..<end], last: last)) else { return }
+            let end = min(i + perWrite, limit)
+            out.removeAll(keepingCapacity: true)
+            appendPackets(bytes, from: i, to: end, total: bytes.count, into: &out)
+            log.responseBytesSent += out.count
+            guard sendAll(out) else { return }
             i = end
-            if last { return }
         }
-        if exchange.faults.closeAfter != nil {
+        if limit == bytes.count { return }
+        if response.faults.closeAfter != nil {
             shutdown(fd, Int32(SHUT_RDWR)); closed = true; return
         }
-        if exchange.faults.stallAfter != nil {
+        if response.faults.stallAfter != nil {
             // Say nothing more; keep reading (and ignoring) until the client goes away.
             while fill(wait: true) { inbox.removeAll() }
             closed = true
@@ -369,10 +439,13 @@ private final class ReplayConnection {
 
     func respond(to request: ReplaySession.Request) {
         log.requests.append(request)
-        let exchanges = session.exchanges
         var matches: [Int] = []
-        for (i, e) in exchanges.enumerated() where RequestDecoding.matches(recorded: e.request, received: request) {
-            matches.append(i)
+        if case .sqlBatch(let sql) = request, let exact = server.batchIndex[sql] {
+            matches = exact
+        } else {
+            for (i, e) in session.exchanges.enumerated() where RequestDecoding.matches(recorded: e.request, received: request) {
+                matches.append(i)
+            }
         }
         guard let first = matches.first else {
             server.recordUnmatched(request)
@@ -381,7 +454,7 @@ private final class ReplayConnection {
         }
         let used = cursors[first, default: 0]
         cursors[first] = used + 1
-        sendResponse(exchanges[matches[min(used, matches.count - 1)]])
+        sendResponse(server.prepared[matches[min(used, matches.count - 1)]])
     }
 
     // MARK: PRELOGIN

@@ -76,4 +76,10 @@ final class ReplayServerTests: XCTestCase {
         XCTAssertEqual(log.clientVersion?.generation, 0x74)
         XCTAssertEqual(log.ackedVersion, .v7_4)
     }
+
+    func testCommandLineRejectsBadArguments() {
+        XCTAssertEqual(ReplayServer.runCommandLine(arguments: []), 2)
+        XCTAssertEqual(ReplayServer.runCommandLine(arguments: ["a.tdssession", "--bogus"]), 2)
+        XCTAssertEqual(ReplayServer.runCommandLine(arguments: ["/nonexistent/x.tdssession"]), 1)
+    }
 }

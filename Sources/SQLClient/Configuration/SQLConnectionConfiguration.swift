@@ -40,6 +40,17 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public var textSize: Int?
     /// The UDP port of the SQL Server Browser used to resolve named instances (default 1434).
     public var browserPort: Int
+    /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected; nil uses
+    /// ``connectTimeout``. Exceeding it fails the connect with `.timeout`.
+    public var loginTimeout: Duration? = nil
+    /// Default time allowed for each request (batch, RPC, transaction request); nil waits forever.
+    /// When it passes, the client sends ATTENTION and the request fails with `.timeout` once the
+    /// server acknowledges it (connection string key `Command Timeout`, seconds, 0 = none).
+    public var queryTimeout: Duration? = nil
+    /// How long to wait for the server to acknowledge an ATTENTION (DONE with DONE_ATTN) after a
+    /// cancellation or a query timeout (default 5 s). When it passes, the connection is closed and
+    /// reported unusable (`isOpen == false`) rather than handed back half-read.
+    public var cancelTimeout: Duration = .seconds(5)
 
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),
@@ -91,7 +102,7 @@ extension SQLConnectionConfiguration {
     /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`);
     /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
     /// `ServerCertificate`/`CA File` (a PEM file of trusted certificates);
-    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds); `Application Name`/`App`;
+    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds); `Command Timeout` (seconds, 0 = none: ``queryTimeout``); `Application Name`/`App`;
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
     /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`.
     ///
@@ -107,6 +118,7 @@ extension SQLConnectionConfiguration {
         var encryption = SQLEncryption.on
         var tls = TLSConfiguration()
         var timeout: Duration = .seconds(15)
+        var commandTimeout: Duration?
         var appName = "SQLClient"
         var workstation: String?
         var packetSize = Packet.defaultSize
@@ -147,6 +159,11 @@ extension SQLConnectionConfiguration {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
                 }
                 timeout = seconds == 0 ? .seconds(86_400 * 365) : .seconds(seconds)
+            case "command timeout":
+                guard let seconds = Int(value), seconds >= 0 else {
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                }
+                commandTimeout = seconds == 0 ? nil : .seconds(seconds)
             case "application name", "app":
                 appName = value
             case "workstation id", "wsid":
@@ -191,7 +208,7 @@ extension SQLConnectionConfiguration {
                  "load balance timeout", "transaction binding", "type system version",
                  "persist security info", "persistsecurityinfo", "connect retry count", "connect retry interval",
                  "application intent", "applicationintent", "ip address preference", "pool blocking period",
-                 "network library", "net", "command timeout", "server spn", "failover partner spn",
+                 "network library", "net", "server spn", "failover partner spn",
                  "encrypt strict", "load balance", "connection reset":
                 throw SQLClientError(.unsupported, "the connection string key \"\(rawKey)\" is not supported")
             default:
@@ -206,6 +223,7 @@ extension SQLConnectionConfiguration {
                   tdsVersion: version, textSize: textSize)
         self.workstationID = workstation
         self.language = language
+        self.queryTimeout = commandTimeout
     }
 
     private static func bool(_ value: String, key: String) throws -> Bool {

@@ -117,6 +117,8 @@ struct ConnectionStateMachine: Sendable {
     private var fatalError: SQLServerMessage?
     private var attentionAcknowledged = false
     private var attentionSent = false
+    /// RETURNVALUE tokens of the current request, in arrival order (taken by the RPC layer).
+    private(set) var returnValues: [ReturnValue] = []
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false) {
         self.encryption = encryption
@@ -188,6 +190,7 @@ struct ConnectionStateMachine: Sendable {
         case .ready:
             state = .executing
             requestErrors = []
+            returnValues = []
             attentionSent = false
             attentionAcknowledged = false
             return .sendRequest
@@ -197,6 +200,12 @@ struct ConnectionStateMachine: Sendable {
             return .requestCompleted(error: SQLClientError(.invalidState,
                                                            "another request is in progress on this connection"))
         }
+    }
+
+    /// Hands over the RETURNVALUE tokens collected for the current request.
+    mutating func takeReturnValues() -> [ReturnValue] {
+        defer { returnValues = [] }
+        return returnValues
     }
 
     /// The caller wants to cancel the running request.
@@ -326,7 +335,11 @@ struct ConnectionStateMachine: Sendable {
             return applyEnvChange(change)
         case .returnStatus(let s):
             return discarding ? .none : .forwardReturnStatus(s.value)
-        case .order, .colInfo, .tabName, .returnValue, .altMetadata, .altRow, .offset, .dataClassification,
+        case .returnValue(let value):
+            // [MS-TDS] 2.2.7.19: an OUTPUT parameter or UDF result; kept for the request's result.
+            if !discarding { returnValues.append(value) }
+            return .none
+        case .order, .colInfo, .tabName, .altMetadata, .altRow, .offset, .dataClassification,
              .sessionState, .featureExtAck:
             return .none
         case .loginAck, .sspi, .fedAuthInfo:

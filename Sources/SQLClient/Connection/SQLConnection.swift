@@ -52,6 +52,16 @@ public actor SQLConnection {
     private var activeRequestID: UInt64?
     private var currentColumns: SQLColumns?
 
+    // Timeouts and bounded cancellation (see startRequest, abandon, cancel).
+    /// Why the connection was closed by the client (a cancellation the server never acknowledged).
+    private var closeReason: SQLClientError?
+    /// The request whose query timeout fired, and the limit it had.
+    private var timedOut: (id: UInt64, limit: Duration)?
+    private var requestWatchdog: Task<Void, Never>?
+    private var attentionWatchdog: Task<Void, Never>?
+    /// RETURNVALUE tokens of completed requests that had some, by request id (taken by the RPC layer).
+    private var finishedReturnValues: [UInt64: [ReturnValue]] = [:]
+
     init(configuration: SQLConnectionConfiguration, port: Int, socket: any ByteStream) {
         self.configuration = configuration
         self.port = port
@@ -104,8 +114,9 @@ public actor SQLConnection {
                                over stream: any ByteStream) async throws -> SQLConnection {
         let connection = SQLConnection(configuration: configuration, port: port, socket: stream)
         let timedOut = TimeoutFlag()
+        let loginLimit = configuration.loginTimeout ?? configuration.connectTimeout
         let watchdog = Task {
-            try await Task.sleep(for: configuration.connectTimeout)
+            try await Task.sleep(for: loginLimit)
             timedOut.set()
             stream.close()
         }
@@ -115,7 +126,7 @@ public actor SQLConnection {
         } catch let error as SQLClientError {
             stream.close()
             if timedOut.isSet {
-                throw SQLClientError(.timeout, "the login did not finish within \(configuration.connectTimeout)",
+                throw SQLClientError(.timeout, "the login did not finish within \(loginLimit)",
                                      underlying: error)
             }
             throw error
@@ -270,6 +281,9 @@ public actor SQLConnection {
     /// Reads and decodes until the state machine has something to do.
     private func nextAction() async throws -> ConnectionStateMachine.Action {
         while true {
+            if machine.state == .closed {
+                return .closeConnection(closeReason ?? SQLClientError.closed())
+            }
             let token: Token?
             do {
                 token = try decoder.next()
@@ -351,7 +365,23 @@ public actor SQLConnection {
 
     /// Starts a SQL batch: waits for the connection, sends it, returns the request's id.
     func startBatch(_ sql: String) async throws -> UInt64 {
+        try await startRequest(.sqlBatch(sql))
+    }
+
+    /// Starts a request (SQL batch, RPC or Transaction Manager request): waits for the
+    /// connection, encodes it with the current transaction descriptor in ALL_HEADERS, sends it,
+    /// and arms the query timeout (`timeout`, else ``SQLConnectionConfiguration/queryTimeout``).
+    /// Returns the request's id for ``nextEvent(_:)``.
+    func startRequest(_ request: OutgoingRequest, timeout: Duration? = nil) async throws -> UInt64 {
         await acquire()
+        let encoded: (PacketType, [UInt8])
+        do {
+            encoded = try request.encode(descriptor: OutgoingRequest.descriptor(from: session.transactionDescriptor),
+                                         version: session.tdsVersion)
+        } catch {
+            release()
+            throw error
+        }
         switch machine.requestStarted() {
         case .sendRequest:
             break
@@ -366,14 +396,16 @@ public actor SQLConnection {
         let id = nextRequestID
         activeRequestID = id
         currentColumns = nil
-        var descriptor: UInt64 = 0
-        if let bytes = session.transactionDescriptor, bytes.count == 8 {
-            for (i, b) in bytes.enumerated() { descriptor |= UInt64(b) << (8 * UInt64(i)) }
+        timedOut = nil
+        if let limit = timeout ?? configuration.queryTimeout {
+            requestWatchdog = Task { [weak self] in
+                try? await Task.sleep(for: limit)
+                guard !Task.isCancelled else { return }
+                await self?.requestTimedOut(id, limit: limit)
+            }
         }
-        let batch = SQLBatch(text: sql, allHeaders: .transaction(descriptor: descriptor))
         do {
-            try await transport.write(Packet.encode(message: batch.encode(version: session.tdsVersion),
-                                                    type: .sqlBatch, packetSize: packetSize))
+            try await transport.write(Packet.encode(message: encoded.1, type: encoded.0, packetSize: packetSize))
         } catch let error as SQLClientError {
             finishRequest(id)
             if case .closeConnection(let e) = machine.transportFailed(error) { transport.close(); throw e }
@@ -386,7 +418,63 @@ public actor SQLConnection {
         guard activeRequestID == id else { return }
         activeRequestID = nil
         currentColumns = nil
+        requestWatchdog?.cancel()
+        requestWatchdog = nil
+        attentionWatchdog?.cancel()
+        attentionWatchdog = nil
+        let values = machine.takeReturnValues()
+        if !values.isEmpty {
+            if finishedReturnValues.count >= 16, let oldest = finishedReturnValues.keys.min() {
+                finishedReturnValues[oldest] = nil
+            }
+            finishedReturnValues[id] = values
+        }
         release()
+    }
+
+    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of completed request `id`, once.
+    func takeReturnValues(_ id: UInt64) -> [ReturnValue] {
+        finishedReturnValues.removeValue(forKey: id) ?? []
+    }
+
+    /// The query timeout of request `id` passed: send ATTENTION and bound the wait for its acknowledgement.
+    private func requestTimedOut(_ id: UInt64, limit: Duration) async {
+        guard activeRequestID == id else { return }
+        timedOut = (id, limit)
+        await sendBoundedAttention(id)
+    }
+
+    /// Sends ATTENTION for request `id` (if not already sent) and arms the acknowledgement bound
+    /// (``SQLConnectionConfiguration/cancelTimeout``).
+    private func sendBoundedAttention(_ id: UInt64) async {
+        guard activeRequestID == id else { return }
+        if case .sendAttention = machine.cancelRequested() {
+            do {
+                try await sendAttention()
+            } catch {
+                closeReason = SQLClientError(.connectionClosed, "sending ATTENTION failed: \(error)")
+                _ = machine.transportFailed(closeReason ?? SQLClientError.closed())
+                transport.close()
+                return
+            }
+        }
+        guard attentionWatchdog == nil else { return }
+        let limit = configuration.cancelTimeout
+        attentionWatchdog = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            guard !Task.isCancelled else { return }
+            await self?.attentionTimedOut(id, limit: limit)
+        }
+    }
+
+    /// The server did not acknowledge the ATTENTION in time: close the connection, never hand it back half-read.
+    private func attentionTimedOut(_ id: UInt64, limit: Duration) {
+        guard activeRequestID == id, machine.state == .cancelling else { return }
+        let error = SQLClientError(.timeout, "the server did not acknowledge the cancellation (ATTENTION) within \(limit); "
+                                   + "the connection was closed")
+        closeReason = error
+        _ = machine.transportFailed(error)
+        transport.close()
     }
 
     /// The next event of request `id`; nil when the request completed without error.
@@ -430,12 +518,16 @@ public actor SQLConnection {
                 if let error { throw error }
                 return nil
             case .requestCancelled:
+                let timeout = timedOut.flatMap { $0.id == id ? $0.limit : nil }
                 finishRequest(id)
+                if let timeout {
+                    throw SQLClientError(.timeout, "the request did not finish within \(timeout) and was cancelled")
+                }
                 throw SQLClientError(.cancelled, "the request was cancelled")
             case .closeConnection(let error):
                 transport.close()
                 finishRequest(id)
-                throw error
+                throw closeReason ?? error
             case .sendAttention:
                 try await sendAttention()
             default:
@@ -452,15 +544,7 @@ public actor SQLConnection {
     /// until the server acknowledges it, so the connection can run the next request.
     func abandon(_ id: UInt64) async {
         guard activeRequestID == id else { return }
-        if case .sendAttention = machine.cancelRequested() {
-            do { try await sendAttention() } catch {
-                if case .closeConnection = machine.transportFailed(SQLClientError(.connectionClosed, "\(error)")) {
-                    transport.close()
-                }
-                finishRequest(id)
-                return
-            }
-        }
+        await sendBoundedAttention(id)
         while activeRequestID == id {
             do {
                 if try await nextEvent(id) == nil { break }
@@ -472,11 +556,12 @@ public actor SQLConnection {
 
     /// Cancels the running request, if any: sends ATTENTION ([MS-TDS] 2.2.1.7); the request's
     /// reader then ends with `.cancelled` once the server acknowledges it.
+    /// When the server does not acknowledge within ``SQLConnectionConfiguration/cancelTimeout``
+    /// the connection is closed and the reader fails with `.timeout`.
     public func cancel() async throws {
-        guard activeRequestID != nil else { return }
-        if case .sendAttention = machine.cancelRequested() {
-            try await sendAttention()
-        }
+        guard let id = activeRequestID else { return }
+        await sendBoundedAttention(id)
+        if let closeReason, machine.state == .closed { throw closeReason }
     }
 
     // MARK: - Public API
@@ -535,6 +620,8 @@ public actor SQLConnection {
 
     /// Closes the connection. Later requests throw `.connectionClosed`.
     public func close() {
+        requestWatchdog?.cancel()
+        attentionWatchdog?.cancel()
         if case .closeConnection = machine.closeRequested() {}
         transport.close()
         socket.close()

@@ -1,0 +1,241 @@
+/// Remote procedure calls ([MS-TDS] 2.2.6.6): parameterized queries, stored procedures with
+/// OUTPUT parameters and return status, and raw RPC requests.
+extension SQLConnection {
+    // MARK: - Parameterized queries
+
+    /// Runs a parameterized query: each interpolated value is sent as `@P1`, `@P2`… through
+    /// `sp_executesql` (never spliced into the SQL); a query without parameters is sent as a SQL batch.
+    ///
+    /// ```swift
+    /// let r = try await connection.execute(literal: "SELECT name FROM people WHERE id = \(Int32(2))")
+    /// ```
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws: ``SQLClientError`` `.serverError` for a server error (the connection stays usable
+    ///   below severity 20); `.invalidParameter` when a value does not fit its type; `.timeout` when
+    ///   the timeout passed (the request was cancelled); `.cancelled` when the task was cancelled.
+    public func execute(literal query: SQLQuery, timeout: Duration? = nil) async throws -> SQLProcedureResult {
+        try await run(try request(for: query), timeout: timeout)
+    }
+
+    /// Streams the rows of a parameterized query (all its result sets), reading from the socket
+    /// only as rows are consumed. Breaking out of the loop cancels the rest (ATTENTION).
+    public nonisolated func query(literal query: SQLQuery, timeout: Duration? = nil) -> SQLQueryRowSequence {
+        SQLQueryRowSequence(events: SQLQueryEventSequence(connection: self, query: query, timeout: timeout))
+    }
+
+    /// Streams the events (result set starts, rows, counts, messages, return statuses) of a parameterized query.
+    public nonisolated func events(literal query: SQLQuery, timeout: Duration? = nil) -> SQLQueryEventSequence {
+        SQLQueryEventSequence(connection: self, query: query, timeout: timeout)
+    }
+
+    // MARK: - Stored procedures
+
+    /// Calls stored procedure `name` (for example `dbo.transfer`) with named or positional parameters.
+    ///
+    /// Output parameters (``SQLParameter/output(_:type:)``, ``SQLParameter/inputOutput(_:_:)``) come
+    /// back in ``SQLProcedureResult/outputs``; `RETURN n` in ``SQLProcedureResult/returnStatus``.
+    /// - Parameter options: RPC OptionFlags (`.withRecompile`, `.noMetadata`, `.reuseMetadata`).
+    /// - Throws: as ``execute(literal:timeout:)``.
+    public func callProcedure(_ name: String, parameters: [SQLParameter] = [], options: RPCCall.Options = [],
+                              timeout: Duration? = nil) async throws -> SQLProcedureResult {
+        try await callProcedure(.name(name), parameters: parameters, options: options, timeout: timeout)
+    }
+
+    /// Calls a procedure by name or by well-known ProcID (`.id(.spExecuteSQL)`, `.id(.spPrepExec)`…).
+    public func callProcedure(_ procedure: RPCCall.Procedure, parameters: [SQLParameter] = [],
+                              options: RPCCall.Options = [], timeout: Duration? = nil) async throws -> SQLProcedureResult {
+        let call = try rpcCall(procedure, parameters: parameters, options: options)
+        return try await run(.rpc([call]), timeout: timeout)
+    }
+
+    /// Sends RPC calls as they are (one request, calls separated by their separator flags) and
+    /// collects everything they return.
+    public func execute(rpc calls: [RPCCall], timeout: Duration? = nil) async throws -> SQLProcedureResult {
+        try await run(.rpc(calls), timeout: timeout)
+    }
+
+    /// The RPC call SQLClient sends for `procedure` and `parameters` with this connection's TDS
+    /// version and collation (what `callProcedure` sends).
+    /// - Throws: `.invalidParameter`.
+    public func rpcCall(_ procedure: RPCCall.Procedure, parameters: [SQLParameter],
+                        options: RPCCall.Options = []) throws -> RPCCall {
+        let version = session.tdsVersion
+        let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
+        var wire: [RPCParameter] = []
+        for p in parameters { wire.append(try p.rpcParameter(version: version, collation: collation)) }
+        return RPCCall(procedure: procedure, options: options, parameters: wire)
+    }
+
+    // MARK: - Prepared statements (sp_prepare / sp_execute / sp_unprepare)
+
+    /// Prepares `query` with `sp_prepare` (ProcID 11) and returns the server's handle. The query's
+    /// interpolated values only fix the parameter types; pass values to
+    /// ``executePrepared(_:parameters:timeout:)``.
+    public func prepare(_ query: SQLQuery) async throws -> SQLPreparedStatement {
+        let version = session.tdsVersion
+        let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
+        let exec = try query.rpcCall(version: version, collation: collation)
+        // sp_executesql's parameters are (statement, declaration, values…); sp_prepare takes
+        // (@handle OUTPUT, declaration, statement, options).
+        let declaration = exec.parameters.count > 1 ? exec.parameters[1] : RPCParameter(typeInfo: .nvarchar(4000), value: .null)
+        let statement = exec.parameters[0]
+        let call = RPCCall(procedure: .id(.spPrepare), parameters: [
+            RPCParameter(status: .byRefValue, typeInfo: .int, value: .null), declaration, statement,
+            RPCParameter(typeInfo: .int, value: .int(1)),
+        ])
+        let result = try await run(.rpc([call]), timeout: nil)
+        guard let handle = result.outputs.first?.value.intValue, let h = Int32(exactly: handle) else {
+            throw SQLClientError(.protocolError, "sp_prepare returned no handle")
+        }
+        return SQLPreparedStatement(handle: h, sql: query.sql,
+                                    parameterTypes: Array(exec.parameters.dropFirst(2).map(\.typeInfo)))
+    }
+
+    /// Runs a prepared statement (`sp_execute`, ProcID 12) with `parameters` in declaration order.
+    public func executePrepared(_ statement: SQLPreparedStatement, parameters: [SQLParameterConvertible] = [],
+                                timeout: Duration? = nil) async throws -> SQLProcedureResult {
+        var params = [SQLParameter(.int(statement.handle), type: .int)]
+        for (i, v) in parameters.enumerated() {
+            var p = v.sqlParameter
+            if p.type == nil, i < statement.parameterTypes.count { p.type = statement.parameterTypes[i] }
+            p.name = "@P\(i + 1)"
+            params.append(p)
+        }
+        return try await callProcedure(.id(.spExecute), parameters: params, timeout: timeout)
+    }
+
+    /// Releases a prepared statement (`sp_unprepare`, ProcID 15).
+    public func unprepare(_ statement: SQLPreparedStatement) async throws {
+        _ = try await callProcedure(.id(.spUnprepare), parameters: [SQLParameter(.int(statement.handle), type: .int)])
+    }
+
+    // MARK: - Running a request to its end
+
+    /// The request a ``SQLQuery`` becomes: a SQL batch without parameters, else `sp_executesql`.
+    func request(for query: SQLQuery) throws -> OutgoingRequest {
+        if query.parameters.isEmpty { return .sqlBatch(query.sql) }
+        return .rpc([try query.rpcCall(version: session.tdsVersion,
+                                       collation: session.collation ?? .sqlLatin1GeneralCP1CIAS)])
+    }
+
+    /// Sends `request` and buffers everything it returns.
+    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLProcedureResult {
+        let id = try await startRequest(request, timeout: timeout)
+        var result = SQLProcedureResult()
+        var current: SQLResultSet?
+        while let event = try await nextEvent(id) {
+            switch event {
+            case .columns(let columns):
+                if let open = current { result.statements.append(.resultSet(open)) }
+                current = SQLResultSet(columns: columns)
+            case .row(let row):
+                current?.rows.append(row)
+            case .statementDone(let count):
+                if var open = current {
+                    open.rowsAffected = count
+                    result.statements.append(.resultSet(open))
+                    current = nil
+                } else if count != nil {
+                    result.statements.append(.rowsAffected(count))
+                }
+            case .message(let message):
+                result.messages.append(message)
+            case .returnStatus(let status):
+                result.returnStatuses.append(status)
+            }
+        }
+        if let open = current { result.statements.append(.resultSet(open)) }
+        result.outputs = takeReturnValues(id).map(SQLOutputValue.init)
+        return result
+    }
+}
+
+/// A statement prepared with `sp_prepare`: the server's handle and the parameter types it was declared with.
+public struct SQLPreparedStatement: Sendable, Hashable {
+    /// The handle `sp_prepare` returned (its OUTPUT parameter).
+    public var handle: Int32
+    /// The SQL text (with `@P1`… placeholders).
+    public var sql: String
+    /// The declared parameter types, in order.
+    public var parameterTypes: [TypeInfo]
+}
+
+// MARK: - Streaming
+
+/// The events of one parameterized query, streamed. See ``SQLConnection/events(literal:timeout:)``.
+public struct SQLQueryEventSequence: AsyncSequence, Sendable {
+    public typealias Element = SQLResponseEvent
+    let connection: SQLConnection
+    let query: SQLQuery
+    let timeout: Duration?
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(cursor: Cursor(connection: connection, query: query, timeout: timeout))
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let cursor: Cursor
+        public mutating func next() async throws -> SQLResponseEvent? {
+            try await cursor.next()
+        }
+    }
+
+    /// Sends the request on the first `next()`; cancels it (ATTENTION) when dropped before its end.
+    final class Cursor: @unchecked Sendable {
+        let connection: SQLConnection
+        let query: SQLQuery
+        let timeout: Duration?
+        private var id: UInt64?
+        private var finished = false
+
+        init(connection: SQLConnection, query: SQLQuery, timeout: Duration?) {
+            self.connection = connection
+            self.query = query
+            self.timeout = timeout
+        }
+
+        func next() async throws -> SQLResponseEvent? {
+            if finished { return nil }
+            do {
+                if id == nil {
+                    let request = try await connection.request(for: query)
+                    id = try await connection.startRequest(request, timeout: timeout)
+                }
+                guard let id else { return nil }
+                let event = try await connection.nextEvent(id)
+                if event == nil { finished = true }
+                return event
+            } catch {
+                finished = true
+                throw error
+            }
+        }
+
+        deinit {
+            if let id, !finished {
+                let connection = self.connection
+                Task { await connection.abandon(id) }
+            }
+        }
+    }
+}
+
+/// The rows of one parameterized query, streamed. See ``SQLConnection/query(literal:timeout:)``.
+public struct SQLQueryRowSequence: AsyncSequence, Sendable {
+    public typealias Element = SQLRow
+    let events: SQLQueryEventSequence
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(inner: events.makeAsyncIterator())
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var inner: SQLQueryEventSequence.AsyncIterator
+        public mutating func next() async throws -> SQLRow? {
+            while let event = try await inner.next() {
+                if case .row(let row) = event { return row }
+            }
+            return nil
+        }
+    }
+}

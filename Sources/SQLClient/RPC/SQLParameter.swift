@@ -1,0 +1,392 @@
+import Foundation
+
+/// One parameter of a remote procedure call ([MS-TDS] 2.2.6.6 ParameterData): an optional
+/// name, a value, an optional explicit SQL type, and a direction.
+///
+/// When ``type`` is nil the TYPE_INFO is inferred from the value with
+/// ``TypeInfo/parameter(for:version:collation:)`` (strings as `nvarchar(4000)` or
+/// `nvarchar(max)`, binary as `varbinary(8000)` or `varbinary(max)`, decimals with their own
+/// precision and scale, time types with their own scale, NULL as `nvarchar(4000)`). Use the typed
+/// constructors (``varchar(_:length:collation:)``, ``decimal(_:precision:scale:)``,
+/// ``datetime2(_:scale:timeZone:)``…) when inference would pick the wrong type, for example to
+/// compare with a `varchar` column without an implicit conversion.
+///
+/// ```swift
+/// let result = try await connection.callProcedure("dbo.transfer", parameters: [
+///     .input("@from", Int32(1)), .input("@amount", .decimal(Decimal(string: "12.50"), precision: 10, scale: 2)),
+///     .output("@balance", type: .money),
+/// ])
+/// print(result.outputs["@balance"] ?? .null, result.returnStatus ?? 0)
+/// ```
+public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
+    /// Whether the procedure reads the value, writes it back (RETURNVALUE), or both.
+    public enum Direction: Sendable, Hashable {
+        /// Input only (StatusFlags 0).
+        case input
+        /// An OUTPUT parameter whose input value is NULL (fByRefValue).
+        case output
+        /// An OUTPUT parameter that also passes its value in (fByRefValue).
+        case inputOutput
+    }
+
+    /// The parameter name with its `@` (added when missing), or nil for a positional parameter.
+    public var name: String?
+    /// The value sent (NULL for a pure output parameter or a default).
+    public var value: SQLValue
+    /// The TYPE_INFO to send; nil to infer it from ``value``.
+    public var type: TypeInfo?
+    public var direction: Direction
+    /// Send fDefaultValue: the procedure uses the parameter's declared default ([MS-TDS] 2.2.6.6 StatusFlags).
+    public var usesDefault: Bool
+    /// Why a typed constructor could not convert its Swift value (sending then fails with `.invalidParameter`).
+    public internal(set) var conversionFailure: String?
+
+    /// A parameter with an explicit value and, optionally, an explicit type.
+    public init(_ value: SQLValue, type: TypeInfo? = nil, name: String? = nil, direction: Direction = .input,
+                usesDefault: Bool = false) {
+        self.value = value
+        self.type = type
+        self.name = name.map(SQLParameter.normalizedName)
+        self.direction = direction
+        self.usesDefault = usesDefault
+        self.conversionFailure = nil
+    }
+
+    /// A typed parameter: `converted` is the SQL value of `swiftValue` (nil when it does not fit `type`).
+    static func typed<T>(_ swiftValue: T?, _ type: TypeInfo, _ convert: (T) -> SQLValue?) -> SQLParameter {
+        guard let swiftValue else { return SQLParameter(.null, type: type) }
+        guard let v = convert(swiftValue) else {
+            var p = SQLParameter(.null, type: type)
+            p.conversionFailure = "\(swiftValue) does not fit \(type.sqlTypeName)"
+            return p
+        }
+        return SQLParameter(v, type: type)
+    }
+
+    /// `@` prepended when missing; empty stays empty.
+    static func normalizedName(_ name: String) -> String {
+        name.isEmpty || name.hasPrefix("@") ? name : "@" + name
+    }
+
+    public var description: String {
+        let t = type?.sqlTypeName ?? "(inferred)"
+        let dir: String
+        switch direction {
+        case .input: dir = ""
+        case .output: dir = " OUTPUT"
+        case .inputOutput: dir = " INOUT"
+        }
+        return "\(name ?? "?") \(t) = \(value)\(dir)\(usesDefault ? " DEFAULT" : "")"
+    }
+
+    // MARK: - Named constructors
+
+    /// An input parameter named `name`.
+    public static func input(_ name: String, _ value: some SQLParameterConvertible) -> SQLParameter {
+        var p = value.sqlParameter
+        p.name = normalizedName(name)
+        p.direction = .input
+        return p
+    }
+
+    /// An OUTPUT parameter of `type` sent with a NULL value.
+    public static func output(_ name: String, type: TypeInfo) -> SQLParameter {
+        SQLParameter(.null, type: type, name: name, direction: .output)
+    }
+
+    /// An OUTPUT parameter that also passes `value` in; its type is inferred unless `value` is typed.
+    public static func inputOutput(_ name: String, _ value: some SQLParameterConvertible) -> SQLParameter {
+        var p = value.sqlParameter
+        p.name = normalizedName(name)
+        p.direction = .inputOutput
+        return p
+    }
+
+    /// A parameter that asks for the procedure's declared default (fDefaultValue, NULL value).
+    public static func useDefault(_ name: String, type: TypeInfo = .int) -> SQLParameter {
+        SQLParameter(.null, type: type, name: name, usesDefault: true)
+    }
+
+    /// NULL of an explicit type.
+    public static func null(_ type: TypeInfo) -> SQLParameter { SQLParameter(.null, type: type) }
+
+    /// The same value with its TYPE_INFO inferred (``type`` nil) unless the value is NULL.
+    func inferringType() -> SQLParameter {
+        var p = self
+        if !p.value.isNull { p.type = nil }
+        return p
+    }
+
+    /// This parameter with another name.
+    public func named(_ name: String) -> SQLParameter {
+        var p = self
+        p.name = SQLParameter.normalizedName(name)
+        return p
+    }
+
+    // MARK: - Typed constructors (when inference is wrong). A nil value sends NULL of the type.
+
+    /// `varchar(length)` (1...8000 bytes), `varchar(max)` when `length` is nil: the text in the
+    /// collation's code page. Encoding fails (`.invalidParameter`) when a character has no
+    /// representation in that code page.
+    public static func varchar(_ value: String?, length: Int? = 8000,
+                               collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.string) ?? .null, type: .varchar(length, collation: collation))
+    }
+
+    /// `nvarchar(length)` (1...4000 characters), `nvarchar(max)` when `length` is nil.
+    public static func nvarchar(_ value: String?, length: Int? = 4000,
+                                collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.string) ?? .null, type: .nvarchar(length, collation: collation))
+    }
+
+    /// `char(length)` in bytes.
+    public static func char(_ value: String?, length: Int, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.string) ?? .null, type: .char(length, collation: collation))
+    }
+
+    /// `nchar(length)` in characters.
+    public static func nchar(_ value: String?, length: Int, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.string) ?? .null, type: .nchar(length, collation: collation))
+    }
+
+    /// `decimal(precision, scale)`; the value is rounded to `scale` digits (nil → NULL; a value that does not
+    /// fit makes the request fail with `.invalidParameter`).
+    public static func decimal(_ value: Decimal?, precision: UInt8 = 38, scale: UInt8 = 0) -> SQLParameter {
+        typed(value, .decimal(precision: precision, scale: scale)) { SQLParameter.roundedDecimal($0, precision, scale) }
+    }
+
+    /// `numeric(precision, scale)`; as ``decimal(_:precision:scale:)``.
+    public static func numeric(_ value: Decimal?, precision: UInt8 = 38, scale: UInt8 = 0) -> SQLParameter {
+        typed(value, .numeric(precision: precision, scale: scale)) { SQLParameter.roundedDecimal($0, precision, scale) }
+    }
+
+    /// `money`, rounded to 4 decimal places (out of range: `.invalidParameter` when sent).
+    public static func money(_ value: Decimal?) -> SQLParameter {
+        typed(value, .money) { d in SQLMoney(SQLParameter.rounded(d, 4)).map(SQLValue.money) }
+    }
+
+    /// `smallmoney` (±214,748.3647).
+    public static func smallMoney(_ value: Decimal?) -> SQLParameter {
+        typed(value, .smallMoney) { d in
+            SQLMoney(SQLParameter.rounded(d, 4)).flatMap { abs($0.units) <= Int64(Int32.max) ? SQLValue.smallMoney($0) : nil }
+        }
+    }
+
+    /// `datetime2(scale)`: the wall-clock time of `value` in `timeZone` (UTC by default), rounded to `scale`.
+    public static func datetime2(_ value: Date?, scale: UInt8 = 7,
+                                 timeZone: TimeZone = TimeZone(secondsFromGMT: 0) ?? .current) -> SQLParameter {
+        typed(value, .datetime2(scale: scale)) { SQLDateTime2($0, in: timeZone, scale: scale).map(SQLValue.datetime2) }
+    }
+
+    /// `datetime`: the wall-clock time in `timeZone`, rounded to 1/300 s.
+    public static func datetime(_ value: Date?, timeZone: TimeZone = TimeZone(secondsFromGMT: 0) ?? .current) -> SQLParameter {
+        typed(value, .datetime) { SQLDateTime($0, in: timeZone).map(SQLValue.datetime) }
+    }
+
+    /// `smalldatetime`: the wall-clock time in `timeZone`, rounded to the minute.
+    public static func smallDateTime(_ value: Date?, timeZone: TimeZone = TimeZone(secondsFromGMT: 0) ?? .current) -> SQLParameter {
+        typed(value, .smallDateTime) { SQLSmallDateTime($0, in: timeZone).map(SQLValue.smallDateTime) }
+    }
+
+    /// `date`: the calendar day of `value` in `timeZone`.
+    public static func date(_ value: Date?, timeZone: TimeZone = TimeZone(secondsFromGMT: 0) ?? .current) -> SQLParameter {
+        typed(value, .date) { SQLDate($0, in: timeZone).map(SQLValue.date) }
+    }
+
+    /// `time(scale)`: the time of day of `value` in `timeZone`.
+    public static func time(_ value: Date?, scale: UInt8 = 7,
+                            timeZone: TimeZone = TimeZone(secondsFromGMT: 0) ?? .current) -> SQLParameter {
+        typed(value, .time(scale: scale)) { SQLDateTime2($0, in: timeZone, scale: scale).map { SQLValue.time($0.time) } }
+    }
+
+    /// `datetimeoffset(scale)`: the instant with an offset of `offsetMinutes` (-840...840).
+    public static func datetimeOffset(_ value: Date?, offsetMinutes: Int16 = 0, scale: UInt8 = 7) -> SQLParameter {
+        typed(value, .datetimeOffset(scale: scale)) {
+            SQLDateTimeOffset($0, offsetMinutes: offsetMinutes, scale: scale).map(SQLValue.datetimeOffset)
+        }
+    }
+
+    /// `uniqueidentifier`.
+    public static func uniqueIdentifier(_ value: UUID?) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.uniqueIdentifier) ?? .null, type: .uniqueIdentifier)
+    }
+
+    /// `varbinary(length)` (1...8000), `varbinary(max)` when `length` is nil.
+    public static func varbinary(_ value: [UInt8]?, length: Int? = 8000) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.binary) ?? .null, type: .varbinary(length))
+    }
+
+    /// `binary(length)`.
+    public static func binary(_ value: [UInt8]?, length: Int) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.binary) ?? .null, type: .binary(length))
+    }
+
+    /// `xml` (always PLP).
+    public static func xml(_ value: String?) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.xml) ?? .null, type: .xml)
+    }
+
+    /// `value` rounded half away from zero to `scale` digits.
+    static func rounded(_ value: Decimal, _ scale: Int) -> Decimal {
+        var input = value
+        var out = Decimal()
+        NSDecimalRound(&out, &input, scale, .plain)
+        return out
+    }
+
+    static func roundedDecimal(_ value: Decimal, _ precision: UInt8, _ scale: UInt8) -> SQLValue? {
+        SQLDecimal(rounded(value, Int(scale)), precision: precision, scale: scale).map(SQLValue.decimal)
+    }
+
+    // MARK: - Wire form
+
+    /// The TYPE_INFO this parameter is sent with in `version`.
+    public func typeInfo(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> TypeInfo {
+        type ?? TypeInfo.parameter(for: value, version: version, collation: collation).0
+    }
+
+    /// The [MS-TDS] ParameterData for `version`: the name, StatusFlags (fByRefValue for output
+    /// directions, fDefaultValue), the TYPE_INFO (given or inferred) and the value (NULL for `.output`).
+    /// - Throws: ``SQLClientError`` `.invalidParameter` when a typed constructor could not convert its value.
+    public func rpcParameter(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS) throws(SQLClientError) -> RPCParameter {
+        if let conversionFailure {
+            throw SQLClientError(.invalidParameter, "parameter \(name ?? "(unnamed)"): \(conversionFailure)")
+        }
+        var status: RPCParameter.Status = []
+        if direction != .input { status.insert(.byRefValue) }
+        if usesDefault { status.insert(.defaultValue) }
+        let sent: SQLValue = direction == .output || usesDefault ? .null : value
+        let info: TypeInfo
+        let wireValue: SQLValue
+        if let type {
+            info = type
+            wireValue = sent
+        } else {
+            (info, wireValue) = TypeInfo.parameter(for: sent.isNull ? value : sent, version: version, collation: collation)
+        }
+        return RPCParameter(name: name ?? "", status: status, typeInfo: info, value: sent.isNull ? .null : wireValue)
+    }
+}
+
+extension SQLClientError.Code {
+    /// A parameter value does not fit its SQL type (or has no representation in its code page).
+    public static let invalidParameter = SQLClientError.Code("invalidParameter")
+}
+
+// MARK: - Swift values as parameters
+
+/// A Swift value that can be sent as an RPC parameter (and interpolated into a ``SQLQuery``).
+///
+/// Built-in conformances and the SQL types they infer: `Int`, `Int64` → bigint; `Int32` → int;
+/// `Int16` → smallint; `UInt8` → tinyint; `Bool` → bit; `Double` → float; `Float` → real;
+/// `String` → nvarchar(4000)/nvarchar(max); `Decimal` → decimal(p,s) with the value's own digits;
+/// `Date` → datetime2(7) (UTC wall-clock); `UUID` → uniqueidentifier; `Data`, `[UInt8]` →
+/// varbinary(8000)/varbinary(max); ``SQLValue`` → as ``TypeInfo/parameter(for:version:collation:)``;
+/// ``SQLParameter`` → itself; `Optional` → NULL of the wrapped type when nil.
+public protocol SQLParameterConvertible: Sendable {
+    /// The parameter this value becomes (unnamed, input).
+    var sqlParameter: SQLParameter { get }
+    /// The parameter `nil` of an `Optional` of this type becomes (NULL of the inferred type).
+    static var sqlNullParameter: SQLParameter { get }
+}
+
+extension SQLParameterConvertible {
+    public static var sqlNullParameter: SQLParameter { SQLParameter(.null) }
+}
+
+extension SQLParameter: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { self }
+}
+
+extension SQLValue: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(self) }
+}
+
+extension Optional: SQLParameterConvertible where Wrapped: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter {
+        switch self {
+        case .some(let w): return w.sqlParameter
+        case .none: return Wrapped.sqlNullParameter
+        }
+    }
+}
+
+extension Int: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.bigint(Int64(self)), type: .bigint) }
+    public static var sqlNullParameter: SQLParameter { .null(.bigint) }
+}
+
+extension Int64: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.bigint(self), type: .bigint) }
+    public static var sqlNullParameter: SQLParameter { .null(.bigint) }
+}
+
+extension Int32: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.int(self), type: .int) }
+    public static var sqlNullParameter: SQLParameter { .null(.int) }
+}
+
+extension Int16: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.smallint(self), type: .smallint) }
+    public static var sqlNullParameter: SQLParameter { .null(.smallint) }
+}
+
+extension UInt8: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.tinyint(self), type: .tinyint) }
+    public static var sqlNullParameter: SQLParameter { .null(.tinyint) }
+}
+
+extension Bool: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.bit(self), type: .bit) }
+    public static var sqlNullParameter: SQLParameter { .null(.bit) }
+}
+
+extension Double: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.float(self), type: .float) }
+    public static var sqlNullParameter: SQLParameter { .null(.float) }
+}
+
+extension Float: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.real(self), type: .real) }
+    public static var sqlNullParameter: SQLParameter { .null(.real) }
+}
+
+extension String: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.string(self)) }
+    public static var sqlNullParameter: SQLParameter { .null(.nvarchar(4000)) }
+}
+
+extension Substring: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.string(String(self))) }
+    public static var sqlNullParameter: SQLParameter { .null(.nvarchar(4000)) }
+}
+
+extension Decimal: SQLParameterConvertible {
+    /// decimal(p,s) with the value's digits (NaN or more than 38 digits fail with `.invalidParameter` when sent).
+    public var sqlParameter: SQLParameter {
+        SQLParameter.typed(self, .decimal(precision: 38, scale: 0)) { SQLDecimal($0).map(SQLValue.decimal) }.inferringType()
+    }
+    public static var sqlNullParameter: SQLParameter { .null(.decimal(precision: 38, scale: 0)) }
+}
+
+extension Date: SQLParameterConvertible {
+    /// datetime2(7), the UTC wall-clock time (out of range: `.invalidParameter` when sent).
+    public var sqlParameter: SQLParameter { .datetime2(self) }
+    public static var sqlNullParameter: SQLParameter { .null(.datetime2(scale: 7)) }
+}
+
+extension UUID: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.uniqueIdentifier(self), type: .uniqueIdentifier) }
+    public static var sqlNullParameter: SQLParameter { .null(.uniqueIdentifier) }
+}
+
+extension Data: SQLParameterConvertible {
+    public var sqlParameter: SQLParameter { SQLParameter(.binary([UInt8](self))) }
+    public static var sqlNullParameter: SQLParameter { .null(.varbinary(8000)) }
+}
+
+extension Array: SQLParameterConvertible where Element == UInt8 {
+    public var sqlParameter: SQLParameter { SQLParameter(.binary(self)) }
+    public static var sqlNullParameter: SQLParameter { .null(.varbinary(8000)) }
+}

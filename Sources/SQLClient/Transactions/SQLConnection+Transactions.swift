@@ -1,0 +1,89 @@
+/// The isolation level of a transaction begun with a Transaction Manager request
+/// ([MS-TDS] 2.2.6.9 ISOLATION_LEVEL).
+public enum SQLIsolationLevel: String, Sendable, Hashable, CaseIterable {
+    case readUncommitted = "READ UNCOMMITTED"
+    case readCommitted = "READ COMMITTED"
+    case repeatableRead = "REPEATABLE READ"
+    case serializable = "SERIALIZABLE"
+    case snapshot = "SNAPSHOT"
+
+    /// The ISOLATION_LEVEL byte (1 read uncommitted … 5 snapshot).
+    public var wireValue: TransactionManagerRequest.IsolationLevel {
+        switch self {
+        case .readUncommitted: return .readUncommitted
+        case .readCommitted: return .readCommitted
+        case .repeatableRead: return .repeatableRead
+        case .serializable: return .serializable
+        case .snapshot: return .snapshot
+        }
+    }
+}
+
+/// Transactions through Transaction Manager requests ([MS-TDS] 2.2.6.9, packet type 0x0E).
+///
+/// The server answers a begin with an ENVCHANGE (type 8, BEGIN TRANSACTION) carrying the 8-byte
+/// transaction descriptor; SQLClient then sends that descriptor in the ALL_HEADERS of every
+/// request until an ENVCHANGE commits or rolls the transaction back (types 9 and 10). A
+/// `BEGIN TRAN` / `COMMIT` written in a batch is tracked the same way, from the server's ENVCHANGEs.
+///
+/// ```swift
+/// try await connection.withTransaction(isolationLevel: .serializable) { connection in
+///     _ = try await connection.execute(literal: "UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
+///     _ = try await connection.execute(literal: "UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
+/// }   // committed; rolled back if the body threw
+/// ```
+extension SQLConnection {
+    /// True while the server reports an open transaction (a descriptor from a BEGIN TRANSACTION ENVCHANGE).
+    public var isInTransaction: Bool { session.transactionDescriptor != nil }
+
+    /// The current transaction descriptor as carried in ALL_HEADERS (little-endian), nil outside a transaction.
+    public var transactionDescriptor: UInt64? {
+        session.transactionDescriptor.map { OutgoingRequest.descriptor(from: $0) }
+    }
+
+    /// Begins a transaction (TM_BEGIN_XACT) with an isolation level (nil keeps the session's) and an optional name.
+    /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
+    public func beginTransaction(isolationLevel: SQLIsolationLevel? = nil, name: String = "") async throws {
+        _ = try await run(.transactionManager(.begin(isolationLevel: isolationLevel?.wireValue ?? .noChange, name: name)),
+                          timeout: nil)
+    }
+
+    /// Commits the transaction (TM_COMMIT_XACT); with `thenBegin`, a new one starts at once (fBeginXact).
+    public func commitTransaction(name: String = "", thenBegin isolationLevel: SQLIsolationLevel? = nil) async throws {
+        let next = isolationLevel.map { TransactionManagerRequest.NewTransaction(isolationLevel: $0.wireValue) }
+        _ = try await run(.transactionManager(.commit(name: name, thenBegin: next)), timeout: nil)
+    }
+
+    /// Rolls back the whole transaction (TM_ROLLBACK_XACT), or to `savepoint` when given (the
+    /// transaction then stays open).
+    public func rollbackTransaction(toSavepoint savepoint: String = "") async throws {
+        _ = try await run(.transactionManager(.rollback(name: savepoint, thenBegin: nil)), timeout: nil)
+    }
+
+    /// Marks a savepoint (TM_SAVE_XACT) to roll back to with ``rollbackTransaction(toSavepoint:)``.
+    public func saveTransaction(_ savepoint: String) async throws {
+        _ = try await run(.transactionManager(.save(name: savepoint)), timeout: nil)
+    }
+
+    /// Runs `body` in a transaction: begins it, commits when `body` returns, rolls back when it
+    /// throws (then rethrows the body's error; a failing rollback does not hide it). When the body
+    /// itself ended the transaction (a T-SQL `COMMIT` or `ROLLBACK`), nothing more is sent.
+    public func withTransaction<T>(isolationLevel: SQLIsolationLevel? = nil,
+                                               isolation: isolated (any Actor)? = #isolation,
+                                               _ body: (SQLConnection) async throws -> T) async throws -> T {
+        try await beginTransaction(isolationLevel: isolationLevel)
+        let value: T
+        do {
+            value = try await body(self)
+        } catch {
+            if await isInTransaction, await isOpen {
+                try? await rollbackTransaction()
+            }
+            throw error
+        }
+        if await isInTransaction {
+            try await commitTransaction()
+        }
+        return value
+    }
+}

@@ -415,5 +415,9 @@ final class TokenTests: XCTestCase {
         XCTAssertFalse(TokenType(rawValue: 0x12).isKnown)
         XCTAssertEqual(Token.returnStatus(ReturnStatus(value: 1)).name, "RETURNSTATUS")
         XCTAssertEqual(Token.sspi(SSPIToken(buffer: [])).name, "SSPI")
+        XCTAssertEqual(Token.done(Done(status: [.count], currentCommand: 0xC1, rowCount: 3)).description, "DONE COUNT rows=3")
+        XCTAssertEqual(Token.row(Row(values: [.int(42), .null])).description, "ROW [42, NULL]")
+        XCTAssertEqual(Token.envChange(EnvChange(type: .database, newValue: .text("tempdb"), oldValue: .text("master"))).description,
+                       "ENVCHANGE Database master -> tempdb")
     }
 }

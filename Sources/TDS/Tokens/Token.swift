@@ -80,3 +80,36 @@ public enum Token: Hashable, Sendable {
         }
     }
 }
+
+extension Token: CustomStringConvertible {
+    /// A one-line summary: the token name and its key fields, e.g. `ROW [42, hello, NULL]`,
+    /// `DONE COUNT rows=1`, `ENVCHANGE Database master -> tempdb`.
+    public var description: String {
+        switch self {
+        case .row(let r): return "ROW \(r.values)"
+        case .nbcRow(let r): return "NBCROW \(r.values)"
+        case .altRow(let r): return "ALTROW id=\(r.id) \(r.values)"
+        case .done, .doneProc, .doneInProc:
+            guard let d = doneStatus else { return name }
+            return "\(name) \(d.status)" + (d.status.contains(.count) ? " rows=\(d.rowCount)" : "")
+        case .colMetadata(let m):
+            return m.isNoMetadata ? "COLMETADATA (none)" : "COLMETADATA " + m.columns.map { "\($0.name) \($0.typeInfo.sqlTypeName)" }.joined(separator: ", ")
+        case .envChange(let e):
+            func text(_ v: EnvChange.Value) -> String {
+                switch v {
+                case .text(let s): return s
+                case .bytes(let b): return SQLValue.hexText(b)
+                case .routing(let r): return r.map { "\($0.server):\($0.port)" } ?? "-"
+                }
+            }
+            return "ENVCHANGE \(e.type) \(text(e.oldValue)) -> \(text(e.newValue))"
+        case .error(let e): return "ERROR \(e.message)"
+        case .info(let i): return "INFO \(i.message)"
+        case .loginAck(let a): return "LOGINACK TDS \(a.tdsVersion) \(a.trimmedProgramName) \(a.serverVersion)"
+        case .returnStatus(let r): return "RETURNSTATUS \(r.value)"
+        case .returnValue(let r): return "RETURNVALUE \(r.name) \(r.typeInfo.sqlTypeName) = \(r.value)"
+        case .featureExtAck(let f): return "FEATUREEXTACK " + f.features.map(\.id.name).joined(separator: ", ")
+        default: return name
+        }
+    }
+}

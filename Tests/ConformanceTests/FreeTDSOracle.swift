@@ -25,6 +25,8 @@ enum FreeTDSOracle {
         var returnStatus: [Int] = []
         var messages: [String] = []
         var failures: [String] = []
+        /// `--bench`: rows and values converted to native C values, and the seconds it took.
+        var benchRows = 0, benchValues = 0, benchSeconds = 0.0
     }
 
     struct Output {
@@ -78,7 +80,7 @@ enum FreeTDSOracle {
     }
 
     /// Runs the batches through FreeTDS against `port` at `version` ("7.1" … "7.4").
-    static func query(port: UInt16, version: String, batches: [String]) throws -> Output {
+    static func query(port: UInt16, version: String, batches: [String], bench: Bool = false) throws -> Output {
         let exe = try executable()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-batches-\(UUID().uuidString).sql")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -91,7 +93,7 @@ enum FreeTDSOracle {
         }
         env["FREETDSCONF"] = conf.path
         env["FREETDS"] = conf.path
-        let (_, text) = try run(exe.path, ["127.0.0.1:\(port)", version, file.path], environment: env)
+        let (_, text) = try run(exe.path, (bench ? ["--bench"] : []) + ["127.0.0.1:\(port)", version, file.path], environment: env)
         return parse(text)
     }
 
@@ -133,6 +135,13 @@ enum FreeTDSOracle {
                       !b.results[r].notes.isEmpty else { continue }
                 b.results[r].notes[b.results[r].notes.count - 1][col] = JSONString.unquote(f[2]) ?? f[2]
                 batch = b
+            case "BENCH":
+                let f = rest.split(separator: " ").map(String.init)
+                if f.count == 4 {
+                    batch?.benchRows = Int(f[0]) ?? -1
+                    batch?.benchValues = Int(f[1]) ?? -1
+                    batch?.benchSeconds = Double(f[3]) ?? -1
+                }
             case "COUNT": batch?.counts.append(Int(rest) ?? -99)
             case "RETSTATUS": batch?.returnStatus.append(Int(rest) ?? -99)
             case "MSG", "ERR": batch?.messages.append(key + " " + rest)

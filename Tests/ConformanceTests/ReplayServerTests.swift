@@ -82,4 +82,28 @@ final class ReplayServerTests: XCTestCase {
         XCTAssertEqual(ReplayServer.runCommandLine(arguments: ["a.tdssession", "--bogus"]), 2)
         XCTAssertEqual(ReplayServer.runCommandLine(arguments: ["/nonexistent/x.tdssession"]), 1)
     }
+
+    /// `oracle --bench` converts every value natively and reports rows and values per batch
+    /// (used by the benchmarks to measure FreeTDS on the same replayed bytes).
+    func testFreeTDSBenchModeConvertsEveryValue() throws {
+        let fixture = try OracleFixtures.fixture(version: .v7_4, format: .nbcrow)
+        let server = ReplayServer(session: fixture.session)
+        let port = try server.start()
+        defer { server.stop() }
+        let out: FreeTDSOracle.Output
+        do { out = try FreeTDSOracle.query(port: port, version: "7.4", batches: fixture.expectations.map(\.sql), bench: true) }
+        catch let e as FreeTDSOracle.Unavailable { throw XCTSkip(e.description) }
+        XCTAssertTrue(out.ended, out.raw)
+        XCTAssertEqual(out.batches.count, fixture.expectations.count)
+        for (b, e) in zip(out.batches, fixture.expectations) where !e.typeName.hasPrefix("nvarchar(max)") {
+            XCTAssertEqual(b.benchRows, e.rows.count, e.typeName)
+            XCTAssertEqual(b.benchValues, e.rows.count * e.columns.count, e.typeName)
+            XCTAssertTrue(b.results.first?.rows.isEmpty ?? true, "bench mode prints no values")
+        }
+        // FreeTDS reconnects after the nvarchar(max) row it cannot read: count every connection.
+        let recorded = fixture.session.exchanges.filter { $0.request != .sqlBatch(OracleFixtures.sql(for: OracleFixtures.typeCases().first { $0.name == "nvarchar(max)" }!)) }
+            .reduce(0) { $0 + $1.responseBytes.count }
+        XCTAssertGreaterThan(server.connections.reduce(0) { $0 + $1.responseBytesSent }, recorded)
+        XCTAssertGreaterThan(server.connections.reduce(0) { $0 + $1.responseSeconds }, 0)
+    }
 }

@@ -5,7 +5,7 @@
  *     cc -o oracle oracle.c -lsybdb
  * (and skips, with a message, when freetds-dev is absent).
  *
- * Usage: oracle HOST:PORT TDSVER BATCHFILE
+ * Usage: oracle [--bench] HOST:PORT TDSVER BATCHFILE
  *   TDSVER    7.1, 7.2, 7.3 or 7.4 (DBSETLVERSION)
  *   BATCHFILE SQL batches separated by lines holding exactly "-- @@batch"
  *
@@ -27,6 +27,12 @@
  *   RECONNECT                    FreeTDS had marked the connection dead; a new one was opened
  *   END
  * Every text is UTF-8 (the client charset is set to UTF-8), written as a JSON string.
+ *
+ * With --bench nothing is printed per value: every value is converted to a native C value, as
+ * the old Objective-C SQLClient did (integers, floats and money read natively, decimal through
+ * dbconvert to text, dates through dbanydatecrack, strings and binaries copied into fresh heap
+ * buffers), and one line per batch is printed:
+ *   BENCH <rows> <values> <bytes of data> <seconds>
  */
 #define MSDBLIB 1
 #include <stdio.h>
@@ -34,6 +40,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <inttypes.h>
+#include <time.h>
 #include <sybfront.h>
 #include <sybdb.h>
 
@@ -152,7 +159,7 @@ static void print_value(DBPROCESS *dbproc, int col, int type, const BYTE *data, 
 	case SYBMSDATE: case SYBMSTIME: case SYBMSDATETIME2: case SYBMSDATETIMEOFFSET: {
 		const DBDATETIMEALL *all = (const DBDATETIMEALL *) data;
 		DBDATEREC2 d;
-		char frac[16], off[16] = "";
+		char frac[24], off[16] = "";
 		if (dbanydatecrack(dbproc, &d, type, data) != SUCCEED) { print_text("<dbanydatecrack failed>"); return; }
 		fraction(frac, sizeof frac, d.nanosecond, all->time_prec);
 		if (type == SYBMSDATETIMEOFFSET) {
@@ -203,6 +210,57 @@ static void print_value(DBPROCESS *dbproc, int col, int type, const BYTE *data, 
 	(void) col;
 }
 
+/* --bench: the native conversion of one value; returns bytes of data seen. */
+static volatile int64_t sink;
+
+static long consume_value(DBPROCESS *dbproc, int type, const BYTE *data, DBINT len)
+{
+	char buf[128];
+	switch (type) {
+	case SYBINT1: sink += *(const DBTINYINT *) data; return 1;
+	case SYBINT2: sink += *(const DBSMALLINT *) data; return 2;
+	case SYBINT4: sink += *(const DBINT *) data; return 4;
+	case SYBINT8: sink += *(const DBBIGINT *) data; return 8;
+	case SYBBIT: sink += *(const DBBIT *) data; return 1;
+	case SYBREAL: sink += (int64_t) *(const DBREAL *) data; return 4;
+	case SYBFLT8: sink += (int64_t) *(const DBFLT8 *) data; return 8;
+	case SYBMONEY: {
+		const DBMONEY *m = (const DBMONEY *) data;
+		sink += (int64_t) (((uint64_t) (uint32_t) m->mnyhigh << 32) | (uint32_t) m->mnylow);
+		return 8;
+	}
+	case SYBMONEY4: sink += ((const DBMONEY4 *) data)->mny4; return 4;
+	case SYBDECIMAL: case SYBNUMERIC: {
+		DBINT n = dbconvert(dbproc, type, data, len, SYBCHAR, (BYTE *) buf, sizeof buf - 1);
+		sink += n;
+		return len;
+	}
+	case SYBDATETIME: case SYBDATETIME4: case SYBMSDATE: case SYBMSTIME: case SYBMSDATETIME2: case SYBMSDATETIMEOFFSET: {
+		DBDATEREC2 d;
+		if (dbanydatecrack(dbproc, &d, type, data) == SUCCEED)
+			sink += d.year + d.nanosecond;
+		return len;
+	}
+	default: {
+		char *copy = malloc((size_t) len + 1);
+		if (copy) {
+			memcpy(copy, data, (size_t) len);
+			copy[len] = 0;
+			sink += copy[0];
+			free(copy);
+		}
+		return len;
+	}
+	}
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
 static char *read_file(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -220,8 +278,10 @@ static char *read_file(const char *path)
 
 int main(int argc, char **argv)
 {
+	int bench = argc > 1 && !strcmp(argv[1], "--bench");
+	if (bench) { argv++; argc--; }
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s HOST:PORT TDSVER BATCHFILE\n", argv[0]);
+		fprintf(stderr, "usage: %s [--bench] HOST:PORT TDSVER BATCHFILE\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
@@ -255,6 +315,8 @@ int main(int argc, char **argv)
 		if (!strncmp(cursor, "-- @@batch\n", 11)) cursor += 11;
 		if (*cursor == 0) { cursor = next; continue; }
 		printf("BATCH %d\n", batch++);
+		double started = now_seconds();
+		long bench_rows = 0, bench_values = 0, bench_bytes = 0;
 		if (dbdead(dbproc)) {
 			/* FreeTDS gave up on the connection in an earlier batch: start a new one so
 			   one failure does not hide every later result. */
@@ -281,6 +343,17 @@ int main(int argc, char **argv)
 					RETCODE row;
 					while ((row = dbnextrow(dbproc)) != NO_MORE_ROWS) {
 						if (row == FAIL) { printf("FAIL dbnextrow\n"); break; }
+						if (bench) {
+							bench_rows++;
+							for (int c = 1; c <= ncols; c++) {
+								BYTE *data = dbdata(dbproc, c);
+								DBINT len = dbdatlen(dbproc, c);
+								bench_values++;
+								if (data != NULL)
+									bench_bytes += consume_value(dbproc, dbcoltype(dbproc, c), data, len);
+							}
+							continue;
+						}
 						printf("ROW\n");
 						for (int c = 1; c <= ncols; c++) {
 							BYTE *data = dbdata(dbproc, c);
@@ -311,6 +384,8 @@ int main(int argc, char **argv)
 					printf("RETSTATUS %d\n", (int) dbretstatus(dbproc));
 			}
 		}
+		if (bench)
+			printf("BENCH %ld %ld %ld %.6f\n", bench_rows, bench_values, bench_bytes, now_seconds() - started);
 		cursor = next;
 	}
 	printf("END\n");

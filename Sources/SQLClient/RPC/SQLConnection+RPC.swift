@@ -196,6 +196,13 @@ public struct SQLQueryEventSequence: AsyncSequence, Sendable {
 
         func next() async throws -> SQLResponseEvent? {
             if finished { return nil }
+            if Task.isCancelled, let id {
+                // Rows may already be buffered: stop here rather than at the next socket read.
+                finished = true
+                let connection = self.connection
+                Task { await connection.abandon(id) }
+                throw SQLClientError(.cancelled, "the request was cancelled")
+            }
             do {
                 if id == nil {
                     let request = try await connection.request(for: query)

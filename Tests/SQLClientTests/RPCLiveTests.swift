@@ -1,0 +1,80 @@
+import Foundation
+import XCTest
+@testable import SQLClient
+
+/// Parameterized queries against the live test server (pysqlbridge reads int, float, bit,
+/// nvarchar and NULL parameters; it sends no RETURNVALUE, so OUTPUT values travel through a batch).
+final class RPCLiveTests: XCTestCase {
+    func testParameterizedSelectsWithIntFloatBitNVarcharAndNull() async throws {
+        let connection = try await LiveServer.connect()
+        defer { Task { await connection.close() } }
+        let r = try await connection.execute(literal: "SELECT \(Int32(41)) + 1 AS a, \(2.25) AS b, \(true) AS c, \("héllo 😀") AS d, \(nil as String?) AS e")
+        let row = try XCTUnwrap(r.rows.first)
+        XCTAssertEqual(row["a"]?.intValue, 42)
+        XCTAssertEqual(row["b"]?.doubleValue, 2.25)
+        XCTAssertEqual(row["c"]?.boolValue, true)
+        XCTAssertEqual(row["d"]?.stringValue, "héllo 😀")
+        XCTAssertEqual(row["e"], .null)
+
+        // Parameters in WHERE clauses of the demo table.
+        let bob = try await connection.execute(literal: "SELECT name FROM people WHERE id = \(Int32(2))")
+        XCTAssertEqual(bob.rows.map { $0["name"]?.stringValue }, ["Bob"])
+        let high = try await connection.execute(literal: "SELECT id FROM people WHERE score > \(80.0) ORDER BY id")
+        XCTAssertEqual(high.rows.compactMap { $0["id"]?.intValue }, [1])
+        let byName = try await connection.execute(literal: "SELECT id FROM people WHERE name = \("Chloé")")
+        XCTAssertEqual(byName.rows.compactMap { $0["id"]?.intValue }, [3])
+        let bigint = try await connection.execute(literal: "SELECT \(9_000_000_000) AS big")
+        XCTAssertEqual(bigint.rows.first?["big"]?.intValue, 9_000_000_000)
+
+        // Streaming a parameterized query.
+        var ids: [Int] = []
+        for try await row in connection.query(literal: "SELECT id FROM people WHERE id >= \(Int32(2)) ORDER BY id") {
+            ids.append(row["id"]?.intValue ?? -1)
+        }
+        XCTAssertEqual(ids, [2, 3, 4])
+    }
+
+    func testQuotesAndInjectionTextComeBackAsData() async throws {
+        let connection = try await LiveServer.connect()
+        defer { Task { await connection.close() } }
+        let evil = "O'Brien \"x\" '; DROP TABLE x; --"
+        let r = try await connection.execute(literal: "SELECT \(evil) AS s")
+        XCTAssertEqual(r.rows.first?["s"]?.stringValue, evil)
+        let none = try await connection.execute(literal: "SELECT COUNT(*) AS n FROM people WHERE name = \("'; DROP TABLE people; --")")
+        XCTAssertEqual(none.rows.first?["n"]?.intValue, 0)
+        let all = try await connection.execute("SELECT COUNT(*) AS n FROM people")
+        XCTAssertEqual(all.first?.rows.first?["n"]?.intValue, 4, "the table is still there")
+    }
+
+    /// sp_executesql with an OUTPUT parameter, called through EXEC in a batch.
+    func testExecuteSQLWithOutputParameterThroughExecInABatch() async throws {
+        let connection = try await LiveServer.connect()
+        defer { Task { await connection.close() } }
+        let r = try await connection.executeBatch("""
+            DECLARE @x int;
+            EXEC sp_executesql N'SET @o = @i * 2', N'@i int, @o int OUTPUT', @i = 21, @o = @x OUTPUT;
+            SELECT @x AS x
+            """)
+        XCTAssertEqual(r.resultSets.last?.rows.first?["x"]?.intValue, 42)
+        // The same through SQLClient: a parameterized batch whose statement runs EXEC sp_executesql.
+        let p = try await connection.execute(literal: """
+            DECLARE @x int; EXEC sp_executesql N'SET @o = @i + 1', N'@i int, @o int OUTPUT', @i = \(Int32(99)), @o = @x OUTPUT; SELECT @x AS x
+            """)
+        XCTAssertEqual(p.rows.last?["x"]?.intValue, 100)
+    }
+
+    /// A failed parameterized query is a server error; the connection answers the next one.
+    func testServerErrorLeavesTheConnectionUsable() async throws {
+        let connection = try await LiveServer.connect()
+        defer { Task { await connection.close() } }
+        do {
+            _ = try await connection.execute(literal: "SELECT * FROM no_such_table WHERE id = \(Int32(1))")
+            XCTFail("expected a server error")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .serverError)
+            XCTAssertNotNil(error.number)
+        }
+        let r = try await connection.execute(literal: "SELECT \(Int32(5)) AS n")
+        XCTAssertEqual(r.rows.first?["n"]?.intValue, 5)
+    }
+}

@@ -50,4 +50,22 @@ final class OracleFixtureFileTests: XCTestCase {
             XCTAssertEqual(done.count, g >= 0x72 ? 13 : 9, f.fileName)
         }
     }
+
+    /// Every generated response decodes to the same tokens whole, byte by byte and in random
+    /// pieces (DecoderVerifier), and its rows hold the generator's values.
+    func testEveryResponseDecodesTheSameHoweverItIsSplit() throws {
+        for f in try OracleFixtures.fixtures() {
+            for e in f.expectations {
+                guard let exchange = f.session.exchanges.first(where: { $0.request == .sqlBatch(e.sql) }) else {
+                    XCTFail("no exchange for \(e.sql)"); continue
+                }
+                let tokens: [Token]
+                do { tokens = try DecoderVerifier.verify(exchange.responseBytes, version: f.version, randomSplits: 4) }
+                catch { XCTFail("\(f.fileName) \(e.typeName): \(error)"); continue }
+                let rows = tokens.compactMap { $0.rowValues?.map(\.canonicalText) }
+                XCTAssertEqual(rows, e.rows, "\(f.fileName) \(e.typeName)")
+                XCTAssertEqual(tokens.last?.doneStatus?.rowCount, UInt64(e.rowCount), "\(f.fileName) \(e.typeName)")
+            }
+        }
+    }
 }

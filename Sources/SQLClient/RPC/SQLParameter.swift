@@ -89,6 +89,22 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         return p
     }
 
+    /// An input parameter named `name` with a typed value: `.input("@code", .varchar(code, length: 10))`.
+    public static func input(_ name: String, _ parameter: SQLParameter) -> SQLParameter {
+        var p = parameter
+        p.name = normalizedName(name)
+        p.direction = .input
+        return p
+    }
+
+    /// An OUTPUT parameter that also passes a typed value in: `.inputOutput("@note", .nvarchar("x", length: nil))`.
+    public static func inputOutput(_ name: String, _ parameter: SQLParameter) -> SQLParameter {
+        var p = parameter
+        p.name = normalizedName(name)
+        p.direction = .inputOutput
+        return p
+    }
+
     /// An OUTPUT parameter of `type` sent with a NULL value.
     public static func output(_ name: String, type: TypeInfo) -> SQLParameter {
         SQLParameter(.null, type: type, name: name, direction: .output)

@@ -1,0 +1,54 @@
+import Foundation
+import XCTest
+import SQLClientTesting
+@testable import SQLClient
+
+/// A T-SQL `BEGIN TRAN` in a batch is tracked from the server's ENVCHANGE (pysqlbridge reports
+/// only Transaction Manager requests; SQL Server reports both): the descriptor is then carried in
+/// ALL_HEADERS until the COMMIT's ENVCHANGE.
+final class TransactionReplayTests: XCTestCase {
+    static func env(_ type: EnvChangeType, new: [UInt8], old: [UInt8]) -> [UInt8] {
+        var w = ByteWriter()
+        EnvChange(type: type, newValue: .bytes(new), oldValue: .bytes(old)).encode(into: &w)
+        return w.bytes
+    }
+
+    func testBeginTranInABatchIsTrackedAndCarried() async throws {
+        let d: [UInt8] = [0x5A, 0, 0, 0, 0x33, 0, 0, 0x01]
+        let inTran = DoneStatus.inTransaction
+        let session = ReplaySession(name: "rpc-tsql-transaction", exchanges: [
+            RPCTokens.batch("BEGIN TRAN", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            RPCTokens.batch("SELECT 1", [RPCTokens.done([inTran, .count], count: 1)]),
+            RPCTokens.rpc("sp_executesql", [], [RPCTokens.done(inTran)]),
+            RPCTokens.batch("COMMIT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            RPCTokens.batch("SELECT 2", [RPCTokens.done([.count], count: 1)]),
+            RPCTokens.batch("BEGIN TRAN; ROLLBACK", [Self.env(.beginTransaction, new: d, old: []),
+                                                    Self.env(.rollbackTransaction, new: [], old: d), RPCTokens.done()]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let socket = try await SocketStream.connect(host: "127.0.0.1", port: Int(server.port), timeout: .seconds(10))
+        let recorder = RecordingStream(socket)
+        let connection = try await SQLConnection.connect(RPCReplay.configuration(server), port: Int(server.port), over: recorder)
+        defer { Task { await connection.close() } }
+        recorder.startRecording()
+        _ = try await connection.execute("BEGIN TRAN")
+        let began = await connection.isInTransaction
+        let descriptor = await connection.transactionDescriptor
+        XCTAssertTrue(began)
+        XCTAssertEqual(descriptor, 0x0100_0033_0000_005A)
+        _ = try await connection.execute("SELECT 1")
+        _ = try await connection.execute(literal: "SELECT \(Int32(5))")
+        _ = try await connection.execute("COMMIT")
+        let ended = await connection.isInTransaction
+        XCTAssertFalse(ended)
+        _ = try await connection.execute("SELECT 2")
+        _ = try await connection.execute("BEGIN TRAN; ROLLBACK")
+        let afterRollback = await connection.isInTransaction
+        XCTAssertFalse(afterRollback)
+        let seen = try recorder.descriptors()
+        XCTAssertEqual(seen.map(\.kind), ["batch", "batch", "rpc", "batch", "batch", "batch"])
+        XCTAssertEqual(seen.map(\.descriptor), [0, 0x0100_0033_0000_005A, 0x0100_0033_0000_005A, 0x0100_0033_0000_005A, 0, 0])
+        XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
+    }
+}

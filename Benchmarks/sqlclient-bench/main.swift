@@ -1,1 +1,118 @@
-print("sqlclient-bench: not built yet")
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// sqlclient-bench: SQLClient's decoder and streaming client against FreeTDS on the same bytes.
+// See Benchmarks/README.md. Subcommands `serve`, `decode` and `client` are the child processes
+// the driver starts (each measurement runs in a process of its own, for clean memory numbers).
+
+let usage = """
+usage: sqlclient-bench [--json] [--rows N] [--workload NAME]... [--packet-size N]
+                       [--compare-packet-sizes] [--blob-mb N] [--no-freetds] [--no-memory-test]
+
+Generates result streams (narrow, wide, strings, exact: --rows rows each, default 1,000,000;
+varbinary: one --blob-mb MB value, default 100), serves them from the replay server in its own
+process over loopback, and measures for each: SQLClient's in-memory decode, SQLClient end to
+end, FreeTDS (db-lib) end to end, and the server's own rate. Then streams 1 GiB through
+SQLClient to check its resident memory (skip with --no-memory-test).
+
+  --json                   one JSON object instead of the table
+  --rows N                 rows per workload (default 1000000)
+  --workload NAME          only this workload (repeatable): \(Workload.names.joined(separator: ", ")), stream-1gb
+  --packet-size N          packet size both clients ask for (default 32767)
+  --compare-packet-sizes   also run both clients end to end at 4096-byte packets
+  --blob-mb N              size of the varbinary(max) value in MB (default 100)
+  --no-freetds             skip FreeTDS
+  --no-memory-test         skip the 1 GiB streaming memory test
+"""
+
+struct Options {
+    var json = false
+    var rows = 1_000_000
+    var workloads: [String] = []
+    var packetSize = 32_767
+    var comparePacketSizes = false
+    var blobMB = 100
+    var freetds = true
+    var memoryTest = true
+    var port = 0
+    var api = DecodeCommand.API.reuse
+}
+
+func parseOptions(_ args: ArraySlice<String>) -> Options {
+    var o = Options()
+    var it = args.makeIterator()
+    func value(_ flag: String) -> String {
+        guard let v = it.next() else { note("sqlclient-bench: \(flag) needs a value\n\(usage)"); exit(2) }
+        return v
+    }
+    func int(_ flag: String) -> Int {
+        let v = value(flag)
+        guard let n = Int(v.replacingOccurrences(of: "_", with: "")), n >= 0 else {
+            note("sqlclient-bench: \(flag) needs a number, got \(v)"); exit(2)
+        }
+        return n
+    }
+    while let a = it.next() {
+        switch a {
+        case "--json": o.json = true
+        case "--rows": o.rows = int(a)
+        case "--workload": o.workloads += value(a).split(separator: ",").map(String.init)
+        case "--packet-size": o.packetSize = int(a)
+        case "--compare-packet-sizes": o.comparePacketSizes = true
+        case "--blob-mb": o.blobMB = int(a)
+        case "--no-freetds": o.freetds = false
+        case "--no-memory-test": o.memoryTest = false
+        case "--port": o.port = int(a)
+        case "--api":
+            guard let api = DecodeCommand.API(rawValue: value(a)) else { note("--api tokens|reuse"); exit(2) }
+            o.api = api
+        case "-h", "--help": print(usage); exit(0)
+        default: note("sqlclient-bench: unknown argument \(a)\n\(usage)"); exit(2)
+        }
+    }
+    for name in o.workloads where Workload.named(name, rows: 1, blobMB: 1) == nil && name != "stream-1gb" {
+        note("sqlclient-bench: unknown workload \(name)"); exit(2)
+    }
+    return o
+}
+
+func workload(_ name: String, _ o: Options) -> Workload {
+    guard let w = Workload.named(name, rows: o.rows, blobMB: o.blobMB) else {
+        note("sqlclient-bench: unknown workload \(name)"); exit(2)
+    }
+    return w
+}
+
+let arguments = CommandLine.arguments
+let subcommand = arguments.count > 1 && !arguments[1].hasPrefix("-") ? arguments[1] : nil
+let options = parseOptions(arguments.dropFirst(subcommand == nil ? 1 : 2))
+
+do {
+    switch subcommand {
+    case "serve":
+        try ServeCommand.run(workloads: options.workloads.map { workload($0, options) })
+    case "decode":
+        guard let name = options.workloads.first else { note("decode needs --workload"); exit(2) }
+        print(try DecodeCommand.run(workload(name, options), packetSize: options.packetSize, api: options.api).jsonLine())
+    case "client":
+        guard let name = options.workloads.first else { note("client needs --workload"); exit(2) }
+        print(try await ClientCommand.run(workload(name, options), port: options.port, packetSize: options.packetSize).jsonLine())
+    case "trace":
+        // Every value's digest, as Benchmarks/freetds/bench.c prints them with BENCH_TRACE=1.
+        guard let name = options.workloads.first else { note("trace needs --workload"); exit(2) }
+        let w = workload(name, options)
+        for r in 0 ..< w.rows {
+            for (c, v) in w.makeRow(r % w.blockSize).enumerated() { print("\(r + 1) \(c + 1) \(hex(Digest.of(v)))") }
+        }
+    case nil:
+        try await Driver(options: options).run()
+    default:
+        note("sqlclient-bench: unknown subcommand \(subcommand ?? "")\n\(usage)")
+        exit(2)
+    }
+} catch {
+    note("sqlclient-bench: \(error)")
+    exit(1)
+}

@@ -58,6 +58,13 @@ public struct TokenStreamDecoder: Sendable {
     private var failure: TDSDecodingError?
     /// NBCROW null-bitmap storage, reused from row to row.
     private var bitmapStorage: [UInt8] = []
+    /// Row value storage handed back by ``next(rowValues:)``'s caller, reused for the next row.
+    private var rowStorage: [SQLValue] = []
+    /// No column of the current result is PLP or text/ntext/image: a whole buffered row can be
+    /// decoded in one pass (``fastRow(_:)``).
+    private var rowsTakeFastPath = false
+    /// `rowTypes` without their reference-counted parts, for the fast path.
+    private var rowLayouts: [ValueLayout] = []
 
     /// A ROW, NBCROW, ALTROW or RETURNVALUE whose values are still arriving.
     private struct PendingRow: Sendable {
@@ -85,6 +92,8 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func setColumns(_ columns: [ColumnMetadata]) {
         self.columns = columns
         self.rowTypes = columns.map(\.typeInfo)
+        self.rowLayouts = rowTypes.map(ValueLayout.init)
+        self.rowsTakeFastPath = !rowTypes.isEmpty && !rowTypes.contains { $0.isPLP || $0.type.isLegacyLOB }
     }
 
     /// Appends payload bytes of the next packet(s).
@@ -134,6 +143,38 @@ public struct TokenStreamDecoder: Sendable {
         }
     }
 
+    /// What ``next(rowValues:)`` read.
+    public enum StreamItem: Sendable {
+        /// A ROW or NBCROW of the current result set; its values (one per column, `.null` where
+        /// NULL) are in the caller's `rowValues`.
+        case row
+        /// Any other token (ALTROW and RETURNVALUE included).
+        case token(Token)
+    }
+
+    /// Like ``next()``, but a ROW or NBCROW comes back as its values in `rowValues` instead of
+    /// as a ``Token``, and the array `rowValues` held before the call is reused as storage for
+    /// a later row. A loop that keeps one `rowValues` array decodes rows of fixed-width columns
+    /// with no heap allocation per row (the column metadata is shared by every row; strings,
+    /// binary values and PLP values still allocate their own storage).
+    ///
+    /// When the result is not `.row`, the contents of `rowValues` are unspecified. Returns nil
+    /// when more bytes are needed. Throws as ``next()`` does.
+    public mutating func next(rowValues: inout [SQLValue]) throws(TDSDecodingError) -> StreamItem? {
+        if rowStorage.capacity < rowValues.capacity { swap(&rowStorage, &rowValues) }
+        guard let token = try next() else { return nil }
+        switch token {
+        case .row(let r):
+            rowValues = r.values
+            return .row
+        case .nbcRow(let r):
+            rowValues = r.values
+            return .row
+        default:
+            return .token(token)
+        }
+    }
+
     /// Ends the message: throws `.truncated` naming the token and its offset if a partial
     /// token is left over; otherwise resets offsets to 0 for the next message (column metadata
     /// and version are kept).
@@ -168,7 +209,7 @@ public struct TokenStreamDecoder: Sendable {
     /// Clears everything (buffer, partial row, failure, metadata), keeping version and options.
     public mutating func reset() {
         buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; waitingAtCount = -1; failure = nil
-        columns = []; rowTypes = []; altMetadata = [:]
+        columns = []; rowTypes = []; altMetadata = [:]; rowsTakeFastPath = false; rowLayouts = []
     }
 
     // MARK: - Decoding
@@ -179,7 +220,10 @@ public struct TokenStreamDecoder: Sendable {
         if buffer.count == waitingAtCount { return nil }
         let type = TokenType(rawValue: buffer[readIndex])
         switch type {
-        case .row, .nbcRow, .altRow:
+        case .row, .nbcRow:
+            if rowsTakeFastPath, let token = fastRow(type) { return token }
+            return try startRow(type)
+        case .altRow:
             return try startRow(type)
         case .returnValue:
             return try startReturnValue()
@@ -250,6 +294,44 @@ public struct TokenStreamDecoder: Sendable {
         }
     }
 
+    /// The hot path for result rows: a ROW or NBCROW whose bytes are all buffered, with no PLP or
+    /// text/ntext/image column, decoded in one pass straight into reused storage (no
+    /// `RowProgress`, no partial-row state). Returns nil having consumed nothing when the row is
+    /// incomplete or anything is wrong with it; ``startRow(_:)`` then decodes it incrementally
+    /// and reports any error, so both paths give the same tokens and the same errors.
+    private mutating func fastRow(_ type: TokenType) -> Token? {
+        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+        var values: [SQLValue] = []
+        swap(&values, &rowStorage)
+        values.removeAll(keepingCapacity: true)
+        values.reserveCapacity(rowLayouts.count)
+        let complete = rowLayouts.withUnsafeBufferPointer { types -> Bool in
+            var bitmapStart = -1
+            if type == .nbcRow {
+                let n = (types.count + 7) >> 3
+                guard reader.remaining >= n else { return false }
+                bitmapStart = reader.offset
+                reader.offset += n
+            }
+            for i in 0 ..< types.count {
+                if bitmapStart >= 0, reader.bytes[bitmapStart + i >> 3] & (1 << UInt8(i & 7)) != 0 {
+                    values.append(.null)
+                    continue
+                }
+                guard let value = try? types[i].decodeValue(from: &reader) else { return false }
+                values.append(value)
+            }
+            return true
+        }
+        guard complete else {
+            swap(&values, &rowStorage)
+            return nil
+        }
+        readIndex = reader.offset
+        waitingAtCount = -1
+        return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
+    }
+
     /// Starts a ROW, NBCROW or ALTROW once its fixed prefix (NBCROW bitmap, ALTROW Id) is here.
     private mutating func startRow(_ type: TokenType) throws(TDSDecodingError) -> Token? {
         let tokenStart = bufferBase + readIndex
@@ -283,6 +365,10 @@ public struct TokenStreamDecoder: Sendable {
             }
         }
         var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap)
+        // Reuse the storage of a row the caller of `next(rowValues:)` is done with, if any
+        // (swapped, never copied, so that it stays uniquely referenced).
+        swap(&progress.values, &rowStorage)
+        progress.values.removeAll(keepingCapacity: true)
         progress.values.reserveCapacity(count)
         // Fast path: the whole row is usually here already.
         let done = try progress.advance(&reader, types: type == .altRow ? (altMetadata[altID]?.columns.map(\.metadata.typeInfo) ?? []) : rowTypes)

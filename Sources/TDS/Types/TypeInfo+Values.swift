@@ -23,6 +23,89 @@ extension TypeInfo {
     /// On any error the reader is left where it was, so an incremental caller can retry the value
     /// when more bytes arrive.
     public func decodeValue(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
+        try ValueLayout(self).decodeValue(from: &reader)
+    }
+
+    /// Decodes a PLP value ([MS-TDS] 2.2.5.2.3) from all its chunks concatenated; `nil` is PLP NULL.
+    ///
+    /// For varchar(max) (column code page), nvarchar(max) and xml (UTF-16LE), varbinary(max) and UDT
+    /// (raw bytes). Error offsets count from the start of `bytes`. Throws `.unsupported` if this
+    /// TYPE_INFO is not a PLP type.
+    public func decodePLPValue(_ bytes: [UInt8]?) throws(TDSDecodingError) -> SQLValue {
+        try ValueLayout(self).decodePLPValue(bytes)
+    }
+
+    static func readDate(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLDate {
+        let at = reader.offset
+        let days = Int32(try reader.readUIntLE(count: 3))
+        let d = SQLDate(days: days)
+        guard d.isValid else { throw reader.error(.invalidValue, at: at, "date \(days) days after 0001-01-01 beyond 9999-12-31") }
+        return d
+    }
+
+    static func readTime(from reader: inout ByteReader, scale: UInt8) throws(TDSDecodingError) -> SQLTime {
+        let at = reader.offset
+        guard scale <= 7 else { throw reader.error(.invalidValue, at: at, "time scale \(scale)") }
+        let ticks = try reader.readUIntLE(count: SQLTime.wireLength(scale: scale))
+        let t = SQLTime(ticks: ticks, scale: scale)
+        guard t.isValid else { throw reader.error(.invalidValue, at: at, "time \(ticks) units of 10^-\(scale) s is 24:00 or later") }
+        return t
+    }
+
+    /// [MS-TDS] 2.2.5.5.4 sql_variant body (after its 4-byte length): BaseType, PropBytes, properties, data.
+    static func decodeVariant(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
+        let start = reader.offset
+        let base = TDSDataType(try reader.readUInt8())
+        let propCount = Int(try reader.readUInt8())
+        var props = try reader.subReader(propCount)
+        var info = TypeInfo(type: base)
+        func badProps() -> TDSDecodingError {
+            reader.error(.invalidLength, at: start + 1, "\(propCount) property byte(s) for sql_variant base type \(base.name)")
+        }
+        switch base {
+        case .int1, .bit, .int2, .int4, .int8, .flt4, .flt8, .money, .money4, .datetime, .datetim4:
+            guard propCount == 0, case .fixed(let size)? = base.lengthKind else { throw badProps() }
+            info.length = size
+        case .guid:
+            guard propCount == 0 else { throw badProps() }
+            info.length = 16
+        case .dateN:
+            guard propCount == 0 else { throw badProps() }
+            info.length = 3
+        case .decimalN, .numericN:
+            guard propCount == 2 else { throw badProps() }
+            info.precision = try props.readUInt8()
+            info.scale = try props.readUInt8()
+            guard (1...38).contains(info.precision), info.scale <= info.precision else {
+                throw reader.error(.invalidValue, at: start + 2, "precision \(info.precision), scale \(info.scale)")
+            }
+            info.length = SQLDecimal.wireLength(precision: info.precision)
+        case .timeN, .datetime2N, .datetimeOffsetN:
+            guard propCount == 1 else { throw badProps() }
+            info.scale = try props.readUInt8()
+            guard info.scale <= 7 else { throw reader.error(.invalidValue, at: start + 2, "scale \(info.scale)") }
+            info.length = SQLTime.wireLength(scale: info.scale) + (base == .timeN ? 0 : base == .datetime2N ? 3 : 5)
+        case .bigVarBinary, .bigBinary:
+            guard propCount == 2 else { throw badProps() }
+            info.length = Int(try props.readUInt16LE())
+        case .bigVarChar, .bigChar, .nvarchar, .nchar:
+            guard propCount == 7 else { throw badProps() }
+            info.collation = try Collation.decode(from: &props)
+            info.length = Int(try props.readUInt16LE())
+        default:
+            throw reader.error(.invalidValue, at: start, "\(base.name) is not a sql_variant base type")
+        }
+        let value = try ValueLayout(info).decodeData(from: &reader, count: reader.remaining, baseScale: info.scale)
+        return .variant(SQLVariant(baseType: info, value: value))
+    }
+}
+
+
+// The decoding itself works on ``ValueLayout`` (TYPE_INFO without its reference-counted parts), so
+// that a row decoder can copy a column's layout per value for free.
+extension ValueLayout {
+    /// ``TypeInfo/decodeValue(from:)``.
+    func decodeValue(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
         let start = reader.offset
         do {
             return try decodeValueBody(from: &reader)
@@ -117,15 +200,15 @@ extension TypeInfo {
         }
     }
 
-    /// Decodes a PLP value ([MS-TDS] 2.2.5.2.3) from all its chunks concatenated; `nil` is PLP NULL.
-    ///
-    /// For varchar(max) (column code page), nvarchar(max) and xml (UTF-16LE), varbinary(max) and UDT
-    /// (raw bytes). Error offsets count from the start of `bytes`. Throws `.unsupported` if this
-    /// TYPE_INFO is not a PLP type.
-    public func decodePLPValue(_ bytes: [UInt8]?) throws(TDSDecodingError) -> SQLValue {
+    /// ``TypeInfo/decodePLPValue(_:)``.
+    func decodePLPValue(_ bytes: [UInt8]?) throws(TDSDecodingError) -> SQLValue {
         guard let bytes else { return .null }
         switch type {
-        case .bigVarChar, .nvarchar, .bigVarBinary, .xml, .udt:
+        case .bigVarBinary:
+            return .binary(bytes)   // the assembled chunks are the value: no second copy
+        case .udt:
+            return .udt(bytes)
+        case .bigVarChar, .nvarchar, .xml:
             var reader = ByteReader(bytes)
             do {
                 return try decodeData(from: &reader, count: bytes.count, baseScale: scale)
@@ -252,67 +335,4 @@ extension TypeInfo {
         }
     }
 
-    static func readDate(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLDate {
-        let at = reader.offset
-        let days = Int32(try reader.readUIntLE(count: 3))
-        let d = SQLDate(days: days)
-        guard d.isValid else { throw reader.error(.invalidValue, at: at, "date \(days) days after 0001-01-01 beyond 9999-12-31") }
-        return d
-    }
-
-    static func readTime(from reader: inout ByteReader, scale: UInt8) throws(TDSDecodingError) -> SQLTime {
-        let at = reader.offset
-        guard scale <= 7 else { throw reader.error(.invalidValue, at: at, "time scale \(scale)") }
-        let ticks = try reader.readUIntLE(count: SQLTime.wireLength(scale: scale))
-        let t = SQLTime(ticks: ticks, scale: scale)
-        guard t.isValid else { throw reader.error(.invalidValue, at: at, "time \(ticks) units of 10^-\(scale) s is 24:00 or later") }
-        return t
-    }
-
-    /// [MS-TDS] 2.2.5.5.4 sql_variant body (after its 4-byte length): BaseType, PropBytes, properties, data.
-    static func decodeVariant(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
-        let start = reader.offset
-        let base = TDSDataType(try reader.readUInt8())
-        let propCount = Int(try reader.readUInt8())
-        var props = try reader.subReader(propCount)
-        var info = TypeInfo(type: base)
-        func badProps() -> TDSDecodingError {
-            reader.error(.invalidLength, at: start + 1, "\(propCount) property byte(s) for sql_variant base type \(base.name)")
-        }
-        switch base {
-        case .int1, .bit, .int2, .int4, .int8, .flt4, .flt8, .money, .money4, .datetime, .datetim4:
-            guard propCount == 0, case .fixed(let size)? = base.lengthKind else { throw badProps() }
-            info.length = size
-        case .guid:
-            guard propCount == 0 else { throw badProps() }
-            info.length = 16
-        case .dateN:
-            guard propCount == 0 else { throw badProps() }
-            info.length = 3
-        case .decimalN, .numericN:
-            guard propCount == 2 else { throw badProps() }
-            info.precision = try props.readUInt8()
-            info.scale = try props.readUInt8()
-            guard (1...38).contains(info.precision), info.scale <= info.precision else {
-                throw reader.error(.invalidValue, at: start + 2, "precision \(info.precision), scale \(info.scale)")
-            }
-            info.length = SQLDecimal.wireLength(precision: info.precision)
-        case .timeN, .datetime2N, .datetimeOffsetN:
-            guard propCount == 1 else { throw badProps() }
-            info.scale = try props.readUInt8()
-            guard info.scale <= 7 else { throw reader.error(.invalidValue, at: start + 2, "scale \(info.scale)") }
-            info.length = SQLTime.wireLength(scale: info.scale) + (base == .timeN ? 0 : base == .datetime2N ? 3 : 5)
-        case .bigVarBinary, .bigBinary:
-            guard propCount == 2 else { throw badProps() }
-            info.length = Int(try props.readUInt16LE())
-        case .bigVarChar, .bigChar, .nvarchar, .nchar:
-            guard propCount == 7 else { throw badProps() }
-            info.collation = try Collation.decode(from: &props)
-            info.length = Int(try props.readUInt16LE())
-        default:
-            throw reader.error(.invalidValue, at: start, "\(base.name) is not a sql_variant base type")
-        }
-        let value = try info.decodeData(from: &reader, count: reader.remaining, baseScale: info.scale)
-        return .variant(SQLVariant(baseType: info, value: value))
-    }
 }

@@ -1,0 +1,277 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The default command: builds the C helpers, starts the replay server process, runs every
+/// measurement in a child process of its own and prints the table (or JSON).
+struct Driver {
+    var options: Options
+
+    /// Benchmarks/ in the source tree (the C programs are compiled from there at run time).
+    static let benchmarksDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let selfExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+
+    struct Result {
+        var workload: Workload
+        var streamBytes: Int
+        var expected: String
+        var serverSeconds: Double?
+        var decode: Sample?
+        var decodeTokens: Sample?
+        var sqlclient: Sample?
+        var freetds: Sample?
+        var sqlclientSmallPackets: Sample?
+        var freetdsSmallPackets: Sample?
+    }
+
+    // MARK: Helpers
+
+    /// Runs a command, returning (status, stdout, stderr).
+    @discardableResult
+    static func run(_ path: String, _ args: [String], environment: [String: String] = [:]) -> (Int32, String, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        p.environment = env
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        do { try p.run() } catch { return (-1, "", "\(error)") }
+        // Read both pipes while the child runs (a full pipe would block it).
+        final class Box: @unchecked Sendable { var data = Data() }
+        let errBox = Box()
+        let done = DispatchSemaphore(value: 0)
+        let errHandle = err.fileHandleForReading
+        Thread.detachNewThread {
+            errBox.data = errHandle.readDataToEndOfFile()
+            done.signal()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        done.wait()
+        return (p.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errBox.data, as: UTF8.self))
+    }
+
+    static func which(_ tool: String) -> String? {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(dir)/\(tool)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Compiles the malloc counter and the FreeTDS program into a scratch directory.
+    func buildHelpers() -> (counter: String?, freetds: String?) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sqlclient-bench-\(getuid())")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        guard let cc = Driver.which("cc") else {
+            note("sqlclient-bench: no C compiler (cc): no allocation counts, no FreeTDS")
+            return (nil, nil)
+        }
+        let src = Driver.benchmarksDirectory
+        let counter = dir.appendingPathComponent("libmalloc_counter.so").path
+        let (s1, _, e1) = Driver.run(cc, ["-O2", "-shared", "-fPIC", "-o", counter,
+                                          src.appendingPathComponent("malloc-counter/malloc_counter.c").path])
+        if s1 != 0 { note("sqlclient-bench: building the malloc counter failed:\n\(e1)") }
+        var freetds: String?
+        if options.freetds {
+            let exe = dir.appendingPathComponent("freetds-bench").path
+            let (s2, _, e2) = Driver.run(cc, ["-O2", "-o", exe, src.appendingPathComponent("freetds/bench.c").path, "-lsybdb", "-ldl"])
+            if s2 == 0 { freetds = exe } else { note("sqlclient-bench: FreeTDS program not built (freetds-dev missing?):\n\(e2)") }
+        }
+        return (s1 == 0 ? counter : nil, freetds)
+    }
+
+    /// Runs `sqlclient-bench <args>` (or another program) as a child and parses its JSON line.
+    func child(_ path: String, _ args: [String], counter: String?) -> Sample? {
+        let env = counter.map { ["LD_PRELOAD": $0] } ?? [:]
+        let (status, out, err) = Driver.run(path, args, environment: env)
+        guard status == 0, let line = out.split(separator: "\n").last else {
+            note("sqlclient-bench: \((path as NSString).lastPathComponent) \(args.joined(separator: " ")) failed (\(status)):\n\(err)")
+            return nil
+        }
+        if let s = Sample.parse(line) { return s }
+        // The FreeTDS program's line.
+        guard let obj = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let rows = obj["rows"] as? Int, let seconds = obj["seconds"] as? Double,
+              let checksum = obj["checksum"] as? String else {
+            note("sqlclient-bench: unreadable output of \(path): \(line)")
+            return nil
+        }
+        let allocations = (obj["allocations"] as? Int).flatMap { $0 >= 0 ? $0 : nil }
+        return Sample(rows: rows, bytes: 0, seconds: seconds, checksum: checksum, allocations: allocations,
+                      peakRSS: (obj["maxrss_kb"] as? Int).map { $0 * 1024 }, packetSize: obj["packet_size"] as? Int)
+    }
+
+    // MARK: Run
+
+    func run() async throws {
+        var names = options.workloads.isEmpty ? Workload.names : options.workloads
+        if options.memoryTest && options.workloads.isEmpty { names.append("stream-1gb") }
+        let workloads = names.map { workload($0, options) }
+        let (counter, freetds) = buildHelpers()
+        let load0 = Driver.loadAverage()
+
+        // The replay server, in its own process.
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: Driver.selfExecutable)
+        server.arguments = ["serve", "--rows", String(options.rows), "--blob-mb", String(options.blobMB),
+                            "--workload", names.joined(separator: ",")]
+        let serverIn = Pipe(), serverOut = Pipe()
+        server.standardInput = serverIn
+        server.standardOutput = serverOut
+        try server.run()
+        defer {
+            try? serverIn.fileHandleForWriting.close()
+            server.waitUntilExit()
+        }
+        var port: UInt16 = 0
+        var sizes: [String: Int] = [:]
+        var pending = ""
+        readLoop: while true {
+            let data = serverOut.fileHandleForReading.availableData
+            if data.isEmpty { throw Sink.Failure(description: "the replay server exited before it was ready") }
+            pending += String(decoding: data, as: UTF8.self)
+            while let nl = pending.firstIndex(of: "\n") {
+                let line = pending[..<nl].split(separator: " ")
+                pending = String(pending[pending.index(after: nl)...])
+                if line.first == "PORT", line.count == 2 { port = UInt16(line[1]) ?? 0 }
+                if line.first == "STREAM", line.count == 3 { sizes[String(line[1])] = Int(line[2]) }
+                if line.first == "READY" { break readLoop }
+            }
+        }
+        note("sqlclient-bench: replay server on 127.0.0.1:\(port); counter \(counter == nil ? "absent" : "loaded"), FreeTDS \(freetds == nil ? "absent" : "built")")
+
+        let me = Driver.selfExecutable
+        var results: [Result] = []
+        for w in workloads {
+            var r = Result(workload: w, streamBytes: sizes[w.name] ?? 0, expected: hex(w.expectedChecksum()))
+            note("sqlclient-bench: \(w.name): \(w.rows) rows, \(r.streamBytes) bytes")
+            let common = ["--workload", w.name, "--rows", String(options.rows), "--blob-mb", String(options.blobMB)]
+            // The server's own rate: a raw reader that only cuts packets.
+            if let (n, s) = try? Sink.measure(port: port, sql: w.sql, packetSize: options.packetSize), n == r.streamBytes {
+                r.serverSeconds = s
+            }
+            let ps = ["--packet-size", String(options.packetSize)]
+            if w.name != "stream-1gb" {
+                r.decode = child(me, ["decode"] + common + ps + ["--api", "reuse"], counter: counter)
+                r.decodeTokens = child(me, ["decode"] + common + ps + ["--api", "tokens"], counter: counter)
+            }
+            r.sqlclient = child(me, ["client"] + common + ps + ["--port", String(port)], counter: counter)
+            if let freetds {
+                r.freetds = child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter)
+            }
+            if options.comparePacketSizes && w.name != "stream-1gb" {
+                r.sqlclientSmallPackets = child(me, ["client"] + common + ["--packet-size", "4096", "--port", String(port)], counter: counter)
+                if let freetds {
+                    r.freetdsSmallPackets = child(freetds, ["127.0.0.1:\(port)", w.sql, "4096"], counter: counter)
+                }
+            }
+            for (label, s) in [("decode", r.decode), ("decode(tokens)", r.decodeTokens), ("sqlclient", r.sqlclient),
+                               ("freetds", r.freetds), ("sqlclient@4096", r.sqlclientSmallPackets), ("freetds@4096", r.freetdsSmallPackets)] {
+                if let s, s.checksum != r.expected || s.rows != w.rows {
+                    note("sqlclient-bench: \(w.name) \(label): checksum \(s.checksum) rows \(s.rows), expected \(r.expected) rows \(w.rows)")
+                }
+            }
+            results.append(r)
+        }
+        let load1 = Driver.loadAverage()
+        if options.json {
+            print(json(results, load: (load0, load1)))
+        } else {
+            print(table(results, load: (load0, load1)))
+        }
+    }
+
+    static func loadAverage() -> Double {
+        var l = [Double](repeating: 0, count: 3)
+        return getloadavg(&l, 3) > 0 ? l[0] : -1
+    }
+
+    // MARK: Output
+
+    static func rate(_ x: Double) -> String {
+        if x >= 1e6 { return String(format: "%.2fM", x / 1e6) }
+        if x >= 1e3 { return String(format: "%.0fk", x / 1e3) }
+        return String(format: "%.1f", x)
+    }
+    static func mb(_ bytes: Int?) -> String { bytes.map { String(format: "%.0f", Double($0) / 1_048_576) } ?? "–" }
+    static func num(_ x: Double?, _ f: String = "%.2f") -> String { x.map { String(format: f, $0) } ?? "–" }
+
+    func ok(_ s: Sample?, _ r: Result) -> String {
+        guard let s else { return "–" }
+        return s.checksum == r.expected && s.rows == r.workload.rows ? "" : " (WRONG)"
+    }
+
+    func table(_ results: [Result], load: (Double, Double)) -> String {
+        var t = "| workload | rows | stream MB | server MB/s | decode rows/s | decode MB/s | decode allocs/row | SQLClient rows/s | SQLClient MB/s | SQLClient allocs/row | SQLClient peak RSS MB | FreeTDS rows/s | FreeTDS MB/s | FreeTDS allocs/row | FreeTDS peak RSS MB | ratio |\n"
+        t += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        for r in results {
+            let mbytes = Double(r.streamBytes) / 1e6
+            let server = r.serverSeconds.map { mbytes / $0 }
+            func mbps(_ s: Sample?) -> Double? { s.map { $0.seconds > 0 ? mbytes / $0.seconds : 0 } }
+            let ratio = r.sqlclient.flatMap { a in r.freetds.map { b in b.rowsPerSecond > 0 ? a.rowsPerSecond / b.rowsPerSecond : 0 } }
+            t += "| \(r.workload.name) | \(r.workload.rows) | \(String(format: "%.1f", mbytes)) | \(Driver.num(server, "%.0f")) "
+            t += "| \(r.decode.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(r.decode == nil ? "" : ok(r.decode, r)) | \(Driver.num(mbps(r.decode), "%.0f")) | \(Driver.num(r.decode?.allocationsPerRow, "%.3f")) "
+            t += "| \(r.sqlclient.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(ok(r.sqlclient, r)) | \(Driver.num(mbps(r.sqlclient), "%.0f")) | \(Driver.num(r.sqlclient?.allocationsPerRow, "%.3f")) | \(Driver.mb(r.sqlclient?.peakRSS)) "
+            t += "| \(r.freetds.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(r.freetds == nil ? "" : ok(r.freetds, r)) | \(Driver.num(mbps(r.freetds), "%.0f")) | \(Driver.num(r.freetds?.allocationsPerRow, "%.3f")) | \(Driver.mb(r.freetds?.peakRSS)) "
+            t += "| \(Driver.num(ratio)) |\n"
+        }
+        if results.contains(where: { $0.decodeTokens != nil }) {
+            t += "\nIn-memory decode through `next()` (one `Token` per row) instead of `next(rowValues:)`:\n\n| workload | rows/s | allocs/row |\n|---|---:|---:|\n"
+            for r in results { if let s = r.decodeTokens { t += "| \(r.workload.name) | \(Driver.rate(s.rowsPerSecond))\(ok(s, r)) | \(Driver.num(s.allocationsPerRow, "%.3f")) |\n" } }
+        }
+        if results.contains(where: { $0.sqlclientSmallPackets != nil }) {
+            t += "\nEnd to end at 4096-byte packets (rows/s) against \(options.packetSize):\n\n| workload | SQLClient @4096 | SQLClient @\(options.packetSize) | FreeTDS @4096 | FreeTDS @\(options.packetSize) | ratio @4096 |\n|---|---:|---:|---:|---:|---:|\n"
+            for r in results where r.sqlclientSmallPackets != nil {
+                let ratio = r.sqlclientSmallPackets.flatMap { a in r.freetdsSmallPackets.map { b in a.rowsPerSecond / max(b.rowsPerSecond, 1e-9) } }
+                t += "| \(r.workload.name) | \(r.sqlclientSmallPackets.map { Driver.rate($0.rowsPerSecond) } ?? "–") | \(r.sqlclient.map { Driver.rate($0.rowsPerSecond) } ?? "–") "
+                t += "| \(r.freetdsSmallPackets.map { Driver.rate($0.rowsPerSecond) } ?? "–") | \(r.freetds.map { Driver.rate($0.rowsPerSecond) } ?? "–") | \(Driver.num(ratio)) |\n"
+            }
+        }
+        t += "\nPacket size \(options.packetSize) asked by both clients (negotiated: SQLClient \(results.compactMap { $0.sqlclient?.packetSize }.first.map(String.init) ?? "?"), FreeTDS \(results.compactMap { $0.freetds?.packetSize }.first.map(String.init) ?? "?")); "
+        t += String(format: "load average %.2f before, %.2f after; %d CPUs.\n", load.0, load.1, ProcessInfo.processInfo.activeProcessorCount)
+        return t
+    }
+
+    func json(_ results: [Result], load: (Double, Double)) -> String {
+        func sampleObject(_ s: Sample?, _ r: Result) -> Any {
+            guard let s else { return NSNull() }
+            return ["rows_per_s": s.rowsPerSecond, "mb_per_s": s.seconds > 0 ? Double(r.streamBytes) / 1e6 / s.seconds : 0,
+                    "seconds": s.seconds, "allocations_per_row": s.allocationsPerRow as Any? ?? NSNull(),
+                    "peak_rss_bytes": s.peakRSS as Any? ?? NSNull(), "checksum_ok": s.checksum == r.expected && s.rows == r.workload.rows,
+                    "packet_size": s.packetSize as Any? ?? NSNull()] as [String: Any]
+        }
+        var list: [[String: Any]] = []
+        for r in results {
+            let sql = r.sqlclient?.rowsPerSecond, ft = r.freetds?.rowsPerSecond
+            var o: [String: Any] = [
+                "name": r.workload.name,
+                "rows": r.workload.rows,
+                "stream_bytes": r.streamBytes,
+                "sqlclient_rows_per_s": sql as Any? ?? NSNull(),
+                "freetds_rows_per_s": ft as Any? ?? NSNull(),
+                "ratio": (sql != nil && ft != nil && ft! > 0) ? sql! / ft! : NSNull(),
+                "allocations_per_row": (r.decode ?? r.sqlclient)?.allocationsPerRow as Any? ?? NSNull(),
+                "peak_rss_bytes": r.sqlclient?.peakRSS as Any? ?? NSNull(),
+                "server_mb_per_s": r.serverSeconds.map { Double(r.streamBytes) / 1e6 / $0 } as Any? ?? NSNull(),
+                "decode": sampleObject(r.decode, r),
+                "decode_tokens": sampleObject(r.decodeTokens, r),
+                "sqlclient": sampleObject(r.sqlclient, r),
+                "freetds": sampleObject(r.freetds, r),
+            ]
+            if options.comparePacketSizes {
+                o["sqlclient_4096"] = sampleObject(r.sqlclientSmallPackets, r)
+                o["freetds_4096"] = sampleObject(r.freetdsSmallPackets, r)
+            }
+            list.append(o)
+        }
+        let top: [String: Any] = ["workloads": list, "packet_size": options.packetSize,
+                                  "load_average": [load.0, load.1], "cpus": ProcessInfo.processInfo.activeProcessorCount]
+        guard let data = try? JSONSerialization.data(withJSONObject: top, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -55,6 +55,7 @@ enum QueryCommand {
                      [--tds-version 7.1|7.2|7.3|7.4] [-l login-timeout-seconds] [--text-size N]
                      [--packet-size N] [--app-name NAME]
            sqlclient --connection-string "Server=…;User ID=…;Password=…" [-Q sql | -i file] [--format …]
+           sqlclient … --exec PROCEDURE [--param @name[:type]=value]… [--output @name:type]… [--inout …] [--default @name]
            sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json]
 
       server: host, host,port, host:port, host\\instance, host\\instance:port, [IPv6]:port
@@ -171,6 +172,7 @@ enum QueryCommand {
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
+        if let status = await ProcedureCommand.runIfRequested(arguments) { return status }   // --exec PROCEDURE
         let options: QueryOptions
         let config: SQLConnectionConfiguration
         do {

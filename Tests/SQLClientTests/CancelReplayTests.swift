@@ -93,4 +93,35 @@ final class CancelReplayTests: XCTestCase {
         let open = await connection.isOpen
         XCTAssertFalse(open)
     }
+
+    /// The login timeout bounds PRELOGIN/LOGIN7 against a server that accepts and never answers.
+    func testLoginTimeoutAgainstASilentServer() async throws {
+        let listener = try LoopbackListener { fd in while !LoopbackListener.readSome(fd).isEmpty {} }
+        defer { listener.stop() }
+        var config = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: listener.port), user: "u",
+                                                password: "p", encryption: .notSupported, connectTimeout: .seconds(60))
+        config.loginTimeout = .milliseconds(300)
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            _ = try await SQLConnection.connect(config)
+            XCTFail("the silent server must time the login out")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .timeout, "\(error)")
+            XCTAssertTrue(error.message.contains("login"), error.message)
+        }
+        XCTAssertLessThan(clock.now - start, .seconds(10))
+    }
+
+    func testCommandTimeoutConnectionStringKey() throws {
+        let c = try SQLConnectionConfiguration(connectionString: "Server=h;User ID=u;Password=p;Command Timeout=7")
+        XCTAssertEqual(c.queryTimeout, .seconds(7))
+        XCTAssertEqual(c.cancelTimeout, .seconds(5))
+        XCTAssertNil(c.loginTimeout)
+        XCTAssertNil(try SQLConnectionConfiguration(connectionString: "Server=h;User ID=u;Password=p;Command Timeout=0").queryTimeout)
+        XCTAssertNil(try SQLConnectionConfiguration(connectionString: "Server=h;User ID=u;Password=p").queryTimeout)
+        XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;User ID=u;Password=p;Command Timeout=x")) { e in
+            XCTAssertEqual((e as? SQLClientError)?.code, .invalidConfiguration)
+        }
+    }
 }

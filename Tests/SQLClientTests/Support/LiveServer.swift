@@ -49,8 +49,8 @@ enum LiveServer {
         env["SQLCLIENT_TEST_PORT"] = String(port)
         env["SQLCLIENT_DEMO_PASSWORD"] = password
         process.environment = env
-        try process.run()
-        process.waitUntilExit()
+        process.standardInput = FileHandle.nullDevice
+        try process.runToCompletion()
         guard process.terminationStatus == 0, portOpen() else {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "scripts/pysqlbridge.sh start failed"])
         }

@@ -37,8 +37,7 @@ struct TestCertificates {
                 process.currentDirectoryURL = dir
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
-                try process.run()
-                process.waitUntilExit()
+                try process.runToCompletion()
                 guard process.terminationStatus == 0 else {
                     throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl \(args[0]) failed"])
                 }
@@ -51,4 +50,15 @@ struct TestCertificates {
 
     nonisolated(unsafe) private static var cached: TestCertificates?
     private static let lock = NSLock()
+}
+
+extension Process {
+    /// Runs and waits for the process without `waitUntilExit()`, which spins a run loop and
+    /// can wait forever when called from a Swift concurrency thread.
+    func runToCompletion() throws {
+        let done = DispatchSemaphore(value: 0)
+        terminationHandler = { _ in done.signal() }
+        try run()
+        done.wait()
+    }
 }

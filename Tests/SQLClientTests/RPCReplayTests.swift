@@ -145,4 +145,25 @@ final class RPCReplayTests: XCTestCase {
         try await connection.unprepare(statement)
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
     }
+
+    /// An OUTPUT parameter through sp_executesql from a SQLQuery: declared `output`, value from RETURNVALUE.
+    func testExecuteSQLOutputParameterFromAQuery() async throws {
+        let q: SQLQuery = "SET \(SQLParameter.output("@o", type: .int)) = \(Int32(21)) * 2"
+        XCTAssertEqual(q.sql, "SET @o = @P2 * 2")
+        let session = ReplaySession(name: "rpc-executesql-output", exchanges: [
+            RPCTokens.rpc("sp_executesql", [("", "SET @o = @P2 * 2"), ("", "@o int output, @P2 int"), ("@o", nil), ("@P2", "21")], [
+                RPCTokens.doneInProc([.more]), RPCTokens.returnStatus(0),
+                try RPCTokens.returnValue(ordinal: 2, name: "@o", .int, .int(42)), RPCTokens.doneProc(),
+            ]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        defer { Task { await connection.close() } }
+        let result = try await connection.execute(literal: q)
+        XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(300) ?? ""))
+        XCTAssertEqual(result.output("@o"), .int(42))
+        XCTAssertEqual(result.returnStatus, 0)
+        XCTAssertEqual(result.rowsAffected, [])
+    }
 }

@@ -51,4 +51,34 @@ final class TransactionReplayTests: XCTestCase {
         XCTAssertEqual(seen.map(\.descriptor), [0, 0x0100_0033_0000_005A, 0x0100_0033_0000_005A, 0x0100_0033_0000_005A, 0, 0])
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
     }
+
+    /// Before TDS 7.2 the transaction API sends T-SQL batches (names bracket-quoted) and still
+    /// tracks the server's ENVCHANGEs.
+    func testTDS71FallsBackToTSQL() async throws {
+        let v = TDSVersion.v7_1_1
+        let d: [UInt8] = [9, 0, 0, 0, 0, 0, 0, 0]
+        func done() -> [UInt8] { ServerTokens.done(version: v) }
+        let session = ReplaySession(name: "rpc-transaction-7.1", version: v, exchanges: [
+            RPCTokens.batch("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; BEGIN TRANSACTION [t]]x]",
+                            [Self.env(.beginTransaction, new: d, old: []), done()]),
+            RPCTokens.batch("SAVE TRANSACTION [s]", [done()]),
+            RPCTokens.batch("ROLLBACK TRANSACTION [s]", [done()]),
+            RPCTokens.batch("COMMIT TRANSACTION", [Self.env(.commitTransaction, new: [], old: d), done()]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server) { $0.tdsVersion = .v7_1 }
+        defer { Task { await connection.close() } }
+        try await connection.beginTransaction(isolationLevel: .serializable, name: "t]x")
+        let began = await connection.transactionDescriptor
+        XCTAssertEqual(began, 9)
+        try await connection.saveTransaction("s")
+        try await connection.rollbackTransaction(toSavepoint: "s")
+        let still = await connection.isInTransaction
+        XCTAssertTrue(still)
+        try await connection.commitTransaction()
+        let ended = await connection.isInTransaction
+        XCTAssertFalse(ended)
+        XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
+    }
 }

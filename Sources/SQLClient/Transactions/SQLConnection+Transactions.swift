@@ -42,27 +42,56 @@ extension SQLConnection {
     }
 
     /// Begins a transaction (TM_BEGIN_XACT) with an isolation level (nil keeps the session's) and an optional name.
+    ///
+    /// Before TDS 7.2 (no Transaction Manager requests for local transactions) the same is sent
+    /// as T-SQL: `SET TRANSACTION ISOLATION LEVEL …; BEGIN TRANSACTION [name]`.
     /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
     public func beginTransaction(isolationLevel: SQLIsolationLevel? = nil, name: String = "") async throws {
-        _ = try await run(.transactionManager(.begin(isolationLevel: isolationLevel?.wireValue ?? .noChange, name: name)),
-                          timeout: nil)
+        if usesTransactionManager {
+            _ = try await run(.transactionManager(.begin(isolationLevel: isolationLevel?.wireValue ?? .noChange, name: name)),
+                              timeout: nil)
+        } else {
+            let set = isolationLevel.map { "SET TRANSACTION ISOLATION LEVEL \($0.rawValue); " } ?? ""
+            _ = try await run(.sqlBatch(set + "BEGIN TRANSACTION" + Self.quotedName(name)), timeout: nil)
+        }
     }
 
     /// Commits the transaction (TM_COMMIT_XACT); with `thenBegin`, a new one starts at once (fBeginXact).
     public func commitTransaction(name: String = "", thenBegin isolationLevel: SQLIsolationLevel? = nil) async throws {
-        let next = isolationLevel.map { TransactionManagerRequest.NewTransaction(isolationLevel: $0.wireValue) }
-        _ = try await run(.transactionManager(.commit(name: name, thenBegin: next)), timeout: nil)
+        if usesTransactionManager {
+            let next = isolationLevel.map { TransactionManagerRequest.NewTransaction(isolationLevel: $0.wireValue) }
+            _ = try await run(.transactionManager(.commit(name: name, thenBegin: next)), timeout: nil)
+        } else {
+            let next = isolationLevel.map { "; SET TRANSACTION ISOLATION LEVEL \($0.rawValue); BEGIN TRANSACTION" } ?? ""
+            _ = try await run(.sqlBatch("COMMIT TRANSACTION" + next), timeout: nil)
+        }
     }
 
     /// Rolls back the whole transaction (TM_ROLLBACK_XACT), or to `savepoint` when given (the
     /// transaction then stays open).
     public func rollbackTransaction(toSavepoint savepoint: String = "") async throws {
-        _ = try await run(.transactionManager(.rollback(name: savepoint, thenBegin: nil)), timeout: nil)
+        if usesTransactionManager {
+            _ = try await run(.transactionManager(.rollback(name: savepoint, thenBegin: nil)), timeout: nil)
+        } else {
+            _ = try await run(.sqlBatch("ROLLBACK TRANSACTION" + Self.quotedName(savepoint)), timeout: nil)
+        }
     }
 
     /// Marks a savepoint (TM_SAVE_XACT) to roll back to with ``rollbackTransaction(toSavepoint:)``.
     public func saveTransaction(_ savepoint: String) async throws {
-        _ = try await run(.transactionManager(.save(name: savepoint)), timeout: nil)
+        if usesTransactionManager {
+            _ = try await run(.transactionManager(.save(name: savepoint)), timeout: nil)
+        } else {
+            _ = try await run(.sqlBatch("SAVE TRANSACTION" + Self.quotedName(savepoint)), timeout: nil)
+        }
+    }
+
+    /// Transaction Manager requests for local transactions exist from TDS 7.2.
+    var usesTransactionManager: Bool { session.tdsVersion.generation >= 0x72 }
+
+    /// " [name]" with `]` doubled, or "" for no name.
+    static func quotedName(_ name: String) -> String {
+        name.isEmpty ? "" : " [" + name.replacingOccurrences(of: "]", with: "]]") + "]"
     }
 
     /// Runs `body` in a transaction: begins it, commits when `body` returns, rolls back when it

@@ -124,4 +124,79 @@ final class CancelReplayTests: XCTestCase {
             XCTAssertEqual((e as? SQLClientError)?.code, .invalidConfiguration)
         }
     }
+
+    // MARK: - A server that pauses mid-result and acknowledges ATTENTION
+
+    /// One whole client message ([MS-TDS] 2.2.3 packets to EOM): (type, payload); nil at end of stream.
+    static func readMessage(_ fd: Int32) -> (UInt8, [UInt8])? {
+        var payload: [UInt8] = []
+        while true {
+            let header = LoopbackListener.readExactly(fd, 8)
+            guard header.count == 8 else { return nil }
+            let length = Int(header[2]) << 8 | Int(header[3])
+            guard length >= 8 else { return nil }
+            payload += LoopbackListener.readExactly(fd, length - 8)
+            if header[1] & 0x01 != 0 { return (header[0], payload) }
+        }
+    }
+
+    static func packet(_ payload: [UInt8], type: UInt8 = 0x04, last: Bool) -> [UInt8] {
+        let n = payload.count + 8
+        return [type, last ? 1 : 0, UInt8(n >> 8), UInt8(n & 0xFF), 0, 0, 1, 0] + payload
+    }
+
+    /// Serves PRELOGIN and LOGIN7, then answers "SELECT slow" with COLMETADATA and a row in a
+    /// packet without EOM and waits: an ATTENTION gets DONE(DONE_ATTN). Other batches get one row.
+    static func pausingServer(_ fd: Int32) {
+        var pausedOnce = false
+        while let (type, _) = readMessage(fd) {
+            switch type {
+            case 0x12:
+                let prelogin = Prelogin(version: .init(major: 16, minor: 0, build: 1), encryption: .notSupported,
+                                        instanceOption: [0], mars: 0).encode()
+                LoopbackListener.writeAll(fd, packet(prelogin, last: true))
+            case 0x10:
+                let login = ServerTokens.loginResponse(clientVersion: .v7_4, packetSize: 4096, utf8: false).flatMap(\.bytes)
+                LoopbackListener.writeAll(fd, packet(login, last: true))
+            case 0x01:
+                // The first batch pauses; the next ones answer at once.
+                if pausedOnce {
+                    let body = RPCTokens.colMetadata(columns) + ((try? RPCTokens.row([.int(2)], columns)) ?? []) + RPCTokens.done([.count], count: 1)
+                    LoopbackListener.writeAll(fd, packet(body, last: true))
+                } else {
+                    pausedOnce = true
+                    let head = RPCTokens.colMetadata(columns) + ((try? RPCTokens.row([.int(1)], columns)) ?? [])
+                    LoopbackListener.writeAll(fd, packet(head, last: false))
+                }
+            case 0x06:
+                LoopbackListener.writeAll(fd, packet(RPCTokens.done([.attention]), last: true))
+            default:
+                return
+            }
+        }
+    }
+
+    /// A query timeout whose ATTENTION the server acknowledges: `.timeout`, and the same
+    /// connection answers the next query.
+    func testQueryTimeoutAcknowledgedLeavesTheConnectionReady() async throws {
+        let listener = try LoopbackListener { fd in CancelReplayTests.pausingServer(fd) }
+        defer { listener.stop() }
+        var config = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: listener.port), user: "u",
+                                                password: "p", encryption: .notSupported, connectTimeout: .seconds(20))
+        config.queryTimeout = .milliseconds(300)
+        config.cancelTimeout = .seconds(10)
+        let connection = try await SQLConnection.connect(config)
+        defer { Task { await connection.close() } }
+        do {
+            _ = try await connection.execute("SELECT slow")
+            XCTFail("the paused query must time out")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .timeout, "\(error)")
+            XCTAssertTrue(error.message.contains("did not finish"), error.message)
+        }
+        let open = await connection.isOpen
+        XCTAssertTrue(open, "an acknowledged cancellation leaves the connection usable")
+        let next = try await connection.execute(literal: "SELECT \(unsafeRaw: "n") FROM fast")
+        XCTAssertEqual(next.rows.first?["n"]?.intValue, 2)
+    }
 }

@@ -82,4 +82,26 @@ final class CancelLiveTests: XCTestCase {
         let r = try await connection.execute(literal: "SELECT \(Int32(8)) AS n")
         XCTAssertEqual(r.rows.first?["n"]?.intValue, 8)
     }
+
+    /// Cancelling the task of a buffered parameterized execute: `.cancelled` (unless it had
+    /// already finished), and the connection answers the next query.
+    func testCancellingABufferedExecute() async throws {
+        let connection = try await LiveServer.connect()
+        defer { Task { await connection.close() } }
+        for _ in 0 ..< 3 {
+            let (started, signal) = AsyncStream<Void>.makeStream()
+            let run = Task.detached { [connection, signal] in
+                signal.yield()
+                return await CancelLiveTests.executeBig(connection)
+            }
+            for await _ in started { break }
+            run.cancel()
+            switch await run.value {
+            case .success(let r): XCTAssertEqual(r.rows.count, 12_288)
+            case .failure(let error): XCTAssertEqual(error.code, .cancelled, "\(error)")
+            }
+            let r = try await connection.execute(literal: "SELECT name FROM people WHERE id = \(Int32(1))")
+            XCTAssertEqual(r.rows.first?["name"]?.stringValue, "Alice")
+        }
+    }
 }

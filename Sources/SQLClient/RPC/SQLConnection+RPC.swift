@@ -124,6 +124,11 @@ extension SQLConnection {
         var result = SQLProcedureResult()
         var current: SQLResultSet?
         while let event = try await nextEvent(id) {
+            if Task.isCancelled {
+                // Events may already be buffered: stop now; ATTENTION and the drain run off this task.
+                Task { await self.abandon(id) }
+                throw SQLClientError(.cancelled, "the request was cancelled")
+            }
             switch event {
             case .columns(let columns):
                 if let open = current { result.statements.append(.resultSet(open)) }

@@ -46,6 +46,25 @@ final class LiveServerTests: XCTestCase {
         await connection.close()
     }
 
+    func testOlderTDSVersionsOnRequest() async throws {
+        try LiveServer.require()
+        for version in [TDSVersion.v7_2, .v7_3A, .v7_3B] {
+            let connection = try await SQLConnection.connect(LiveServer.configuration(tdsVersion: version))
+            let session = await connection.session
+            XCTAssertEqual(session.tdsVersion.generation, version.generation, "\(version)")
+            let tables = try await connection.execute("SELECT name FROM people WHERE id = 2")
+            XCTAssertEqual(tables.first?.rows.first?["name"]?.stringValue, "Bob")
+            await connection.close()
+        }
+        // pysqlbridge refuses TDS 7.1 by closing the connection (7.1 is shown on replayed sessions).
+        do {
+            _ = try await SQLConnection.connect(LiveServer.configuration(tdsVersion: .v7_1_1))
+            XCTFail("pysqlbridge accepted a TDS 7.1 login")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .connectionClosed)
+        }
+    }
+
     func testWrongPasswordIsATypedLoginErrorWithoutThePassword() async throws {
         try LiveServer.require()
         let secret = "Wr0ng-Secret-\(UUID().uuidString.prefix(8))"

@@ -53,6 +53,10 @@ final class RPCCLITests: XCTestCase {
             (["--exec", "p", "--output", "@b"], "needs a type"),
             (["--exec", "p", "--param", "@a:nosuchtype=1"], "unknown type"),
             (["--exec", "p", "-Q", "SELECT 1"], "cannot be combined"),
+            (["--exec", "p", "--param", "@x:datetimeoffset(0)=2024-01-01 00:00:00 +99:00"], "is not a valid"),
+            (["--exec", "p", "--param", "@t:time="], "is not a valid"),
+            (["--exec", "p", "--param", "@d:datetime2="], "is not a valid"),
+            (["--exec", "p", "--param", "@m:money=1e5"], "is not a valid"),
         ] {
             let r = try CLIComparisonTests.run(binary.path, ["-S", "127.0.0.1,1", "-U", "u", "-P", "p"] + args)
             XCTAssertEqual(r.status, 2, "\(args)")

@@ -233,6 +233,12 @@ struct ConnectionStateMachine: Sendable {
     // MARK: - Tokens
 
     /// One token of the server's response.
+    /// Whether a ROW or NBCROW received now would be forwarded to the reader, i.e. whether
+    /// ``tokenReceived(_:)`` answers `.forwardRow` for it (while executing a request). The
+    /// driver's batch reader relies on this to hand rows over without passing each one through
+    /// ``tokenReceived(_:)``: rows change no state here.
+    var forwardsRows: Bool { state == .executing }
+
     mutating func tokenReceived(_ token: Token) -> Action {
         switch state {
         case .loginSent:

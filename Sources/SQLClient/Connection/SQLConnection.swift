@@ -51,6 +51,9 @@ public actor SQLConnection {
     private var nextRequestID: UInt64 = 0
     private var activeRequestID: UInt64?
     private var currentColumns: SQLColumns?
+    /// An action taken from the state machine by ``nextEvents(_:limit:)`` that needs an `await`
+    /// (sending ATTENTION): performed by the next ``nextEvent(_:)``.
+    private var deferredAction: ConnectionStateMachine.Action?
 
     // Timeouts and bounded cancellation (see startRequest, abandon, cancel).
     /// Why the connection was closed by the client (a cancellation the server never acknowledged).
@@ -281,6 +284,29 @@ public actor SQLConnection {
     /// Reads and decodes until the state machine has something to do.
     private func nextAction() async throws -> ConnectionStateMachine.Action {
         while true {
+            if let action = try nextBufferedAction() { return action }
+            let bytes: [UInt8]
+            do {
+                bytes = try await transport.read(maxLength: 65_536)
+            } catch let error as SQLClientError {
+                if error.code == .cancelled { throw error }
+                return machine.transportFailed(error)
+            }
+            if bytes.isEmpty {
+                return machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection"))
+            }
+            packets.append(bytes)
+        }
+    }
+
+    /// The next action that the bytes already received lead to, nil when the socket must be read
+    /// first. Synchronous, so that rows already received are decoded without suspending.
+    private func nextBufferedAction() throws -> ConnectionStateMachine.Action? {
+        if let action = deferredAction {
+            deferredAction = nil
+            return action
+        }
+        while true {
             if machine.state == .closed {
                 return .closeConnection(closeReason ?? SQLClientError.closed())
             }
@@ -321,19 +347,10 @@ public actor SQLConnection {
                 if packet.header.status.contains(.endOfMessage) { endOfMessagePending = true }
                 continue
             }
-            let bytes: [UInt8]
-            do {
-                bytes = try await transport.read(maxLength: 65_536)
-            } catch let error as SQLClientError {
-                if error.code == .cancelled { throw error }
-                return machine.transportFailed(error)
-            }
-            if bytes.isEmpty {
-                return machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection"))
-            }
-            packets.append(bytes)
+            return nil
         }
     }
+
 
     private func deliver(_ message: SQLServerMessage) {
         messageHandler?(message)
@@ -477,6 +494,128 @@ public actor SQLConnection {
         transport.close()
     }
 
+    /// Events of request `id` in order, taken several at a time so that a streaming reader crosses
+    /// into the actor once per batch instead of once per row: waits for the first event, then
+    /// adds the ones the bytes already received hold (the socket is not read for them), up to
+    /// `limit`. `ended` says the request completed after these events; `error` is what
+    /// ``nextEvent(_:)`` threw after them (deliver the events first, then throw it).
+    func nextEvents(_ id: UInt64, limit: Int) async -> EventBatch {
+        var batch = EventBatch()
+        do {
+            guard let first = try await nextEvent(id) else {
+                batch.ended = true
+                return batch
+            }
+            batch.events.reserveCapacity(min(limit, 64))
+            batch.events.append(first)
+            var values: [SQLValue] = []
+            collect: while batch.events.count < limit, activeRequestID == id {
+                // Rows straight from the decoder while they are forwarded as they are (see
+                // `ConnectionStateMachine.forwardsRows`): no Token, Action or step per row.
+                if machine.forwardsRows, deferredAction == nil, let columns = currentColumns {
+                    let item: TokenStreamDecoder.StreamItem?
+                    do {
+                        item = try decoder.next(rowValues: &values)
+                    } catch {
+                        deferredAction = machine.transportFailed(SQLClientError.protocolError(error))
+                        item = nil
+                    }
+                    switch item {
+                    case .row?:
+                        batch.events.append(.row(SQLRow(columns: columns, values: values)))
+                        values = []
+                        continue collect
+                    case .token(let token)?:
+                        let action = machine.tokenReceived(token)
+                        if case .none = action { continue collect }
+                        deferredAction = action
+                    case nil:
+                        break
+                    }
+                }
+                guard let action = try nextBufferedAction() else { break }
+                switch try step(action, id) {
+                case .event(let event): batch.events.append(event)
+                case .end: batch.ended = true; break collect
+                case .again: continue
+                case .sendAttention: deferredAction = action; break collect
+                }
+            }
+        } catch {
+            batch.error = error
+        }
+        return batch
+    }
+
+    /// A run of events from ``nextEvents(_:limit:)``.
+    struct EventBatch: Sendable {
+        var events: [SQLResponseEvent] = []
+        /// The request completed (without error) after `events`.
+        var ended = false
+        /// The request failed after `events`.
+        var error: (any Error)?
+    }
+
+    /// What one state-machine action means for the reader of request `id`.
+    private enum EventStep {
+        case event(SQLResponseEvent)
+        /// The request completed without error.
+        case end
+        /// Nothing for the reader; take the next action.
+        case again
+        /// ATTENTION must be sent (asynchronously) before going on.
+        case sendAttention
+    }
+
+    /// Applies `action` for request `id` (synchronously). Throws the request's error when it ends
+    /// with one.
+    private func step(_ action: ConnectionStateMachine.Action, _ id: UInt64) throws -> EventStep {
+        switch action {
+        case .forwardColumns(let columns):
+            let cols = SQLColumns(columns.map(SQLColumn.init))
+            currentColumns = cols
+            return .event(.columns(cols))
+        case .forwardRow(let values):
+            let cols = currentColumns ?? SQLColumns([])
+            return .event(.row(SQLRow(columns: cols, values: values)))
+        case .forwardStatementDone(let count):
+            currentColumns = nil
+            return .event(.statementDone(rowsAffected: count.map { Int(clamping: $0) }))
+        case .forwardMessage(let message):
+            deliver(message)
+            return .event(.message(message))
+        case .forwardReturnStatus(let status):
+            return .event(.returnStatus(status))
+        case .packetSizeChanged(let size):
+            packetSize = size
+            session.packetSize = size
+            return .again
+        case .sessionChanged(let info):
+            session = info
+            packetSize = info.packetSize
+            return .again
+        case .requestCompleted(let error):
+            finishRequest(id)
+            if let error { throw error }
+            return .end
+        case .requestCancelled:
+            let timeout = timedOut.flatMap { $0.id == id ? $0.limit : nil }
+            finishRequest(id)
+            if let timeout {
+                throw SQLClientError(.timeout, "the request did not finish within \(timeout) and was cancelled")
+            }
+            throw SQLClientError(.cancelled, "the request was cancelled")
+        case .closeConnection(let error):
+            transport.close()
+            finishRequest(id)
+            throw closeReason ?? error
+        case .sendAttention:
+            return .sendAttention
+        default:
+            return .again
+        }
+    }
+
     /// The next event of request `id`; nil when the request completed without error.
     /// - Throws: the request's ``SQLClientError`` (`.serverError` with every ERROR of the batch)
     ///   after its last event; `.cancelled` when it was cancelled; connection failures.
@@ -491,47 +630,11 @@ public actor SQLConnection {
                 Task { await self.abandon(id) }
                 throw error
             }
-            switch action {
-            case .forwardColumns(let columns):
-                let cols = SQLColumns(columns.map(SQLColumn.init))
-                currentColumns = cols
-                return .columns(cols)
-            case .forwardRow(let values):
-                let cols = currentColumns ?? SQLColumns([])
-                return .row(SQLRow(columns: cols, values: values))
-            case .forwardStatementDone(let count):
-                currentColumns = nil
-                return .statementDone(rowsAffected: count.map { Int(clamping: $0) })
-            case .forwardMessage(let message):
-                deliver(message)
-                return .message(message)
-            case .forwardReturnStatus(let status):
-                return .returnStatus(status)
-            case .packetSizeChanged(let size):
-                packetSize = size
-                session.packetSize = size
-            case .sessionChanged(let info):
-                session = info
-                packetSize = info.packetSize
-            case .requestCompleted(let error):
-                finishRequest(id)
-                if let error { throw error }
-                return nil
-            case .requestCancelled:
-                let timeout = timedOut.flatMap { $0.id == id ? $0.limit : nil }
-                finishRequest(id)
-                if let timeout {
-                    throw SQLClientError(.timeout, "the request did not finish within \(timeout) and was cancelled")
-                }
-                throw SQLClientError(.cancelled, "the request was cancelled")
-            case .closeConnection(let error):
-                transport.close()
-                finishRequest(id)
-                throw closeReason ?? error
-            case .sendAttention:
-                try await sendAttention()
-            default:
-                continue
+            switch try step(action, id) {
+            case .event(let event): return event
+            case .end: return nil
+            case .again: continue
+            case .sendAttention: try await sendAttention()
             }
         }
     }
@@ -655,30 +758,76 @@ public struct SQLResponseEventSequence: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let cursor: Cursor
         public mutating func next() async throws -> SQLResponseEvent? {
-            try await cursor.next()
+            if let event = try cursor.takeBuffered() { return event }
+            return try await cursor.next()
+        }
+
+        /// As ``next()``, run in the caller's isolation (`for try await` calls this): events
+        /// already fetched are taken without leaving the caller's executor.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLResponseEvent? {
+            if let event = try cursor.takeBuffered() { return event }
+            return try await cursor.next()
         }
     }
 
     /// Owns the request: sends it on the first `next()`, and cancels it (ATTENTION) if dropped before its end.
+    ///
+    /// Events are fetched from the connection in batches (``SQLConnection/nextEvents(_:limit:)``:
+    /// the ones the received bytes already hold), so a million-row result does not cross into
+    /// the actor a million times; the socket is still read only as events are consumed.
     final class Cursor: @unchecked Sendable {
         let connection: SQLConnection
         let sql: String
         private var id: UInt64?
+        /// The request is over on the connection (completed, failed or abandoned).
         private var finished = false
+        private var buffered: [SQLResponseEvent] = []
+        private var position = 0
+        /// The request's error, thrown after the buffered events.
+        private var pendingError: (any Error)?
+        /// Events fetched per crossing into the connection.
+        static let batchLimit = 512
 
         init(connection: SQLConnection, sql: String) {
             self.connection = connection
             self.sql = sql
         }
 
+        /// The next event already fetched, without suspending; nil when none is buffered.
+        /// Checks for task cancellation every 32 events (buffered rows are not all delivered
+        /// after the task was cancelled).
+        @inline(__always)
+        func takeBuffered() throws -> SQLResponseEvent? {
+            guard position < buffered.count else { return nil }
+            if position & 31 == 0, !finished, let id, Task.isCancelled {
+                finished = true
+                buffered = []
+                position = 0
+                let connection = self.connection
+                Task { await connection.abandon(id) }
+                throw SQLClientError(.cancelled, "the request was cancelled")
+            }
+            let event = buffered[position]
+            position += 1
+            return event
+        }
+
         func next() async throws -> SQLResponseEvent? {
+            if let event = try takeBuffered() { return event }
+            if let error = pendingError {
+                pendingError = nil
+                throw error
+            }
             if finished { return nil }
             do {
                 if id == nil { id = try await connection.startBatch(sql) }
                 guard let id else { return nil }
-                let event = try await connection.nextEvent(id)
-                if event == nil { finished = true }
-                return event
+                let batch = await connection.nextEvents(id, limit: Cursor.batchLimit)
+                if batch.ended || batch.error != nil { finished = true }
+                buffered = batch.events
+                position = 0
+                pendingError = batch.error
+                return try await next()
             } catch {
                 finished = true
                 throw error
@@ -706,10 +855,19 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         var inner: SQLResponseEventSequence.AsyncIterator
         public mutating func next() async throws -> SQLRow? {
-            while let event = try await inner.next() {
+            try await next(isolation: nil)
+        }
+
+        /// As ``next()``, run in the caller's isolation (`for try await` calls this): rows
+        /// already fetched are taken without leaving the caller's executor.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLRow? {
+            while true {
+                while let event = try inner.cursor.takeBuffered() {
+                    if case .row(let row) = event { return row }
+                }
+                guard let event = try await inner.cursor.next() else { return nil }
                 if case .row(let row) = event { return row }
             }
-            return nil
         }
     }
 }

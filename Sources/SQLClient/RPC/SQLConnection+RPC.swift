@@ -78,7 +78,7 @@ extension SQLConnection {
         // sp_executesql's parameters are (statement, declaration, values…); sp_prepare takes
         // (@handle OUTPUT, declaration, statement, options).
         let declaration = exec.parameters.count > 1 ? exec.parameters[1] : RPCParameter(typeInfo: .nvarchar(4000), value: .null)
-        let statement = exec.parameters[0]
+        guard let statement = exec.parameters.first else { throw SQLClientError(.invalidParameter, "no statement to prepare") }
         let call = RPCCall(procedure: .id(.spPrepare), parameters: [
             RPCParameter(status: .byRefValue, typeInfo: .int, value: .null), declaration, statement,
             RPCParameter(typeInfo: .int, value: .int(1)),

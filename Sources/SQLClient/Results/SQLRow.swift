@@ -89,7 +89,7 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     ///
     /// Supported leaf types: `Bool`, all fixed-width integers, `Float`, `Double`, `Decimal`, `String`,
     /// `Date` (datetime/datetime2/smalldatetime/date read as UTC; datetimeoffset exact), `UUID`,
-    /// `Data`, `[UInt8]`, ``SQLValue`` and Optionals of these (NULL → nil).
+    /// `Data`, `[UInt8]`, `RawRepresentable` enums over these, and Optionals (NULL → nil).
     /// - Throws: ``SQLClientError`` `.decodingFailed` naming the column, its index and the value's type.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
         do {

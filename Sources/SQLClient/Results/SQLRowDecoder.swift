@@ -158,7 +158,6 @@ struct SQLRowDecoder: Decoder {
         func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
 
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            if T.self == SQLValue.self, let v = value as? T { return v }
             if T.self == Decimal.self {
                 if let d = value.decimalValue, let r = d as? T { return r }
                 throw failure("Decimal")

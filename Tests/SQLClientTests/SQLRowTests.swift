@@ -1,0 +1,76 @@
+import Foundation
+import XCTest
+@testable import SQLClient
+
+final class SQLRowTests: XCTestCase {
+    static let columns = SQLColumns([
+        SQLColumn(name: "id", typeInfo: .int, isNullable: false),
+        SQLColumn(name: "Name", typeInfo: .nvarchar(20), isNullable: true),
+        SQLColumn(name: "price", typeInfo: .float, isNullable: true),
+        SQLColumn(name: "active", typeInfo: .int, isNullable: true),
+        SQLColumn(name: "big", typeInfo: .bigint, isNullable: true),
+        SQLColumn(name: "guid", typeInfo: .nvarchar(36), isNullable: true),
+    ])
+
+    static func row(_ values: [SQLValue]) -> SQLRow { SQLRow(columns: columns, values: values) }
+
+    func testLookupByIndexAndName() {
+        let row = Self.row([.int(7), .string("Ann"), .float(2.5), .bit(true), .bigint(1 << 40), .null])
+        XCTAssertEqual(row[0], .int(7))
+        XCTAssertEqual(row["Name"], .string("Ann"))
+        XCTAssertEqual(row["name"], .string("Ann"), "case-insensitive fallback")
+        XCTAssertNil(row["missing"])
+        XCTAssertEqual(row.namedValues.map(\.name), ["id", "Name", "price", "active", "big", "guid"])
+        XCTAssertEqual(row.description, "[id: 7, Name: Ann, price: 2.5, active: 1, big: 1099511627776, guid: NULL]")
+    }
+
+    func testDecodable() throws {
+        struct Item: Decodable, Equatable {
+            let id: Int
+            let name: String?
+            let price: Decimal
+            let active: Bool
+            let big: Int64
+            let guid: UUID?
+        }
+        let row = Self.row([.int(7), .null, .float(2.5), .bit(true), .bigint(1 << 40), .null])
+        XCTAssertEqual(try row.decode(Item.self),
+                       Item(id: 7, name: nil, price: Decimal(string: "2.5")!, active: true, big: 1 << 40, guid: nil))
+        let uuid = UUID()
+        let withGUID = Self.row([.int(1), .string("x"), .float(0), .bit(false), .bigint(0), .string(uuid.uuidString)])
+        XCTAssertEqual(try withGUID.decode(Item.self).guid, uuid)
+    }
+
+    func testConversionsAreExactOrFailNamingTheColumn() {
+        struct Small: Decodable { let big: Int8 }
+        XCTAssertThrowsError(try Self.row([.int(1), .null, .null, .null, .bigint(300), .null]).decode(Small.self)) { error in
+            let e = error as? SQLClientError
+            XCTAssertEqual(e?.code, .decodingFailed)
+            XCTAssertTrue(e?.message.contains("\"big\" (index 4)") ?? false, "\(error)")
+        }
+        struct Fractional: Decodable { let price: Int }
+        XCTAssertThrowsError(try Self.row([.int(1), .null, .float(2.5), .null, .null, .null]).decode(Fractional.self))
+        XCTAssertEqual(try Self.row([.int(1), .null, .float(2.0), .null, .null, .null]).decode(Fractional.self).price, 2)
+        struct Missing: Decodable { let nope: Int }
+        XCTAssertThrowsError(try Self.row([.int(1), .null, .null, .null, .null, .null]).decode(Missing.self)) { error in
+            XCTAssertTrue("\(error)".contains("no column named \"nope\""), "\(error)")
+        }
+    }
+
+    func testSingleValueAndUnkeyedDecoding() throws {
+        let one = SQLRow(columns: SQLColumns([SQLColumn(name: "n", typeInfo: .int, isNullable: false)]), values: [.int(42)])
+        XCTAssertEqual(try one.decode(Int.self), 42)
+        XCTAssertEqual(try one.decode(String.self), "42")
+        struct Pair: Decodable {
+            let a: Int, b: String
+            init(from decoder: Decoder) throws {
+                var c = try decoder.unkeyedContainer()
+                a = try c.decode(Int.self)
+                b = try c.decode(String.self)
+            }
+        }
+        let pair = try Self.row([.int(3), .string("three"), .null, .null, .null, .null]).decode(Pair.self)
+        XCTAssertEqual(pair.a, 3)
+        XCTAssertEqual(pair.b, "three")
+    }
+}

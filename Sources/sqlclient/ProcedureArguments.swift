@@ -103,11 +103,14 @@ enum ProcedureArguments {
             // local time then " +hh:mm" / " -hh:mm"
             guard text.count > 7 else { throw bad() }
             let offsetText = String(text.suffix(6))
-            let sign: Int16 = offsetText.hasPrefix("-") ? -1 : 1
+            let sign = offsetText.hasPrefix("-") ? -1 : 1
             let parts = offsetText.dropFirst().split(separator: ":")
-            guard offsetText.first == "+" || offsetText.first == "-", parts.count == 2, let h = Int16(parts[0]), let m = Int16(parts[1]),
+            guard offsetText.first == "+" || offsetText.first == "-", parts.count == 2,
+                  let h = Int(parts[0]), let m = Int(parts[1]), (0...14).contains(h), (0...59).contains(m),
                   let local = dateTime2(String(text.dropLast(6)).trimmingCharacters(in: .whitespaces), scale: info.scale) else { throw bad() }
-            return .datetimeOffset(SQLDateTimeOffset(local: local, offsetMinutes: sign * (h * 60 + m)))
+            let minutes = sign * (h * 60 + m)
+            guard (-840...840).contains(minutes) else { throw bad() }
+            return .datetimeOffset(SQLDateTimeOffset(local: local, offsetMinutes: Int16(minutes)))
         case .bigVarBinary, .bigBinary:
             guard let bytes = hex(text) else { throw bad() }
             return .binary(bytes)
@@ -123,8 +126,9 @@ enum ProcedureArguments {
     }
 
     static func time(_ text: String, scale: UInt8) -> SQLTime? {
-        let main = text.split(separator: ".", maxSplits: 1)
-        let hms = main[0].split(separator: ":").compactMap { Int($0) }
+        let main = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let clock = main.first else { return nil }
+        let hms = clock.split(separator: ":").compactMap { Int($0) }
         guard hms.count == 3 else { return nil }
         var fraction: UInt64 = 0
         if main.count == 2 {
@@ -137,7 +141,7 @@ enum ProcedureArguments {
 
     static func dateTime2(_ text: String, scale: UInt8) -> SQLDateTime2? {
         let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
-        guard let d = date(parts[0]) else { return nil }
+        guard let first = parts.first, let d = date(first) else { return nil }
         let t = parts.count == 2 ? time(parts[1], scale: scale) : SQLTime(ticks: 0, scale: scale)
         return t.map { SQLDateTime2(date: d, time: $0) }
     }

@@ -9,18 +9,23 @@ import SQLClientTesting
 final class CancelReplayTests: XCTestCase {
     static let columns = [ColumnMetadata(typeInfo: .int, name: "n")]
 
-    /// A response that sends COLMETADATA and one row, then stalls (and ignores ATTENTION).
+    /// A response that sends COLMETADATA and one row, then stalls (and ignores ATTENTION);
+    /// Fixtures/sessions/rpc-attention-ignored.tdssession holds the same for a SQL batch.
     static func stallingSession(_ request: ReplaySession.Request) throws -> ReplaySession {
         let head = RPCTokens.colMetadata(columns) + (try RPCTokens.row([.int(1)], columns))
         let rest = try RPCTokens.row([.int(2)], columns) + RPCTokens.done([.count], count: 2)
         let exchange = ReplaySession.Exchange(request: request,
                                               response: [.init(bytes: head), .init(bytes: rest)],
                                               faults: .init(stallAfter: head.count))
-        return ReplaySession(name: "rpc-stall", attention: .ignore, exchanges: [exchange])
+        return ReplaySession(name: "rpc-stall", version: .v7_4, attention: .ignore, exchanges: [exchange])
     }
 
     func testQueryTimeoutWithUnacknowledgedAttentionClosesTheConnection() async throws {
-        let server = try RPCReplay.start(try Self.stallingSession(.sqlBatch("SELECT n FROM slow")))
+        let session = try RPCReplay.fixture("rpc-attention-ignored.tdssession")
+        XCTAssertEqual(session.attention, .ignore)
+        XCTAssertEqual(session.withoutComments(name: "s"), try Self.stallingSession(.sqlBatch("SELECT n FROM slow")).withoutComments(name: "s"),
+                       "the fixture is the session the other tests build")
+        let server = try RPCReplay.start(session)
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server) {
             $0.queryTimeout = .milliseconds(300)
@@ -198,5 +203,21 @@ final class CancelReplayTests: XCTestCase {
         XCTAssertTrue(open, "an acknowledged cancellation leaves the connection usable")
         let next = try await connection.execute(literal: "SELECT \(unsafeRaw: "n") FROM fast")
         XCTAssertEqual(next.rows.first?["n"]?.intValue, 2)
+    }
+}
+
+extension ReplaySession {
+    /// The same session with comments dropped and another name (to compare a fixture file with a built session).
+    func withoutComments(name: String) -> ReplaySession {
+        var copy = self
+        copy.name = name
+        copy.comment = nil
+        copy.exchanges = exchanges.map { e in
+            var e = e
+            e.comment = nil
+            e.response = [.init(bytes: e.responseBytes)]
+            return e
+        }
+        return copy
     }
 }

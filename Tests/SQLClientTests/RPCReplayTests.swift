@@ -146,6 +146,31 @@ final class RPCReplayTests: XCTestCase {
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
     }
 
+    /// sp_prepexec (ProcID 13): prepared and run at once, the handle taken from the first OUTPUT value.
+    func testPrepareAndExecute() async throws {
+        let columns = [ColumnMetadata(typeInfo: .nvarchar(10), name: "s")]
+        let session = ReplaySession(name: "rpc-prepexec", exchanges: [
+            RPCTokens.rpc("sp_prepexec", [("", nil), ("", "@P1 nvarchar(4000)"), ("", "SELECT @P1 AS s"), ("@P1", "a")],
+                          [RPCTokens.colMetadata(columns), try RPCTokens.row([.string("a")], columns),
+                           RPCTokens.doneInProc([.more, .count], count: 1), RPCTokens.returnStatus(0),
+                           try RPCTokens.returnValue(ordinal: 0, name: "", .int, .int(3)), RPCTokens.doneProc()]),
+            RPCTokens.rpc("sp_execute", [("", "3"), ("@P1", "b")],
+                          [RPCTokens.colMetadata(columns), try RPCTokens.row([.string("b")], columns),
+                           RPCTokens.doneInProc([.more, .count], count: 1), RPCTokens.returnStatus(0), RPCTokens.doneProc()]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        defer { Task { await connection.close() } }
+        let (statement, first) = try await connection.prepareAndExecute("SELECT \("a") AS s")
+        XCTAssertEqual(statement.handle, 3)
+        XCTAssertEqual(first.rows.first?["s"]?.stringValue, "a")
+        XCTAssertEqual(first.outputs.count, 0, "the handle is not an output of the query")
+        let again = try await connection.executePrepared(statement, parameters: ["b"])
+        XCTAssertEqual(again.rows.first?["s"]?.stringValue, "b")
+        XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
+    }
+
     /// An OUTPUT parameter through sp_executesql from a SQLQuery: declared `output`, value from RETURNVALUE.
     func testExecuteSQLOutputParameterFromAQuery() async throws {
         let q: SQLQuery = "SET \(SQLParameter.output("@o", type: .int)) = \(Int32(21)) * 2"

@@ -91,6 +91,28 @@ extension SQLConnection {
                                     parameterTypes: Array(exec.parameters.dropFirst(2).map(\.typeInfo)))
     }
 
+    /// Prepares and runs `query` in one round trip (`sp_prepexec`, ProcID 13): the result of this
+    /// execution, and the statement (its handle from the OUTPUT parameter) to run again with
+    /// ``executePrepared(_:parameters:timeout:)``.
+    public func prepareAndExecute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> (SQLPreparedStatement, SQLProcedureResult) {
+        let version = session.tdsVersion
+        let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
+        let exec = try query.rpcCall(version: version, collation: collation)
+        guard let statement = exec.parameters.first else { throw SQLClientError(.invalidParameter, "no statement to prepare") }
+        let declaration = exec.parameters.count > 1 ? exec.parameters[1] : RPCParameter(typeInfo: .nvarchar(4000), value: .null)
+        let values = Array(exec.parameters.dropFirst(2))
+        let call = RPCCall(procedure: .id(.spPrepExec), parameters: [
+            RPCParameter(status: .byRefValue, typeInfo: .int, value: .null), declaration, statement,
+        ] + values)
+        var result = try await run(.rpc([call]), timeout: timeout)
+        guard let first = result.outputs.first, first.ordinal == 0 || first.name.isEmpty,
+              let handle = first.value.intValue, let h = Int32(exactly: handle) else {
+            throw SQLClientError(.protocolError, "sp_prepexec returned no handle")
+        }
+        result.outputs.removeFirst()
+        return (SQLPreparedStatement(handle: h, sql: query.sql, parameterTypes: values.map(\.typeInfo)), result)
+    }
+
     /// Runs a prepared statement (`sp_execute`, ProcID 12) with `parameters` in declaration order.
     public func executePrepared(_ statement: SQLPreparedStatement, parameters: [SQLParameterConvertible] = [],
                                 timeout: Duration? = nil) async throws -> SQLProcedureResult {

@@ -48,7 +48,16 @@ public enum OracleFixtures {
     /// What a client should decode from one exchange: column names and, per row, the
     /// canonical text of each value (nil = NULL), with the value labels.
     public struct Expectation: Hashable, Sendable {
+        /// A result set (`SELECT`), or output parameters (RETURNVALUE tokens answering an RPC).
+        public enum Kind: String, Hashable, Sendable { case resultSet, outputParameters }
+        public var kind: Kind = .resultSet
+        /// The SQL text; for output parameters `-- @@rpc <procedure>` (how the FreeTDS program
+        /// is told to make an RPC call).
         public var sql: String
+        /// The procedure called, for output parameters.
+        public var procedure: String?
+        /// Per column, a label for the value (output parameters: which value of which type).
+        public var columnLabels: [String]?
         /// The type case name (as declared at 7.4), or "all types" for the wide result.
         public var typeName: String
         /// The SQL type actually sent at this version (e.g. "nvarchar(27)" for datetime2 at 7.2).
@@ -426,6 +435,8 @@ public enum OracleFixtures {
 
     /// The SQL text that asks for one type case.
     public static func sql(for c: TypeCase) -> String { "SELECT id, v FROM oracle.[\(c.name)] ORDER BY id" }
+    /// The procedure whose RETURNVALUEs carry every type.
+    public static let outputProcedure = "oracle.output_parameters"
     /// The SQL text of the wide result (every type in one row).
     public static let wideSQL = "SELECT * FROM oracle.[all types] ORDER BY id"
 
@@ -479,6 +490,41 @@ public enum OracleFixtures {
                 wideFirst.append(first.value); wideLast.append(last.value); wideNull.append(.null)
             }
         }
+        // Output parameters: RETURNSTATUS, then RETURNVALUE for a NULL, the first and the last
+        // non-NULL value of every type (values over 2,000 bytes of text and the PLP chunking edge
+        // cases, covered by the rows, left out), then DONEPROC.
+        var outSegments: [ReplaySession.Segment] = [.init(comment: "RETURNSTATUS 0", bytes: ServerTokens.returnStatus(0))]
+        var outNames: [String] = [], outTypes: [String] = [], outLabels: [String] = [], outValues: [String?] = []
+        for c in typeCases() {
+            let (type, values) = adapt(c, version: version, utf8Acknowledged: utf8)
+            // text, ntext and image cannot be OUTPUT parameters in SQL Server.
+            if type.type == .text || type.type == .ntext || type.type == .image { continue }
+            let nonNull = values.filter {
+                !$0.value.isNull && $0.chunking == nil && ($0.value.canonicalText?.utf8.count ?? 0) <= 2000
+            }
+            var picked = values.filter { $0.value.isNull }.prefix(1).map { $0 }
+            if let first = nonNull.first { picked.append(first) }
+            if let last = nonNull.last, nonNull.count > 1 { picked.append(last) }
+            for v in picked {
+                let ordinal = outNames.count + 1
+                let name = "@p\(ordinal)"
+                let shown = v.value.canonicalText.map { $0.count > 60 ? String($0.prefix(57)) + "..." : $0 }
+                outSegments.append(.init(
+                    comment: "RETURNVALUE \(name) \(type.sqlTypeName): \(c.name) \(v.label) = \(shown.map(JSONText.quote) ?? "NULL")",
+                    bytes: try ServerTokens.returnValue(ordinal: UInt16(ordinal), name: name, userType: c.userType, type: type,
+                                                        value: v.value, chunking: v.chunking, version: version)))
+                outNames.append(name); outTypes.append(c.name); outLabels.append("\(c.name) \(v.label)")
+                outValues.append(v.value.canonicalText)
+            }
+        }
+        outSegments.append(.init(comment: "DONEPROC", bytes: ServerTokens.done(token: 0xFE, version: version)))
+        session.exchanges.append(.init(request: .rpc(procedure: outputProcedure, parameters: []), response: outSegments,
+                                       comment: "output parameters of every type"))
+        expectations.append(Expectation(kind: .outputParameters, sql: "-- @@rpc \(outputProcedure)", procedure: outputProcedure,
+                                        columnLabels: outLabels, typeName: "output parameters", sentTypeName: "(mixed)",
+                                        columns: outNames, columnTypeNames: outTypes, rows: [outValues],
+                                        labels: ["RETURNVALUE"], rowCount: 0))
+
         var wideSegments: [ReplaySession.Segment] = [
             .init(comment: "COLMETADATA \(wideColumns.count) columns", bytes: ServerTokens.colMetadata(wideColumns, version: version)),
         ]
@@ -495,6 +541,15 @@ public enum OracleFixtures {
                                         labels: ["first values", "last values", "all NULL"], rowCount: 3))
         return Fixture(fileName: "oracle-\(v)-\(format.rawValue).tdssession", version: version, format: format,
                        session: session, expectations: expectations)
+    }
+
+    /// The exchange that answers `expectation` in `fixture`'s session.
+    public static func exchange(for expectation: Expectation, in session: ReplaySession) -> ReplaySession.Exchange? {
+        switch expectation.kind {
+        case .resultSet: return session.exchanges.first { $0.request == .sqlBatch(expectation.sql) }
+        case .outputParameters:
+            return session.exchanges.first { if case .rpc(let p, _) = $0.request { return p == expectation.procedure } else { return false } }
+        }
     }
 
     /// Every fixture: ROW at every version, NBCROW at 7.3 and 7.4.

@@ -97,4 +97,22 @@ extension ServerTokens {
         }
         return w.bytes
     }
+
+    /// [MS-TDS] 2.2.7.19 RETURNVALUE (0xAC): ParamOrdinal, ParamName (B_VARCHAR), Status (0x01
+    /// output parameter, 0x02 UDF result), UserType (USHORT before 7.2, ULONG from 7.2), Flags,
+    /// TYPE_INFO, then the value as in ROW (PLP re-chunked when `chunking` is given).
+    public static func returnValue(ordinal: UInt16, name: String, status: UInt8 = 0x01, userType: UInt32 = 0,
+                                   flags: ColumnFlags = [.nullable], type: TypeInfo, value: SQLValue,
+                                   chunking: PLPChunking? = nil, version: TDSVersion) throws(TDSDecodingError) -> [UInt8] {
+        var w = ByteWriter()
+        w.writeUInt8(0xAC)
+        w.writeUInt16LE(ordinal)
+        w.writeBVarChar(name)
+        w.writeUInt8(status)
+        if version.hasLongRowCounts { w.writeUInt32LE(userType) } else { w.writeUInt16LE(UInt16(truncatingIfNeeded: userType)) }
+        w.writeUInt16LE(flags.rawValue)
+        type.encode(into: &w, version: version)
+        w.writeBytes(try encodeCell(value, column: type, chunking: chunking))
+        return w.bytes
+    }
 }

@@ -19,10 +19,12 @@ enum FreeTDSOracle {
     static func unsupported(_ type: String) -> String { "<FreeTDS db-lib: no conversion of type \(type)>" }
 
     /// One batch's output.
-    struct Batch: Equatable {
+    struct Batch {
         var results: [ResultSet] = []
         var counts: [Int] = []
         var returnStatus: [Int] = []
+        /// Output parameters (RET lines): name and canonical text (nil = NULL), in order.
+        var returnValues: [(name: String, value: String?)] = []
         var messages: [String] = []
         var failures: [String] = []
         /// `--bench`: rows and values converted to native C values, and the seconds it took.
@@ -135,6 +137,18 @@ enum FreeTDSOracle {
                       !b.results[r].notes.isEmpty else { continue }
                 b.results[r].notes[b.results[r].notes.count - 1][col] = JSONString.unquote(f[2]) ?? f[2]
                 batch = b
+            case "RET":
+                let f = rest.split(separator: " ", maxSplits: 1).map(String.init)
+                guard f.count == 2 else { continue }
+                // <name as JSON> then NULL / UNSUPPORTED t / <JSON>
+                let tail = f[1]
+                guard let close = JSONString.endOfQuoted(tail) else { continue }
+                let name = JSONString.unquote(String(tail[..<close])) ?? ""
+                let valueText = tail[close...].trimmingCharacters(in: .whitespaces)
+                let v: String? = valueText == "NULL" ? nil
+                    : valueText.hasPrefix("UNSUPPORTED ") ? unsupported(String(valueText.dropFirst(12)))
+                    : (JSONString.unquote(valueText) ?? valueText)
+                batch?.returnValues.append((name, v))
             case "BENCH":
                 let f = rest.split(separator: " ").map(String.init)
                 if f.count == 4 {
@@ -157,6 +171,19 @@ enum FreeTDSOracle {
 
 /// JSON string unquoting for the oracle's output (UTF-8 text, `\uXXXX` escapes).
 enum JSONString {
+    /// The index just past the closing quote of the JSON string that starts `s`.
+    static func endOfQuoted(_ s: String) -> String.Index? {
+        guard s.first == "\"" else { return nil }
+        var escaped = false
+        var i = s.index(after: s.startIndex)
+        while i < s.endIndex {
+            let c = s[i]
+            if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { return s.index(after: i) }
+            i = s.index(after: i)
+        }
+        return nil
+    }
+
     static func unquote(_ s: String) -> String? {
         guard let data = "[\(s)]".data(using: .utf8),
               let array = try? JSONSerialization.jsonObject(with: data) as? [String], let first = array.first else { return nil }

@@ -78,6 +78,8 @@ enum SQLClientSide {
         var results: [[[String?]]] = []
         var columnNames: [[String]] = []
         var counts: [UInt64] = []
+        var returnValues: [String?] = []
+        var returnStatuses: [Int] = []
         var error: String?
     }
 
@@ -97,6 +99,17 @@ enum SQLClientSide {
         var out: [Batch] = []
         for e in fixture.expectations {
             var batch = Batch()
+            if e.kind == .outputParameters, let procedure = e.procedure {
+                do {
+                    let result = try await connection.callProcedure(procedure)
+                    batch.returnValues = result.outputs.map { $0.value.canonicalText }
+                    batch.returnStatuses = result.returnStatuses.map(Int.init)
+                } catch {
+                    batch.error = "\(error)"
+                }
+                out.append(batch)
+                continue
+            }
             do {
                 let result = try await connection.executeBatch(e.sql)
                 for statement in result.statements {
@@ -123,7 +136,7 @@ enum SQLClientSide {
     static func decode(session: ReplaySession, fixture: OracleFixtures.Fixture) throws -> [Batch] {
         var out: [Batch] = []
         for e in fixture.expectations {
-            guard let exchange = session.exchanges.first(where: { $0.request == .sqlBatch(e.sql) }) else {
+            guard let exchange = OracleFixtures.exchange(for: e, in: session) else {
                 out.append(Batch(error: "no recording")); continue
             }
             var batch = Batch()
@@ -156,6 +169,10 @@ enum SQLClientSide {
             batch.results[batch.results.count - 1].append(values.map(\.canonicalText))
         case .done, .doneInProc, .doneProc:
             if let d = token.doneStatus, d.status.contains(.count) { batch.counts.append(d.rowCount) }
+        case .returnValue(let r):
+            batch.returnValues.append(r.value.canonicalText)
+        case .returnStatus(let r):
+            batch.returnStatuses.append(Int(r.value))
         default: break
         }
     }
@@ -244,8 +261,17 @@ struct ConformanceReport {
             let mine = b < ours.count ? ours[b] : SQLClientSide.Batch(error: "missing")
             let theirs = b < freetds.batches.count ? freetds.batches[b] : FreeTDSOracle.Batch(failures: ["missing"])
             if let err = mine.error { failures.append("SQLClient failed on \(e.typeName) at \(where_): \(err)"); continue }
-            guard let myRows = mine.results.first else { failures.append("SQLClient: no result for \(e.typeName) at \(where_)"); continue }
-            let theirRows = theirs.results.first?.rows ?? []
+            let outputs = e.kind == .outputParameters
+            if outputs {
+                if mine.returnStatuses != [0] { failures.append("SQLClient return status at \(where_): \(mine.returnStatuses)") }
+                if theirs.returnStatus != [0] { failures.append("FreeTDS return status at \(where_): \(theirs.returnStatus)") }
+                let names = theirs.returnValues.map(\.name)
+                if names != e.columns { failures.append("FreeTDS output parameter names at \(where_): \(names.prefix(5))…") }
+            }
+            guard let myRows = outputs ? [mine.returnValues] : mine.results.first else {
+                failures.append("SQLClient: no result for \(e.typeName) at \(where_)"); continue
+            }
+            let theirRows = outputs ? [theirs.returnValues.map(\.value)] : (theirs.results.first?.rows ?? [])
             var lostRowsExplained = false
             if theirRows.count < e.rows.count {
                 let lost = e.labels[theirRows.count...]
@@ -261,17 +287,18 @@ struct ConformanceReport {
             if myRows.count != e.rows.count {
                 failures.append("SQLClient returned \(myRows.count) rows for \(e.typeName) at \(where_), expected \(e.rows.count)")
             }
-            if mine.counts.last != UInt64(e.rowCount) {
+            if !outputs, mine.counts.last != UInt64(e.rowCount) {
                 failures.append("SQLClient DONE count for \(e.typeName) at \(where_): \(mine.counts), expected \(e.rowCount)")
             }
-            if theirs.counts.first != e.rowCount && !lostRowsExplained {
+            if !outputs, theirs.counts.first != e.rowCount && !lostRowsExplained {
                 failures.append("FreeTDS DBCOUNT for \(e.typeName) at \(where_): \(theirs.counts), expected \(e.rowCount)")
             }
             for (r, expectedRow) in e.rows.enumerated() {
                 let label = r < e.labels.count ? e.labels[r] : "row \(r + 1)"
                 for (c, expected) in expectedRow.enumerated() {
                     let type = c < e.columnTypeNames.count ? e.columnTypeNames[c] : e.typeName
-                    let valueLabel = e.typeName == "all types" ? "\(label), column \(c + 1)" : label
+                    let valueLabel = outputs ? "RETURNVALUE \(e.columns[c]): \(e.columnLabels?[c] ?? "")"
+                        : e.typeName == "all types" ? "\(label), column \(c + 1)" : label
                     typesSeen.insert(type)
                     compared += 1
                     let my: String?? = r < myRows.count && c < myRows[r].count ? .some(myRows[r][c]) : .none

@@ -7,7 +7,9 @@
  *
  * Usage: oracle [--bench] HOST:PORT TDSVER BATCHFILE
  *   TDSVER    7.1, 7.2, 7.3 or 7.4 (DBSETLVERSION)
- *   BATCHFILE SQL batches separated by lines holding exactly "-- @@batch"
+ *   BATCHFILE SQL batches separated by lines holding exactly "-- @@batch"; a batch whose text is
+ *             "-- @@rpc NAME" is sent as an RPC call of procedure NAME without parameters
+ *             (dbrpcinit/dbrpcsend) instead
  *
  * Connects with db-lib, runs each batch and prints, one item per line, using FreeTDS's own
  * decoding (dbdata, dbdatlen, dbanydatecrack, dbconvert) and the canonical text of values in
@@ -21,6 +23,7 @@
  *   NOTE <i> dbconvert <JSON>    FreeTDS's own text conversion of the value (money), for the record
  *   COUNT <DBCOUNT>              after each result (-1 = no count)
  *   RETSTATUS <n>
+ *   RET <i> <name as JSON> NULL | RET <i> <name> <canonical text as JSON>   output parameters (dbnumrets, dbretdata)
  *   MSG <number> <severity> <text as JSON>
  *   ERR <dberr> <severity> <text as JSON>
  *   FAIL <what>
@@ -325,7 +328,16 @@ int main(int argc, char **argv)
 			printf("RECONNECT\n");
 			if (!dbproc) { printf("FAIL dbopen\n"); break; }
 		}
-		if (dbcmd(dbproc, cursor) == FAIL || dbsqlexec(dbproc) == FAIL) {
+		RETCODE sent;
+		if (!strncmp(cursor, "-- @@rpc ", 9)) {
+			char name[256];
+			snprintf(name, sizeof name, "%s", cursor + 9);
+			name[strcspn(name, "\n")] = 0;
+			sent = dbrpcinit(dbproc, name, 0) == FAIL || dbrpcsend(dbproc) == FAIL || dbsqlok(dbproc) == FAIL ? FAIL : SUCCEED;
+		} else {
+			sent = dbcmd(dbproc, cursor) == FAIL || dbsqlexec(dbproc) == FAIL ? FAIL : SUCCEED;
+		}
+		if (sent == FAIL) {
 			printf("FAIL dbsqlexec\n");
 		} else {
 			RETCODE rc;
@@ -382,6 +394,20 @@ int main(int argc, char **argv)
 				printf("COUNT %d\n", (int) DBCOUNT(dbproc));
 				if (dbhasretstat(dbproc))
 					printf("RETSTATUS %d\n", (int) dbretstatus(dbproc));
+				int nrets = dbnumrets(dbproc);
+				for (int r = 1; r <= nrets; r++) {
+					BYTE *data = dbretdata(dbproc, r);
+					DBINT len = dbretlen(dbproc, r);
+					char *name = dbretname(dbproc, r);
+					printf("RET %d ", r);
+					json(name ? name : "", name ? strlen(name) : 0);
+					putchar(' ');
+					if (data == NULL && len <= 0)
+						fputs("NULL", stdout);
+					else
+						print_value(dbproc, r, dbrettype(dbproc, r), data, len);
+					putchar('\n');
+				}
 			}
 		}
 		if (bench)

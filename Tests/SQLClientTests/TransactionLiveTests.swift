@@ -90,6 +90,28 @@ final class TransactionLiveTests: XCTestCase {
         try await assertTranCount(connection, 0)
     }
 
+    /// withTransaction inside a transaction nests with a savepoint: a throwing inner body is
+    /// rolled back to it and the outer transaction stays open.
+    func testNestedWithTransactionUsesASavepoint() async throws {
+        let connection = try await LiveServer.connect()
+        defer { Task { await connection.close() } }
+        let count = try await connection.withTransaction { outer -> Int in
+            do {
+                try await outer.withTransaction { inner in
+                    let open = await inner.isInTransaction
+                    XCTAssertTrue(open)
+                    throw Boom()
+                }
+                XCTFail("the inner error is rethrown")
+            } catch is Boom {}
+            let stillOpen = await outer.isInTransaction
+            XCTAssertTrue(stillOpen, "the inner rollback went to the savepoint only")
+            return try await outer.execute("SELECT @@TRANCOUNT AS n").first?.rows.first?["n"]?.intValue ?? -1
+        }
+        XCTAssertEqual(count, 1)
+        try await assertTranCount(connection, 0)
+    }
+
     /// The descriptor each BEGIN TRANSACTION ENVCHANGE brings is carried in the ALL_HEADERS of
     /// the requests that follow, and 0 again after the commit (login-only TLS, so the requests
     /// can be read back from the socket and decoded).

@@ -43,7 +43,8 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected; nil uses
     /// ``connectTimeout``. Exceeding it fails the connect with `.timeout`.
     public var loginTimeout: Duration? = nil
-    /// Default time allowed for each request (batch, RPC, transaction request); nil waits forever.
+    /// Default time allowed for each request (batch, RPC, transaction request), counted from when
+    /// it is sent (not while it waits for an earlier request); nil waits forever.
     /// When it passes, the client sends ATTENTION and the request fails with `.timeout` once the
     /// server acknowledges it (connection string key `Command Timeout`, seconds, 0 = none).
     public var queryTimeout: Duration? = nil

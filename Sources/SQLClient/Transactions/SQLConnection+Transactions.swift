@@ -97,9 +97,24 @@ extension SQLConnection {
     /// Runs `body` in a transaction: begins it, commits when `body` returns, rolls back when it
     /// throws (then rethrows the body's error; a failing rollback does not hide it). When the body
     /// itself ended the transaction (a T-SQL `COMMIT` or `ROLLBACK`), nothing more is sent.
+    ///
+    /// Inside an open transaction it nests with a savepoint instead: the body's work is rolled
+    /// back to the savepoint when it throws, and the outer transaction decides the rest.
     public func withTransaction<T>(isolationLevel: SQLIsolationLevel? = nil,
-                                               isolation: isolated (any Actor)? = #isolation,
-                                               _ body: (SQLConnection) async throws -> T) async throws -> T {
+                                   isolation: isolated (any Actor)? = #isolation,
+                                   _ body: (SQLConnection) async throws -> T) async throws -> T {
+        if await isInTransaction {
+            let savepoint = "sqlclient_" + String(UInt32.random(in: 0 ... .max), radix: 16)
+            try await saveTransaction(savepoint)
+            do {
+                return try await body(self)
+            } catch {
+                if await isInTransaction, await isOpen {
+                    try? await rollbackTransaction(toSavepoint: savepoint)
+                }
+                throw error
+            }
+        }
         try await beginTransaction(isolationLevel: isolationLevel)
         let value: T
         do {

@@ -26,6 +26,9 @@ final class RPCLiveTests: XCTestCase {
         let bigint = try await connection.execute(literal: "SELECT \(9_000_000_000) AS big")
         XCTAssertEqual(bigint.rows.first?["big"]?.intValue, 9_000_000_000)
 
+        let listed = try await connection.execute(literal: "SELECT name FROM people WHERE id IN (\(list: [Int32(1), 3])) ORDER BY id")
+        XCTAssertEqual(listed.rows.map { $0["name"]?.stringValue }, ["Alice", "Chloé"])
+
         // Streaming a parameterized query.
         var ids: [Int] = []
         for try await row in connection.query(literal: "SELECT id FROM people WHERE id >= \(Int32(2)) ORDER BY id") {

@@ -113,6 +113,15 @@ final class RPCQueryTests: XCTestCase {
         XCTAssertEqual(text, "SELECT 1")
     }
 
+    func testListInterpolationForInClauses() throws {
+        let ids: [Int32] = [3, 1, 4]
+        let q: SQLQuery = "SELECT * FROM t WHERE id IN (\(list: ids)) AND name = \("x") AND k IN (\(list: [String]()))"
+        XCTAssertEqual(q.sql, "SELECT * FROM t WHERE id IN (@P1, @P2, @P3) AND name = @P4 AND k IN (NULL)")
+        let call = try decodeBack(try q.rpcCall(version: .v7_4))
+        XCTAssertEqual(call.parameters[1].value.stringValue, "@P1 int, @P2 int, @P3 int, @P4 nvarchar(4000)")
+        XCTAssertEqual(call.parameters[2...].map(\.value), [.int(3), .int(1), .int(4), .string("x")])
+    }
+
     private func plainRequest(_ q: SQLQuery) throws -> OutgoingRequest {
         q.parameters.isEmpty ? .sqlBatch(q.sql) : .rpc([try q.rpcCall(version: .v7_4)])
     }

@@ -67,6 +67,18 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, Cu
             sql += p.name ?? ""
         }
 
+        /// Each value as its own parameter, comma-separated, for `IN (…)` lists: `WHERE id IN (\(list: ids))`
+        /// becomes `WHERE id IN (@P1, @P2, @P3)`. An empty sequence gives `NULL` (`IN (NULL)` matches nothing).
+        public mutating func appendInterpolation<S: Sequence>(list values: S) where S.Element: SQLParameterConvertible {
+            var first = true
+            for v in values {
+                if !first { sql += ", " }
+                first = false
+                appendInterpolation(v)
+            }
+            if first { sql += "NULL" }
+        }
+
         /// Trusted text spliced into the SQL as is (an identifier you checked). Never pass user input.
         public mutating func appendInterpolation(unsafeRaw text: String) {
             sql += text

@@ -87,7 +87,7 @@ final class RPCCLITests: XCTestCase {
         let params = cases.map { c -> ReplaySession.Parameter in
             let name = String(c.0.split(separator: ":")[0])
             return .init(name: name, value: c.2.isEmpty ? nil : c.2)
-        }
+        } + [.init(name: "@io", value: "5"), .init(name: "@def", value: nil), .init(name: "@out", value: nil)]
         let session = ReplaySession(name: "rpc-cli-types", exchanges: [
             ReplaySession.Exchange(request: .rpc(procedure: "dbo.types", parameters: params),
                                    response: [.init(bytes: RPCTokens.returnStatus(5) + RPCTokens.doneProc())]),
@@ -96,6 +96,7 @@ final class RPCCLITests: XCTestCase {
         defer { server.stop() }
         var args = ["-S", "127.0.0.1,\(server.port)", "-U", "u", "-P", "p", "--encrypt", "notsupported", "--exec", "dbo.types"]
         for c in cases { args += ["--param", "\(c.0)=\(c.1)"] }
+        args += ["--inout", "@io:smallint=5", "--default", "@def", "--output", "@out:datetime2(3)"]
         let r = try CLIComparisonTests.run(binary.path, args)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(600) ?? ""))

@@ -62,8 +62,15 @@ start() {
         echo "something else already listens on $HOST:$PORT; set SQLCLIENT_TEST_PORT" >&2
         return 1
     fi
-    nohup "$VENV/bin/python" -m pysqlbridge.server --config "$CONFIG" --host "$HOST" --port "$PORT" \
-        >"$LOG" 2>&1 </dev/null &
+    # Through a small wrapper that unblocks SIGTERM/SIGINT first: a parent that starts us from a
+    # thread with signals blocked (a test runner's Dispatch thread) would otherwise leave the
+    # server deaf to `stop`.
+    nohup "$VENV/bin/python" -c '
+import runpy, signal, sys
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+sys.argv[0] = "pysqlbridge"
+runpy.run_module("pysqlbridge.server", run_name="__main__", alter_sys=True)
+' --config "$CONFIG" --host "$HOST" --port "$PORT" >"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
     for _ in $(seq 1 150); do
         if port_open; then

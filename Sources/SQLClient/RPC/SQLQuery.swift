@@ -58,6 +58,11 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, Cu
             sql += p.name ?? ""
         }
 
+        /// An optional value: NULL of the wrapped type's inferred SQL type when nil.
+        public mutating func appendInterpolation<T: SQLParameterConvertible>(_ value: T?) {
+            appendInterpolation(value.sqlParameter)
+        }
+
         /// A typed parameter (``SQLParameter/varchar(_:length:collation:)``, ``SQLParameter/decimal(_:precision:scale:)``…).
         public mutating func appendInterpolation(_ parameter: SQLParameter) {
             var p = parameter

@@ -208,12 +208,20 @@ public struct SQLQueryEventSequence: AsyncSequence, Sendable {
     }
 
     /// Sends the request on the first `next()`; cancels it (ATTENTION) when dropped before its end.
+    /// Events are fetched in batches (the ones the received bytes already hold, see
+    /// `SQLConnection.nextEvents`), so a large result does not cross into the actor once per row.
     final class Cursor: @unchecked Sendable {
         let connection: SQLConnection
         let query: SQLQuery
         let timeout: Duration?
         private var id: UInt64?
+        /// The request is over on the connection (completed, failed or abandoned).
         private var finished = false
+        private var buffered: [SQLResponseEvent] = []
+        private var position = 0
+        /// The request's error, thrown after the buffered events.
+        private var pendingError: (any Error)?
+        static let batchLimit = 512
 
         init(connection: SQLConnection, query: SQLQuery, timeout: Duration?) {
             self.connection = connection
@@ -222,23 +230,36 @@ public struct SQLQueryEventSequence: AsyncSequence, Sendable {
         }
 
         func next() async throws -> SQLResponseEvent? {
-            if finished { return nil }
-            if Task.isCancelled, let id {
+            if !finished, let id, Task.isCancelled {
                 // Rows may already be buffered: stop here rather than at the next socket read.
                 finished = true
+                buffered = []
+                position = 0
                 let connection = self.connection
                 Task { await connection.abandon(id) }
                 throw SQLClientError(.cancelled, "the request was cancelled")
             }
+            if position < buffered.count {
+                position += 1
+                return buffered[position - 1]
+            }
+            if let error = pendingError {
+                pendingError = nil
+                throw error
+            }
+            if finished { return nil }
             do {
                 if id == nil {
                     let request = try await connection.request(for: query)
                     id = try await connection.startRequest(request, timeout: timeout)
                 }
                 guard let id else { return nil }
-                let event = try await connection.nextEvent(id)
-                if event == nil { finished = true }
-                return event
+                let batch = await connection.nextEvents(id, limit: Cursor.batchLimit)
+                if batch.ended || batch.error != nil { finished = true }
+                buffered = batch.events
+                position = 0
+                pendingError = batch.error
+                return try await next()
             } catch {
                 finished = true
                 throw error

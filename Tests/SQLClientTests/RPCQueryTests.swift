@@ -70,6 +70,31 @@ final class RPCQueryTests: XCTestCase {
                                "1.0000", "1971-01-01 00:00:00.123", "1971-01-01 00:00:00", "7.0", "<r/>", "n"])
     }
 
+    /// Typed parameters of types an older TDS version lacks travel in the form SQL Server converts.
+    func testTypedParametersOnOlderTDSVersions() throws {
+        let date = Date(timeIntervalSince1970: 1_000_000_000.5)
+        let params: [(SQLParameter, TDSVersion, String, String?)] = [
+            (.datetime2(date, scale: 1), .v7_2, "nvarchar(4000)", "2001-09-09 01:46:40.5"),
+            (.datetimeOffset(date, offsetMinutes: 60, scale: 0), .v7_2, "nvarchar(4000)", "2001-09-09 02:46:41 +01:00"),
+            (.date(nil), .v7_2, "nvarchar(4000)", nil),
+            (.datetime2(date, scale: 1), .v7_3B, "datetime2(1)", "2001-09-09 01:46:40.5"),
+            (.varchar("v", length: nil), .v7_1_1, "text", "v"),
+            (.nvarchar("n", length: nil), .v7_1_1, "ntext", "n"),
+            (.varbinary([1], length: nil), .v7_1_1, "image", "0x01"),
+            (.xml("<x/>"), .v7_1_1, "ntext", "<x/>"),
+            (.varchar(nil, length: nil), .v7_1_1, "text", nil),
+            (.nvarchar("n", length: nil), .v7_2, "nvarchar(max)", "n"),
+        ]
+        for (p, version, typeName, text) in params {
+            let wire = try p.named("@p").rpcParameter(version: version)
+            XCTAssertEqual(wire.typeInfo.sqlTypeName, typeName, "\(p) in \(version)")
+            let headers: AllHeaders? = AllHeaders.isPresent(in: version) ? .transaction() : nil
+            let bytes = try RPCRequest(RPCCall(procedure: .name("p"), parameters: [wire]), allHeaders: headers).encode(version: version)
+            let back = try RPCRequest.decode(from: bytes, version: version).calls[0].parameters[0]
+            XCTAssertEqual(back.value.canonicalText, text, "\(p) in \(version)")
+        }
+    }
+
     func testValuesThatDoNotFitFailWithInvalidParameter() throws {
         let cases: [SQLQuery] = [
             "SELECT \(.decimal(Decimal(12345), precision: 3, scale: 0))",

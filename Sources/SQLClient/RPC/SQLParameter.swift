@@ -262,6 +262,24 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         type ?? TypeInfo.parameter(for: value, version: version, collation: collation).0
     }
 
+    /// The TYPE_INFO to send instead of `type` in `version`, nil when `version` has it: before TDS
+    /// 7.3 date, time, datetime2 and datetimeoffset go as nvarchar text; before 7.2 the max types
+    /// (PLP) go as text, ntext or image, and xml as ntext.
+    static func downgraded(_ type: TypeInfo, for version: TDSVersion) -> TypeInfo? {
+        switch type.type {
+        case .dateN, .timeN, .datetime2N, .datetimeOffsetN:
+            return version.generation >= 0x73 ? nil : .nvarchar(4000)
+        case .bigVarChar where type.isPLP:
+            return version.generation >= 0x72 ? nil : .text(collation: type.collation ?? .sqlLatin1GeneralCP1CIAS)
+        case .nvarchar where type.isPLP, .xml:
+            return version.generation >= 0x72 ? nil : .ntext(collation: type.collation ?? .sqlLatin1GeneralCP1CIAS)
+        case .bigVarBinary where type.isPLP:
+            return version.generation >= 0x72 ? nil : .image
+        default:
+            return nil
+        }
+    }
+
     /// The [MS-TDS] ParameterData for `version`: the name, StatusFlags (fByRefValue for output
     /// directions, fDefaultValue), the TYPE_INFO (given or inferred) and the value (NULL for `.output`).
     /// - Throws: ``SQLClientError`` `.invalidParameter` when a typed constructor could not convert its value.
@@ -275,7 +293,14 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         let sent: SQLValue = direction == .output || usesDefault ? .null : value
         let info: TypeInfo
         let wireValue: SQLValue
-        if let type {
+        if let type, let older = SQLParameter.downgraded(type, for: version) {
+            // A type the TDS version lacks: the form SQL Server converts implicitly.
+            if older.type == .nvarchar {
+                (info, wireValue) = TypeInfo.parameter(for: sent, version: version, collation: collation)
+            } else {
+                (info, wireValue) = (older, sent.isNull ? .null : sent.baseValue)
+            }
+        } else if let type {
             info = type
             wireValue = sent
         } else {

@@ -8,7 +8,10 @@
 ///
 /// Errors (`.invalidPacket`, with the absolute stream offset of the bad header):
 /// - a Length under 8 or over `maximumPacketSize`;
-/// - a packet whose type differs from the type of the message it continues.
+/// - a packet whose type differs from the type of the message it continues;
+/// - with ``checksPacketIDs``, a packet whose PacketID is not the previous one's plus 1 (mod 256).
+/// At the end of the stream, ``finish()`` throws `.truncated` for a partial packet or a message
+/// whose last packet never set EOM.
 /// After an error the assembler stays failed: every later `next()` throws the same error.
 ///
 /// TLS records exchanged during the login handshake travel inside PRELOGIN (0x12) packets
@@ -33,6 +36,12 @@ public struct PacketAssembler: Sendable {
     private var bufferBase = 0
     private var partial: TDSMessage?
     private var failure: TDSDecodingError?
+    private var lastPacketID: UInt8 = 0
+
+    /// Require the packets of a message to be numbered consecutively (PacketID + 1, mod 256),
+    /// throwing `.invalidPacket` at a gap. Off by default: [MS-TDS] 2.2.3.1.5 says receivers
+    /// currently ignore PacketID.
+    public var checksPacketIDs = false
 
     public init(maximumPacketSize: Int = Packet.maximumNegotiatedSize) {
         self.maximumPacketSize = maximumPacketSize
@@ -82,7 +91,14 @@ public struct PacketAssembler: Sendable {
             failure = e
             throw e
         }
+        if checksPacketIDs, partial != nil, header.packetID != lastPacketID &+ 1 {
+            let e = TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
+                                     "PacketID \(header.packetID) does not follow \(lastPacketID)")
+            failure = e
+            throw e
+        }
         guard available >= length else { return nil }
+        lastPacketID = header.packetID
         let payload = Array(buffer[(readIndex + PacketHeader.size) ..< (readIndex + length)])
         readIndex += length
         let packet = Packet(header: header, payload: payload)
@@ -99,6 +115,22 @@ public struct PacketAssembler: Sendable {
         } else {
             partial = message
             return Output(packet: packet, offset: headerOffset, message: nil)
+        }
+    }
+
+    /// Ends the stream (the connection closed or the capture ended).
+    ///
+    /// - Throws: the assembler's earlier error; `.truncated` at the header offset of a partial
+    ///   packet, or at the first header of a message whose last packet never set EOM.
+    public func finish() throws(TDSDecodingError) {
+        if let failure { throw failure }
+        if bufferedByteCount > 0 {
+            throw TDSDecodingError(.truncated, offset: streamOffset, context: "PacketHeader",
+                                   "the stream ended inside a packet: \(bufferedByteCount) byte(s) of it received")
+        }
+        if let partial {
+            throw TDSDecodingError(.truncated, offset: partial.streamOffset, context: partial.type.name,
+                                   "the stream ended before the message's last packet (EOM) after \(partial.packetCount) packet(s)")
         }
     }
 

@@ -37,6 +37,22 @@ final class RPCLiveTests: XCTestCase {
         XCTAssertEqual(ids, [2, 3, 4])
     }
 
+    /// The same parameterized query at every TDS version the live server accepts (ALL_HEADERS,
+    /// TYPE_INFO and collation rules per version).
+    func testParameterizedQueryAtEachTDSVersion() async throws {
+        try LiveServer.require()
+        for version in [TDSVersion.v7_2, .v7_3A, .v7_3B, .v7_4] {
+            let connection = try await SQLConnection.connect(LiveServer.configuration(tdsVersion: version))
+            let r = try await connection.execute(literal: "SELECT \(Int32(6)) * 7 AS a, \("ünï") AS b, \(nil as Int32?) AS c, \(0.5) AS d")
+            let row = try XCTUnwrap(r.rows.first, "\(version)")
+            XCTAssertEqual(row["a"]?.intValue, 42, "\(version)")
+            XCTAssertEqual(row["b"]?.stringValue, "ünï", "\(version)")
+            XCTAssertEqual(row["c"], .null, "\(version)")
+            XCTAssertEqual(row["d"]?.doubleValue, 0.5, "\(version)")
+            await connection.close()
+        }
+    }
+
     func testQuotesAndInjectionTextComeBackAsData() async throws {
         let connection = try await LiveServer.connect()
         defer { Task { await connection.close() } }

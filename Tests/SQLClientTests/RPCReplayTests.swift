@@ -72,6 +72,15 @@ final class RPCReplayTests: XCTestCase {
     }
 
     func testStoredProcedureWithOutputsReturnStatusAndCountsPerStatement() async throws {
+        try await storedProcedure(packetSize: nil)
+    }
+
+    /// The same in 512-byte packets: the RETURNVALUE with a 30,000-byte PLP value spans ~60 packets.
+    func testStoredProcedureInSmallPackets() async throws {
+        try await storedProcedure(packetSize: 512)
+    }
+
+    func storedProcedure(packetSize: Int?) async throws {
         let columns = [ColumnMetadata(typeInfo: .int, name: "id"), ColumnMetadata(typeInfo: .nvarchar(20), name: "name")]
         let response: [[UInt8]] = [
             RPCTokens.colMetadata(columns),
@@ -86,13 +95,17 @@ final class RPCReplayTests: XCTestCase {
             try RPCTokens.returnValue(ordinal: 5, name: "@when", .datetime2(scale: 3), .null),
             RPCTokens.doneProc(),
         ]
-        let session = ReplaySession(name: "rpc-transfer", exchanges: [
+        let session = ReplaySession(name: "rpc-transfer", packetSize: packetSize, exchanges: [
             RPCTokens.rpc("dbo.transfer", [("@from", "1"), ("@to", "2"), ("@amount", "12.50"), ("@balance", nil),
                                            ("@note", "start"), ("@when", nil), ("@flag", nil)], response),
         ])
         let server = try RPCReplay.start(session)
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server)
+        if let packetSize {
+            let negotiated = await connection.session.packetSize
+            XCTAssertEqual(negotiated, packetSize)
+        }
         defer { Task { await connection.close() } }
         let result = try await connection.callProcedure("dbo.transfer", parameters: [
             .input("from", Int32(1)), .input("@to", Int32(2)),

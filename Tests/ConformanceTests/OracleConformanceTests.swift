@@ -298,6 +298,14 @@ struct ConformanceReport {
             if myRows.count != e.rows.count {
                 failures.append("SQLClient returned \(myRows.count) rows for \(e.typeName) at \(where_), expected \(e.rows.count)")
             }
+            if !outputs {
+                if let names = mine.columnNames.first, names != e.columns {
+                    failures.append("SQLClient column names for \(e.typeName) at \(where_): \(names.prefix(4))")
+                }
+                if let names = theirs.results.first?.columns, names != e.columns {
+                    failures.append("FreeTDS column names for \(e.typeName) at \(where_): \(names.prefix(4))")
+                }
+            }
             if !outputs, mine.counts.last != UInt64(e.rowCount) {
                 failures.append("SQLClient DONE count for \(e.typeName) at \(where_): \(mine.counts), expected \(e.rowCount)")
             }

@@ -49,6 +49,13 @@ final class RPCQueryTests: XCTestCase {
         XCTAssertEqual(call.parameters[1].value.stringValue?.hasSuffix("@P15 nvarchar(max)"), true)
     }
 
+    func testNarrowAndUnsignedIntegersWidenToAFittingType() throws {
+        let q: SQLQuery = "SELECT \(Int8(-128)), \(UInt16.max), \(UInt32.max), \(nil as UInt32?)"
+        let call = try decodeBack(try q.rpcCall(version: .v7_4))
+        XCTAssertEqual(call.parameters[2...].map(\.typeInfo.sqlTypeName), ["smallint", "int", "bigint", "bigint"])
+        XCTAssertEqual(call.parameters[2...].map(\.value), [.smallint(-128), .int(65_535), .bigint(4_294_967_295), .null])
+    }
+
     func testTypedParametersOverrideInference() throws {
         let date = Date(timeIntervalSince1970: 86_400 * 365 + 0.123456789)
         let q: SQLQuery = """

@@ -319,8 +319,8 @@ extension SQLClientError.Code {
 
 /// A Swift value that can be sent as an RPC parameter (and interpolated into a ``SQLQuery``).
 ///
-/// Built-in conformances and the SQL types they infer: `Int`, `Int64` → bigint; `Int32` → int;
-/// `Int16` → smallint; `UInt8` → tinyint; `Bool` → bit; `Double` → float; `Float` → real;
+/// Built-in conformances and the SQL types they infer: `Int`, `Int64`, `UInt32` → bigint; `Int32`,
+/// `UInt16` → int; `Int16`, `Int8` → smallint; `UInt8` → tinyint; `Bool` → bit; `Double` → float; `Float` → real;
 /// `String` → nvarchar(4000)/nvarchar(max); `Decimal` → decimal(p,s) with the value's own digits;
 /// `Date` → datetime2(7) (UTC wall-clock); `UUID` → uniqueidentifier; `Data`, `[UInt8]` →
 /// varbinary(8000)/varbinary(max); ``SQLValue`` → as ``TypeInfo/parameter(for:version:collation:)``;
@@ -376,6 +376,24 @@ extension Int16: SQLParameterConvertible {
 extension UInt8: SQLParameterConvertible {
     public var sqlParameter: SQLParameter { SQLParameter(.tinyint(self), type: .tinyint) }
     public static var sqlNullParameter: SQLParameter { .null(.tinyint) }
+}
+
+extension Int8: SQLParameterConvertible {
+    /// smallint (tinyint is unsigned in SQL Server).
+    public var sqlParameter: SQLParameter { SQLParameter(.smallint(Int16(self)), type: .smallint) }
+    public static var sqlNullParameter: SQLParameter { .null(.smallint) }
+}
+
+extension UInt16: SQLParameterConvertible {
+    /// int (the smallest SQL type that holds every UInt16).
+    public var sqlParameter: SQLParameter { SQLParameter(.int(Int32(self)), type: .int) }
+    public static var sqlNullParameter: SQLParameter { .null(.int) }
+}
+
+extension UInt32: SQLParameterConvertible {
+    /// bigint (the smallest SQL type that holds every UInt32).
+    public var sqlParameter: SQLParameter { SQLParameter(.bigint(Int64(self)), type: .bigint) }
+    public static var sqlNullParameter: SQLParameter { .null(.bigint) }
 }
 
 extension Bool: SQLParameterConvertible {

@@ -19,9 +19,25 @@ if ! scripts/pysqlbridge.sh status >/dev/null 2>&1; then
     started=1
 fi
 cleanup() {
-    if [ "$started" = 1 ]; then scripts/pysqlbridge.sh stop || true; fi
+    if [ "$started" = 1 ]; then scripts/pysqlbridge.sh stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 
 swift build --build-tests
-swift test --skip-build "$@"
+# XCTest only (no test uses swift-testing, whose empty run would print "0 tests" last).
+log="$(mktemp)"
+status=0
+swift test --skip-build --disable-swift-testing "$@" 2>&1 | tee "$log" || status=$?
+# A plain closing line with XCTest's own totals ("Executed N tests, with S tests skipped and F failures").
+summary="$(grep -E "^[[:space:]]*Executed [0-9]+ tests?, with" "$log" | tail -n 1 || true)"
+rm -f "$log"
+if [ -n "$summary" ]; then
+    executed="$(echo "$summary" | sed -E 's/.*Executed ([0-9]+) tests?.*/\1/')"
+    failures="$(echo "$summary" | sed -E 's/.* ([0-9]+) failures?.*/\1/')"
+    skipped=0
+    if echo "$summary" | grep -q "skipped"; then
+        skipped="$(echo "$summary" | sed -E 's/.*with ([0-9]+) tests? skipped.*/\1/')"
+    fi
+    echo "xctest: $((executed - skipped - failures)) passed, $failures failed, $skipped skipped"
+fi
+exit "$status"

@@ -56,7 +56,10 @@ enum DecodeCommand {
 /// `sqlclient-bench client`: end to end over loopback, SQLConnection.query streaming the rows
 /// from the replay server, each value read back as its Swift value.
 enum ClientCommand {
-    static func run(_ w: Workload, port: Int, packetSize: Int) async throws -> Sample {
+    /// `query` (one SQLRow per row) or `rowBlocks` (rows in flat blocks).
+    enum API: String { case rows, blocks }
+
+    static func run(_ w: Workload, port: Int, packetSize: Int, api: API) async throws -> Sample {
         let configuration = SQLConnectionConfiguration(
             address: SQLServerAddress(host: "127.0.0.1", port: port), user: "bench", password: "bench",
             encryption: .notSupported, applicationName: "sqlclient-bench", packetSize: packetSize)
@@ -66,9 +69,17 @@ enum ClientCommand {
         var rows = 0
         let a0 = Measure.allocations()
         let t0 = Measure.now()
-        for try await row in connection.query(w.sql) {
-            rows += 1
-            for v in row.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
+        switch api {
+        case .rows:
+            for try await row in connection.query(w.sql) {
+                rows += 1
+                for v in row.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
+            }
+        case .blocks:
+            for try await block in connection.rowBlocks(w.sql) {
+                rows += block.count
+                for v in block.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
+            }
         }
         let seconds = Measure.now() - t0
         let a1 = Measure.allocations()

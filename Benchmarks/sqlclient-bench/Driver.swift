@@ -19,7 +19,10 @@ struct Driver {
         var serverSeconds: Double?
         var decode: Sample?
         var decodeTokens: Sample?
+        /// End to end through `rowBlocks` (the fastest API).
         var sqlclient: Sample?
+        /// End to end through `query` (one SQLRow per row).
+        var sqlclientRows: Sample?
         var freetds: Sample?
         var sqlclientSmallPackets: Sample?
         var freetdsSmallPackets: Sample?
@@ -160,17 +163,18 @@ struct Driver {
                 r.decode = child(me, ["decode"] + common + ps + ["--api", "reuse"], counter: counter)
                 r.decodeTokens = child(me, ["decode"] + common + ps + ["--api", "tokens"], counter: counter)
             }
-            r.sqlclient = child(me, ["client"] + common + ps + ["--port", String(port)], counter: counter)
+            r.sqlclient = child(me, ["client"] + common + ps + ["--port", String(port), "--client-api", "blocks"], counter: counter)
+            r.sqlclientRows = child(me, ["client"] + common + ps + ["--port", String(port), "--client-api", "rows"], counter: counter)
             if let freetds {
                 r.freetds = child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter)
             }
             if options.comparePacketSizes && w.name != "stream-1gb" {
-                r.sqlclientSmallPackets = child(me, ["client"] + common + ["--packet-size", "4096", "--port", String(port)], counter: counter)
+                r.sqlclientSmallPackets = child(me, ["client"] + common + ["--packet-size", "4096", "--port", String(port), "--client-api", "blocks"], counter: counter)
                 if let freetds {
                     r.freetdsSmallPackets = child(freetds, ["127.0.0.1:\(port)", w.sql, "4096"], counter: counter)
                 }
             }
-            for (label, s) in [("decode", r.decode), ("decode(tokens)", r.decodeTokens), ("sqlclient", r.sqlclient),
+            for (label, s) in [("decode", r.decode), ("decode(tokens)", r.decodeTokens), ("sqlclient", r.sqlclient), ("sqlclient(rows)", r.sqlclientRows),
                                ("freetds", r.freetds), ("sqlclient@4096", r.sqlclientSmallPackets), ("freetds@4096", r.freetdsSmallPackets)] {
                 if let s, s.checksum != r.expected || s.rows != w.rows {
                     note("sqlclient-bench: \(w.name) \(label): checksum \(s.checksum) rows \(s.rows), expected \(r.expected) rows \(w.rows)")
@@ -220,6 +224,14 @@ struct Driver {
             t += "| \(r.freetds.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(r.freetds == nil ? "" : ok(r.freetds, r)) | \(Driver.num(mbps(r.freetds), "%.0f")) | \(Driver.num(r.freetds?.allocationsPerRow, "%.3f")) | \(Driver.mb(r.freetds?.peakRSS)) "
             t += "| \(Driver.num(ratio)) |\n"
         }
+        if results.contains(where: { $0.sqlclientRows != nil }) {
+            t += "\nEnd to end through `query()` (one `SQLRow` per row) instead of `rowBlocks()`:\n\n| workload | rows/s | MB/s | allocs/row | peak RSS MB | ratio to FreeTDS |\n|---|---:|---:|---:|---:|---:|\n"
+            for r in results {
+                guard let s = r.sqlclientRows else { continue }
+                let ratio = r.freetds.map { s.rowsPerSecond / max($0.rowsPerSecond, 1e-9) }
+                t += "| \(r.workload.name) | \(Driver.rate(s.rowsPerSecond))\(ok(s, r)) | \(Driver.num(s.seconds > 0 ? Double(r.streamBytes) / 1e6 / s.seconds : nil, "%.0f")) | \(Driver.num(s.allocationsPerRow, "%.3f")) | \(Driver.mb(s.peakRSS)) | \(Driver.num(ratio)) |\n"
+            }
+        }
         if results.contains(where: { $0.decodeTokens != nil }) {
             t += "\nIn-memory decode through `next()` (one `Token` per row) instead of `next(rowValues:)`:\n\n| workload | rows/s | allocs/row |\n|---|---:|---:|\n"
             for r in results { if let s = r.decodeTokens { t += "| \(r.workload.name) | \(Driver.rate(s.rowsPerSecond))\(ok(s, r)) | \(Driver.num(s.allocationsPerRow, "%.3f")) |\n" } }
@@ -261,6 +273,8 @@ struct Driver {
                 "decode": sampleObject(r.decode, r),
                 "decode_tokens": sampleObject(r.decodeTokens, r),
                 "sqlclient": sampleObject(r.sqlclient, r),
+                "sqlclient_query": sampleObject(r.sqlclientRows, r),
+                "sqlclient_query_rows_per_s": r.sqlclientRows?.rowsPerSecond as Any? ?? NSNull(),
                 "freetds": sampleObject(r.freetds, r),
             ]
             if options.comparePacketSizes {

@@ -38,6 +38,7 @@ struct Options {
     var memoryTest = true
     var port = 0
     var api = DecodeCommand.API.reuse
+    var clientAPI = ClientCommand.API.blocks
 }
 
 func parseOptions(_ args: ArraySlice<String>) -> Options {
@@ -68,6 +69,9 @@ func parseOptions(_ args: ArraySlice<String>) -> Options {
         case "--api":
             guard let api = DecodeCommand.API(rawValue: value(a)) else { note("--api tokens|reuse"); exit(2) }
             o.api = api
+        case "--client-api":
+            guard let api = ClientCommand.API(rawValue: value(a)) else { note("--client-api rows|blocks"); exit(2) }
+            o.clientAPI = api
         case "-h", "--help": print(usage); exit(0)
         default: note("sqlclient-bench: unknown argument \(a)\n\(usage)"); exit(2)
         }
@@ -98,7 +102,8 @@ do {
         print(try DecodeCommand.run(workload(name, options), packetSize: options.packetSize, api: options.api).jsonLine())
     case "client":
         guard let name = options.workloads.first else { note("client needs --workload"); exit(2) }
-        print(try await ClientCommand.run(workload(name, options), port: options.port, packetSize: options.packetSize).jsonLine())
+        print(try await ClientCommand.run(workload(name, options), port: options.port, packetSize: options.packetSize,
+                                          api: options.clientAPI).jsonLine())
     case "trace":
         // Every value's digest, as Benchmarks/freetds/bench.c prints them with BENCH_TRACE=1.
         guard let name = options.workloads.first else { note("trace needs --workload"); exit(2) }

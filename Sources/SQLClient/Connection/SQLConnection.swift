@@ -547,6 +547,73 @@ public actor SQLConnection {
         return batch
     }
 
+    /// Rows of request `id` gathered into one ``SQLRowBlock`` (see ``rowBlocks(_:)``): waits for
+    /// the first row (other events are delivered as usual: messages to ``messages``, counts
+    /// dropped), then adds the rows of the same result set that the bytes already received hold,
+    /// appending their values to one flat array, up to `limit` rows. `ended`/`error` as in
+    /// ``nextEvents(_:limit:)``.
+    func nextRowBlock(_ id: UInt64, limit: Int) async -> RowBlockBatch {
+        var out = RowBlockBatch()
+        do {
+            var columns: SQLColumns
+            while true {
+                guard let event = try await nextEvent(id) else {
+                    out.ended = true
+                    return out
+                }
+                if case .row(let row) = event {
+                    columns = row.columns
+                    out.values.reserveCapacity(max(row.values.count, 1) * min(limit, 1024))
+                    out.values.append(contentsOf: row.values)
+                    out.rowCount = 1
+                    break
+                }
+            }
+            collect: while out.rowCount < limit, activeRequestID == id, machine.forwardsRows,
+                           deferredAction == nil, currentColumns === columns {
+                let item: TokenStreamDecoder.StreamItem?
+                do {
+                    item = try decoder.next(appendingRowValuesTo: &out.values)
+                } catch {
+                    deferredAction = machine.transportFailed(SQLClientError.protocolError(error))
+                    break collect
+                }
+                switch item {
+                case .row?:
+                    out.rowCount += 1
+                case .token(let token)?:
+                    let action = machine.tokenReceived(token)
+                    if case .none = action { continue collect }
+                    deferredAction = action
+                    break collect
+                case nil:
+                    // Cut the next received packet, if whole, and go on; stop at a socket read.
+                    guard let action = try nextBufferedAction() else { break collect }
+                    if case .forwardRow(let values) = action {
+                        out.values.append(contentsOf: values)
+                        out.rowCount += 1
+                    } else {
+                        deferredAction = action
+                        break collect
+                    }
+                }
+            }
+            out.columns = columns
+        } catch {
+            out.error = error
+        }
+        return out
+    }
+
+    /// A run of rows from ``nextRowBlock(_:limit:)``.
+    struct RowBlockBatch: Sendable {
+        var columns: SQLColumns?
+        var values: [SQLValue] = []
+        var rowCount = 0
+        var ended = false
+        var error: (any Error)?
+    }
+
     /// A run of events from ``nextEvents(_:limit:)``.
     struct EventBatch: Sendable {
         var events: [SQLResponseEvent] = []

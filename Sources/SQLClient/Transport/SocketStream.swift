@@ -217,16 +217,16 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
         let capacity = max(1, maxLength)
         while true {
             try checkOpen()
-            var buffer = [UInt8](repeating: 0, count: capacity)
-            let n = buffer.withUnsafeMutableBytes { raw in
-                recv(fd, raw.baseAddress, capacity, 0)
+            // Received straight into uninitialized storage (no zero-filling of 64 KB per read).
+            var n = 0
+            var err: Int32 = 0
+            let buffer = [UInt8](unsafeUninitializedCapacity: capacity) { raw, count in
+                n = recv(fd, raw.baseAddress, capacity, 0)
+                if n < 0 { err = errno }
+                count = max(n, 0)
             }
-            if n > 0 {
-                if n < capacity { buffer.removeSubrange(n...) }
-                return buffer
-            }
+            if n > 0 { return buffer }
             if n == 0 { return [] }
-            let err = errno
             if err == EINTR { continue }
             if err == EAGAIN || err == EWOULDBLOCK {
                 try await wait(readable: true, deadline: nil)

@@ -148,8 +148,14 @@ struct RowProgress: Sendable {
             let n = min(p.chunkRemaining, reader.remaining)
             if n == 0 { plp = p; return false }
             if p.bytes.capacity - p.bytes.count < n {
-                // Grow geometrically, but never beyond what has actually arrived.
-                p.bytes.reserveCapacity(max(p.bytes.count * 2, p.bytes.count + n))
+                // Grow by 8x, never beyond 8x what has actually arrived nor beyond the declared
+                // total: a 100 MB value is copied a few times instead of ~14 doublings (each
+                // doubling touches fresh pages), and a hostile total length allocates nothing.
+                var target = max(p.bytes.count * 8, p.bytes.count + n, 65_536)
+                if p.declared != RowProgress.unknownPLPLength {
+                    target = min(target, max(Int(clamping: p.declared), p.bytes.count + n))
+                }
+                p.bytes.reserveCapacity(target)
             }
             p.bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
             reader.offset += n

@@ -300,11 +300,23 @@ public struct TokenStreamDecoder: Sendable {
     /// incomplete or anything is wrong with it; ``startRow(_:)`` then decodes it incrementally
     /// and reports any error, so both paths give the same tokens and the same errors.
     private mutating func fastRow(_ type: TokenType) -> Token? {
-        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
         var values: [SQLValue] = []
         swap(&values, &rowStorage)
         values.removeAll(keepingCapacity: true)
         values.reserveCapacity(rowLayouts.count)
+        guard appendWholeRow(type, to: &values) else {
+            swap(&values, &rowStorage)
+            return nil
+        }
+        return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
+    }
+
+    /// Appends the values of the whole buffered ROW/NBCROW at `readIndex` to `values` and
+    /// consumes it; false (consuming nothing, `values` as it was) when the row is incomplete or
+    /// anything is wrong with it. Only for results where `rowsTakeFastPath`.
+    private mutating func appendWholeRow(_ type: TokenType, to values: inout [SQLValue]) -> Bool {
+        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+        let first = values.count
         let complete = rowLayouts.withUnsafeBufferPointer { types -> Bool in
             var bitmapStart = -1
             if type == .nbcRow {
@@ -324,12 +336,34 @@ public struct TokenStreamDecoder: Sendable {
             return true
         }
         guard complete else {
-            swap(&values, &rowStorage)
-            return nil
+            values.removeSubrange(first...)
+            return false
         }
         readIndex = reader.offset
         waitingAtCount = -1
-        return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
+        return true
+    }
+
+    /// Like ``next(rowValues:)``, but a ROW or NBCROW's values are appended to `values` (which
+    /// keeps what it held): rows of one result set can be gathered in one flat array, one value
+    /// per column per row, with no allocation per row for fixed-width columns. For any other
+    /// token `values` is unchanged. Returns nil when more bytes are needed; throws as ``next()``.
+    public mutating func next(appendingRowValuesTo values: inout [SQLValue]) throws(TDSDecodingError) -> StreamItem? {
+        if failure == nil, pendingRow == nil, rowsTakeFastPath, readIndex < buffer.count {
+            let type = TokenType(rawValue: buffer[readIndex])
+            if type == .row || type == .nbcRow, appendWholeRow(type, to: &values) { return .row }
+        }
+        guard let token = try next() else { return nil }
+        switch token {
+        case .row(let r):
+            values.append(contentsOf: r.values)
+            return .row
+        case .nbcRow(let r):
+            values.append(contentsOf: r.values)
+            return .row
+        default:
+            return .token(token)
+        }
     }
 
     /// Starts a ROW, NBCROW or ALTROW once its fixed prefix (NBCROW bitmap, ALTROW Id) is here.

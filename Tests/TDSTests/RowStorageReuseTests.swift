@@ -1,0 +1,158 @@
+import XCTest
+import SQLClientTesting
+@testable import TDS
+
+/// The row APIs that reuse storage (``TokenStreamDecoder/next(rowValues:)`` and
+/// ``TokenStreamDecoder/next(appendingRowValuesTo:)``) and the one-pass fast path for whole
+/// buffered rows give the same values and the same errors as ``TokenStreamDecoder/next()``,
+/// whole, byte by byte and split at random.
+final class RowStorageReuseTests: XCTestCase {
+    static let columns: [ColumnMetadata] = [
+        ColumnMetadata(flags: [], typeInfo: TypeInfo(type: .int4, length: 4), name: "id"),
+        ColumnMetadata(typeInfo: .nvarchar(50), name: "name"),
+        ColumnMetadata(typeInfo: .decimal(precision: 18, scale: 4), name: "amount"),
+        ColumnMetadata(typeInfo: .datetime2(scale: 7), name: "at"),
+        ColumnMetadata(typeInfo: .varbinary(16), name: "hash"),
+    ]
+
+    static func values(_ i: Int) -> [SQLValue] {
+        [.int(Int32(i)),
+         i % 4 == 1 ? .null : .string("name \(i) é 東京"),
+         .decimal(SQLDecimal(isNegative: i % 2 == 0, precision: 18, scale: 4, magnitude: UInt128(i * 10_007))),
+         i % 5 == 2 ? .null : .datetime2(SQLDateTime2(date: SQLDate(days: Int32(730_000 + i)), time: SQLTime(ticks: UInt64(i) * 1_000_003, scale: 7))),
+         .binary((0 ..< i % 9).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) })]
+    }
+
+    /// COLMETADATA, `n` rows (NBCROW when a value is NULL), DONE; with a PLP column when `plp`.
+    static func stream(rows n: Int, plp: Bool = false) throws -> (bytes: [UInt8], rows: [[SQLValue]]) {
+        var columns = Self.columns
+        if plp { columns.append(ColumnMetadata(typeInfo: .nvarchar(nil), name: "notes")) }
+        var out = ServerTokens.colMetadata(columns, version: .v7_4)
+        var rows: [[SQLValue]] = []
+        for i in 0 ..< n {
+            var v = values(i)
+            if plp { v.append(i % 3 == 0 ? .null : .string(String(repeating: "long text \(i) ", count: i % 50))) }
+            out += v.contains(where: \.isNull) ? try ServerTokens.nbcRow(v, columns: columns) : try ServerTokens.row(v, columns: columns)
+            rows.append(v)
+        }
+        out += ServerTokens.done(status: .count, rowCount: UInt64(n), version: .v7_4)
+        return (out, rows)
+    }
+
+    enum Mode: CaseIterable { case tokens, reuse, append }
+
+    /// Decodes `bytes` fed in `pieces`, returning the rows (and tokens other than rows as names).
+    static func decode(_ bytes: [UInt8], pieces: [Int], mode: Mode) throws -> (rows: [[SQLValue]], others: [String]) {
+        var decoder = TokenStreamDecoder(version: .v7_4)
+        var rows: [[SQLValue]] = []
+        var others: [String] = []
+        var reused: [SQLValue] = []
+        var flat: [SQLValue] = []
+        var flatRows = 0
+        var offset = 0
+        for n in pieces {
+            decoder.append(Array(bytes[offset ..< offset + n]))
+            offset += n
+            switch mode {
+            case .tokens:
+                while let token = try decoder.next() {
+                    if let v = token.rowValues { rows.append(v) } else { others.append(token.name) }
+                }
+            case .reuse:
+                while let item = try decoder.next(rowValues: &reused) {
+                    switch item {
+                    case .row: rows.append(reused)
+                    case .token(let t): others.append(t.name)
+                    }
+                }
+            case .append:
+                while let item = try decoder.next(appendingRowValuesTo: &flat) {
+                    switch item {
+                    case .row: flatRows += 1
+                    case .token(let t): others.append(t.name)
+                    }
+                }
+            }
+        }
+        try decoder.finish()
+        if mode == .append {
+            let width = decoder.columns.count
+            XCTAssertEqual(flat.count, flatRows * width)
+            rows = (0 ..< flatRows).map { Array(flat[$0 * width ..< ($0 + 1) * width]) }
+        }
+        return (rows, others)
+    }
+
+    func checkAllWays(_ bytes: [UInt8], expected: [[SQLValue]], file: StaticString = #filePath, line: UInt = #line) throws {
+        var rng = SeededRandom(seed: 7)
+        let splits: [(String, [Int])] = [
+            ("whole", [bytes.count]),
+            ("byte by byte", Array(repeating: 1, count: bytes.count)),
+            ("random", DecoderVerifier.randomPieces(total: bytes.count, using: &rng)),
+            ("random 2", DecoderVerifier.randomPieces(total: bytes.count, using: &rng)),
+        ]
+        for (name, pieces) in splits {
+            for mode in Mode.allCases {
+                let (rows, others) = try Self.decode(bytes, pieces: pieces, mode: mode)
+                XCTAssertEqual(rows, expected, "\(mode) \(name)", file: file, line: line)
+                XCTAssertEqual(others, ["COLMETADATA", "DONE"], "\(mode) \(name)", file: file, line: line)
+            }
+        }
+    }
+
+    func testReusedStorageGivesTheSameRowsWholeByteByByteAndSplit() throws {
+        let (bytes, expected) = try Self.stream(rows: 300)
+        try checkAllWays(bytes, expected: expected)
+    }
+
+    func testRowsWithAPLPColumnTakeTheIncrementalPathWithTheSameRows() throws {
+        let (bytes, expected) = try Self.stream(rows: 60, plp: true)
+        try checkAllWays(bytes, expected: expected)
+    }
+
+    func testReusedArrayIsOverwrittenNotAppended() throws {
+        let (bytes, expected) = try Self.stream(rows: 3)
+        var decoder = TokenStreamDecoder(version: .v7_4)
+        decoder.append(bytes)
+        var values: [SQLValue] = [.int(99), .int(98), .int(97), .int(96), .int(95), .int(94), .int(93)]
+        var seen: [[SQLValue]] = []
+        while let item = try decoder.next(rowValues: &values) {
+            if case .row = item { seen.append(values) }
+        }
+        XCTAssertEqual(seen, expected)
+        // A kept copy of a row is not changed by later rows (the storage is reused only when unique).
+        var decoder2 = TokenStreamDecoder(version: .v7_4)
+        decoder2.append(bytes)
+        var kept: [SQLValue] = []
+        var current: [SQLValue] = []
+        while let item = try decoder2.next(rowValues: &current) {
+            if case .row = item, kept.isEmpty { kept = current }
+        }
+        XCTAssertEqual(kept, expected[0])
+    }
+
+    /// A malformed value (INTN with 3 bytes) fails the fast path, and the incremental path then
+    /// reports the same error through every API, at the same offset.
+    func testMalformedRowGivesTheSameErrorThroughEveryAPI() throws {
+        let columns = [ColumnMetadata(typeInfo: .int, name: "a"), ColumnMetadata(typeInfo: .int, name: "b")]
+        var bytes = ServerTokens.colMetadata(columns, version: .v7_4)
+        bytes += try ServerTokens.row([.int(1), .int(2)], columns: columns)
+        let badAt = bytes.count
+        bytes += [0xD1, 0x04, 0x01, 0x00, 0x00, 0x00, 0x03, 0x01, 0x02, 0x03]
+        var errors: [TDSDecodingError] = []
+        for mode in Mode.allCases {
+            do {
+                _ = try Self.decode(bytes, pieces: [bytes.count], mode: mode)
+                XCTFail("\(mode): decoded a 3-byte int")
+            } catch let e as TDSDecodingError {
+                errors.append(e)
+            }
+        }
+        XCTAssertEqual(errors.count, 3)
+        for e in errors {
+            XCTAssertEqual(e.code, .invalidLength)
+            XCTAssertEqual(e.offset, badAt + 7)   // the data bytes after the length 3
+            XCTAssertEqual(e, errors[0])
+        }
+    }
+}

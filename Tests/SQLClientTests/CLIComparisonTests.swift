@@ -187,4 +187,38 @@ final class CLIComparisonTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "{\"columns\":[{\"name\":\"id\",\"type\":\"int\"}],\"rows\":[],\"rowsAffected\":0}\n")
     }
+
+    func testCLIInputFileConnectionStringAndTDSVER() throws {
+        guard let binary = Self.sqlclientBinary() else { return XCTFail("sqlclient was not built") }
+        let server = "\(LiveServer.host),\(LiveServer.port)"
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sqlclient-cli-\(UUID().uuidString).sql")
+        try "SELECT name FROM people WHERE id = 4\ngo\nSELECT title FROM products WHERE sku = 100\nGO 2\n"
+            .write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fromFile = try Self.run(binary.path, ["-S", server, "-U", "demo", "-C", "--format", "json", "-i", file.path],
+                                    environment: ["SQLCMDPASSWORD": LiveServer.password])
+        XCTAssertEqual(fromFile.status, 0, fromFile.stderr)
+        let lines = fromFile.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3, "GO 2 runs the second batch twice")
+        XCTAssertTrue(lines[0].contains("[\"Dmitri\"]"), fromFile.stdout)
+        XCTAssertTrue(lines[2].contains("[\"Keyboard\"]"), fromFile.stdout)
+
+        let viaString = try Self.run(binary.path, [
+            "--connection-string",
+            "Server=\(server);UID=demo;PWD='\(LiveServer.password)';TrustServerCertificate=true;Encrypt=optional",
+            "--format", "csv", "-Q", "SELECT COUNT(*) AS n FROM products"])
+        XCTAssertEqual(viaString.status, 0, viaString.stderr)
+        XCTAssertEqual(viaString.stdout, "n\r\n3\r\n")
+
+        // TDSVER picks the login's TDS version (pysqlbridge refuses 7.1 by closing the connection).
+        let v72 = try Self.run(binary.path, ["-S", server, "-U", "demo", "-C", "--format", "csv", "-Q", "SELECT 1 AS one"],
+                               environment: ["SQLCMDPASSWORD": LiveServer.password, "TDSVER": "7.2"])
+        XCTAssertEqual(v72.status, 0, v72.stderr)
+        let v71 = try Self.run(binary.path, ["-S", server, "-U", "demo", "-C", "-Q", "SELECT 1"],
+                               environment: ["SQLCMDPASSWORD": LiveServer.password, "TDSVER": "7.1"])
+        XCTAssertEqual(v71.status, 3)
+        let bad = try Self.run(binary.path, ["-S", server, "-U", "demo", "-C", "-Q", "SELECT 1"],
+                               environment: ["SQLCMDPASSWORD": LiveServer.password, "TDSVER": "5.0"])
+        XCTAssertEqual(bad.status, 2)
+    }
 }

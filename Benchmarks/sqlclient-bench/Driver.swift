@@ -246,6 +246,7 @@ struct Driver {
         }
         t += "\nPacket size \(options.packetSize) asked by both clients (negotiated: SQLClient \(results.compactMap { $0.sqlclient?.packetSize }.first.map(String.init) ?? "?"), FreeTDS \(results.compactMap { $0.freetds?.packetSize }.first.map(String.init) ?? "?")); "
         t += String(format: "load average %.2f before, %.2f after; %d CPUs.\n", load.0, load.1, ProcessInfo.processInfo.activeProcessorCount)
+        t += "Command: sqlclient-bench " + CommandLine.arguments.dropFirst().joined(separator: " ") + "\n"
         return t
     }
 

@@ -25,6 +25,7 @@ SQLClient to check its resident memory (skip with --no-memory-test).
   --blob-mb N              size of the varbinary(max) value in MB (default 100)
   --no-freetds             skip FreeTDS
   --no-memory-test         skip the 1 GiB streaming memory test
+  --smoke                  a few seconds: --rows 10000 --blob-mb 2 --no-memory-test
 """
 
 struct Options {
@@ -65,6 +66,7 @@ func parseOptions(_ args: ArraySlice<String>) -> Options {
         case "--blob-mb": o.blobMB = int(a)
         case "--no-freetds": o.freetds = false
         case "--no-memory-test": o.memoryTest = false
+        case "--smoke": o.rows = 10_000; o.blobMB = 2; o.memoryTest = false
         case "--port": o.port = int(a)
         case "--api":
             guard let api = DecodeCommand.API(rawValue: value(a)) else { note("--api tokens|reuse"); exit(2) }

@@ -511,11 +511,13 @@ public actor SQLConnection {
             var values: [SQLValue] = []
             collect: while batch.events.count < limit, activeRequestID == id {
                 // Rows straight from the decoder while they are forwarded as they are (see
-                // `ConnectionStateMachine.forwardsRows`): no Token, Action or step per row.
+                // `ConnectionStateMachine.forwardsRows`): no Token, Action or step per row; each
+                // row's values are decoded into an array of their own, sized once.
                 if machine.forwardsRows, deferredAction == nil, let columns = currentColumns {
+                    if values.capacity == 0 { values.reserveCapacity(columns.count) }
                     let item: TokenStreamDecoder.StreamItem?
                     do {
-                        item = try decoder.next(rowValues: &values)
+                        item = try decoder.next(appendingRowValuesTo: &values)
                     } catch {
                         deferredAction = machine.transportFailed(SQLClientError.protocolError(error))
                         item = nil
@@ -616,7 +618,8 @@ public actor SQLConnection {
 
     /// A run of events from ``nextEvents(_:limit:)``.
     struct EventBatch: Sendable {
-        var events: [SQLResponseEvent] = []
+        /// Never nil here; optional so that the reader can move each one out.
+        var events: [SQLResponseEvent?] = []
         /// The request completed (without error) after `events`.
         var ended = false
         /// The request failed after `events`.
@@ -848,7 +851,8 @@ public struct SQLResponseEventSequence: AsyncSequence, Sendable {
         private var id: UInt64?
         /// The request is over on the connection (completed, failed or abandoned).
         private var finished = false
-        private var buffered: [SQLResponseEvent] = []
+        /// Fetched events, each moved out (set to nil) as it is delivered.
+        private var buffered: [SQLResponseEvent?] = []
         private var position = 0
         /// The request's error, thrown after the buffered events.
         private var pendingError: (any Error)?
@@ -874,7 +878,8 @@ public struct SQLResponseEventSequence: AsyncSequence, Sendable {
                 Task { await connection.abandon(id) }
                 throw SQLClientError(.cancelled, "the request was cancelled")
             }
-            let event = buffered[position]
+            var event: SQLResponseEvent?
+            swap(&event, &buffered[position])   // moved out: no reference counting per event
             position += 1
             return event
         }

@@ -217,7 +217,8 @@ public struct SQLQueryEventSequence: AsyncSequence, Sendable {
         private var id: UInt64?
         /// The request is over on the connection (completed, failed or abandoned).
         private var finished = false
-        private var buffered: [SQLResponseEvent] = []
+        /// Fetched events, each moved out (set to nil) as it is delivered.
+        private var buffered: [SQLResponseEvent?] = []
         private var position = 0
         /// The request's error, thrown after the buffered events.
         private var pendingError: (any Error)?
@@ -240,8 +241,10 @@ public struct SQLQueryEventSequence: AsyncSequence, Sendable {
                 throw SQLClientError(.cancelled, "the request was cancelled")
             }
             if position < buffered.count {
+                var event: SQLResponseEvent?
+                swap(&event, &buffered[position])
                 position += 1
-                return buffered[position - 1]
+                return event
             }
             if let error = pendingError {
                 pendingError = nil

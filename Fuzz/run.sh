@@ -30,10 +30,12 @@ if [ "$#" -gt 0 ]; then SELECTED=("$@"); else SELECTED=("${ALL[@]}"); fi
 SAN=(-sanitize=fuzzer,address)
 mkdir -p "$B/mods" "$B/bin" "$B/corpus" "$B/artifacts" "$B/seeds" "$B/logs"
 
-# A module object is rebuilt when any of its sources (or this script) is newer than it.
+# A module object is rebuilt when any of its sources (or this script) is newer than it, and a
+# module that imports TDS when TDS.o is newer (a stale object would disagree on type layouts).
 stale() {  # stale OBJECT DIR...
     local obj="$1"; shift
     [ ! -f "$obj" ] && return 0
+    [ "$obj" != "$B/mods/TDS.o" ] && [ "$B/mods/TDS.o" -nt "$obj" ] && return 0
     [ -n "$(find "$@" "$ROOT/Fuzz/run.sh" -name '*.swift' -newer "$obj" -print -quit 2>/dev/null)" ] && return 0
     [ "$ROOT/Fuzz/run.sh" -nt "$obj" ] && return 0
     return 1

@@ -230,6 +230,7 @@ final class FaultInjectionTests: XCTestCase {
             }
         }
         XCTAssertEqual(streams.count, totalBytes)
+        print("FAULTS: closed after every byte 0..<\(totalBytes): \(loginBytes) of login exchange, \(totalBytes - loginBytes) of query response; descriptors \(baseline) before")
         let settled = await ProcessResources.settleDescriptors(to: baseline)
         XCTAssertEqual(settled, baseline, "file descriptors leaked over \(totalBytes) faulty connections")
         withExtendedLifetime(kept) {}

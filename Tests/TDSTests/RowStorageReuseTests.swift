@@ -39,7 +39,7 @@ final class RowStorageReuseTests: XCTestCase {
         return (out, rows)
     }
 
-    enum Mode: CaseIterable { case tokens, reuse, append }
+    enum Mode: CaseIterable { case tokens, reuse, append, runs }
 
     /// Decodes `bytes` fed in `pieces`, returning the rows (and tokens other than rows as names).
     static func decode(_ bytes: [UInt8], pieces: [Int], mode: Mode) throws -> (rows: [[SQLValue]], others: [String]) {
@@ -65,6 +65,17 @@ final class RowStorageReuseTests: XCTestCase {
                     case .token(let t): others.append(t.name)
                     }
                 }
+            case .runs:
+                while true {
+                    let n = decoder.appendBufferedRows(to: &flat, limit: 7)
+                    flatRows += n
+                    if n > 0 { continue }
+                    guard let item = try decoder.next(appendingRowValuesTo: &flat) else { break }
+                    switch item {
+                    case .row: flatRows += 1
+                    case .token(let t): others.append(t.name)
+                    }
+                }
             case .append:
                 while let item = try decoder.next(appendingRowValuesTo: &flat) {
                     switch item {
@@ -75,7 +86,7 @@ final class RowStorageReuseTests: XCTestCase {
             }
         }
         try decoder.finish()
-        if mode == .append {
+        if mode == .append || mode == .runs {
             let width = decoder.columns.count
             XCTAssertEqual(flat.count, flatRows * width)
             rows = (0 ..< flatRows).map { Array(flat[$0 * width ..< ($0 + 1) * width]) }
@@ -148,7 +159,7 @@ final class RowStorageReuseTests: XCTestCase {
                 errors.append(e)
             }
         }
-        XCTAssertEqual(errors.count, 3)
+        XCTAssertEqual(errors.count, Mode.allCases.count)
         for e in errors {
             XCTAssertEqual(e.code, .invalidLength)
             XCTAssertEqual(e.offset, badAt + 7)   // the data bytes after the length 3

@@ -573,6 +573,12 @@ public actor SQLConnection {
             }
             collect: while out.rowCount < limit, activeRequestID == id, machine.forwardsRows,
                            deferredAction == nil, currentColumns === columns {
+                // Runs of whole buffered rows in one pass; anything else one token at a time.
+                let run = decoder.appendBufferedRows(to: &out.values, limit: limit - out.rowCount)
+                if run > 0 {
+                    out.rowCount += run
+                    continue collect
+                }
                 let item: TokenStreamDecoder.StreamItem?
                 do {
                     item = try decoder.next(appendingRowValuesTo: &out.values)

@@ -315,33 +315,60 @@ public struct TokenStreamDecoder: Sendable {
     /// consumes it; false (consuming nothing, `values` as it was) when the row is incomplete or
     /// anything is wrong with it. Only for results where `rowsTakeFastPath`.
     private mutating func appendWholeRow(_ type: TokenType, to values: inout [SQLValue]) -> Bool {
-        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
-        let first = values.count
-        let complete = rowLayouts.withUnsafeBufferPointer { types -> Bool in
-            var bitmapStart = -1
-            if type == .nbcRow {
-                let n = (types.count + 7) >> 3
-                guard reader.remaining >= n else { return false }
-                bitmapStart = reader.offset
-                reader.offset += n
-            }
-            for i in 0 ..< types.count {
-                if bitmapStart >= 0, reader.bytes[bitmapStart + i >> 3] & (1 << UInt8(i & 7)) != 0 {
-                    values.append(.null)
-                    continue
+        appendWholeRows(to: &values, limit: 1) == 1
+    }
+
+    /// Appends the values of up to `limit` consecutive whole buffered ROW/NBCROW tokens starting
+    /// at `readIndex` (one reader for all of them) and consumes them; stops before anything else
+    /// (another token, an incomplete or malformed row, which the incremental path then handles).
+    /// Returns the number of rows appended. Only for results where `rowsTakeFastPath`.
+    private mutating func appendWholeRows(to values: inout [SQLValue], limit: Int) -> Int {
+        var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
+        var rows = 0
+        rowLayouts.withUnsafeBufferPointer { types in
+            while rows < limit, reader.offset < reader.endIndex {
+                let type = reader.bytes[reader.offset]
+                guard type == TokenType.row.rawValue || type == TokenType.nbcRow.rawValue else { return }
+                let rowStart = reader.offset
+                let first = values.count
+                reader.offset += 1
+                var bitmapStart = -1
+                if type == TokenType.nbcRow.rawValue {
+                    let n = (types.count + 7) >> 3
+                    guard reader.remaining >= n else { reader.offset = rowStart; return }
+                    bitmapStart = reader.offset
+                    reader.offset += n
                 }
-                guard let value = try? types[i].decodeValue(from: &reader) else { return false }
-                values.append(value)
+                for i in 0 ..< types.count {
+                    if bitmapStart >= 0, reader.bytes[bitmapStart + i >> 3] & (1 << UInt8(i & 7)) != 0 {
+                        values.append(.null)
+                        continue
+                    }
+                    guard let value = try? types[i].decodeValue(from: &reader) else {
+                        values.removeSubrange(first...)
+                        reader.offset = rowStart
+                        return
+                    }
+                    values.append(value)
+                }
+                rows += 1
             }
-            return true
         }
-        guard complete else {
-            values.removeSubrange(first...)
-            return false
+        if rows > 0 {
+            readIndex = reader.offset
+            waitingAtCount = -1
         }
-        readIndex = reader.offset
-        waitingAtCount = -1
-        return true
+        return rows
+    }
+
+    /// Like ``next(appendingRowValuesTo:)`` for a run of rows: appends the values of up to `limit`
+    /// consecutive ROW/NBCROW tokens that are whole in the buffer (decoded in one pass, no PLP or
+    /// text/ntext/image column) and returns how many; 0 when the next token is anything else,
+    /// is incomplete or is malformed — then use ``next(appendingRowValuesTo:)``, which decodes it
+    /// incrementally and reports its errors.
+    public mutating func appendBufferedRows(to values: inout [SQLValue], limit: Int) -> Int {
+        guard failure == nil, pendingRow == nil, rowsTakeFastPath, limit > 0 else { return 0 }
+        return appendWholeRows(to: &values, limit: limit)
     }
 
     /// Like ``next(rowValues:)``, but a ROW or NBCROW's values are appended to `values` (which

@@ -12,6 +12,13 @@ struct PacketReader: Sendable {
     var bufferedByteCount: Int { buffer.count - readIndex }
 
     mutating func append(_ bytes: [UInt8]) {
+        if readIndex == buffer.count {
+            // Everything was consumed: keep the received array itself (no copy).
+            bufferBase += buffer.count
+            buffer = bytes
+            readIndex = 0
+            return
+        }
         if readIndex > 0 && readIndex == buffer.count {
             bufferBase += buffer.count
             buffer.removeAll(keepingCapacity: true)
@@ -39,6 +46,34 @@ struct PacketReader: Sendable {
         let payload = Array(buffer[(readIndex + PacketHeader.size) ..< (readIndex + length)])
         readIndex += length
         return Packet(header: header, payload: payload)
+    }
+
+    /// The header of the next packet when the whole packet is buffered (nothing is consumed),
+    /// nil when more bytes are needed; ``consumePayload(into:)`` then hands its payload to a
+    /// token decoder. Throws as ``next()``.
+    mutating func peekHeader() throws(TDSDecodingError) -> PacketHeader? {
+        guard buffer.count - readIndex >= PacketHeader.size else { return nil }
+        var reader = ByteReader(buffer, start: readIndex, end: readIndex + PacketHeader.size, baseOffset: bufferBase)
+        let header = try PacketHeader.decode(from: &reader)
+        let length = Int(header.length)
+        guard length >= PacketHeader.size, length <= maximumPacketSize else {
+            throw TDSDecodingError(.invalidPacket, offset: bufferBase + readIndex, context: "PacketHeader",
+                                   "packet length \(length) is outside 8…\(maximumPacketSize)")
+        }
+        guard buffer.count - readIndex >= length else { return nil }
+        return header
+    }
+
+    /// Appends the payload of the packet whose header ``peekHeader()`` just returned to `decoder`
+    /// straight from the receive buffer (no payload array), and consumes the packet.
+    mutating func consumePayload(into decoder: inout TokenStreamDecoder) {
+        guard buffer.count - readIndex >= PacketHeader.size else { return }
+        let length = Int(buffer[readIndex + 2]) << 8 | Int(buffer[readIndex + 3])
+        guard length >= PacketHeader.size, buffer.count - readIndex >= length else { return }
+        if length > PacketHeader.size {
+            decoder.append(contentsOf: buffer[(readIndex + PacketHeader.size) ..< (readIndex + length)])
+        }
+        readIndex += length
     }
 
     /// Takes the bytes not yet cut into packets (for example TLS records after the handshake).

@@ -332,19 +332,19 @@ public actor SQLConnection {
                 if case .none = action { continue }
                 return action
             }
-            let packet: Packet?
+            let header: PacketHeader?
             do {
-                packet = try packets.next()
+                header = try packets.peekHeader()
             } catch {
                 return machine.transportFailed(SQLClientError.protocolError(error))
             }
-            if let packet {
-                guard packet.header.type == .tabularResult else {
+            if let header {
+                guard header.type == .tabularResult else {
                     return machine.transportFailed(SQLClientError(.protocolError,
-                                                                  "expected TABULAR_RESULT, got a \(packet.header.type) packet"))
+                                                                  "expected TABULAR_RESULT, got a \(header.type) packet"))
                 }
-                decoder.append(packet.payload)
-                if packet.header.status.contains(.endOfMessage) { endOfMessagePending = true }
+                packets.consumePayload(into: &decoder)
+                if header.status.contains(.endOfMessage) { endOfMessagePending = true }
                 continue
             }
             return nil

@@ -163,4 +163,26 @@ final class SocketStreamTests: XCTestCase {
             XCTAssertEqual(error.code, .connectionClosed)
         }
     }
+
+    /// Streams dropped right after a wait: their descriptor numbers are reused at once by the
+    /// next socket, whose readiness events must still arrive (each step is bounded, so a lost
+    /// event fails the test instead of hanging it).
+    func testDescriptorReuseAfterDroppedStreamsKeepsEventsFlowing() async throws {
+        let listener = try echoListener()
+        defer { listener.stop() }
+        for i in 0 ..< 200 {
+            let stream = try await SocketStream.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+            try await stream.write([UInt8(truncatingIfNeeded: i)])
+            let echoed: [UInt8] = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+                group.addTask { try await stream.read(maxLength: 1) }
+                group.addTask { try await Task.sleep(nanoseconds: 5_000_000_000); return nil }
+                let first = try await group.next() ?? nil
+                group.cancelAll()
+                return first ?? []
+            }
+            XCTAssertEqual(echoed, [UInt8(truncatingIfNeeded: i)], "iteration \(i): the read's event was lost")
+            if echoed.isEmpty { break }
+            // No close(): the stream is released here and its descriptor closed by deinit.
+        }
+    }
 }

@@ -49,6 +49,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     }
 
     deinit {
+        // Every source has been cancelled by now (their handlers keep the stream alive until then).
         if !fdClosed { _ = systemClose(fd) }
     }
 
@@ -323,11 +324,14 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
                 let waiter = Waiter(id: id, source: source, continuation: continuation)
                 if readable { readWaiter = waiter } else { writeWaiter = waiter }
                 activeSources += 1
-                source.setEventHandler { [weak self] in
-                    self?.finishWait(readable: readable, id: id, with: .success(()))
+                // The handlers hold the stream strongly until the source is cancelled: were it
+                // freed first, deinit would close the descriptor while the source is still
+                // registered, and a new socket reusing that number could miss its events.
+                source.setEventHandler {
+                    self.finishWait(readable: readable, id: id, with: .success(()))
                 }
-                source.setCancelHandler { [weak self] in
-                    self?.sourceCancelled()
+                source.setCancelHandler {
+                    self.sourceCancelled()
                 }
                 lock.unlock()
                 source.resume()

@@ -106,6 +106,7 @@ public struct PacketAssembler: Sendable {
         var message = partial ?? TDSMessage(type: header.type, firstStatus: header.status,
                                             lastStatus: header.status, spid: header.spid,
                                             packetCount: 0, payload: [], streamOffset: headerOffset)
+        partial = nil   // drop the stored copy so the payload grows in place (no copy per packet)
         message.packetCount += 1
         message.lastStatus = header.status
         message.payload.append(contentsOf: payload)

@@ -8,8 +8,8 @@ import Glibc
 // the driver starts (each measurement runs in a process of its own, for clean memory numbers).
 
 let usage = """
-usage: sqlclient-bench [--json] [--rows N] [--workload NAME]... [--packet-size N]
-                       [--compare-packet-sizes] [--blob-mb N] [--no-freetds] [--no-memory-test]
+usage: sqlclient-bench [--json] [--rows N] [--workload NAME]... [--packet-size N] [--repeat N]
+                       [--compare-packet-sizes] [--blob-mb N] [--no-freetds] [--no-memory-test] [--smoke]
 
 Generates result streams (narrow, wide, strings, exact: --rows rows each, default 1,000,000;
 varbinary: one --blob-mb MB value, default 100), serves them from the replay server in its own
@@ -25,7 +25,8 @@ SQLClient to check its resident memory (skip with --no-memory-test).
   --blob-mb N              size of the varbinary(max) value in MB (default 100)
   --no-freetds             skip FreeTDS
   --no-memory-test         skip the 1 GiB streaming memory test
-  --smoke                  a few seconds: --rows 10000 --blob-mb 2 --no-memory-test
+  --repeat N                end-to-end runs per client and workload, the median is kept (default 3)
+  --smoke                  a few seconds: --rows 10000 --blob-mb 2 --no-memory-test --repeat 1
 """
 
 struct Options {
@@ -40,6 +41,7 @@ struct Options {
     var port = 0
     var api = DecodeCommand.API.reuse
     var clientAPI = ClientCommand.API.blocks
+    var repeats = 3
 }
 
 func parseOptions(_ args: ArraySlice<String>) -> Options {
@@ -66,7 +68,8 @@ func parseOptions(_ args: ArraySlice<String>) -> Options {
         case "--blob-mb": o.blobMB = int(a)
         case "--no-freetds": o.freetds = false
         case "--no-memory-test": o.memoryTest = false
-        case "--smoke": o.rows = 10_000; o.blobMB = 2; o.memoryTest = false
+        case "--smoke": o.rows = 10_000; o.blobMB = 2; o.memoryTest = false; o.repeats = 1
+        case "--repeat": o.repeats = int(a)
         case "--port": o.port = int(a)
         case "--api":
             guard let api = DecodeCommand.API(rawValue: value(a)) else { note("--api tokens|reuse"); exit(2) }

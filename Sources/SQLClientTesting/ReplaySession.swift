@@ -153,6 +153,10 @@ public struct ReplaySession: Hashable, Sendable {
     /// Parses the text form described on ``ReplaySession``.
     public init(text: String, defaultName: String = "session") throws(ParseError) {
         self.init(name: defaultName)
+        // A file whose first line ends in CR was converted to CRLF line ends (a Windows
+        // checkout): read it as LF. (SQL text with CRLF inside a LF file is kept as it is.)
+        let text = text.unicodeScalars.prefix(while: { $0 != "\n" }).last == "\r"
+            ? text.replacingOccurrences(of: "\r\n", with: "\n") : text
         var lines = text.components(separatedBy: "\n")
         if lines.last == "" { lines.removeLast() }
         var headerComments: [String] = []

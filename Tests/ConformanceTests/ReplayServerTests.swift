@@ -106,4 +106,9 @@ final class ReplayServerTests: XCTestCase {
         XCTAssertGreaterThan(server.connections.reduce(0) { $0 + $1.responseBytesSent }, recorded)
         XCTAssertGreaterThan(server.connections.reduce(0) { $0 + $1.responseSeconds }, 0)
     }
+
+    func testCRLFSessionFilesParseLikeLF() throws {
+        let crlf = Self.selectOneText.replacingOccurrences(of: "\n", with: "\r\n")
+        XCTAssertEqual(try ReplaySession(text: crlf), try ReplaySession(text: Self.selectOneText))
+    }
 }

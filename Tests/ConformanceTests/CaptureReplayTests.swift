@@ -124,9 +124,10 @@ enum CaptureComparison {
         var explained = 0
         var returnStatuses = 0
         var rowCounts = 0
+        var messages = 0
         var recordedLogin = false
         var report: String {
-            (recordedLogin ? "recorded login response; " : "") + "\(rowCounts) DONE counts, \(resultSets) result sets, \(valuesCompared) values compared, \(returnStatuses) return statuses, \(explained) explained FreeTDS deviations, \(failures.count) failures"
+            (recordedLogin ? "recorded login response; " : "") + "\(rowCounts) DONE counts, \(resultSets) result sets, \(valuesCompared) values compared, \(returnStatuses) return statuses, \(messages) INFO/ERROR, \(explained) explained FreeTDS deviations, \(failures.count) failures"
         }
     }
 
@@ -148,6 +149,7 @@ enum CaptureComparison {
         var hasError: [Bool] = []
         var statuses: [[Int]] = []
         var counts: [[Int]] = []
+        var messageNumbers: [[Int]] = []
         for e in requests {
             var decoder = TokenStreamDecoder(version: version)
             decoder.append(e.responseBytes)
@@ -155,13 +157,15 @@ enum CaptureComparison {
             var batchSets: [[[String?]]] = []
             var batchStatuses: [Int] = []
             var batchCounts: [Int] = []
+            var batchMessages: [Int] = []
             do {
                 while let t = try decoder.next() {
                     switch t {
                     case .colMetadata: batchSets.append([])
                     case .row, .nbcRow:
                         if let v = t.rowValues, !batchSets.isEmpty { batchSets[batchSets.count - 1].append(v.map(\.canonicalText)) }
-                    case .error: sawError = true
+                    case .error(let m): sawError = true; batchMessages.append(Int(m.message.number))
+                    case .info(let m): batchMessages.append(Int(m.message.number))
                     case .returnStatus(let r): batchStatuses.append(Int(r.value))
                     case .done, .doneProc, .doneInProc:
                         if let d = t.doneStatus, d.status.contains(.count) { batchCounts.append(Int(d.rowCount)) }
@@ -175,6 +179,7 @@ enum CaptureComparison {
             decoded.append(batchSets)
             statuses.append(batchStatuses)
             counts.append(batchCounts)
+            messageNumbers.append(batchMessages)
             hasError.append(sawError)
         }
         // SQLClient's full client path.
@@ -217,6 +222,13 @@ enum CaptureComparison {
             let theirs = b < freetds.batches.count ? freetds.batches[b] : FreeTDSOracle.Batch()
             let ourStatuses = b < statuses.count ? statuses[b] : []
             outcome.returnStatuses += ourStatuses.count
+            let ourMessages = b < messageNumbers.count ? messageNumbers[b] : []
+            let theirMessages = theirs.messages.filter { $0.hasPrefix("MSG ") }
+                .compactMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
+            outcome.messages += ourMessages.count
+            if theirMessages != ourMessages {
+                outcome.failures.append("server messages of \(sql.prefix(60)): FreeTDS \(theirMessages), SQLClient \(ourMessages)")
+            }
             let ourCounts = b < counts.count ? counts[b] : []
             outcome.rowCounts += ourCounts.count
             if theirs.counts.filter({ $0 >= 0 }).last != ourCounts.last {

@@ -180,9 +180,9 @@ struct Driver {
                                        : child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter)
             }
             if options.comparePacketSizes && w.name != "stream-1gb" {
-                r.sqlclientSmallPackets = child(me, ["client"] + common + ["--packet-size", "4096", "--port", String(port), "--client-api", "blocks"], counter: counter)
+                r.sqlclientSmallPackets = median { child(me, ["client"] + common + ["--packet-size", "4096", "--port", String(port), "--client-api", "blocks"], counter: counter) }
                 if let freetds {
-                    r.freetdsSmallPackets = child(freetds, ["127.0.0.1:\(port)", w.sql, "4096"], counter: counter)
+                    r.freetdsSmallPackets = median { child(freetds, ["127.0.0.1:\(port)", w.sql, "4096"], counter: counter) }
                 }
             }
             for (label, s) in [("decode", r.decode), ("decode(tokens)", r.decodeTokens), ("sqlclient", r.sqlclient), ("sqlclient(rows)", r.sqlclientRows),
@@ -257,7 +257,7 @@ struct Driver {
         }
         t += "\nPacket size \(options.packetSize) asked by both clients (negotiated: SQLClient \(results.compactMap { $0.sqlclient?.packetSize }.first.map(String.init) ?? "?"), FreeTDS \(results.compactMap { $0.freetds?.packetSize }.first.map(String.init) ?? "?")); "
         t += String(format: "load average %.2f before, %.2f after; %d CPUs.\n", load.0, load.1, ProcessInfo.processInfo.activeProcessorCount)
-        t += "End-to-end SQLClient (rowBlocks) and FreeTDS rates: the median of \(max(options.repeats, 1)) runs each (other columns: one run).\n"
+        t += "End-to-end SQLClient (rowBlocks) and FreeTDS rates, at both packet sizes: the median of \(max(options.repeats, 1)) runs each (other columns: one run).\n"
         t += "Command: sqlclient-bench " + CommandLine.arguments.dropFirst().joined(separator: " ") + "\n"
         return t
     }

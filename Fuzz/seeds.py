@@ -110,17 +110,20 @@ for dirpath, _, files in os.walk(sessions):
 
 bad = os.path.join(root, "Fixtures", "bad")
 if os.path.isdir(bad):
+    # Each file's bytes (hex text decoded), with the selector bytes its harness expects.
+    prefixes = {"packets": ("PacketFraming", bytes([1, 7])), "prelogin": ("Prelogin", bytes([V74])),
+                "login7": ("Login7", bytes([V74])), "tokens": ("TokenStream", bytes([V74, 63])),
+                "value": ("TypeInfoValues", bytes([V74])), "capture": ("Capture", b"")}
     for f in sorted(os.listdir(bad)):
         p = os.path.join(bad, f)
-        if not os.path.isfile(p) or f.endswith(".md") or f.endswith(".json"):
-            continue
-        data = open(p, "rb").read()
         kind = f.split(".")[0]
-        target = {"packets": "PacketFraming", "prelogin": "Prelogin", "login7": "Login7",
-                  "tokens": "TokenStream", "value": "TypeInfoValues", "capture": "Capture",
-                  "connstr": "ConnectionString", "ssrp": "SSRP"}.get(kind)
-        if target:
-            put(target, data)
+        if not os.path.isfile(p) or kind not in prefixes:
+            continue
+        data = hex_bytes(p) if f.endswith(".hex") else open(p, "rb").read()
+        target, prefix = prefixes[kind]
+        put(target, prefix + data)
+        if kind == "tokens":
+            put("TokenStreamInResult", bytes([0, 63]) + data)
 
 # TYPE_INFO seeds: each type byte with plausible lengths, then a few value bytes.
 for t in [0x1F, 0x30, 0x32, 0x34, 0x38, 0x3A, 0x3B, 0x3C, 0x3D, 0x3E, 0x7A, 0x7F]:

@@ -94,7 +94,8 @@ final class FaultStream: ByteStream, @unchecked Sendable {
 
 /// Faults injected between the client and ``ReplayServer``: the connection closed after byte N
 /// for every N of a login exchange (PRELOGIN and LOGIN7 responses) and of a multi-packet query
-/// response, a stall past the login timeout and in the middle of a query, and garbage after a
+/// response, a stall past the login timeout, past the query timeout (ATTENTION ignored) and in
+/// the middle of a query cancelled by its caller, and garbage after a
 /// valid token. Each time the client fails with a ``SQLClientError`` (never a partial row passed
 /// off as complete), closes its socket (the test fails if file descriptors leak), and a new
 /// connection works afterwards.
@@ -273,6 +274,34 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(error?.code, .cancelled, String(describing: error))
         await connection.close()
 
+        let settled = await ProcessResources.settleDescriptors(to: baseline)
+        XCTAssertEqual(settled, baseline, "file descriptors leaked")
+        try await assertNewConnectionWorks(server)
+    }
+
+    func testQueryStallPastTheQueryTimeoutFailsWithTimeout() async throws {
+        // The server stalls after 300 bytes of the response and never answers ATTENTION: the
+        // query timeout sends ATTENTION, the cancel timeout then closes the connection.
+        let stall = ReplaySession.Exchange(request: .sqlBatch("stall"), response: Self.response(), faults: .init(stallAfter: 300))
+        var session = Self.session([stall])
+        session.attention = .ignore
+        let server = ReplayServer(session: session)
+        _ = try server.start()
+        defer { server.stop() }
+        let baseline = try await warmBaseline(server)
+        var config = configuration(server)
+        config.queryTimeout = .milliseconds(300)
+        config.cancelTimeout = .milliseconds(300)
+        let connection = try await SQLConnection.connect(config)
+        let started = ContinuousClock.now
+        let (rows, error) = await Self.streamRows(connection, "stall")
+        XCTAssertEqual(rows, Array(Self.expectedRows.prefix(rows.count)), "only complete rows")
+        XCTAssertLessThan(rows.count, Self.expectedRows.count)
+        XCTAssertEqual(error?.code, .timeout, String(describing: error))
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10), "the timeouts fired")
+        let isOpen = await connection.isOpen
+        XCTAssertFalse(isOpen, "an unacknowledged ATTENTION closes the connection")
+        await connection.close()
         let settled = await ProcessResources.settleDescriptors(to: baseline)
         XCTAssertEqual(settled, baseline, "file descriptors leaked")
         try await assertNewConnectionWorks(server)

@@ -24,7 +24,7 @@ OPT="${FUZZ_OPT:--O}"
 CAPTURES="${CAPTURES:-$ROOT/../shared/captures}"
 H="$ROOT/Fuzz/Harnesses"
 
-ALL=(PacketFraming Prelogin Login7 ClientRequests TokenStream TokenStreamInResult TypeInfoValues Capture ConnectionString SSRP)
+ALL=(PacketFraming Prelogin Login7 ClientRequests TokenStream TokenStreamInResult TypeInfoValues Capture ConnectionString SSRP Client)
 if [ "$#" -gt 0 ]; then SELECTED=("$@"); else SELECTED=("${ALL[@]}"); fi
 
 SAN=(-sanitize=fuzzer,address)
@@ -56,7 +56,7 @@ need_capture=0; need_client=0
 for h in "${SELECTED[@]}"; do
     case "$h" in
         Capture) need_capture=1 ;;
-        ConnectionString|SSRP) need_client=1 ;;
+        ConnectionString|SSRP|Client) need_client=1 ;;
     esac
 done
 
@@ -69,7 +69,7 @@ build_harness() {  # build_harness NAME
     case "$h" in
         TokenStream|TokenStreamInResult) srcs+=("$H/TokenStreamSupport.swift") ;;
         Capture) objs+=("$B/mods/TDSCapture.o") ;;
-        ConnectionString|SSRP) objs+=("$B/mods/SQLClient.o"); extra=(-I "$ROOT/Sources/CSQLClientOpenSSL" -lssl -lcrypto) ;;
+        ConnectionString|SSRP|Client) objs+=("$B/mods/SQLClient.o"); extra=(-I "$ROOT/Sources/CSQLClientOpenSSL" -lssl -lcrypto) ;;
     esac
     local bin="$B/bin/$h"
     if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "${objs[@]}" -newer "$bin" -print -quit)" ]; then

@@ -10,7 +10,7 @@ import os, re, sys, struct, hashlib
 
 root, captures, out = sys.argv[1], sys.argv[2], sys.argv[3]
 harnesses = ["PacketFraming", "Prelogin", "Login7", "ClientRequests", "TokenStream",
-             "TokenStreamInResult", "TypeInfoValues", "Capture", "ConnectionString", "SSRP"]
+             "TokenStreamInResult", "TypeInfoValues", "Capture", "ConnectionString", "SSRP", "Client"]
 for h in harnesses:
     os.makedirs(os.path.join(out, h), exist_ok=True)
 
@@ -164,3 +164,26 @@ put("SSRP", ssrp("ServerName;HOST;InstanceName;SQLEXPRESS;IsClustered;No;Version
 put("SSRP", ssrp("ServerName;A;InstanceName;ONE;IsClustered;No;Version;15.0;tcp;50001;np;\\\\A\\pipe\\sql;;"
                  "ServerName;A;InstanceName;TWO;IsClustered;No;Version;16.0;tcp;50002;;"))
 put("SSRP", b"\x05\xff\xff" + b"ServerName;x")
+
+# Client: a whole server side (PRELOGIN response with ENCRYPT_NOT_SUP, a login response, the
+# response to one SQL batch), as packets. Login and batch responses come from the captures.
+def packet(t, body, pid=1):
+    return bytes([t, 1]) + struct.pack(">H", len(body) + 8) + bytes([0, 0, pid, 0]) + body
+
+def body_of(path):
+    data = hex_bytes(path)
+    pk = packets(data)
+    return b"".join(p for _, p in pk) if pk else data
+
+prelogin = bytes([0, 0, 11, 0, 6, 1, 0, 17, 0, 1, 0xFF, 16, 0, 0x10, 0, 0, 0, 2])
+logins = [os.path.join(captures, "ms-tds-spec", "04-login-response.hex"),
+          os.path.join(captures, "pysqlbridge", "login_response.hex")]
+results = [os.path.join(captures, "pysqlbridge", "result.hex"),
+           os.path.join(captures, "ms-tds-spec", "07-sql-batch-server-response.hex"),
+           os.path.join(captures, "packetbeat", "packetbeat_test_16x_typesResponse_1.hex")]
+for login in logins:
+    for result in results:
+        if os.path.isfile(login) and os.path.isfile(result):
+            stream = packet(0x04, prelogin) + packet(0x04, body_of(login)) + packet(0x04, body_of(result))
+            for chunk_selector in (0, 2):
+                put("Client", bytes([chunk_selector]) + stream)

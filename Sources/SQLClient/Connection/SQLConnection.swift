@@ -62,6 +62,14 @@ public actor SQLConnection {
     private var timedOut: (id: UInt64, limit: Duration)?
     private var requestWatchdog: Task<Void, Never>?
     private var attentionWatchdog: Task<Void, Never>?
+    /// The task that started the active request (a hash of its handle), to detect a task that
+    /// starts a request while its own earlier stream is unfinished (see ``startRequest(_:timeout:)``).
+    private var activeOwner: Int?
+    /// The request being abandoned (ATTENTION sent, draining), so that it is drained once.
+    private var abandoningID: UInt64?
+    /// Streaming requests cancelled because their own task started another request: their
+    /// reader, if it resumes, gets `.cancelled` rather than a silent end.
+    private var preempted: Set<UInt64> = []
     /// RETURNVALUE tokens of completed requests that had some, by request id (taken by the RPC layer).
     private var finishedReturnValues: [UInt64: [ReturnValue]] = [:]
 
@@ -389,7 +397,19 @@ public actor SQLConnection {
     /// connection, encodes it with the current transaction descriptor in ALL_HEADERS, sends it,
     /// and arms the query timeout (`timeout`, else ``SQLConnectionConfiguration/queryTimeout``).
     /// Returns the request's id for ``nextEvent(_:)``.
+    ///
+    /// When the active request was started by the calling task itself and is still unfinished
+    /// (a streaming loop left with `break` while its iterator stays alive, as in top-level code),
+    /// nobody else can ever consume it: waiting for it would wait forever. That request is
+    /// cancelled first (ATTENTION, drained to DONE with DONE_ATTN within
+    /// ``SQLConnectionConfiguration/cancelTimeout``, else the connection is closed), and its
+    /// iterator, if resumed, throws `.cancelled`. Requests of other tasks are waited for, in order.
     func startRequest(_ request: OutgoingRequest, timeout: Duration? = nil) async throws -> UInt64 {
+        if let id = activeRequestID, let owner = activeOwner, owner == Self.currentTaskKey(), abandoningID != id {
+            if preempted.count >= 64 { preempted.removeAll() }
+            preempted.insert(id)
+            await abandon(id)
+        }
         await acquire()
         let encoded: (PacketType, [UInt8])
         do {
@@ -412,6 +432,7 @@ public actor SQLConnection {
         nextRequestID &+= 1
         let id = nextRequestID
         activeRequestID = id
+        activeOwner = Self.currentTaskKey()
         currentColumns = nil
         timedOut = nil
         if let limit = timeout ?? configuration.queryTimeout {
@@ -434,6 +455,7 @@ public actor SQLConnection {
     private func finishRequest(_ id: UInt64) {
         guard activeRequestID == id else { return }
         activeRequestID = nil
+        activeOwner = nil
         currentColumns = nil
         requestWatchdog?.cancel()
         requestWatchdog = nil
@@ -447,6 +469,11 @@ public actor SQLConnection {
             finishedReturnValues[id] = values
         }
         release()
+    }
+
+    /// A hash of the current task's handle; nil outside a task.
+    private static func currentTaskKey() -> Int? {
+        withUnsafeCurrentTask { $0?.hashValue }
     }
 
     /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of completed request `id`, once.
@@ -696,7 +723,13 @@ public actor SQLConnection {
     /// - Throws: the request's ``SQLClientError`` (`.serverError` with every ERROR of the batch)
     ///   after its last event; `.cancelled` when it was cancelled; connection failures.
     func nextEvent(_ id: UInt64) async throws -> SQLResponseEvent? {
-        guard activeRequestID == id else { return nil }
+        guard activeRequestID == id else {
+            if preempted.remove(id) != nil {
+                throw SQLClientError(.cancelled, "the request was cancelled because the same task started another "
+                                     + "request on the connection before this one was read to its end")
+            }
+            return nil
+        }
         while true {
             let action: ConnectionStateMachine.Action
             do {
@@ -722,7 +755,9 @@ public actor SQLConnection {
     /// Cancels request `id` (an abandoned stream or a cancelled task): sends ATTENTION and reads
     /// until the server acknowledges it, so the connection can run the next request.
     func abandon(_ id: UInt64) async {
-        guard activeRequestID == id else { return }
+        guard activeRequestID == id, abandoningID != id else { return }
+        abandoningID = id
+        defer { if abandoningID == id { abandoningID = nil } }
         await sendBoundedAttention(id)
         while activeRequestID == id {
             do {
@@ -791,7 +826,9 @@ public actor SQLConnection {
     }
 
     /// Streams the rows of a batch (of all its result sets), reading from the socket only as rows
-    /// are consumed. Breaking out of the loop cancels the rest of the batch (ATTENTION).
+    /// are consumed. Breaking out of the loop cancels the rest of the batch (ATTENTION) when the
+    /// iterator is released; if it stays alive (top-level code keeps it), the batch is cancelled
+    /// when the same task starts its next request on the connection.
     /// - Throws (from iteration): ``SQLClientError`` `.serverError` when the batch reports an error.
     public nonisolated func query(_ sql: String) -> SQLRowSequence {
         SQLRowSequence(events: SQLResponseEventSequence(connection: self, sql: sql))

@@ -188,11 +188,15 @@ enum QueryCommand {
             return fail("\(error)")
         }
 
-        let batches: [String]
-        do {
-            batches = try readBatches(options)
-        } catch {
-            return fail("\(error)")
+        // -Q and -i are read and split before connecting (a bad file or GO count is a usage
+        // error); standard input is read line by line, each batch run as its GO line arrives.
+        var prepared: [Batch]?
+        if options.query != nil || options.inputFile != nil {
+            do {
+                prepared = try readBatches(options)
+            } catch {
+                return fail(error.message)
+            }
         }
 
         let connection: SQLConnection
@@ -208,28 +212,50 @@ enum QueryCommand {
 
         var status: Int32 = 0
         let printer = ResultPrinter(format: options.format)
-        for batch in batches where !batch.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            do {
-                for try await event in connection.events(batch) {
-                    printer.handle(event)
+        /// Runs `batch` `count` times; false when the connection is gone.
+        func run(_ batch: Batch) async -> Bool {
+            guard !batch.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return true }
+            for _ in 0 ..< batch.count {
+                do {
+                    for try await event in connection.events(batch.text) {
+                        printer.handle(event)
+                    }
+                    printer.flush()
+                } catch let error as SQLClientError {
+                    printer.flush()
+                    if error.code != .serverError {
+                        // Server errors were printed as messages; anything else is printed here.
+                        printError(error)
+                    }
+                    status = 1
+                    if !(await connection.isOpen) {
+                        status = error.code == .serverError ? 1 : 3
+                        return false
+                    }
+                } catch {
+                    printer.flush()
+                    FileHandle.standardError.write(Data("sqlclient: \(error)\n".utf8))
+                    status = 1
                 }
-                printer.flush()
-            } catch let error as SQLClientError {
-                printer.flush()
-                if error.code != .serverError {
-                    // Server errors were printed as messages; anything else is printed here.
-                    printError(error)
-                }
-                status = 1
-                if !(await connection.isOpen) {
-                    status = error.code == .serverError ? 1 : 3
-                    break
-                }
-            } catch {
-                printer.flush()
-                FileHandle.standardError.write(Data("sqlclient: \(error)\n".utf8))
-                status = 1
             }
+            return true
+        }
+        if let prepared {
+            for batch in prepared where !(await run(batch)) { break }
+        } else {
+            var splitter = BatchSplitter()
+            var open = true
+            for await line in standardInputLines() {
+                let batch: Batch?
+                do {
+                    batch = try splitter.feed(line)
+                } catch {
+                    await connection.close()
+                    return fail(error.message)
+                }
+                if let batch, !(await run(batch)) { open = false; break }
+            }
+            if open, let tail = splitter.finish() { _ = await run(tail) }
         }
         await connection.close()
         return status
@@ -245,40 +271,125 @@ enum QueryCommand {
         FileHandle.standardError.write(Data(text.utf8))
     }
 
-    /// The batches to run: -Q text, -i file or standard input, split at lines reading `GO` (`GO n` repeats).
-    static func readBatches(_ options: QueryOptions) throws -> [String] {
+    /// The batches of -Q text or an -i file, split at lines reading `GO` (`GO n` repeats).
+    /// - Throws: ``UsageError`` for an unreadable file or a bad `GO n` count.
+    static func readBatches(_ options: QueryOptions) throws(UsageError) -> [Batch] {
         let text: String
         if let q = options.query {
             text = q
         } else if let file = options.inputFile {
-            text = try String(contentsOfFile: file, encoding: .utf8)
+            text = try readScript(file)
         } else {
-            let data = FileHandle.standardInput.readDataToEndOfFile()
-            text = String(decoding: data, as: UTF8.self)
+            return []
         }
-        return splitBatches(text)
+        return try splitBatches(text)
     }
 
-    static func splitBatches(_ text: String) -> [String] {
-        var batches: [String] = []
-        var current: [Substring] = []
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
-            let words = trimmed.split(separator: " ", omittingEmptySubsequences: true)
-            if let first = words.first, first.uppercased() == "GO", words.count <= 2 {
-                let count = words.count == 2 ? Int(words[1]) : 1
-                if let count {
-                    let batch = current.joined(separator: "\n")
-                    for _ in 0 ..< max(count, 1) { batches.append(batch) }
-                    current = []
-                    continue
-                }
-            }
-            current.append(line)
+    /// The text of a script file: UTF-8 (a byte order mark is skipped), or UTF-16 with a byte
+    /// order mark (FF FE little-endian, FE FF big-endian).
+    static func readScript(_ path: String) throws(UsageError) -> String {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw UsageError("cannot read \"\(path)\": no such file")
         }
-        let tail = current.joined(separator: "\n")
-        if !tail.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { batches.append(tail) }
+        guard !isDirectory.boolValue else { throw UsageError("cannot read \"\(path)\": it is a directory") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UsageError("cannot read \"\(path)\": permission denied or unreadable")
+        }
+        let bytes = [UInt8](data)
+        let text: String?
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            text = String(bytes: bytes.dropFirst(3), encoding: .utf8)
+        } else if bytes.starts(with: [0xFF, 0xFE]) {
+            text = String(bytes: bytes.dropFirst(2), encoding: .utf16LittleEndian)
+        } else if bytes.starts(with: [0xFE, 0xFF]) {
+            text = String(bytes: bytes.dropFirst(2), encoding: .utf16BigEndian)
+        } else {
+            text = String(bytes: bytes, encoding: .utf8)
+        }
+        guard let text else {
+            throw UsageError("cannot read \"\(path)\": not UTF-8 text (UTF-16 needs a byte order mark)")
+        }
+        return text
+    }
+
+    /// Splits `text` at lines reading `GO` or `GO n`; any line break (LF, CRLF, CR) ends a line.
+    static func splitBatches(_ text: String) throws(UsageError) -> [Batch] {
+        var splitter = BatchSplitter()
+        var batches: [Batch] = []
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+            if let batch = try splitter.feed(String(line)) { batches.append(batch) }
+        }
+        if let tail = splitter.finish() { batches.append(tail) }
         return batches
+    }
+
+    /// The lines of standard input as they arrive (without their line breaks; a leading UTF-8
+    /// byte order mark is dropped), read on a thread of their own.
+    static func standardInputLines() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        let thread = Thread {
+            var first = true
+            while let line = readLine(strippingNewline: true) {
+                var text = line
+                if first, text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+                first = false
+                // readLine strips "\n" and "\r\n"; a lone trailing "\r" (old Mac files) too.
+                if text.hasSuffix("\r") { text.removeLast() }
+                continuation.yield(text)
+            }
+            continuation.finish()
+        }
+        thread.start()
+        return stream
+    }
+}
+
+/// A batch of SQL text and how many times to run it (`GO n`).
+struct Batch: Equatable {
+    var text: String
+    var count: Int
+}
+
+/// Splits a script into batches at lines reading `GO` or `GO n`, line by line, so that standard
+/// input runs each batch as soon as its `GO` line arrives. A batch to repeat is kept once.
+struct BatchSplitter {
+    /// The largest `GO n` count (sqlcmd's is an int).
+    static let maxRepeat = Int(Int32.max)
+    private var current: [String] = []
+
+    /// Takes one line (without its line break); returns the finished batch when it is a `GO` line.
+    /// - Throws: ``UsageError`` for `GO 0`, a negative count or one above ``maxRepeat``.
+    mutating func feed(_ line: String) throws(UsageError) -> Batch? {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard let first = words.first, first.uppercased() == "GO", words.count <= 2 else {
+            current.append(line)
+            return nil
+        }
+        var count = 1
+        if words.count == 2 {
+            let word = words[1]
+            let digits = word.hasPrefix("-") || word.hasPrefix("+") ? word.dropFirst() : word
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                current.append(line)   // "GO something": not a separator
+                return nil
+            }
+            guard !word.hasPrefix("-"), let n = Int(digits), n >= 1, n <= Self.maxRepeat else {
+                throw UsageError("invalid batch count \"\(word)\" after GO (1 to \(Self.maxRepeat))")
+            }
+            count = n
+        }
+        let text = current.joined(separator: "\n")
+        current = []
+        return Batch(text: text, count: count)
+    }
+
+    /// The text after the last `GO` line, if any is not blank.
+    mutating func finish() -> Batch? {
+        let text = current.joined(separator: "\n")
+        current = []
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
+        return Batch(text: text, count: 1)
     }
 }
 

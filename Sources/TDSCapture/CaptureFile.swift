@@ -11,15 +11,20 @@ public enum CaptureFormat: String, Sendable, Hashable {
     /// Bytes as they are: TDS packets, a message body or a bare token stream.
     case raw
 
-    /// The format of `bytes`: by magic number (pcap, pcapng), then by the `.hex` extension or
-    /// content, otherwise raw.
+    /// The format of `bytes`: by magic number (pcap, pcapng), then `.hex` for a file named
+    /// `*.hex` (whatever it holds: a word that is not hexadecimal is then an error with its line
+    /// number, never raw bytes) or for text that looks like it (``HexCapture/matches(_:)``, or
+    /// printable text whose first line is a `#` comment), otherwise raw.
     public static func detect(_ bytes: [UInt8], fileName: String? = nil) -> CaptureFormat {
         if PcapReader.matches(bytes) { return .pcap }
         if PcapNGReader.matches(bytes) { return .pcapng }
-        if let name = fileName?.lowercased(), name.hasSuffix(".hex") || name.hasSuffix(".txt") {
-            return HexCapture.matches(bytes) ? .hex : .raw
+        if let name = fileName?.lowercased(), name.hasSuffix(".hex") { return .hex }
+        if HexCapture.matches(bytes) { return .hex }
+        if bytes.first == UInt8(ascii: "#"),
+           bytes.prefix(4096).allSatisfy({ (0x20 ... 0x7E).contains($0) || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            return .hex
         }
-        return HexCapture.matches(bytes) ? .hex : .raw
+        return .raw
     }
 }
 

@@ -65,7 +65,7 @@ public struct HexCapture: Sendable, Hashable {
                     }
                     // A run of hex digits of even length is several bytes (e.g. "0a0b").
                     guard !token.isEmpty, token.count % 2 == 0 || token.count == 1 else {
-                        throw CaptureError(offset: i, "hex line \(lineNumber): '\(String(decoding: token, as: UTF8.self))' is not a byte")
+                        throw CaptureError(offset: i, "hex line \(lineNumber): '\(printable(token))' is not a byte")
                     }
                     var k = 0
                     while k < token.count {
@@ -93,7 +93,21 @@ public struct HexCapture: Sendable, Hashable {
     }
 
     private static func badDigit(_ offset: Int, _ line: Int, _ token: [UInt8]) -> CaptureError {
-        CaptureError(offset: offset, "hex line \(line): '\(String(decoding: token, as: UTF8.self))' is not hexadecimal")
+        CaptureError(offset: offset, "hex line \(line): '\(printable(token))' is not hexadecimal")
+    }
+
+    /// `token` for an error message: at most 32 bytes, anything but printable ASCII as `\xNN`.
+    private static func printable(_ token: [UInt8]) -> String {
+        var s = ""
+        for b in token.prefix(32) {
+            if (0x20 ... 0x7E).contains(b) {
+                s.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                let hex = String(b, radix: 16, uppercase: true)
+                s += "\\x" + (b < 0x10 ? "0" : "") + hex
+            }
+        }
+        return token.count > 32 ? s + "…" : s
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

@@ -30,14 +30,35 @@ enum DecodeTextOutput {
                         out += "    \(p["name"]?.stringValue ?? "") \(p["type"]?.stringValue ?? "") = \(text(p["value"] ?? .null))\(output)\n"
                     }
                 case "sql":
-                    out += "    " + (value.stringValue ?? "").split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n    ") + "\n"
+                    out += "    " + (value.stringValue ?? "").split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).joined(separator: "\n    ") + "\n"
                 default:
                     out += "    \(key): \(text(value))\n"
                 }
             }
             if let f = r.failure { out += "    !! \(f)\n" }
         }
-        return out
+        return escapingControls(out)
+    }
+
+    /// `text` safe for a terminal: control characters (C0 but line feed and tab, DEL, C1) from
+    /// the capture become `\r`, `\e` or `\u{XX}`, so an ESC sequence in a capture is shown, not run.
+    static func escapingControls(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A, 0x09:
+                out.append(scalar)
+            case 0x0D:
+                out.append(contentsOf: "\\r".unicodeScalars)
+            case 0x1B:
+                out.append(contentsOf: "\\e".unicodeScalars)
+            case 0x00 ..< 0x20, 0x7F ... 0x9F:
+                out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+            default:
+                out.append(scalar)
+            }
+        }
+        return String(out)
     }
 
     static func tokenLine(_ token: JSONValue) -> String {

@@ -111,7 +111,8 @@ extension SQLConnectionConfiguration {
     ///   (`Integrated Security=true`, `MultipleActiveResultSets=true`, `Authentication`, `Encrypt=Strict`, …),
     ///   `.invalidConfiguration` for an unknown key (named in the message), a bad value or a missing server.
     public init(connectionString: String) throws {
-        let pairs = try ConnectionStringParser.parse(connectionString)
+        var mayHoldSecrets: Set<String> = []
+        let pairs = try ConnectionStringParser.parse(connectionString, keysAfterPasswords: &mayHoldSecrets)
         var address: SQLServerAddress?
         var user = ""
         var password = ""
@@ -213,6 +214,11 @@ extension SQLConnectionConfiguration {
                  "encrypt strict", "load balance", "connection reset":
                 throw SQLClientError(.unsupported, "the connection string key \"\(rawKey)\" is not supported")
             default:
+                if mayHoldSecrets.contains(rawKey.lowercased()) {
+                    // Likely the rest of a password with an unquoted ';': never echo it.
+                    throw SQLClientError(.invalidConfiguration, "an unknown connection string key follows the password; "
+                                         + "a password holding ';' must be quoted, e.g. Password={a;b}")
+                }
                 throw SQLClientError(.invalidConfiguration, "unknown connection string key \"\(rawKey)\"")
             }
         }
@@ -239,8 +245,20 @@ extension SQLConnectionConfiguration {
 /// Splits a connection string into (key, value) pairs. Values are never echoed in errors
 /// (they may be passwords).
 enum ConnectionStringParser {
-    static func parse(_ text: String) throws -> [(String, String)] {
+    /// The (key, value) pairs of `text`. `keysAfterPasswords` receives (lowercased) the keys of
+    /// entries right after an unquoted Password/PWD value: they may be the rest of a password
+    /// holding ';', and are not echoed in errors. Malformed entries are named by position.
+    static func parse(_ text: String, keysAfterPasswords: inout Set<String>) throws -> [(String, String)] {
         var pairs: [(String, String)] = []
+        var entry = 0
+        var afterUnquotedPassword = false
+        func noEquals() -> SQLClientError {
+            // The entry text is never echoed: it may be part of a password holding an unquoted ';'.
+            SQLClientError(.invalidConfiguration,
+                           "connection string entry \(entry) has no '='" + (afterUnquotedPassword
+                               ? " (it follows the password: a password holding ';' must be quoted, e.g. Password={a;b})"
+                               : ""))
+        }
         let chars = Array(text)
         var i = 0
         func skipSpaces() { while i < chars.count, chars[i].isWhitespace { i += 1 } }
@@ -248,6 +266,7 @@ enum ConnectionStringParser {
             skipSpaces()
             if i < chars.count, chars[i] == ";" { i += 1; continue }
             if i >= chars.count { break }
+            entry += 1
             // Key up to '=' ("==" is a literal '=' in a key).
             var key = ""
             while i < chars.count {
@@ -255,20 +274,18 @@ enum ConnectionStringParser {
                     if i + 1 < chars.count, chars[i + 1] == "=" { key.append("="); i += 2; continue }
                     break
                 }
-                if chars[i] == ";" {
-                    throw SQLClientError(.invalidConfiguration,
-                                         "connection string entry \"\(key.trimmingCharacters(in: .whitespaces))\" has no '='")
-                }
+                if chars[i] == ";" { throw noEquals() }
                 key.append(chars[i])
                 i += 1
             }
-            guard i < chars.count else {
-                throw SQLClientError(.invalidConfiguration,
-                                     "connection string entry \"\(key.trimmingCharacters(in: .whitespaces))\" has no '='")
-            }
+            guard i < chars.count else { throw noEquals() }
             i += 1 // '='
             key = key.trimmingCharacters(in: .whitespaces)
-            guard !key.isEmpty else { throw SQLClientError(.invalidConfiguration, "a connection string key is empty") }
+            guard !key.isEmpty else {
+                throw SQLClientError(.invalidConfiguration, "connection string entry \(entry) has an empty key")
+            }
+            if afterUnquotedPassword { keysAfterPasswords.insert(key.lowercased()) }
+            let isPassword = ["password", "pwd"].contains(key.lowercased())
             skipSpaces()
             var value = ""
             if i < chars.count, chars[i] == "\"" || chars[i] == "'" || chars[i] == "{" {
@@ -293,9 +310,11 @@ enum ConnectionStringParser {
                 guard i >= chars.count || chars[i] == ";" else {
                     throw SQLClientError(.invalidConfiguration, "unexpected text after the quoted value of \"\(key)\"")
                 }
+                afterUnquotedPassword = false
             } else {
                 while i < chars.count, chars[i] != ";" { value.append(chars[i]); i += 1 }
                 value = value.trimmingCharacters(in: .whitespaces)
+                afterUnquotedPassword = isPassword
             }
             if pairs.contains(where: { $0.0.lowercased() == key.lowercased() }) {
                 pairs.removeAll { $0.0.lowercased() == key.lowercased() }

@@ -35,7 +35,8 @@ public struct SQLSessionInfo: Sendable, Hashable {
     public var packetSize: Int = Packet.defaultSize
     /// The TDS version the server accepted (LOGINACK).
     public var tdsVersion: TDSVersion = .v7_4
-    /// The server's program name from LOGINACK (for example "Microsoft SQL Server").
+    /// The server's program name from LOGINACK (for example "Microsoft SQL Server"), without the
+    /// NUL padding SQL Server sends.
     public var serverProgramName: String = ""
     /// The server's version from LOGINACK.
     public var serverVersion: String = ""
@@ -264,7 +265,7 @@ struct ConnectionStateMachine: Sendable {
             }
             state = .ready
             session.tdsVersion = ack.tdsVersion
-            session.serverProgramName = ack.programName
+            session.serverProgramName = ack.trimmedProgramName
             session.serverVersion = ack.serverVersion.description
             return .loginSucceeded(session)
         case .executing:

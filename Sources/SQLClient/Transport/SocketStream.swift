@@ -77,7 +77,12 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
             } catch let error as SQLClientError where error.code == .timeout || error.code == .cancelled {
                 throw error
             } catch let error as SQLClientError {
-                failures.append(error.message)
+                // "127.0.0.1:1: Connection refused" once, not "127.0.0.1:1: 127.0.0.1:1: …".
+                var message = Substring(error.message)
+                for prefix in ["\(host):\(port): ", "[\(host)]:\(port): "] where message.hasPrefix(prefix) {
+                    message = message.dropFirst(prefix.count)
+                }
+                failures.append(String(message))
             }
         }
         throw SQLClientError(.connectionFailed,

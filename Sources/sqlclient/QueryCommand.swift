@@ -57,10 +57,13 @@ enum QueryCommand {
            sqlclient --connection-string "Server=…;User ID=…;Password=…" [-Q sql | -i file] [--format …]
            sqlclient … --exec PROCEDURE [--param @name[:type]=value]… [--output @name:type]… [--inout …] [--default @name]
            sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json]
+           sqlclient replay SESSION.tdssession [--host H] [--port P]   (serve a recorded session until stdin closes)
 
       server: host, host,port, host:port, host\\instance, host\\instance:port, [IPv6]:port
       The password may come from SQLCMDPASSWORD; the TDS version from TDSVER.
-      Without -Q or -i, batches are read from standard input, separated by lines reading GO.
+      Without -Q or -i, batches are read from standard input, separated by lines reading GO;
+      each runs as its GO line arrives. "GO n" runs a batch n times (1 to 2147483647).
+      -i reads UTF-8, or UTF-16 with a byte order mark.
       Server messages go to standard error as "Msg N, Level L, State S, Line X" and the text.
       Exit status: 0 success, 1 a server error, 2 a usage error, 3 a connection or login failure.
     """

@@ -75,6 +75,14 @@ extension ReplayConnectionTests {
         XCTAssertEqual(missing.stderr, "sqlclient: cannot read \"/nonexistent/dir/x.sql\": no such file\n")
     }
 
+    func testHelpListsEveryCommand() throws {
+        let r = try CLIComparisonTests.run(try binary().path, ["--help"])
+        XCTAssertEqual(r.status, 2)
+        for command in ["sqlclient decode FILE", "sqlclient replay SESSION.tdssession", "--exec PROCEDURE", "--connection-string"] {
+            XCTAssertTrue(r.stderr.contains(command), "\(command) missing from:\n\(r.stderr)")
+        }
+    }
+
     /// The first batch's result is printed while standard input is still open: batches run as
     /// their GO line arrives, not after end of input.
     func testCLIRunsStandardInputBatchesAsTheyArrive() throws {

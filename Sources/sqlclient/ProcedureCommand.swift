@@ -1,5 +1,6 @@
 import Foundation
 import SQLClient
+import TDSCapture
 
 /// `sqlclient -S … -U … --exec dbo.proc [--param @a=1] [--param @s:varchar(10)=abc] [--output @b:int]
 /// [--inout @c:int=5] [--default @d] [--query-timeout S] [--format table|csv|json]`: calls a stored
@@ -147,19 +148,6 @@ enum ProcedureCommand {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 { out += String(format: "\\u%04X", u.value) } else { out.unicodeScalars.append(u) }
-            }
-        }
-        return out + "\""
-    }
+    /// `s` as a JSON string literal (the same escaping as `sqlclient decode --format json`).
+    static func jsonString(_ s: String) -> String { JSONValue.string(s).serialized() }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SQLClient
+import TDSCapture
 
 /// Prints the events of a batch in the chosen format: results on standard output, server
 /// messages on standard error (in order with the results: standard output is flushed first).
@@ -125,25 +126,8 @@ final class ResultPrinter {
 
     // MARK: json (one object per result set, one per line)
 
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    /// `s` as a JSON string literal (the same escaping as `sqlclient decode --format json`).
+    static func jsonString(_ s: String) -> String { JSONValue.string(s).serialized() }
 
     private func writeJSON(_ cols: SQLColumns, rowsAffected: Int?) {
         var text = "{\"columns\":["

@@ -37,8 +37,8 @@ final class CLIComparisonTests: XCTestCase {
         try input.fileHandleForWriting.close()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        let status = try process.waitForExit(done, timeout: 120)
+        return (status, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 
     static func tsqlPath() -> String? {

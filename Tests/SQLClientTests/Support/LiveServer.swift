@@ -50,8 +50,10 @@ enum LiveServer {
         env["SQLCLIENT_DEMO_PASSWORD"] = password
         process.environment = env
         process.standardInput = FileHandle.nullDevice
-        try process.runToCompletion()
-        guard process.terminationStatus == 0, portOpen() else {
+        let done = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in done.signal() }
+        try process.run()
+        guard try process.waitForExit(done, timeout: 300) == 0, portOpen() else {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "scripts/pysqlbridge.sh start failed"])
         }
     }

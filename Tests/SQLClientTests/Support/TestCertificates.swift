@@ -37,8 +37,10 @@ struct TestCertificates {
                 process.currentDirectoryURL = dir
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
-                try process.runToCompletion()
-                guard process.terminationStatus == 0 else {
+                let done = DispatchSemaphore(value: 0)
+                process.terminationHandler = { _ in done.signal() }
+                try process.run()
+                guard try process.waitForExit(done, timeout: 120) == 0 else {
                     throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl \(args[0]) failed"])
                 }
             }
@@ -53,12 +55,23 @@ struct TestCertificates {
 }
 
 extension Process {
-    /// Runs and waits for the process without `waitUntilExit()`, which spins a run loop and
-    /// can wait forever when called from a Swift concurrency thread.
-    func runToCompletion() throws {
-        let done = DispatchSemaphore(value: 0)
-        terminationHandler = { _ in done.signal() }
-        try run()
-        done.wait()
+    /// Waits for `signalled` (set from `terminationHandler`), checking the child itself every
+    /// 200 ms: Foundation has been seen to miss a child's exit (the child left a zombie and the
+    /// handler never ran), which hung a test run. Returns the exit status; throws after `timeout`.
+    func waitForExit(_ signalled: DispatchSemaphore, timeout: TimeInterval) throws -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while signalled.wait(timeout: .now() + 0.2) == .timedOut {
+            var info = siginfo_t()
+            // WNOWAIT: look without reaping, so Foundation can still reap the child.
+            if waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
+               info._sifields._sigchld.si_pid == processIdentifier {
+                return info._sifields._sigchld.si_status
+            }
+            if Date() > deadline {
+                kill(processIdentifier, SIGKILL)
+                throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executableURL?.path ?? "process") did not exit within \(Int(timeout)) s"])
+            }
+        }
+        return terminationStatus
     }
 }

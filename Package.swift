@@ -38,6 +38,7 @@ let package = Package(
         .testTarget(name: "TDSTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "TDSCaptureTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
+        .testTarget(name: "SQLClientTestingTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"]),
         .testTarget(name: "ConformanceTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"],
                     exclude: ["freetds"]),  // the FreeTDS oracle (C), compiled by the tests themselves
     ]

@@ -185,4 +185,18 @@ final class SocketStreamTests: XCTestCase {
             // No close(): the stream is released here and its descriptor closed by deinit.
         }
     }
+
+    /// A refused connection names its address once.
+    func testRefusedConnectionNamesTheAddressOnce() async {
+        do {
+            _ = try await SocketStream.connect(host: "127.0.0.1", port: 1, timeout: .seconds(10))
+            XCTFail("port 1 accepted a connection")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .connectionFailed, error.message)
+            XCTAssertEqual(error.message.components(separatedBy: "127.0.0.1:1").count - 1, 1, error.message)
+            XCTAssertTrue(error.message.hasPrefix("could not connect to 127.0.0.1:1: "), error.message)
+        } catch {
+            XCTFail("\(error)")
+        }
+    }
 }

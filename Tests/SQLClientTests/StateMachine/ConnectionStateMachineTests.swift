@@ -253,4 +253,14 @@ final class ConnectionStateMachineTests: XCTestCase {
         _ = run(&other, Self.login)
         XCTAssertEqual(run(&other, [.close, .requestStarted]), ["close(connectionClosed)", "close(connectionClosed)"])
     }
+
+    /// The session's server program name comes without LOGINACK's NUL padding.
+    func testServerProgramNameIsTrimmedOfNULPadding() {
+        var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
+        let ack = Token.loginAck(LoginAck(tdsVersion: .v7_4, programName: "Microsoft SQL Server\0\0",
+                                          serverVersion: .init(major: 16, minor: 0, build: 4135)))
+        _ = run(&machine, [.connected, .prelogin(.notSupported), .token(ack), .token(Self.done([])), .messageEnded])
+        XCTAssertEqual(machine.state, .ready)
+        XCTAssertEqual(machine.session.serverProgramName, "Microsoft SQL Server")
+    }
 }

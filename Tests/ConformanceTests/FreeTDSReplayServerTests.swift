@@ -3,7 +3,7 @@ import SQLClientTesting
 import TDS
 import XCTest
 
-final class ReplayServerTests: XCTestCase {
+final class FreeTDSReplayServerTests: XCTestCase {
     /// A hand-written 7.4 session: `SELECT 1 AS c` returns one int.
     static let selectOneText = """
     # hand-written: one INT4 column named c, one row, DONE with count 1
@@ -20,41 +20,6 @@ final class ReplayServerTests: XCTestCase {
     # DONE: count 1
     FD 10 00 C1 00 01 00 00 00 00 00 00 00
     """
-
-    func testSessionTextRoundTrips() throws {
-        let session = try ReplaySession(text: Self.selectOneText)
-        XCTAssertEqual(session.name, "select-one")
-        XCTAssertEqual(session.version, .v7_4)
-        XCTAssertEqual(session.exchanges.count, 1)
-        XCTAssertEqual(session.exchanges[0].request, .sqlBatch("SELECT 1 AS c"))
-        XCTAssertEqual(session.exchanges[0].response.count, 3)
-        XCTAssertEqual(session.exchanges[0].response[1].bytes, [0xD1, 1, 0, 0, 0])
-        XCTAssertEqual(session.exchanges[0].response[1].comment, "ROW: 1")
-        let again = try ReplaySession(text: session.text)
-        XCTAssertEqual(again, session)
-    }
-
-    func testRPCParametersRoundTrip() throws {
-        var session = ReplaySession(name: "rpc", version: .v7_2, attention: .ignore)
-        session.exchanges.append(.init(
-            request: .rpc(procedure: "sp_executesql", parameters: [
-                .init(name: "@stmt", value: "SELECT @P1 -- \"quoted\"\nline two\u{FEFF}"),
-                .init(name: "@P1", value: nil),
-                .init(name: "", value: "42"),
-            ]),
-            response: [.init(comment: "DONE", bytes: ServerTokens.done(version: .v7_2))],
-            faults: .init(stallAfter: 5)))
-        let text = session.text
-        XCTAssertTrue(text.contains("@attention ignore"))
-        XCTAssertTrue(text.contains("<<< stall-after=5"))
-        XCTAssertEqual(try ReplaySession(text: text), session)
-    }
-
-    func testBadHexIsReportedWithLine() {
-        XCTAssertThrowsError(try ReplaySession(text: ">>> SQL_BATCH\n| x\n<<<\nZZ\n")) { error in
-            XCTAssertEqual((error as? ReplaySession.ParseError)?.line, 4)
-        }
-    }
 
     func testFreeTDSReadsReplayedSelect() throws {
         let session = try ReplaySession(text: Self.selectOneText)
@@ -75,12 +40,6 @@ final class ReplayServerTests: XCTestCase {
         let log = try XCTUnwrap(server.connections.first)
         XCTAssertEqual(log.clientVersion?.generation, 0x74)
         XCTAssertEqual(log.ackedVersion, .v7_4)
-    }
-
-    func testCommandLineRejectsBadArguments() {
-        XCTAssertEqual(ReplayServer.runCommandLine(arguments: []), 2)
-        XCTAssertEqual(ReplayServer.runCommandLine(arguments: ["a.tdssession", "--bogus"]), 2)
-        XCTAssertEqual(ReplayServer.runCommandLine(arguments: ["/nonexistent/x.tdssession"]), 1)
     }
 
     /// `oracle --bench` converts every value natively and reports rows and values per batch
@@ -105,10 +64,5 @@ final class ReplayServerTests: XCTestCase {
             .reduce(0) { $0 + $1.responseBytes.count }
         XCTAssertGreaterThan(server.connections.reduce(0) { $0 + $1.responseBytesSent }, recorded)
         XCTAssertGreaterThan(server.connections.reduce(0) { $0 + $1.responseSeconds }, 0)
-    }
-
-    func testCRLFSessionFilesParseLikeLF() throws {
-        let crlf = Self.selectOneText.replacingOccurrences(of: "\n", with: "\r\n")
-        XCTAssertEqual(try ReplaySession(text: crlf), try ReplaySession(text: Self.selectOneText))
     }
 }

@@ -145,7 +145,11 @@ final class ConfigurationTests: XCTestCase {
         private let lock = NSLock()
 
         init(instances: [String: Int]) throws {
+            #if canImport(Darwin)
+            let sock = socket(AF_INET, SOCK_DGRAM, 0)
+            #else
             let sock = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            #endif
             fd = sock
             var sin = sockaddr_in()
             sin.sin_family = sa_family_t(AF_INET)

@@ -52,6 +52,10 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// cancellation or a query timeout (default 5 s). When it passes, the connection is closed and
     /// reported unusable (`isOpen == false`) rather than handed back half-read.
     public var cancelTimeout: Duration = .seconds(5)
+    /// Receives the connection's events (connect, TLS, login, requests, ATTENTION, errors,
+    /// packets at trace level); nil logs nothing. Never given a password, token or parameter
+    /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
+    public var logger: SQLClientLogger? = nil
 
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),

@@ -52,6 +52,19 @@ public final class ReplayServer: @unchecked Sendable {
         /// Wall-clock seconds spent writing recorded responses (the server's own send rate is
         /// `responseBytesSent / responseSeconds`).
         public var responseSeconds = 0.0
+        /// Every SQL batch, RPC and transaction manager request as received: its packet type and
+        /// its whole message payload (packets joined), in arrival order. Kept only when the
+        /// server was made with `recordsRequestMessages: true`.
+        public var requestMessages: [RequestMessage] = []
+    }
+
+    /// One client request message as the server received it ([MS-TDS] 2.2.3: the payloads of
+    /// its packets up to EOM, headers removed).
+    public struct RequestMessage: Sendable, Hashable {
+        /// The packet type (SQL_BATCH, RPC, TRANSACTION_MANAGER).
+        public var type: PacketType
+        /// The message bytes (ALL_HEADERS first, from TDS 7.2).
+        public var payload: [UInt8]
     }
 
     public let session: ReplaySession
@@ -67,9 +80,14 @@ public final class ReplayServer: @unchecked Sendable {
     private var _connections: [ConnectionLog] = []
     private var running = false
     private let group = DispatchGroup()
+    /// Keep each request's bytes in ``ConnectionLog/requestMessages``.
+    let recordsRequestMessages: Bool
 
-    public init(session: ReplaySession) {
+    /// A server for `session`; with `recordsRequestMessages`, each connection's log keeps the
+    /// bytes of every request it received (for tests that check what a client sent).
+    public init(session: ReplaySession, recordsRequestMessages: Bool = false) {
         self.session = session
+        self.recordsRequestMessages = recordsRequestMessages
         self.prepared = session.exchanges.map(PreparedResponse.init)
         var index: [String: [Int]] = [:]
         for (i, e) in session.exchanges.enumerated() {
@@ -397,6 +415,10 @@ private final class ReplayConnection {
     // MARK: Handling
 
     func handle(type: UInt8, payload: [UInt8]) {
+        if server.recordsRequestMessages, type == PacketType.sqlBatch.rawValue || type == PacketType.rpc.rawValue
+            || type == PacketType.transactionManager.rawValue {
+            log.requestMessages.append(ReplayServer.RequestMessage(type: PacketType(rawValue: type), payload: payload))
+        }
         switch type {
         case PacketType.prelogin.rawValue:
             log.clientEncryption = RequestDecoding.preloginEncryption(payload)

@@ -215,4 +215,25 @@ final class RPCQueryTests: XCTestCase {
         }
         XCTAssertEqual(SQLIsolationLevel.allCases.map(\.wireValue.rawValue), [1, 2, 3, 4, 5])
     }
+
+    // MARK: - What does not compile
+
+    func testAStringVariableIsNotAQuery() throws {
+        // The control: the snippet setup compiles when it should.
+        let ok = try SwiftTypecheck.check("""
+            import SQLClient
+            let id = 7
+            let q: SQLQuery = "SELECT name FROM people WHERE id = \\(id)"
+            let raw = SQLQuery(unsafeSQL: "SELECT 1")
+            """)
+        XCTAssertEqual(ok.status, 0, ok.diagnostics)
+        let bad = try SwiftTypecheck.check("""
+            import SQLClient
+            let text = "SELECT name FROM people WHERE id = 7"
+            let q: SQLQuery = text
+            """)
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.diagnostics.contains("cannot convert value of type 'String' to specified type 'SQLQuery'"),
+                      bad.diagnostics)
+    }
 }

@@ -10,7 +10,9 @@ public struct TLSConfiguration: Sendable, Hashable {
     public var trustServerCertificate: Bool
     /// A PEM file of trusted CA certificates used instead of the system's trust store.
     public var caFile: String?
-    /// The name the certificate must carry; nil uses the host being connected to.
+    /// The name the certificate must carry; nil or empty uses the host being connected to (an
+    /// empty name never switches the check off: that is ``verifyHostName`` or
+    /// ``trustServerCertificate``).
     public var hostNameInCertificate: String?
     /// Whether to check that the certificate names the host (default true, ignored when trusting).
     public var verifyHostName: Bool
@@ -28,6 +30,15 @@ public struct TLSConfiguration: Sendable, Hashable {
         self.verifyHostName = verifyHostName
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
+    }
+}
+
+extension TLSConfiguration {
+    /// The name the server's certificate is checked against when connecting to `host`:
+    /// ``hostNameInCertificate`` unless it is nil or empty, else `host`.
+    public func expectedHostName(connectingTo host: String) -> String {
+        if let name = hostNameInCertificate, !name.isEmpty { return name }
+        return host
     }
 }
 

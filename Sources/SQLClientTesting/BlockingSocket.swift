@@ -22,13 +22,16 @@ final class BlockingSocket: @unchecked Sendable {
         self.fd = fd
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))   // no MSG_NOSIGNAL
+        #endif
     }
 
     deinit { close() }
 
     /// A socket listening on `host` (an IPv4 dotted quad) and `port` (0: an ephemeral port), and the port.
     static func listen(host: String, port: UInt16) throws -> (BlockingSocket, UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamSocketType, 0)
         guard fd >= 0 else { throw Failure(call: "socket", errno: errno) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -56,7 +59,7 @@ final class BlockingSocket: @unchecked Sendable {
     static func connect(host: String, port: Int, timeout: Double) throws -> BlockingSocket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = streamSocketType
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
         guard rc == 0, let first = list else {
@@ -186,3 +189,10 @@ private func sys_accept(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>!, _ 
     accept(fd, addr, len)
 }
 private func sys_shutdown(_ fd: Int32, _ how: Int32) -> Int32 { shutdown(fd, how) }
+
+/// SOCK_STREAM as an Int32 (Glibc imports it as an enum, Darwin as a constant).
+#if canImport(Darwin)
+private let streamSocketType = SOCK_STREAM
+#else
+private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+#endif

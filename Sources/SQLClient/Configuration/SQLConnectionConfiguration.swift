@@ -102,7 +102,8 @@ extension SQLConnectionConfiguration {
     /// `Database`/`Initial Catalog`; `User ID`/`UID`/`User`; `Password`/`PWD`;
     /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`);
     /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
-    /// `ServerCertificate`/`CA File` (a PEM file of trusted certificates);
+    /// `ServerCertificate`/`Server Certificate` (the one certificate the server must present, PEM or DER:
+    /// ``TLSConfiguration/serverCertificate``); `CA File`/`CAFile` (a PEM file of trusted CAs: ``TLSConfiguration/caFile``);
     /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds); `Command Timeout` (seconds, 0 = none: ``queryTimeout``); `Application Name`/`App`;
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
     /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`.
@@ -159,7 +160,9 @@ extension SQLConnectionConfiguration {
                 tls.trustServerCertificate = try Self.bool(value, key: rawKey)
             case "hostnameincertificate", "host name in certificate":
                 tls.hostNameInCertificate = value.isEmpty ? nil : value
-            case "servercertificate", "server certificate", "ca file", "cafile":
+            case "servercertificate", "server certificate":
+                tls.serverCertificate = value.isEmpty ? nil : value
+            case "ca file", "cafile":
                 tls.caFile = value.isEmpty ? nil : value
             case "connect timeout", "connection timeout", "timeout":
                 guard let seconds = Int(value), seconds >= 0 else {

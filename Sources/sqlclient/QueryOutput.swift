@@ -47,7 +47,7 @@ final class OutputSink {
         var offset = 0
         buffer.withUnsafeBytes { raw in
             while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                let n = posixWrite(fd, raw.baseAddress! + offset, raw.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
                     failed = true   // a closed pipe (sqlclient … | head): stop writing
@@ -61,9 +61,13 @@ final class OutputSink {
 
     func close() {
         flush()
-        if fd > 2 { _ = Glibc.close(fd) }
+        if fd > 2 { posixClose(fd) }
     }
 }
+
+/// write(2) and close(2), named apart from the methods of the same names.
+func posixWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
+func posixClose(_ fd: Int32) { _ = close(fd) }
 
 /// How results are printed (from the command line).
 struct PrintOptions {
@@ -145,21 +149,12 @@ final class ResultPrinter {
     // MARK: Result sets
 
     private func begin(_ cols: SQLColumns) {
-        let names = cols.map(\.name)
         var widths: [Int] = []
         if options.format == .table {
             widths = cols.map { options.trimSpaces ? $0.name.count : max(Self.displayWidth($0.typeInfo), $0.name.count) }
         }
-        var keys: [String] = []
-        if options.format == .jsonl {
-            var seen = Set<String>()
-            for (i, name) in names.enumerated() {
-                var key = name.isEmpty ? "column\(i + 1)" : name
-                if seen.contains(key) { key += "_\(i + 1)" }
-                seen.insert(key)
-                keys.append(Self.jsonString(key))
-            }
-        }
+        // jsonl: the keys of SQLRow.dictionary (column<n> for an empty name, <name>_<k> for a repeat).
+        let keys = options.format == .jsonl ? cols.dictionaryKeys.map(Self.jsonString) : []
         current = ResultSetState(columns: cols, widths: widths, rightAligned: cols.map { Self.isNumeric($0.typeInfo) },
                                  jsonKeys: keys)
         switch options.format {

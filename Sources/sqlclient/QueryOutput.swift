@@ -121,7 +121,7 @@ final class ResultPrinter {
                 endResultSet(rowsAffected: count)
             } else if let count {
                 switch options.format {
-                case .table: out.write("\n(\(count) row\(count == 1 ? "" : "s") affected)\n")
+                case .table: writeCount(count)
                 case .json: out.write("{\"rowsAffected\":\(count)}\n")
                 case .csv, .jsonl: break
                 }
@@ -221,8 +221,7 @@ final class ResultPrinter {
         resultSetsPrinted += 1
         switch options.format {
         case .table:
-            let count = rowsAffected ?? state.rows
-            out.write("\n(\(count) row\(count == 1 ? "" : "s") affected)\n")
+            writeCount(rowsAffected ?? state.rows)
         case .csv, .jsonl:
             break
         case .json:
@@ -245,6 +244,12 @@ final class ResultPrinter {
         }
         writeTableLine(names.joined(separator: tableSeparator))
         writeTableLine(dashes.joined(separator: tableSeparator))
+    }
+
+    /// sqlcmd's "(N rows affected)" after a blank line.
+    private func writeCount(_ count: Int) {
+        out.write("\n")
+        writeTableLine("(\(count) row\(count == 1 ? "" : "s") affected)")
     }
 
     /// One line of table output, wrapped every `-w` characters.

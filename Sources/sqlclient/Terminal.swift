@@ -26,7 +26,6 @@ enum Terminal {
     /// `prompt` on standard error; the terminal's settings are restored afterwards, also when
     /// the user interrupts with Ctrl-C. Nil at end of input.
     static func readHiddenLine(prompt: String) -> String? {
-        FileHandle.standardError.write(Data(prompt.utf8))
         var saved = termios()
         let haveSettings = tcgetattr(STDIN_FILENO, &saved) == 0
         if haveSettings {
@@ -38,6 +37,8 @@ enum Terminal {
             signal(SIGTERM, restoreAndExit)
             _ = tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
         }
+        // The prompt after echo is off: what is typed once it shows is never echoed.
+        FileHandle.standardError.write(Data(prompt.utf8))
         let line = readLine(strippingNewline: true)
         if haveSettings {
             _ = tcsetattr(STDIN_FILENO, TCSANOW, &saved)

@@ -140,7 +140,7 @@ final class CLIComparisonTests: XCTestCase {
     }
 
     override func setUp() async throws {
-        try LiveServer.require()
+        try LiveServer.requirePysqlbridge("compares with FreeTDS's tsql on the demo server")
     }
 
     func testPeopleReadTheSame() throws {

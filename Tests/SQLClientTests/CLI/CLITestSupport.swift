@@ -61,8 +61,8 @@ enum CLI {
                       stderr: String(decoding: errData, as: UTF8.self))
     }
 
-    /// The connection arguments of the live test server (trusting its self-signed certificate).
-    static var liveArguments: [String] { ["-S", "\(LiveServer.host),\(LiveServer.port)", "-U", LiveServer.user, "-C"] }
+    /// The connection arguments of the live test server (trusting pysqlbridge's self-signed certificate).
+    static var liveArguments: [String] { LiveServer.cliArguments }
 
     /// Runs sqlclient against the live test server (the password through SQLCMDPASSWORD).
     static func live(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]) throws -> Result {

@@ -25,11 +25,12 @@ final class QueryArgumentsTests: XCTestCase {
     /// `-PAt1secret` (sqlcmd's glued form) and `-P value` both log in; so do `-Udemo` and `-S…` glued.
     func testGluedAndSeparateValues() throws {
         try LiveServer.require()
-        let server = "\(LiveServer.host),\(LiveServer.port)"
-        for args in [["-S", server, "-U", "demo", "-P\(LiveServer.password)"],
-                     ["-S\(server)", "-Udemo", "-P", LiveServer.password],
-                     ["--server", server, "--user", "demo", "--password", LiveServer.password]] {
-            let r = try CLI.run(args + ["-C", "-h-1", "-W", "-Q", "SELECT 6 AS n"])
+        let server = LiveServer.serverArgument, user = LiveServer.user
+        let rest = Array(LiveServer.cliArguments.dropFirst(4))   // -d, -C
+        for args in [["-S", server, "-U", user, "-P\(LiveServer.password)"],
+                     ["-S\(server)", "-U\(user)", "-P", LiveServer.password],
+                     ["--server", server, "--user", user, "--password", LiveServer.password]] {
+            let r = try CLI.run(args + rest + ["-h-1", "-W", "-Q", "SELECT 6 AS n"])
             XCTAssertEqual(r.status, 0, "\(args.count) arguments: \(r.stderr)")
             XCTAssertEqual(r.stdout, "6\n\n(1 row affected)\n")
         }
@@ -82,14 +83,15 @@ final class QueryArgumentsTests: XCTestCase {
     /// login-only encryption; a bad mode is a usage error.
     func testEncryptFlagTakesAnOptionalMode() throws {
         try LiveServer.require()
-        let server = "\(LiveServer.host),\(LiveServer.port)"
-        for mode in [["-N"], ["-N", "o"], ["-Nm"], ["--encrypt", "required"]] {
-            let r = try CLI.run(["-S", server, "-U", "demo"] + mode + ["-C", "-h-1", "-W", "-Q", "SELECT 1 AS one"],
+        // Login-only encryption (-N o) needs a server that allows it; pysqlbridge does.
+        let modes = [["-N"], ["-Nm"], ["--encrypt", "required"]] + (LiveServer.isPysqlbridge ? [["-N", "o"]] : [])
+        for mode in modes {
+            let r = try CLI.run(LiveServer.cliArguments + mode + ["-h-1", "-W", "-Q", "SELECT 1 AS one"],
                                 environment: ["SQLCMDPASSWORD": LiveServer.password])
             XCTAssertEqual(r.status, 0, "\(mode): \(r.stderr)")
             XCTAssertEqual(r.stdout, "1\n\n(1 row affected)\n", "\(mode)")
         }
-        let bad = try CLI.run(["-S", server, "-U", "demo", "-Nsideways", "-Q", "SELECT 1"])
+        let bad = try CLI.run(["-S", LiveServer.serverArgument, "-U", "u", "-Nsideways", "-Q", "SELECT 1"])
         XCTAssertEqual(bad.status, 2)
         XCTAssertTrue(bad.stderr.contains("unknown encryption mode"), bad.stderr)
     }

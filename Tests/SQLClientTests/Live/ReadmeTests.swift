@@ -25,7 +25,7 @@ final class ReadmeTests: XCTestCase {
     }
 
     func testQuickStartRunsAgainstTheDemoServer() async throws {
-        try LiveServer.require()
+        try LiveServer.requirePysqlbridge("the quick start reads from the demo server")
         let printed = try await ReadmeOutput.capture { try await ReadmeSnippets.quickStart() }
         XCTAssertEqual(printed, "id 1\nname Alice\nscore 91.5\nid 2\nname Bob\nscore 78.25\n")
     }
@@ -39,7 +39,7 @@ final class ReadmeTests: XCTestCase {
     func testEveryRunnableSnippetRuns() async throws {
         XCTAssertFalse(ReadmeSnippets.runnable.isEmpty)
         for snippet in ReadmeSnippets.runnable {
-            if snippet.needsDemoServer { try LiveServer.require() }
+            if snippet.needsDemoServer { try LiveServer.requirePysqlbridge("README snippets run against the demo server") }
             do {
                 _ = try await ReadmeOutput.capture(snippet.run)
             } catch {

@@ -23,7 +23,8 @@
 # executions per harness (`2000000`, `500k`, `10M`: passed as -runs, split over the processes)
 # or a time per harness (`600s`, `30min`, `2h`: -max_total_time). Each harness prints its
 # executions, exec/s, coverage and corpus size, and appends a line to <tree>/history.tsv
-# (UTC time, commit, harness, executions, seconds, result) whose per-harness total is printed.
+# (UTC time, commit, harness, executions, seconds, result, edges, corpus files) whose
+# per-harness total is printed.
 #
 # Environment: FUZZ_BUILD (default /tmp/sqlclient-fuzz) build and corpus directory;
 # FUZZ_OPT (default -O) optimisation; CAPTURES (default ../shared/captures);
@@ -198,8 +199,8 @@ for h in "${built[@]}"; do
     corpus=$(find "$T/corpus/$h" -type f | wc -l)
     if [ "$VOLUME" = 1 ]; then
         rate="$(( execs / elapsed )) exec/s"
-        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$h" "$execs" "$elapsed" \
-            "$([ "$rc" -eq 0 ] && echo ok || echo "failed($rc)")" >> "$history"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$h" "$execs" \
+            "$elapsed" "$([ "$rc" -eq 0 ] && echo ok || echo "failed($rc)")" "$cov" "$corpus" >> "$history"
         total=$(awk -F'\t' -v h="$h" '$3 == h { s += $4 } END { print s + 0 }' "$history")
     fi
     if [ "$rc" -eq 0 ]; then

@@ -36,8 +36,12 @@ public final class BulkLoadServer: @unchecked Sendable {
         public var ignored = false
         /// Why the message was refused (malformed, or ``BulkLoadServer/failAtRow`` reached).
         public var error: String?
-        /// The DONE that ended the message.
+        /// The DONE that ended the message (nil when it ended without one, as FreeTDS's bcp sends it).
         public var done: Done?
+        /// Departures from [MS-TDS] the reader accepted (``BulkLoadReader/quirks``).
+        public var quirks: [String] = []
+        /// The message's first bytes (up to 1,024), for diagnostics.
+        public var head: [UInt8] = []
     }
 
     /// Every request of every connection, in order: SQL batch texts, "RPC name: statement", "BULKLOAD n rows".
@@ -243,6 +247,7 @@ private final class BulkLoadConnection {
             statement = nil
         }
         load?.packetSizes.append(payload.count)
+        if let n = load?.head.count, n < 1024 { load?.head += payload.prefix(1024 - n) }
         if !failed, load?.error == nil {
             reader?.append(payload)
             do {
@@ -261,7 +266,11 @@ private final class BulkLoadConnection {
                     failed = true
                     load?.error = "failAtRow reached"
                 }
-                if eom, !ignore { try reader?.finish() }
+                if eom, !ignore {
+                    try reader?.finish()
+                    if load?.done == nil, reader?.endedWithDone == true { load?.done = Done(status: []) }
+                }
+                load?.quirks = reader?.quirks ?? []
             } catch {
                 load?.error = "\(error)"
             }
@@ -298,19 +307,23 @@ private final class BulkLoadConnection {
         if let r = lower.range(of: "@@trancount") {
             found.append((r, { self.resultSet([ColumnMetadata(typeInfo: .int, name: "")], [[.int(0)]]) }))
         }
+        // Every `FROM name` of a known table is answered with its COLMETADATA; other names
+        // (sys.all_columns in a Microsoft client's IF EXISTS) are not result sets.
         var search = lower.startIndex ..< lower.endIndex
-        while let r = lower.range(of: #"select\s+(top\s*\(?\s*\d+\s*\)?\s+)?\*\s+from\s+"#, options: .regularExpression, range: search) {
-            let rest = text[r.upperBound...]
-            let name = String(rest.prefix { !$0.isWhitespace && $0 != ";" })
-            found.append((r, {
-                guard let columns = self.server.tables[BulkLoadServer.key(name)] else {
-                    return ServerTokens.message(token: 0xAA, number: 208, state: 1, severity: 16,
-                                                text: "Invalid object name '\(name)'.", version: self.version)
-                        + ServerTokens.done(status: [.error, .more], version: self.version)
-                }
-                return self.resultSet(columns, [])
-            }))
+        var named: [String] = []
+        while let r = lower.range(of: #"\bfrom\s+"#, options: .regularExpression, range: search) {
+            let name = String(text[r.upperBound...].prefix { !$0.isWhitespace && $0 != ";" && $0 != "'" && $0 != ")" })
+            named.append(name)
+            if let columns = server.tables[BulkLoadServer.key(name)] {
+                found.append((r, { self.resultSet(columns, []) }))
+            }
             search = r.upperBound ..< lower.endIndex
+        }
+        if found.isEmpty, let name = named.first,
+           lower.range(of: #"^\s*(set fmtonly on\s+)?select\s+(top\s*\(?\s*\d+\s*\)?\s+)?\*\s+from"#, options: .regularExpression) != nil {
+            return ServerTokens.message(token: 0xAA, number: 208, state: 1, severity: 16,
+                                        text: "Invalid object name '\(name)'.", version: version)
+                + ServerTokens.done(status: [.error], version: version)
         }
         if let r = lower.range(of: "sp_tablecollations") {
             let name = text[r.upperBound...].split(separator: "'").dropFirst().first.map(String.init) ?? ""

@@ -38,7 +38,7 @@ extension SQLConnection {
         do {
             pending = try await next(columns)
         } catch {
-            throw failed(SQLClientError(.invalidParameter, "row 1: \(error)", underlying: error as? Sendable & Error), row: 1)
+            throw failed(SQLClientError(.invalidParameter, "row 1: \(error)", underlying: error), row: 1)
         }
         while let first = pending {
             do {
@@ -82,7 +82,7 @@ extension SQLConnection {
             if let sourceError {
                 let at = encoder.nextRowNumber
                 throw failed(SQLClientError(.invalidParameter, "row \(at): \(sourceError)",
-                                            underlying: sourceError as? Sendable & Error), row: at)
+                                            underlying: sourceError), row: at)
             }
             committed += inserted
             batches += 1
@@ -91,7 +91,7 @@ extension SQLConnection {
                 pending = try await next(columns)
             } catch {
                 throw failed(SQLClientError(.invalidParameter, "row \(rowNumber): \(error)",
-                                            underlying: error as? Sendable & Error), row: rowNumber)
+                                            underlying: error), row: rowNumber)
             }
         }
         return SQLBulkCopyResult(rowsCopied: committed, batches: batches, columns: columns.map(\.name))

@@ -159,6 +159,26 @@ extension SQLConnection {
     }
 }
 
+extension SQLConnection {
+    /// The columns a bulk load into `table` would send, each with the type its values travel as
+    /// ([MS-TDS] 2.2.6.1): those named in `columns` (all loadable ones when nil), typed from the
+    /// table's metadata unless the caller gave a type. Pass them back to `bulkInsert` to skip its
+    /// metadata query.
+    /// - Throws: `.bulkCopyInvalidColumns`, `.serverError` (no such table), `.invalidParameter` (bad name).
+    public func bulkCopyColumns(for table: String, columns: [SQLBulkColumn]? = nil,
+                                keepIdentity: Bool = false) async throws -> [SQLBulkColumn] {
+        let parts: [String]
+        do {
+            parts = try SQLIdentifier.parts(of: table)
+        } catch {
+            throw SQLClientError(.invalidParameter, "bad table name: \(error.detail)", underlying: error)
+        }
+        let resolved = try await bulkColumns(quotedTable: parts.map(SQLIdentifier.quoted).joined(separator: "."),
+                                             spec: columns, keepIdentity: keepIdentity, timeout: nil)
+        return resolved.map { SQLBulkColumn($0.name, type: $0.typeInfo, nullable: $0.flags.contains(.nullable)) }
+    }
+}
+
 extension SQLClientError.Code {
     /// A bulk load could not start: no such table or column, or a table with no column to load.
     public static let bulkCopyInvalidColumns = SQLClientError.Code("bulkCopyInvalidColumns")

@@ -88,7 +88,11 @@ public final class BulkLoadServer: @unchecked Sendable {
 
     /// Listens on 127.0.0.1 at an ephemeral port and returns it.
     public func start() throws -> UInt16 {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
         guard fd >= 0 else { throw ReplayServer.StartError(call: "socket", errno: errno) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))

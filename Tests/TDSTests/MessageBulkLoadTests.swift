@@ -175,8 +175,15 @@ final class MessageBulkLoadTests: XCTestCase {
         let noDone = try decode(Array(good.dropLast(13)))
         XCTAssertEqual(noDone.rows, [[.int(1)]])
         XCTAssertNil(noDone.done)
+        var short = BulkLoadReader(version: .v7_4)
+        short.append(Array(good.dropLast(4)))
+        while try short.next() != nil {}
+        try short.finish()
+        XCTAssertTrue(short.endedWithDone)
+        XCTAssertEqual(short.quirks, ["DONE with a 4-byte row count in TDS 7.4"])
         // Every other cut of a good message is an error, never a trap.
-        let boundaries = [good.count - 13 - 6, good.count - 13, good.count]   // after COLMETADATA, after the ROW, after DONE
+        // After COLMETADATA, after the ROW, a 4-byte-count DONE (accepted as a quirk), after DONE.
+        let boundaries = [good.count - 13 - 6, good.count - 13, good.count - 4, good.count]
         for cut in 0 ..< good.count where !boundaries.contains(cut) {
             XCTAssertThrowsError(try decode(Array(good.prefix(cut))), "cut \(cut)")
         }

@@ -60,6 +60,10 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// longer value fails the request with `.protocolError` naming this cap, and the
     /// connection is closed (its memory released). Values SQL Server sends are at most 2^31-1 bytes.
     public var maximumValueSize: Int = TokenStreamDecoder.Options.defaultMaximumValueSize
+    /// Receives the connection's events (connect, TLS, login, requests, ATTENTION, errors,
+    /// packets at trace level); nil logs nothing. Never given a password, token or parameter
+    /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
+    public var logger: SQLClientLogger? = nil
 
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),

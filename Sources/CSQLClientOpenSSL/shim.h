@@ -4,6 +4,12 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include <openssl/pem.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+#include <openssl/provider.h>
+#endif
 
 /* OpenSSL macros do not import into Swift: these static inline wrappers expose them. */
 
@@ -42,5 +48,58 @@ static inline X509 *csqlclient_SSL_get_peer_certificate(const SSL *ssl) {
 }
 
 static inline int csqlclient_X509_V_OK(void) { return X509_V_OK; }
+
+/* ---- Hashes for NTLM ([MS-NLMP] 3.3.2, 6): MD4, MD5, HMAC-MD5, random bytes. ---- */
+
+/* MD4 of `length` bytes into `out` (16 bytes). On OpenSSL 3 MD4 lives in the legacy provider: it is
+   loaded into a private library context for this call only, so the process's default context is
+   left as it was. Returns 1 on success, 0 when MD4 is unavailable. */
+static inline int csqlclient_md4(const unsigned char *data, size_t length, unsigned char *out) {
+    unsigned int written = 0;
+    int ok = 0;
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    OSSL_LIB_CTX *libctx = OSSL_LIB_CTX_new();
+    if (libctx == NULL) return 0;
+    OSSL_PROVIDER *legacy = OSSL_PROVIDER_load(libctx, "legacy");
+    OSSL_PROVIDER *deflt = OSSL_PROVIDER_load(libctx, "default");
+    EVP_MD *md = (legacy != NULL) ? EVP_MD_fetch(libctx, "MD4", NULL) : NULL;
+    if (md != NULL) {
+        ok = EVP_Digest(data, length, out, &written, md, NULL) == 1 && written == 16;
+        EVP_MD_free(md);
+    }
+    if (deflt != NULL) OSSL_PROVIDER_unload(deflt);
+    if (legacy != NULL) OSSL_PROVIDER_unload(legacy);
+    OSSL_LIB_CTX_free(libctx);
+#else
+    ok = EVP_Digest(data, length, out, &written, EVP_md4(), NULL) == 1 && written == 16;
+#endif
+    return ok;
+}
+
+/* MD5 of `length` bytes into `out` (16 bytes). Returns 1 on success. */
+static inline int csqlclient_md5(const unsigned char *data, size_t length, unsigned char *out) {
+    unsigned int written = 0;
+    return EVP_Digest(data, length, out, &written, EVP_md5(), NULL) == 1 && written == 16;
+}
+
+/* HMAC-MD5 (RFC 2104) into `out` (16 bytes). Returns 1 on success. */
+static inline int csqlclient_hmac_md5(const unsigned char *key, size_t keyLength,
+                                      const unsigned char *data, size_t length, unsigned char *out) {
+    unsigned int written = 0;
+    return HMAC(EVP_md5(), key, (int)keyLength, data, length, out, &written) != NULL && written == 16;
+}
+
+/* `count` cryptographically random bytes. Returns 1 on success. */
+static inline int csqlclient_random_bytes(unsigned char *out, int count) {
+    return RAND_bytes(out, count);
+}
+
+/* ---- ALPN for TDS 8.0 (strict): offer one protocol, read back the server's choice. ---- */
+
+/* Offers `protocols` (ALPN wire format: length-prefixed names). Returns 1 on success (note that
+   SSL_set_alpn_protos itself returns 0 on success). */
+static inline int csqlclient_SSL_set_alpn(SSL *ssl, const unsigned char *protocols, unsigned int length) {
+    return SSL_set_alpn_protos(ssl, protocols, length) == 0;
+}
 
 #endif

@@ -28,7 +28,11 @@ let package = Package(
                 .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "SQLClientTesting", dependencies: ["SQLClient", "TDS", "TDSCapture"]),
+        .target(name: "SQLClientTesting", dependencies: [
+            "SQLClient", "TDS", "TDSCapture",
+            // The TLS side of the test servers (TDS 8.0 strict).
+            .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
+        ]),
         .executableTarget(name: "sqlclient", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .executableTarget(
             name: "sqlclient-bench",

@@ -102,4 +102,30 @@ static inline int csqlclient_SSL_set_alpn(SSL *ssl, const unsigned char *protoco
     return SSL_set_alpn_protos(ssl, protocols, length) == 0;
 }
 
+/* ---- Server side of TDS 8.0, for the test servers (SQLClientTesting). ---- */
+
+static int csqlclient_alpn_select_tds8_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                                          const unsigned char *in, unsigned int inlen, void *arg) {
+    static const unsigned char tds8[] = "\x07tds/8.0";
+    unsigned char *selected = NULL;
+    unsigned char length = 0;
+    (void)ssl;
+    if (SSL_select_next_proto(&selected, &length, tds8, sizeof(tds8) - 1, in, inlen) == OPENSSL_NPN_NEGOTIATED) {
+        *out = selected;
+        *outlen = length;
+        return SSL_TLSEXT_ERR_OK;
+    }
+    /* No tds/8.0 offered: refuse the handshake when `arg` is non-NULL, else go on without ALPN. */
+    return arg != NULL ? SSL_TLSEXT_ERR_ALERT_FATAL : SSL_TLSEXT_ERR_NOACK;
+}
+
+/* Makes a server context select ALPN "tds/8.0"; `required` refuses clients that do not offer it. */
+static inline void csqlclient_SSL_CTX_select_alpn_tds8(SSL_CTX *ctx, int required) {
+    SSL_CTX_set_alpn_select_cb(ctx, csqlclient_alpn_select_tds8_cb, required ? (void *)ctx : NULL);
+}
+
+static inline const char *csqlclient_SSL_get_servername(const SSL *ssl) {
+    return SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+}
+
 #endif

@@ -68,6 +68,9 @@ public enum OracleFixtures {
         public var rows: [[String?]]
         public var labels: [String]
         public var rowCount: Int
+        /// Per column, the TYPE_INFO actually sent at this version (how a peer binds an output
+        /// parameter of it).
+        public var sentTypes: [TypeInfo] = []
     }
 
     /// A generated session and its expectations.
@@ -481,7 +484,8 @@ public enum OracleFixtures {
             session.exchanges.append(.init(request: .sqlBatch(sql(for: c)), response: segments, comment: c.name))
             expectations.append(Expectation(sql: sql(for: c), typeName: c.name, sentTypeName: type.sqlTypeName,
                                             columns: ["id", "v"], columnTypeNames: ["int", c.name],
-                                            rows: rows, labels: values.map(\.label), rowCount: values.count))
+                                            rows: rows, labels: values.map(\.label), rowCount: values.count,
+                                            sentTypes: [idColumn.typeInfo, type]))
             // The wide result: the first and last non-NULL values of every type, and all NULLs.
             let nonNull = values.filter { !$0.value.isNull }
             if let first = nonNull.first, let last = nonNull.last {
@@ -495,6 +499,7 @@ public enum OracleFixtures {
         // cases, covered by the rows, left out), then DONEPROC.
         var outSegments: [ReplaySession.Segment] = [.init(comment: "RETURNSTATUS 0", bytes: ServerTokens.returnStatus(0))]
         var outNames: [String] = [], outTypes: [String] = [], outLabels: [String] = [], outValues: [String?] = []
+        var outSent: [TypeInfo] = []
         for c in typeCases() {
             let (type, values) = adapt(c, version: version, utf8Acknowledged: utf8)
             // text, ntext and image cannot be OUTPUT parameters in SQL Server.
@@ -515,6 +520,7 @@ public enum OracleFixtures {
                                                         value: v.value, chunking: v.chunking, version: version)))
                 outNames.append(name); outTypes.append(c.name); outLabels.append("\(c.name) \(v.label)")
                 outValues.append(v.value.canonicalText)
+                outSent.append(type)
             }
         }
         outSegments.append(.init(comment: "DONEPROC", bytes: ServerTokens.done(token: 0xFE, version: version)))
@@ -523,7 +529,7 @@ public enum OracleFixtures {
         expectations.append(Expectation(kind: .outputParameters, sql: "-- @@rpc \(outputProcedure)", procedure: outputProcedure,
                                         columnLabels: outLabels, typeName: "output parameters", sentTypeName: "(mixed)",
                                         columns: outNames, columnTypeNames: outTypes, rows: [outValues],
-                                        labels: ["RETURNVALUE"], rowCount: 0))
+                                        labels: ["RETURNVALUE"], rowCount: 0, sentTypes: outSent))
 
         var wideSegments: [ReplaySession.Segment] = [
             .init(comment: "COLMETADATA \(wideColumns.count) columns", bytes: ServerTokens.colMetadata(wideColumns, version: version)),
@@ -538,7 +544,8 @@ public enum OracleFixtures {
         expectations.append(Expectation(sql: wideSQL, typeName: "all types", sentTypeName: "(mixed)",
                                         columns: wideColumns.map(\.name), columnTypeNames: wideNames,
                                         rows: wideRows.map { $0.map(\.canonicalText) },
-                                        labels: ["first values", "last values", "all NULL"], rowCount: 3))
+                                        labels: ["first values", "last values", "all NULL"], rowCount: 3,
+                                        sentTypes: wideColumns.map(\.typeInfo)))
         return Fixture(fileName: "oracle-\(v)-\(format.rawValue).tdssession", version: version, format: format,
                        session: session, expectations: expectations)
     }

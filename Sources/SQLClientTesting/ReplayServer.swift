@@ -91,7 +91,11 @@ public final class ReplayServer: @unchecked Sendable {
     /// returns the port. Throws ``StartError``.
     @discardableResult
     public func start(host: String = "127.0.0.1", port: UInt16 = 0) throws -> UInt16 {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
         guard fd >= 0 else { throw StartError(call: "socket", errno: errno) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -148,6 +152,10 @@ public final class ReplayServer: @unchecked Sendable {
             guard ok else { close(client); return }
             var one: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            #if canImport(Darwin)
+            // No MSG_NOSIGNAL on Darwin: a client gone mid-send must not raise SIGPIPE.
+            setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+            #endif
             group.enter()
             Thread.detachNewThread { [self] in
                 let connection = ReplayConnection(fd: client, server: self)

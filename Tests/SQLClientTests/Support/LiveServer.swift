@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 import XCTest
@@ -59,7 +61,11 @@ enum LiveServer {
     }
 
     private static func portOpen() -> Bool {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var sin = sockaddr_in()
@@ -67,7 +73,13 @@ enum LiveServer {
         sin.sin_port = UInt16(port).bigEndian
         inet_pton(AF_INET, host, &sin.sin_addr)
         let rc = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer -> Int32 in
+                #if canImport(Darwin)
+                return Darwin.connect(fd, sockaddrPointer, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #else
+                return Glibc.connect(fd, sockaddrPointer, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #endif
+            }
         }
         return rc == 0
     }

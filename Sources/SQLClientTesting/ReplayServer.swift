@@ -213,7 +213,8 @@ private final class ReplayConnection {
     let server: ReplayServer
     var session: ReplaySession { server.session }
     var log = ReplayServer.ConnectionLog()
-    var inbox: [UInt8] = []
+    /// What the client sent, cut into messages by the one TDS framer.
+    var inbox = PacketAssembler(maximumPacketSize: Int(UInt16.max))
     var pendingMessages: [(type: UInt8, payload: [UInt8])] = []
     var version: TDSVersion = .v7_4
     var packetSize = 4096
@@ -244,31 +245,31 @@ private final class ReplayConnection {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { inbox.append(contentsOf: buffer[0..<n]); return true }
+            if n > 0 { inbox.append(buffer[0..<n]); return true }
             if n < 0, errno == EINTR { continue }
             return false
         }
     }
 
-    /// Cuts one whole message (all packets to EOM) from `inbox`, if complete.
-    /// [MS-TDS] 2.2.3 packet header: type, status (0x01 EOM), length (BE, header included), SPID, PacketID, Window.
+    /// Cuts one whole message (all packets to EOM) from `inbox`, if complete ([MS-TDS] 2.2.3).
+    /// A message the client ended with IGNORE ([MS-TDS] 2.2.3.1.2, a request cancelled while it
+    /// was being sent) is answered with a DONE and not passed on. Malformed framing drops the connection.
     func cutMessage() -> (type: UInt8, payload: [UInt8])? {
-        var offset = 0
-        var payload: [UInt8] = []
-        var type: UInt8 = 0
         while true {
-            guard inbox.count - offset >= 8 else { return nil }
-            let length = Int(inbox[offset + 2]) << 8 | Int(inbox[offset + 3])
-            guard length >= 8 else { closed = true; return nil }   // malformed: drop the connection
-            guard inbox.count - offset >= length else { return nil }
-            type = inbox[offset]
-            let status = inbox[offset + 1]
-            payload.append(contentsOf: inbox[(offset + 8)..<(offset + length)])
-            offset += length
-            if status & 0x01 != 0 { break }
+            let message: TDSMessage?
+            do {
+                message = try inbox.nextMessage()
+            } catch {
+                closed = true
+                return nil
+            }
+            guard let message else { return nil }
+            if message.isIgnored {
+                sendMessage(ServerTokens.done(version: version))
+                continue
+            }
+            return (message.type.rawValue, message.payload)
         }
-        inbox.removeFirst(offset)
-        return (type, payload)
     }
 
     func nextMessage() -> (type: UInt8, payload: [UInt8])? {
@@ -379,7 +380,7 @@ private final class ReplayConnection {
         }
         if response.faults.stallAfter != nil {
             // Say nothing more; keep reading (and ignoring) until the client goes away.
-            while fill(wait: true) { inbox.removeAll() }
+            while fill(wait: true) { _ = inbox.takeRemaining() }
             closed = true
         }
     }

@@ -115,6 +115,17 @@ public final class ReplayServer: @unchecked Sendable {
         self.init(recording: ReplayRecording(session), options: options)
     }
 
+    /// A server for `session`; with `recordsRequestMessages`, each connection's log keeps the
+    /// bytes of every request it received (for tests that check what a client sent).
+    public convenience init(session: ReplaySession, recordsRequestMessages: Bool) {
+        var options = Options()
+        options.recordsRequestMessages = recordsRequestMessages
+        self.init(recording: ReplayRecording(session), options: options)
+    }
+
+    /// Keep each request's bytes in ``ConnectionLog/requestMessages`` (``Options/recordsRequestMessages``).
+    var recordsRequestMessages: Bool { options.recordsRequestMessages }
+
     /// Serves connection *n* from section *n* of `recording` (cycling through its sections).
     public init(recording: ReplayRecording, options: Options = Options()) {
         let recording = recording.sections.isEmpty ? ReplayRecording(ReplaySession(name: "empty")) : recording

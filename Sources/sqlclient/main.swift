@@ -8,6 +8,8 @@ import SQLClientTesting
 let subcommands: [String: ([String]) -> Int32] = [
     "decode": runDecodeCommand,                                         // DecodeCommand.swift
     "replay": { ReplayServer.runCommandLine(arguments: $0) },           // SQLClientTesting
+    "record": runRecordCommand,                                         // RecordCommand.swift
+    "bcp": runBcpCommand,                                               // BcpCommand.swift
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -203,8 +203,13 @@ extension SQLClientError: CustomNSError {
 #endif
 
 extension SQLClientError {
+    /// A decoding error as the error of a request or a login: `.protocolError`. Past a cap
+    /// (`.limitExceeded`) the message names the cap.
     static func protocolError(_ error: TDSDecodingError) -> SQLClientError {
-        SQLClientError(.protocolError, "the server sent malformed data: \(error)", underlying: error)
+        if error.code == .limitExceeded {
+            return SQLClientError(.protocolError, "the server sent more than the client accepts: \(error)", underlying: error)
+        }
+        return SQLClientError(.protocolError, "the server sent malformed data: \(error)", underlying: error)
     }
 
     static func closed(_ detail: String = "the connection is closed") -> SQLClientError {

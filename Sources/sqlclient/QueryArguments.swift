@@ -195,7 +195,10 @@ enum QueryArguments {
             if name == "connectionString" { secretFrom = min(secretFrom, i) }
             guard let v = value else { continue }
             func number(_ range: ClosedRange<Int>, _ what: String) throws(UsageError) -> Int {
-                guard let n = Int(v), range.contains(n) else { throw bad("\(what) (\(range.lowerBound)–\(range.upperBound)):", valueIndex) }
+                guard let n = Int(v), range.contains(n) else {
+                    let bounds = range.upperBound == Int.max ? "\(range.lowerBound) or more" : "\(range.lowerBound)–\(range.upperBound)"
+                    throw bad("\(what) (\(bounds)):", valueIndex)
+                }
                 return n
             }
             switch name {
@@ -223,8 +226,9 @@ enum QueryArguments {
                 guard !v.isEmpty else { throw UsageError("-s needs a separator") }
                 options.separator = v
             case "screenWidth": options.screenWidth = try number(9...65535, "invalid screen width")
-            case "queryTimeout": options.queryTimeout = try number(0...65534, "invalid query timeout in seconds")
-            case "loginTimeout": options.loginTimeout = try number(0...65534, "invalid login timeout in seconds")
+            // Any whole number of seconds (the configuration clamps what is too large to wait for).
+            case "queryTimeout": options.queryTimeout = try number(0...Int.max, "invalid query timeout in seconds")
+            case "loginTimeout": options.loginTimeout = try number(0...Int.max, "invalid login timeout in seconds")
             case "errorLevel": options.errorLevel = try number(-1...25, "invalid error level")
             case "variable":
                 var index = valueIndex

@@ -123,7 +123,7 @@ enum QueryCommand {
         if let ca = options.caFile { config.tls.caFile = ca }
         if let name = options.hostNameInCertificate { config.tls.hostNameInCertificate = name }
         if let v = options.tdsVersion { config.tdsVersion = v }
-        if let t = options.loginTimeout { config.connectTimeout = .seconds(t == 0 ? 86_400 * 365 : t) }
+        if let t = options.loginTimeout { config.connectTimeout = t == 0 ? SQLConnectionConfiguration.maximumTimeout : .seconds(t) }
         if let t = options.queryTimeout { config.queryTimeout = t == 0 ? nil : .seconds(t) }
         if let t = options.textSize { config.textSize = t }
         if let p = options.packetSize { config.packetSize = p }

@@ -46,7 +46,7 @@ build_module() {  # build_module NAME SOURCE-DIR [extra swiftc args]
     if stale "$B/mods/$name.o" "$dir"; then
         echo "fuzz: building module $name ($OPT)"
         # shellcheck disable=SC2046
-        swiftc -parse-as-library -module-name "$name" -emit-module -emit-module-path "$B/mods/$name.swiftmodule" \
+        swiftc -parse-as-library -module-name "$name" -package-name SQLClient -emit-module -emit-module-path "$B/mods/$name.swiftmodule" \
             -wmo "$OPT" "${SAN[@]}" -I "$B/mods" "$@" -c $(find "$dir" -name '*.swift' | sort) \
             -o "$B/mods/$name.o" 2> >(grep -v 'warning' >&2) || { echo "fuzz: module $name failed to build" >&2; exit 2; }
     fi
@@ -74,7 +74,7 @@ build_harness() {  # build_harness NAME
     local bin="$B/bin/$h"
     if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "${objs[@]}" -newer "$bin" -print -quit)" ]; then
         echo "fuzz: building harness $h"
-        swiftc -parse-as-library "$OPT" "${SAN[@]}" -I "$B/mods" "${extra[@]}" "${srcs[@]}" "${objs[@]}" -o "$bin" \
+        swiftc -parse-as-library -package-name SQLClient "$OPT" "${SAN[@]}" -I "$B/mods" "${extra[@]}" "${srcs[@]}" "${objs[@]}" -o "$bin" \
             2> >(grep -v -e 'warning' -e 'Cannot export local symbol' >&2) || { echo "fuzz: harness $h failed to build" >&2; return 1; }
     fi
 }

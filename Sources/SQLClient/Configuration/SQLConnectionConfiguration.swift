@@ -110,7 +110,8 @@ extension SQLConnectionConfiguration {
     /// `Database`/`Initial Catalog`; `User ID`/`UID`/`User`; `Password`/`PWD`;
     /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`);
     /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
-    /// `ServerCertificate`/`CA File` (a PEM file of trusted certificates);
+    /// `ServerCertificate`/`Server Certificate` (the one certificate the server must present, PEM or DER:
+    /// ``TLSConfiguration/serverCertificate``); `CA File`/`CAFile` (a PEM file of trusted CAs: ``TLSConfiguration/caFile``);
     /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds, 0 = none); `Command Timeout`
     /// (seconds, 0 = none: ``queryTimeout``) — seconds beyond ``maximumTimeout`` (up to
     /// 9223372036854775807) are clamped to it; `Application Name`/`App`;
@@ -142,7 +143,12 @@ extension SQLConnectionConfiguration {
             let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
             switch key {
             case "server", "data source", "address", "addr", "network address":
-                address = try SQLServerAddress(parsing: value)
+                do {
+                    address = try SQLServerAddress(parsing: value)
+                } catch let error as SQLClientError {
+                    // Named by key only: a value is never echoed (it may be the rest of a password).
+                    throw SQLClientError(error.code, "invalid value for \(rawKey) (host, host,port, host\\instance[,port], [IPv6]:port)")
+                }
             case "database", "initial catalog":
                 database = value
             case "user id", "uid", "user", "userid":
@@ -164,16 +170,18 @@ extension SQLConnectionConfiguration {
                 tls.trustServerCertificate = try Self.bool(value, key: rawKey)
             case "hostnameincertificate", "host name in certificate":
                 tls.hostNameInCertificate = value.isEmpty ? nil : value
-            case "servercertificate", "server certificate", "ca file", "cafile":
+            case "servercertificate", "server certificate":
+                tls.serverCertificate = value.isEmpty ? nil : value
+            case "ca file", "cafile":
                 tls.caFile = value.isEmpty ? nil : value
             case "connect timeout", "connection timeout", "timeout":
                 guard let seconds = Int(value), seconds >= 0 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
                 }
                 timeout = seconds == 0 ? Self.maximumTimeout : min(.seconds(seconds), Self.maximumTimeout)
             case "command timeout":
                 guard let seconds = Int(value), seconds >= 0 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
                 }
                 commandTimeout = seconds == 0 ? nil : min(.seconds(seconds), Self.maximumTimeout)
             case "application name", "app":
@@ -182,19 +190,19 @@ extension SQLConnectionConfiguration {
                 workstation = value
             case "packet size":
                 guard let size = Int(value), (Packet.minimumSize...Packet.maximumNegotiatedSize).contains(size) else {
-                    throw SQLClientError(.invalidConfiguration, "Packet Size must be 512–32767, got \"\(value)\"")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (512–32767)")
                 }
                 packetSize = size
             case "current language", "language":
                 language = value
             case "tds version", "tdsversion":
                 guard let v = TDSVersion(string: value), v >= .v7_1 else {
-                    throw SQLClientError(.invalidConfiguration, "unsupported TDS Version \"\(value)\" (7.1–7.4)")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (7.1, 7.2, 7.3A, 7.3B or 7.4)")
                 }
                 version = v
             case "text size", "textsize":
                 guard let size = Int(value), size >= -1 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (-1 or more bytes)")
                 }
                 textSize = size
             case "integrated security", "trusted connection", "multipleactiveresultsets",
@@ -213,7 +221,7 @@ extension SQLConnectionConfiguration {
                 default:
                     off = ["false", "no", "0"].contains(value.lowercased())
                 }
-                if !off { throw SQLClientError(.unsupported, "\(rawKey)=\(value) is not supported") }
+                if !off { throw SQLClientError(.unsupported, "\(rawKey): this value is not supported") }
             case "authentication", "attachdbfilename", "extended properties", "initial file name",
                  "failover partner", "column encryption setting", "enclave attestation url",
                  "attestation protocol", "max pool size", "min pool size", "connection lifetime",
@@ -247,7 +255,7 @@ extension SQLConnectionConfiguration {
         switch value.lowercased() {
         case "true", "yes", "1", "on": return true
         case "false", "no", "0", "off": return false
-        default: throw SQLClientError(.invalidConfiguration, "invalid boolean for \(key): \"\(value)\"")
+        default: throw SQLClientError(.invalidConfiguration, "invalid value for \(key) (true or false)")
         }
     }
 }

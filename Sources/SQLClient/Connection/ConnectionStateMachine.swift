@@ -166,13 +166,14 @@ struct ConnectionStateMachine: Sendable {
 
     // MARK: - Connecting
 
-    /// The transport is connected: send PRELOGIN, and bound the login by `deadline` (nil: no bound).
-    mutating func connected(now: Duration = .zero, deadline: Duration? = nil) -> [Action] {
+    /// The transport is connected: send PRELOGIN, and bound the login by `deadline` (nil: no
+    /// bound); `budget`: the configured limit, named in the timeout's message.
+    mutating func connected(now: Duration = .zero, deadline: Duration? = nil, budget: Duration? = nil) -> [Action] {
         guard phase == .initialized else { return [invalid("connected")] }
         phase = .preloginSent
         var actions: [Action] = [.sendPrelogin(encryption.preloginValue)]
         if let deadline {
-            loginLimit = deadline - now
+            loginLimit = budget ?? (deadline - now)
             actions.append(arm(.login, deadline))
         }
         return actions
@@ -263,9 +264,16 @@ struct ConnectionStateMachine: Sendable {
 
     private mutating func start(_ next: Queued, now: Duration) -> [Action] {
         request = RequestStateMachine(id: next.id, owner: next.owner, timeout: next.timeout)
-        var actions: [Action] = [.startRequest(next.id)]
-        if let limit = next.timeout { actions.append(arm(.query(next.id), now + limit)) }
-        return actions
+        return [.startRequest(next.id)]
+    }
+
+    /// The writer is about to write the first packet of request `id` (encoded, the write path
+    /// held): its query timeout starts now, so that it counts the request's time on the wire,
+    /// not the time it waited for its turn or took to encode.
+    mutating func writingStarted(_ id: RequestID, now: Duration) -> [Action] {
+        guard let running = request, running.id == id, running.phase == .writing,
+              let limit = running.timeout, timers[.query(id)] == nil else { return [] }
+        return [arm(.query(id), now + limit)]
     }
 
     /// The writer wrote some packets of request `id`; `complete`: the last one (EOM) among them.

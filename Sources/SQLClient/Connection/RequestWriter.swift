@@ -67,6 +67,7 @@ extension SQLConnection {
         defer { releaseWriteGate() }
         var packets = MessagePacketizer(type: type, packetSize: packetSize, firstPacketStatus: nextRequestStatus)
         nextRequestStatus = []
+        for action in machine.writingStarted(id, now: clock.now()) { performNow(action) }
         switch body {
         case .bytes(let bytes):
             var offset = 0

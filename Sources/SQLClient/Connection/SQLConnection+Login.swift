@@ -118,7 +118,8 @@ extension SQLConnection {
 
     private func loginSteps(deadline: Duration) async throws {
         var pending: [ConnectionStateMachine.Action] = []
-        for action in machine.connected(now: clock.now(), deadline: deadline) {
+        let budget = configuration.loginTimeout.map { min($0, configuration.connectTimeout) } ?? configuration.connectTimeout
+        for action in machine.connected(now: clock.now(), deadline: deadline, budget: budget) {
             if case .scheduleTimeout = action { performNow(action) } else { pending.append(action) }
         }
         var loginOnlyTLS: (any TLSSession)?

@@ -18,10 +18,10 @@ final class SQLConnectionLifecycleTests: XCTestCase {
     func testTimeoutDuringALargeWriteKeepsTheConnection() async throws {
         let server = try HostileServer(.slowReader(stall: 4))
         defer { server.stop() }
+        let sql = "SELECT 1 -- " + String(repeating: "x", count: 30_000_000)   // 60 MB in UTF-16
         var config = configuration(server.port)
         config.queryTimeout = .seconds(2)
         let connection = try await SQLConnection.connect(config)
-        let sql = "SELECT 1 -- " + String(repeating: "x", count: 30_000_000)   // 60 MB in UTF-16
         let started = ContinuousClock.now
         do {
             _ = try await connection.execute(sql)
@@ -32,7 +32,8 @@ final class SQLConnectionLifecycleTests: XCTestCase {
         }
         let ended = ContinuousClock.now
         let readAgain = try XCTUnwrap(server.readAgainAt)
-        XCTAssertGreaterThanOrEqual(ended - started, .seconds(4), "nothing could end before the server read again")
+        XCTAssertGreaterThan(ended, readAgain, "nothing could end before the server read again")
+        XCTAssertGreaterThanOrEqual(ended - started, .seconds(4))
         XCTAssertLessThan(ended - readAgain, .seconds(3), "the timeout ends soon after the server reads again")
         let open = await connection.isOpen
         XCTAssertTrue(open, "the server acknowledged: the connection stays usable")
@@ -47,7 +48,7 @@ final class SQLConnectionLifecycleTests: XCTestCase {
         XCTAssertTrue(batch.lastStatus.contains(.ignore), "cut short by EOM|IGNORE: \(batch.lastStatus)")
         XCTAssertTrue(batch.lastStatus.contains(.endOfMessage))
         XCTAssertLessThan(batch.bytes, 60_000_000, "not the whole batch")
-        XCTAssertEqual(batch.bytes % 4088, 0, "whole packets before the IGNORE packet (which is empty)")
+        XCTAssertGreaterThan(batch.packets, 100, "the batch was cut after many packets, not before the first")
         XCTAssertEqual(received[3].bytes, 0, "ATTENTION is a bare header")
         XCTAssertEqual(received[4].text, "SELECT 1")
     }

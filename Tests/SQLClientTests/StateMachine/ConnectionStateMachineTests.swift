@@ -12,6 +12,8 @@ final class ConnectionStateMachineTests: XCTestCase {
         case messageEnded
         /// A request wants to run (`owner`: the task; `timeout`: its query timeout).
         case enqueue(UInt64, owner: Int? = nil, timeout: Duration? = nil)
+        /// The writer starts writing request n (its query timeout starts).
+        case writing(UInt64)
         /// Packets of request n were written; `complete`: its last packet among them.
         case written(UInt64, complete: Bool)
         case cancel(UInt64?)
@@ -71,6 +73,7 @@ final class ConnectionStateMachineTests: XCTestCase {
             case .messageEnded: actions = machine.messageEnded(now: now)
             case .enqueue(let n, let owner, let timeout):
                 actions = machine.enqueue(RequestID(value: n), owner: owner, timeout: timeout, now: now)
+            case .writing(let n): actions = machine.writingStarted(RequestID(value: n), now: now)
             case .written(let n, let complete): actions = machine.packetsWritten(RequestID(value: n), complete: complete)
             case .cancel(let n): actions = machine.cancelRequested(n.map { RequestID(value: $0) }, now: now)
             case .abandon(let n): actions = machine.requestAbandoned(RequestID(value: n), now: now)
@@ -335,11 +338,13 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testTimeoutWhileWritingAMultiPacketRequest() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, timeout: .seconds(2)), "start#1; schedule(query#1@2s)"),
+            (.enqueue(1, timeout: .seconds(2)), "start#1"),
+            (.advance(.seconds(1)), "-"),                            // encoding: not counted
+            (.writing(1), "schedule(query#1@3s)"),
             (.written(1, complete: false), "-"),
             (.advance(.seconds(1)), "-"),
             (.written(1, complete: false), "-"),
-            (.advance(.seconds(1)), "schedule(cancel#1@7s)"),       // due: noted, nothing written now
+            (.advance(.seconds(1)), "schedule(cancel#1@8s)"),       // due: noted, nothing written now
             (.cancel(1), "-"),                                       // a second cancel changes nothing
             (.written(1, complete: false), "ignore#1; attention#1"), // after the packets in flight
             (.written(1, complete: false), "-"),
@@ -379,7 +384,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testCancelAfterTheResponseFinished() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, timeout: .seconds(3)), "start#1; schedule(query#1@3s)"),
+            (.enqueue(1, timeout: .seconds(3)), "start#1"), (.writing(1), "schedule(query#1@3s)"),
             (.written(1, complete: true), "-"),
             (.token(Self.done([.count], 1)), "statementDone(1)"),
             (.messageEnded, "completed#1(ok); stop(query#1)"),
@@ -412,7 +417,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testQueryTimeoutWhileReading() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, timeout: .milliseconds(300)), "start#1; schedule(query#1@300ms)"),
+            (.enqueue(1, timeout: .milliseconds(300)), "start#1"), (.writing(1), "schedule(query#1@300ms)"),
             (.written(1, complete: true), "-"), (.token(Self.columns), "columns(id,n)"),
             (.advance(.milliseconds(300)), "attention#1; schedule(cancel#1@5300ms)"),
             (.token(Self.row(1, .int(1))), "-"),
@@ -425,7 +430,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testCloseWithQueuedAndRunningRequests() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, owner: 1, timeout: .seconds(30)), "start#1; schedule(query#1@30s)"),
+            (.enqueue(1, owner: 1, timeout: .seconds(30)), "start#1"), (.writing(1), "schedule(query#1@30s)"),
             (.enqueue(2, owner: 2), "-"), (.enqueue(3, owner: 3), "-"),
             (.written(1, complete: true), "-"),
             (.close, "close(connectionClosed; failing #2,#3)"),
@@ -471,7 +476,8 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testAbandonedRequestIsCancelledAndDrained() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, timeout: .seconds(9)), "start#1; schedule(query#1@9s)"), (.written(1, complete: true), "-"),
+            (.enqueue(1, timeout: .seconds(9)), "start#1"), (.writing(1), "schedule(query#1@9s)"),
+            (.written(1, complete: true), "-"),
             (.abandon(1), "attention#1; schedule(cancel#1@5s); drain#1"),
             (.abandon(1), "-"),
             (.token(Self.attentionAck), "-"), (.messageEnded, "cancelled#1(cancelled); stop(query#1); stop(cancel#1)"),

@@ -31,7 +31,8 @@ final class HostileServer: @unchecked Sendable {
         /// PRELOGIN answered ENCRYPT_ON (to a client that said ENCRYPT_NOT_SUP); anything
         /// after is read and logged (a LOGIN7 must never come).
         case encryptOn
-        /// A normal login; the next request is not read for `stall` seconds. Then: a message
+        /// A normal login; once the next request starts to arrive it is not read for `stall`
+        /// seconds. Then: a message
         /// ended with IGNORE gets a DONE, ATTENTION a DONE(DONE_ATTN), `SELECT 1` one row.
         case slowReader(stall: Double)
     }
@@ -123,6 +124,9 @@ final class HostileServer: @unchecked Sendable {
             while c.nextMessage() != nil {}
         case .slowReader(let stall):
             guard c.login() else { return }
+            // Stop reading once the next request starts to arrive.
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&ready, 1, 30_000)
             Thread.sleep(forTimeInterval: stall)
             lock.withLock { _readAgainAt = ContinuousClock.now }
             while let m = c.nextMessage() {

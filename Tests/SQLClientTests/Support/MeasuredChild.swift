@@ -6,9 +6,11 @@ import Darwin
 import Foundation
 
 /// Runs a program in a child process of its own and measures it: its exit status, how long it
-/// ran, its standard error, and its peak resident set (`ru_maxrss` from `wait4`, the whole
-/// process's high-water mark). Standard output goes to /dev/null. A child still running after
-/// `timeout` is killed (status then reports the signal).
+/// ran, its standard error, and its peak resident set: `VmHWM` of /proc/PID/status (the child's
+/// own address space's high-water mark), read every millisecond while it runs. (`ru_maxrss`
+/// from `wait4` would not do: posix_spawn's vfork makes the child inherit this large test
+/// process's high-water mark across exec.) Standard output goes to /dev/null. A child still
+/// running after `timeout` is killed (status then reports the signal).
 enum MeasuredChild {
     struct Outcome {
         /// The exit code, or 128 + signal when killed by one.
@@ -35,23 +37,32 @@ enum MeasuredChild {
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
         let started = Date()
         var status: Int32 = 0
-        var usage = rusage()
         var timedOut = false
+        var peak = 0
         while true {
-            let r = wait4(pid, &status, WNOHANG, &usage)
+            if let hwm = highWaterMark(pid) { peak = max(peak, hwm) }
+            let r = waitpid(pid, &status, WNOHANG)
             if r == pid { break }
             if r < 0 && errno != EINTR { break }
             if Date().timeIntervalSince(started) > timeout, !timedOut {
                 timedOut = true
                 kill(pid, SIGKILL)
             }
-            usleep(10_000)
+            usleep(1_000)
         }
         let seconds = Date().timeIntervalSince(started)
         let exited = (status & 0x7F) == 0
         let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         let stderr = (try? String(contentsOf: errFile, encoding: .utf8)) ?? ""
-        return Outcome(status: code, seconds: seconds, peakRSSBytes: Int(usage.ru_maxrss) * 1024, stderr: stderr,
-                       timedOut: timedOut)
+        return Outcome(status: code, seconds: seconds, peakRSSBytes: peak, stderr: stderr, timedOut: timedOut)
+    }
+
+    /// VmHWM of process `pid` in bytes, nil once it has exited (or without /proc).
+    static func highWaterMark(_ pid: pid_t) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+        }
+        return nil
     }
 }

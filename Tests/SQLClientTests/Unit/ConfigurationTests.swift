@@ -53,7 +53,8 @@ final class ConfigurationTests: XCTestCase {
             Data Source=tcp:db.example.com,1444; Initial Catalog=shop; UID=app; PWD='it''s;secret';
             Encrypt=Optional; TrustServerCertificate=yes; Connect Timeout=7; App=reporting;
             Packet Size=8192; WSID=ws-12; Current Language=français; TDS Version=7.3; Text Size=1000;
-            HostNameInCertificate=db.internal; Server Certificate=/etc/ca.pem; Integrated Security=false;
+            HostNameInCertificate=db.internal; Server Certificate=/etc/server.cer; CA File=/etc/ca.pem;
+            Integrated Security=false;
             MultipleActiveResultSets=False
             """)
         XCTAssertEqual(config.address, SQLServerAddress(host: "db.example.com", port: 1444))
@@ -71,6 +72,10 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(config.textSize, 1000)
         XCTAssertEqual(config.tls.hostNameInCertificate, "db.internal")
         XCTAssertEqual(config.tls.caFile, "/etc/ca.pem")
+        XCTAssertEqual(config.tls.serverCertificate, "/etc/server.cer", "ServerCertificate pins, as in SqlClient")
+        let pinned = try SQLConnectionConfiguration(connectionString: "Server=h;ServerCertificate=/a.pem;CAFile=/b.pem")
+        XCTAssertEqual(pinned.tls.serverCertificate, "/a.pem")
+        XCTAssertEqual(pinned.tls.caFile, "/b.pem")
         XCTAssertFalse(config.description.contains("secret"))
         XCTAssertTrue(config.description.contains("<redacted>"))
 
@@ -140,7 +145,11 @@ final class ConfigurationTests: XCTestCase {
         private let lock = NSLock()
 
         init(instances: [String: Int]) throws {
+            #if canImport(Darwin)
+            let sock = socket(AF_INET, SOCK_DGRAM, 0)
+            #else
             let sock = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            #endif
             fd = sock
             var sin = sockaddr_in()
             sin.sin_family = sa_family_t(AF_INET)

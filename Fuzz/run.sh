@@ -95,7 +95,7 @@ build_module() {  # build_module NAME SOURCE-DIR [extra swiftc args]
     if stale "$T/mods/$name.o" "$dir"; then
         echo "fuzz: building module $name ($OPT)"
         # shellcheck disable=SC2046
-        swiftc -parse-as-library -module-name "$name" -emit-module -emit-module-path "$T/mods/$name.swiftmodule" \
+        swiftc -parse-as-library -module-name "$name" -package-name SQLClient -emit-module -emit-module-path "$T/mods/$name.swiftmodule" \
             -wmo "$OPT" "${SAN[@]}" -I "$T/mods" "$@" -c $(find "$dir" -name '*.swift' | sort) \
             -o "$T/mods/$name.o" 2> >(grep -v 'warning' >&2) || { echo "fuzz: module $name failed to build" >&2; exit 2; }
     fi
@@ -139,7 +139,7 @@ build_harness() {  # build_harness NAME
     local bin="$T/bin/$h"
     if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "${objs[@]}" "${HOOKS[@]:0:1}" -newer "$bin" -print -quit)" ]; then
         echo "fuzz: building harness $h"
-        swiftc -parse-as-library "$OPT" "${SAN[@]}" -I "$T/mods" "${extra[@]}" "${srcs[@]}" "${objs[@]}" -o "$bin" \
+        swiftc -parse-as-library -package-name SQLClient "$OPT" "${SAN[@]}" -I "$T/mods" "${extra[@]}" "${srcs[@]}" "${objs[@]}" -o "$bin" \
             2> >(grep -v -e 'warning' -e 'Cannot export local symbol' >&2) || { echo "fuzz: harness $h failed to build" >&2; return 1; }
     fi
 }

@@ -105,10 +105,14 @@ extension SQLConnection {
     /// Temporary: the body is built whole for its batch and sent through the request path; with
     /// the connection's streamed-body entry point it goes out packet by packet as rows are encoded.
     func sendBulkLoad(_ body: [UInt8], timeout: Duration?) async throws -> Int {
-        let id = try await startRequest(.bulkLoad(body), timeout: timeout)
+        let result = try await run(.bulkLoad(body), timeout: timeout)
         var count = 0
-        while let event = try await nextEvent(id) {
-            if case .statementDone(let n?) = event { count += n }
+        for statement in result.statements {
+            switch statement {
+            case .rowsAffected(let n?): count += n
+            case .resultSet(let set): count += set.rowsAffected ?? 0
+            default: break
+            }
         }
         return count
     }

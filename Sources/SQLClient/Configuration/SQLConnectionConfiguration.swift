@@ -18,12 +18,25 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public var encryption: SQLEncryption
     /// Certificate checks and TLS versions.
     public var tls: TLSConfiguration
+    /// How the client authenticates (default `.sqlPassword`: ``user`` and ``password``); see ``SQLAuthentication``.
+    public var authentication: SQLAuthentication = .sqlPassword
+    /// Retrying a login that failed with a transient error (`ConnectRetryCount`, `ConnectRetryInterval`).
+    public var connectRetry = SQLConnectRetryPolicy()
+    /// TCP keep-alive on the socket (default 30 s idle, then a probe every 1 s, as SqlClient); nil: off.
+    public var keepAlive: SQLKeepAlive? = .default
+    /// LOGIN7 ApplicationIntent: `.readOnly` sets fReadOnlyIntent (availability group read-only routing).
+    public var applicationIntent: SQLApplicationIntent = .readWrite
+    /// Connect to every address the host resolves to at once and keep the first that answers
+    /// (availability group listeners spanning subnets); default false: one address after another.
+    public var multiSubnetFailover = false
     /// With `encryption == .off` (TLS for LOGIN7 only), verify the certificate anyway (default false,
     /// as Microsoft's drivers do).
     public var verifyCertificateWhenLoginOnly: Bool
     /// The TLS implementation; nil uses the platform default (OpenSSL on Linux).
     public var tlsProvider: (any TLSProvider)?
-    /// Time allowed for resolving, connecting, the TLS handshake and the login (default 15 s).
+    /// Time allowed for everything ``SQLConnection/connect(_:)`` does: the SQL Server Browser,
+    /// resolving the host, connecting, PRELOGIN, the TLS handshake and the login (default 15 s).
+    /// Longer than ``maximumTimeout`` is clamped to it; negative is `.invalidConfiguration`.
     public var connectTimeout: Duration
     /// The application name sent in LOGIN7 (shown by `APP_NAME()` and in server traces).
     public var applicationName: String
@@ -40,8 +53,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public var textSize: Int?
     /// The UDP port of the SQL Server Browser used to resolve named instances (default 1434).
     public var browserPort: Int
-    /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected; nil uses
-    /// ``connectTimeout``. Exceeding it fails the connect with `.timeout`.
+    /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected, within the
+    /// ``connectTimeout`` budget (whichever ends first); nil: ``connectTimeout`` alone.
+    /// Exceeding it fails the connect with `.timeout`.
     public var loginTimeout: Duration? = nil
     /// Default time allowed for each request (batch, RPC, transaction request), counted from when
     /// it is sent (not while it waits for an earlier request); nil waits forever.
@@ -52,6 +66,15 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// cancellation or a query timeout (default 5 s). When it passes, the connection is closed and
     /// reported unusable (`isOpen == false`) rather than handed back half-read.
     public var cancelTimeout: Duration = .seconds(5)
+    /// The largest single value the client accepts from the server, in bytes (default 1 GiB):
+    /// a varchar(max)/nvarchar(max)/varbinary(max)/xml value or a text/ntext/image value. A
+    /// longer value fails the request with `.protocolError` naming this cap, and the
+    /// connection is closed (its memory released). Values SQL Server sends are at most 2^31-1 bytes.
+    public var maximumValueSize: Int = TokenStreamDecoder.Options.defaultMaximumValueSize
+    /// Receives the connection's events (connect, TLS, login, requests, ATTENTION, errors,
+    /// packets at trace level); nil logs nothing. Never given a password, token or parameter
+    /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
+    public var logger: SQLClientLogger? = nil
 
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),
@@ -104,7 +127,9 @@ extension SQLConnectionConfiguration {
     /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
     /// `ServerCertificate`/`Server Certificate` (the one certificate the server must present, PEM or DER:
     /// ``TLSConfiguration/serverCertificate``); `CA File`/`CAFile` (a PEM file of trusted CAs: ``TLSConfiguration/caFile``);
-    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds); `Command Timeout` (seconds, 0 = none: ``queryTimeout``); `Application Name`/`App`;
+    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds, 0 = none); `Command Timeout`
+    /// (seconds, 0 = none: ``queryTimeout``) — seconds beyond ``maximumTimeout`` (up to
+    /// 9223372036854775807) are clamped to it; `Application Name`/`App`;
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
     /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`.
     ///
@@ -129,8 +154,10 @@ extension SQLConnectionConfiguration {
         var language = ""
         var textSize: Int?
 
+        var connectivity = ConnectivityKeys()
         for (rawKey, value) in pairs {
             let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
+            if try connectivity.take(key, value: value, rawKey: rawKey) { continue }
             switch key {
             case "server", "data source", "address", "addr", "network address":
                 do {
@@ -168,12 +195,12 @@ extension SQLConnectionConfiguration {
                 guard let seconds = Int(value), seconds >= 0 else {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
                 }
-                timeout = seconds == 0 ? .seconds(86_400 * 365) : .seconds(seconds)
+                timeout = seconds == 0 ? Self.maximumTimeout : min(.seconds(seconds), Self.maximumTimeout)
             case "command timeout":
                 guard let seconds = Int(value), seconds >= 0 else {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
                 }
-                commandTimeout = seconds == 0 ? nil : .seconds(seconds)
+                commandTimeout = seconds == 0 ? nil : min(.seconds(seconds), Self.maximumTimeout)
             case "application name", "app":
                 appName = value
             case "workstation id", "wsid":
@@ -195,10 +222,10 @@ extension SQLConnectionConfiguration {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (-1 or more bytes)")
                 }
                 textSize = size
-            case "integrated security", "trusted connection", "multipleactiveresultsets",
+            case "multipleactiveresultsets",
                  "multiple active result sets", "mars connection", "user instance", "replication",
-                 "context connection", "asynchronous processing", "async", "multisubnetfailover",
-                 "multi subnet failover", "transparent network ip resolution", "transparentnetworkipresolution",
+                 "context connection", "asynchronous processing", "async",
+                 "transparent network ip resolution", "transparentnetworkipresolution",
                  "enlist", "pooling":
                 // Booleans whose "off" value is what this client does anyway.
                 let off: Bool
@@ -212,12 +239,11 @@ extension SQLConnectionConfiguration {
                     off = ["false", "no", "0"].contains(value.lowercased())
                 }
                 if !off { throw SQLClientError(.unsupported, "\(rawKey): this value is not supported") }
-            case "authentication", "attachdbfilename", "extended properties", "initial file name",
+            case "attachdbfilename", "extended properties", "initial file name",
                  "failover partner", "column encryption setting", "enclave attestation url",
                  "attestation protocol", "max pool size", "min pool size", "connection lifetime",
                  "load balance timeout", "transaction binding", "type system version",
-                 "persist security info", "persistsecurityinfo", "connect retry count", "connect retry interval",
-                 "application intent", "applicationintent", "ip address preference", "pool blocking period",
+                 "persist security info", "persistsecurityinfo", "ip address preference", "pool blocking period",
                  "network library", "net", "server spn", "failover partner spn",
                  "encrypt strict", "load balance", "connection reset":
                 throw SQLClientError(.unsupported, "the connection string key \"\(rawKey)\" is not supported")
@@ -239,6 +265,11 @@ extension SQLConnectionConfiguration {
         self.workstationID = workstation
         self.language = language
         self.queryTimeout = commandTimeout
+        self.authentication = try connectivity.resolvedAuthentication(user: user, password: password)
+        self.connectRetry = connectivity.retry
+        self.keepAlive = connectivity.keepAlive
+        self.applicationIntent = connectivity.applicationIntent
+        self.multiSubnetFailover = connectivity.multiSubnetFailover
     }
 
     private static func bool(_ value: String, key: String) throws -> Bool {

@@ -35,11 +35,17 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     public var value: SQLValue
     /// The TYPE_INFO to send; nil to infer it from ``value``.
     public var type: TypeInfo?
+    /// Input, output or both (StatusFlags fByRefValue for the last two).
     public var direction: Direction
     /// Send fDefaultValue: the procedure uses the parameter's declared default ([MS-TDS] 2.2.6.6 StatusFlags).
     public var usesDefault: Bool
     /// Why a typed constructor could not convert its Swift value (sending then fails with `.invalidParameter`).
     public internal(set) var conversionFailure: String?
+    /// The table of a table-valued parameter (``table(_:columns:rows:)``); nil for scalar parameters.
+    public internal(set) var table: TableValuedParameter?
+    /// The character type was given without a collation: it is sent with the session's
+    /// (``rpcParameter(version:collation:)``'s `collation`).
+    public internal(set) var usesSessionCollation = false
 
     /// A parameter with an explicit value and, optionally, an explicit type.
     public init(_ value: SQLValue, type: TypeInfo? = nil, name: String? = nil, direction: Direction = .input,
@@ -68,7 +74,11 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         name.isEmpty || name.hasPrefix("@") ? name : "@" + name
     }
 
+    /// `@name type = value[ OUTPUT| INOUT][ DEFAULT]` (the value's text included: not for logs).
     public var description: String {
+        if let table {
+            return "\(name ?? "?") TABLE \(table.schemaName.isEmpty ? "" : table.schemaName + ".")\(table.typeName) (\(table.rows.count) rows)"
+        }
         let t = type?.sqlTypeName ?? "(inferred)"
         let dir: String
         switch direction {
@@ -143,27 +153,37 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     // MARK: - Typed constructors (when inference is wrong). A nil value sends NULL of the type.
 
     /// `varchar(length)` (1...8000 bytes), `varchar(max)` when `length` is nil: the text in the
-    /// collation's code page. Encoding fails (`.invalidParameter`) when a character has no
-    /// representation in that code page.
-    public static func varchar(_ value: String?, length: Int? = 8000,
-                               collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
-        SQLParameter(value.map(SQLValue.string) ?? .null, type: .varchar(length, collation: collation))
+    /// collation's code page. `collation` nil (the default) declares the parameter with the
+    /// session's collation (ENVCHANGE type 7 at login, `session.collation`) and encodes it with that
+    /// collation's code page, as SQL Server converts a varchar parameter by its declared collation:
+    /// on a Cyrillic_General_CI_AS session "Привет" goes as cp1251 bytes. Encoding fails
+    /// (`.invalidParameter`) when a character has no representation in that code page; send such
+    /// text as ``nvarchar(_:length:collation:)`` (or an interpolated `String`, which is nvarchar).
+    public static func varchar(_ value: String?, length: Int? = 8000, collation: Collation? = nil) -> SQLParameter {
+        sessionCollated(value, .varchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
-    /// `nvarchar(length)` (1...4000 characters), `nvarchar(max)` when `length` is nil.
-    public static func nvarchar(_ value: String?, length: Int? = 4000,
-                                collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
-        SQLParameter(value.map(SQLValue.string) ?? .null, type: .nvarchar(length, collation: collation))
+    /// `nvarchar(length)` (1...4000 characters), `nvarchar(max)` when `length` is nil; `collation`
+    /// nil declares the session's collation.
+    public static func nvarchar(_ value: String?, length: Int? = 4000, collation: Collation? = nil) -> SQLParameter {
+        sessionCollated(value, .nvarchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
-    /// `char(length)` in bytes.
-    public static func char(_ value: String?, length: Int, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
-        SQLParameter(value.map(SQLValue.string) ?? .null, type: .char(length, collation: collation))
+    /// `char(length)` in bytes, in the code page of `collation` (nil: the session's, as for ``varchar(_:length:collation:)``).
+    public static func char(_ value: String?, length: Int, collation: Collation? = nil) -> SQLParameter {
+        sessionCollated(value, .char(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
-    /// `nchar(length)` in characters.
-    public static func nchar(_ value: String?, length: Int, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
-        SQLParameter(value.map(SQLValue.string) ?? .null, type: .nchar(length, collation: collation))
+    /// `nchar(length)` in characters; `collation` nil declares the session's collation.
+    public static func nchar(_ value: String?, length: Int, collation: Collation? = nil) -> SQLParameter {
+        sessionCollated(value, .nchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
+    }
+
+    /// A character parameter of `type`; with no explicit collation it takes the session's when sent.
+    private static func sessionCollated(_ value: String?, _ type: TypeInfo, _ collation: Collation?) -> SQLParameter {
+        var p = SQLParameter(value.map(SQLValue.string) ?? .null, type: type)
+        p.usesSessionCollation = collation == nil
+        return p
     }
 
     /// `decimal(precision, scale)`; the value is rounded to `scale` digits (nil → NULL; a value that does not
@@ -243,6 +263,42 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         SQLParameter(value.map(SQLValue.xml) ?? .null, type: .xml)
     }
 
+    // MARK: - Table-valued parameters
+
+    /// A table-valued parameter ([MS-TDS] 2.2.5.5.5 TVP_TYPE_INFO, 2.2.7.24 TVP_ROW; TDS 7.3+), as
+    /// Microsoft.Data.SqlClient users pass a DataTable: `typeName` is the user-defined table type
+    /// (`IdList`, `dbo.IdList`; each part bracket-quoted in the declaration), `columns` the types
+    /// of its columns in order, `rows` one array of values per row.
+    ///
+    /// ```swift
+    /// let ids = SQLParameter.table("dbo.IdList", columns: [.int], rows: [[.int(1)], [.int(2)]])
+    /// try await connection.execute(literal: "SELECT * FROM people WHERE id IN (SELECT id FROM \(ids))")
+    /// // sp_executesql declares it as `@P1 [dbo].[IdList] READONLY`
+    /// try await connection.callProcedure("dbo.importPeople", parameters: [.input("@people", ids)])
+    /// ```
+    /// A name that is not one or two parts, a row of the wrong width or a value that does not fit
+    /// its column fails the request with `.invalidParameter` before it is sent; an empty `rows` sends
+    /// an empty table.
+    public static func table(_ typeName: String, columns: [TypeInfo], rows: [[SQLValue]]) -> SQLParameter {
+        var p = SQLParameter(.null)
+        let parts = (try? SQLIdentifier.parts(of: typeName)) ?? []
+        guard (1...2).contains(parts.count) else {
+            p.conversionFailure = "\"\(typeName)\" is not a table type name (type or schema.type)"
+            return p
+        }
+        guard !columns.isEmpty else {
+            p.conversionFailure = "a table-valued parameter needs at least one column"
+            return p
+        }
+        for (i, r) in rows.enumerated() where r.count != columns.count {
+            p.conversionFailure = "row \(i + 1) has \(r.count) value(s) for \(columns.count) column(s)"
+            return p
+        }
+        p.table = TableValuedParameter(schemaName: parts.count == 2 ? parts[0] : "", typeName: parts[parts.count - 1],
+                                       columns: columns.map { TableValuedParameter.Column(typeInfo: $0) }, rows: rows)
+        return p
+    }
+
     /// `value` rounded half away from zero to `scale` digits.
     static func rounded(_ value: Decimal, _ scale: Int) -> Decimal {
         var input = value
@@ -287,12 +343,23 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         if let conversionFailure {
             throw SQLClientError(.invalidParameter, "parameter \(name ?? "(unnamed)"): \(conversionFailure)")
         }
+        if let table {
+            guard version.generation >= 0x73 else {
+                throw SQLClientError(.invalidParameter, "parameter \(name ?? "(unnamed)"): table-valued parameters need TDS 7.3 or later")
+            }
+            guard direction == .input else {
+                throw SQLClientError(.invalidParameter, "parameter \(name ?? "(unnamed)"): a table-valued parameter is input only (READONLY)")
+            }
+            return RPCParameter(name: name ?? "", status: usesDefault ? [.defaultValue] : [], table: table)
+        }
         var status: RPCParameter.Status = []
         if direction != .input { status.insert(.byRefValue) }
         if usesDefault { status.insert(.defaultValue) }
         let sent: SQLValue = direction == .output || usesDefault ? .null : value
         let info: TypeInfo
         let wireValue: SQLValue
+        var type = self.type
+        if usesSessionCollation, type?.collation != nil { type?.collation = collation }
         if let type, let older = SQLParameter.downgraded(type, for: version) {
             // A type the TDS version lacks: the form SQL Server converts implicitly.
             if older.type == .nvarchar {

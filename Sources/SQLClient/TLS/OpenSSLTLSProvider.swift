@@ -24,10 +24,10 @@ public struct OpenSSLTLSProvider: TLSProvider {
 /// One OpenSSL client session over memory BIOs. See ``TLSSession``.
 public final class OpenSSLTLSSession: TLSSession {
     private let ctx: OpaquePointer
-    private let ssl: OpaquePointer
+    let ssl: OpaquePointer   // internal: the TDS 8.0 extension (StrictTLS.swift) sets ALPN on it
     private let readBIO: OpaquePointer   // bytes from the server, read by OpenSSL
     private let writeBIO: OpaquePointer  // bytes from OpenSSL, to send to the server
-    private var handshakeDone = false
+    private(set) var handshakeDone = false
     private let serverName: String
     /// The certificate the server must present (``TLSConfiguration/serverCertificate``), DER; nil when none is pinned.
     private let pinnedCertificate: [UInt8]?
@@ -77,12 +77,18 @@ public final class OpenSSLTLSSession: TLSSession {
         SSL_set_bio(ssl, rbio, wbio)
         SSL_set_connect_state(ssl)
 
-        let expectedName = configuration.hostNameInCertificate ?? serverName
+        // An empty expected name is "not given": the host connected to is checked, never nothing.
+        let expectedName = configuration.expectedHostName(connectingTo: serverName)
         let isAddress = OpenSSLTLSSession.isIPAddress(expectedName)
         if !isAddress && !expectedName.isEmpty {
             _ = csqlclient_SSL_set_tlsext_host_name(ssl, expectedName)
         }
-        if !configuration.trustServerCertificate && pinned == nil && configuration.verifyHostName && !expectedName.isEmpty {
+        if !configuration.trustServerCertificate && pinned == nil && configuration.verifyHostName {
+            guard !expectedName.isEmpty else {
+                SSL_free(ssl)
+                SSL_CTX_free(ctx)
+                throw OpenSSLTLSSession.error(.tlsFailed, "no host name to check the server's certificate against")
+            }
             let ok: Int32
             if isAddress {
                 ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), expectedName)

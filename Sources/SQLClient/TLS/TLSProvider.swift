@@ -20,7 +20,9 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// that cannot be read or parsed, fails the connection. Not consulted when
     /// ``trustServerCertificate`` is set. See ``pinnedCertificateDER()``.
     public var serverCertificate: String?
-    /// The name the certificate must carry; nil uses the host being connected to.
+    /// The name the certificate must carry; nil or empty uses the host being connected to (an
+    /// empty name never switches the check off: that is ``verifyHostName`` or
+    /// ``trustServerCertificate``).
     public var hostNameInCertificate: String?
     /// Whether to check that the certificate names the host (default true, ignored when trusting).
     public var verifyHostName: Bool
@@ -40,6 +42,15 @@ public struct TLSConfiguration: Sendable, Hashable {
         self.verifyHostName = verifyHostName
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
+    }
+}
+
+extension TLSConfiguration {
+    /// The name the server's certificate is checked against when connecting to `host`:
+    /// ``hostNameInCertificate`` unless it is nil or empty, else `host`.
+    public func expectedHostName(connectingTo host: String) -> String {
+        if let name = hostNameInCertificate, !name.isEmpty { return name }
+        return host
     }
 }
 
@@ -81,6 +92,10 @@ public protocol TLSProvider: Sendable {
     /// certificate's name check unless `configuration.hostNameInCertificate` overrides it).
     /// - Throws: ``SQLClientError`` `.tlsFailed` when the session cannot be created (for example an unreadable CA file).
     func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession
+    /// Creates a client session for TDS 8.0 (strict): the handshake runs straight on the socket before
+    /// PRELOGIN, offers ALPN `tds/8.0`, TLS 1.2–1.3, and always verifies the certificate
+    /// (`trustServerCertificate` does not apply). The default implementation throws `.unsupported`.
+    func makeStrictClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession
 }
 
 /// The result of feeding server bytes to a handshake.
@@ -116,6 +131,8 @@ public protocol TLSSession: AnyObject {
     var negotiatedProtocol: String? { get }
     /// The server's certificate as DER bytes, once the handshake is complete.
     var peerCertificateDER: [UInt8]? { get }
+    /// The ALPN protocol the server chose (for example "tds/8.0"), nil when none; default nil.
+    var applicationProtocol: String? { get }
 }
 
 /// The TLS provider this platform offers by default, or nil when there is none.

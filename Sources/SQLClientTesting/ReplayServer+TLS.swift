@@ -65,10 +65,9 @@ extension ReplayConnection {
             tls.encrypting = !tls.loginOnly
             log.tlsProtocol = session.negotiatedProtocol
             log.tlsLoginOnly = tls.loginOnly
-            if !inbox.isEmpty {
+            if inbox.bufferedByteCount > 0 {
                 // Records that arrived with the handshake's last flight.
-                let early = inbox
-                inbox = []
+                let early = inbox.takeRemaining()
                 _ = receivedFromWire(early[...])
             }
         } catch {
@@ -84,7 +83,7 @@ extension ReplayConnection {
         #if canImport(CSQLClientOpenSSL)
         if tls.decrypting, let session = tls.session {
             do {
-                inbox += try session.decrypt(Array(bytes))
+                inbox.append(try session.decrypt(Array(bytes)))
                 return true
             } catch {
                 closed = true
@@ -92,7 +91,7 @@ extension ReplayConnection {
             }
         }
         #endif
-        inbox.append(contentsOf: bytes)
+        inbox.append(bytes)
         return true
     }
 

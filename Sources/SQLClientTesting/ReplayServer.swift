@@ -70,6 +70,19 @@ public final class ReplayServer: @unchecked Sendable {
         /// Wall-clock seconds spent writing recorded responses (the server's own send rate is
         /// `responseBytesSent / responseSeconds`).
         public var responseSeconds = 0.0
+        /// Every SQL batch, RPC and transaction manager request as received: its packet type and
+        /// its whole message payload (packets joined), in arrival order. Kept only when the
+        /// server was made with `recordsRequestMessages: true`.
+        public var requestMessages: [RequestMessage] = []
+    }
+
+    /// One client request message as the server received it ([MS-TDS] 2.2.3: the payloads of
+    /// its packets up to EOM, headers removed).
+    public struct RequestMessage: Sendable, Hashable {
+        /// The packet type (SQL_BATCH, RPC, TRANSACTION_MANAGER).
+        public var type: PacketType
+        /// The message bytes (ALL_HEADERS first, from TDS 7.2).
+        public var payload: [UInt8]
     }
 
     /// The first (or only) section of ``recording``.
@@ -96,6 +109,17 @@ public final class ReplayServer: @unchecked Sendable {
     public convenience init(session: ReplaySession, options: Options = Options()) {
         self.init(recording: ReplayRecording(session), options: options)
     }
+
+    /// A server for `session`; with `recordsRequestMessages`, each connection's log keeps the
+    /// bytes of every request it received (for tests that check what a client sent).
+    public convenience init(session: ReplaySession, recordsRequestMessages: Bool) {
+        var options = Options()
+        options.recordsRequestMessages = recordsRequestMessages
+        self.init(recording: ReplayRecording(session), options: options)
+    }
+
+    /// Keep each request's bytes in ``ConnectionLog/requestMessages`` (``Options/recordsRequestMessages``).
+    var recordsRequestMessages: Bool { options.recordsRequestMessages }
 
     /// Serves connection *n* from section *n* of `recording` (cycling through its sections).
     public init(recording: ReplayRecording, options: Options = Options()) {
@@ -266,7 +290,8 @@ final class ReplayConnection {
     let section: Int
     var session: ReplaySession { server.sections[section].session }
     var log = ReplayServer.ConnectionLog()
-    var inbox: [UInt8] = []
+    /// What the client sent, cut into messages by the one TDS framer.
+    var inbox = PacketAssembler(maximumPacketSize: Int(UInt16.max))
     var pendingMessages: [(type: UInt8, payload: [UInt8])] = []
     var version: TDSVersion = .v7_4
     var packetSize = 4096
@@ -310,25 +335,25 @@ final class ReplayConnection {
         }
     }
 
-    /// Cuts one whole message (all packets to EOM) from `inbox`, if complete.
-    /// [MS-TDS] 2.2.3 packet header: type, status (0x01 EOM), length (BE, header included), SPID, PacketID, Window.
+    /// Cuts one whole message (all packets to EOM) from `inbox`, if complete ([MS-TDS] 2.2.3).
+    /// A message the client ended with IGNORE ([MS-TDS] 2.2.3.1.2, a request cancelled while it
+    /// was being sent) is answered with a DONE and not passed on. Malformed framing drops the connection.
     func cutMessage() -> (type: UInt8, payload: [UInt8])? {
-        var offset = 0
-        var payload: [UInt8] = []
-        var type: UInt8 = 0
         while true {
-            guard inbox.count - offset >= 8 else { return nil }
-            let length = Int(inbox[offset + 2]) << 8 | Int(inbox[offset + 3])
-            guard length >= 8 else { closed = true; return nil }   // malformed: drop the connection
-            guard inbox.count - offset >= length else { return nil }
-            type = inbox[offset]
-            let status = inbox[offset + 1]
-            payload.append(contentsOf: inbox[(offset + 8)..<(offset + length)])
-            offset += length
-            if status & 0x01 != 0 { break }
+            let message: TDSMessage?
+            do {
+                message = try inbox.nextMessage()
+            } catch {
+                closed = true
+                return nil
+            }
+            guard let message else { return nil }
+            if message.isIgnored {
+                sendMessage(ServerTokens.done(version: version))
+                continue
+            }
+            return (message.type.rawValue, message.payload)
         }
-        inbox.removeFirst(offset)
-        return (type, payload)
     }
 
     func nextMessage() -> (type: UInt8, payload: [UInt8])? {
@@ -440,7 +465,7 @@ final class ReplayConnection {
         }
         if response.faults.stallAfter != nil {
             // Say nothing more; keep reading (and ignoring) until the client goes away.
-            while fill(wait: true) { inbox.removeAll() }
+            while fill(wait: true) { _ = inbox.takeRemaining() }
             closed = true
         }
     }
@@ -458,6 +483,10 @@ final class ReplayConnection {
     // MARK: Handling
 
     func handle(type: UInt8, payload: [UInt8]) {
+        if server.recordsRequestMessages, type == PacketType.sqlBatch.rawValue || type == PacketType.rpc.rawValue
+            || type == PacketType.transactionManager.rawValue {
+            log.requestMessages.append(ReplayServer.RequestMessage(type: PacketType(rawValue: type), payload: payload))
+        }
         switch type {
         case PacketType.prelogin.rawValue:
             handlePrelogin(payload)   // ReplayServer+TLS.swift

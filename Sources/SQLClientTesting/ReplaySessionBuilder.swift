@@ -158,7 +158,9 @@ public struct ReplaySessionBuilder: Sendable {
 
     /// The session so far (every exchange begun; the last one's response as far as it came).
     public mutating func build() -> ReplaySession {
-        var session = ReplaySession(name: name, comment: comment, version: ackedVersion, packetSize: packetSize)
+        // Without a login (a capture that starts mid-connection) the server acknowledges the version the messages were read at.
+        var session = ReplaySession(name: name, comment: comment, version: ackedVersion ?? (loginIndex == nil ? version : nil),
+                                    packetSize: packetSize)
         for i in exchanges.indices {
             if let r = exchanges[i].rendered {
                 session.exchanges.append(r)

@@ -2,6 +2,9 @@
 # Runs the whole test suite. Starts the live test server (pysqlbridge 2.1.3 on 127.0.0.1, see
 # scripts/pysqlbridge.sh) when it is not running, and stops it afterwards if it started it.
 # Extra arguments go to `swift test` (for example `--filter SQLClientTests`).
+#
+#   scripts/test.sh --without-captures   the suite as a clone without ../shared sees it: the
+#                                         capture tests skip (SQLCLIENT_CAPTURES names no folder)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +15,12 @@ export SQLCLIENT_TEST_PORT="${SQLCLIENT_TEST_PORT:-14333}"
 export SQLCLIENT_DEMO_PASSWORD="${SQLCLIENT_DEMO_PASSWORD:-demo-Passw0rd}"
 # The live tests fail (rather than skip) when the server cannot be reached.
 export SQLCLIENT_REQUIRE_LIVE="${SQLCLIENT_REQUIRE_LIVE:-1}"
+if [ "${1:-}" = "--without-captures" ]; then
+    shift
+    export SQLCLIENT_CAPTURES="$ROOT/.run/captures-hidden"   # never created
+    rm -rf "$SQLCLIENT_CAPTURES"
+    echo "running without captures (SQLCLIENT_CAPTURES=$SQLCLIENT_CAPTURES, absent): capture tests skip" >&2
+fi
 
 started=0
 if ! scripts/pysqlbridge.sh status >/dev/null 2>&1; then

@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The default command: builds the C helpers, starts the replay server process, runs every
@@ -10,7 +12,11 @@ struct Driver {
 
     /// Benchmarks/ in the source tree (the C programs are compiled from there at run time).
     static let benchmarksDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    #if os(Linux)
     static let selfExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    #else
+    static let selfExecutable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+    #endif
 
     struct Result {
         var workload: Workload

@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Process measurements: heap allocations (through the preloaded malloc counter), resident
@@ -23,12 +25,16 @@ enum Measure {
 
     /// A field of /proc/self/status in bytes ("VmHWM" = peak resident set, "VmRSS" = now).
     static func statusBytes(_ field: String) -> Int? {
+        #if os(Linux)
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
             let digits = line.dropFirst(field.count + 1).filter(\.isNumber)
             return Int(digits).map { $0 * 1024 }
         }
         return nil
+        #else
+        return nil
+        #endif
     }
 
     static var peakRSS: Int? { statusBytes("VmHWM") }
@@ -36,10 +42,12 @@ enum Measure {
 
     /// Resets the peak resident set to the current one (Linux 4.0+: write 5 to clear_refs).
     static func resetPeakRSS() {
+        #if os(Linux)
         if let h = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {
             h.write(Data("5".utf8))
             try? h.close()
         }
+        #endif
     }
 
     static func now() -> Double {

@@ -3,6 +3,8 @@ import SQLClientTesting
 import TDS
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `sqlclient-bench serve`: the replay server in its own process, playing back the generated
@@ -42,14 +44,24 @@ enum Sink {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
     static func connect(port: UInt16) throws -> Int32 {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
         guard fd >= 0 else { throw Failure(description: "socket failed") }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
         inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
         let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer -> Int32 in
+                #if canImport(Darwin)
+                return Darwin.connect(fd, sockaddrPointer, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #else
+                return Glibc.connect(fd, sockaddrPointer, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #endif
+            }
         }
         guard r == 0 else { close(fd); throw Failure(description: "connect to port \(port) failed") }
         return fd
@@ -58,7 +70,11 @@ enum Sink {
     static func sendAll(_ fd: Int32, _ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
+            #if canImport(Darwin)
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, 0) }
+            #else
             let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            #endif
             guard n > 0 else { throw Failure(description: "send failed") }
             sent += n
         }

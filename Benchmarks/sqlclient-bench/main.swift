@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // sqlclient-bench: SQLClient's decoder and streaming client against FreeTDS on the same bytes.

@@ -35,6 +35,14 @@ final class OracleConformanceTests: XCTestCase {
                    only: (OracleFixtures.Fixture) -> Bool = { _ in true }) async throws {
         let fixtures = try OracleFixtures.fixtures().filter(only)
         var report = ConformanceReport(path: path)
+        // Microsoft's driver runs beside FreeTDS on SQLClient's full client path; a machine
+        // without it runs the FreeTDS comparison alone (MSODBCOracleTests then skips, naming why).
+        var msodbcMissing: String?
+        if path == .tokenStream {
+            msodbcMissing = "not run on the token decoder path"
+        } else {
+            do { _ = try MSODBCOracle.executable() } catch let e as FreeTDSOracle.Unavailable { msodbcMissing = e.description }
+        }
         for fixture in fixtures {
             let url = OracleFixtureFileTests.directory.appendingPathComponent(fixture.fileName)
             let session = try ReplaySession(contentsOf: url)
@@ -51,35 +59,50 @@ final class OracleConformanceTests: XCTestCase {
             case .tokenStream: ours = try SQLClientSide.decode(session: session, fixture: fixture)
             }
 
-            // FreeTDS: over the replay server.
-            let theirs: FreeTDSOracle.Output
+            // FreeTDS and Microsoft's driver: over the replay server.
+            var peers: [(rules: PeerRules, output: FreeTDSOracle.Output)] = []
             do {
-                theirs = try FreeTDSOracle.query(port: port, version: OracleFixtures.versionName(fixture.version),
-                                                 batches: fixture.expectations.map(\.sql))
+                peers.append((FreeTDSDeviations.rules,
+                              try FreeTDSOracle.query(port: port, version: OracleFixtures.versionName(fixture.version),
+                                                      batches: fixture.expectations.map(\.sql))))
             } catch let e as FreeTDSOracle.Unavailable {
                 server.stop()
                 throw XCTSkip(e.description)
             }
+            if msodbcMissing == nil, MSODBCDeviations.speaks(fixture.version) {
+                peers.append((MSODBCDeviations.rules,
+                              try MSODBCOracle.query(port: port, batches: fixture.expectations.map(MSODBCOracle.batch(for:)))))
+            }
             server.stop()
-            // Both clients logged in at the fixture's version, and the server acknowledged it.
+            // Every client logged in at the fixture's version (Microsoft's driver asks 7.4 and
+            // takes the version acknowledged), and the server acknowledged it.
             let logins = server.connections.filter { $0.clientVersion != nil }
-            XCTAssertGreaterThanOrEqual(logins.count, path == .client ? 2 : 1, fixture.fileName)
+            XCTAssertGreaterThanOrEqual(logins.count, peers.count + (path == .client ? 1 : 0), fixture.fileName)
             for log in logins {
                 if let packetSize { XCTAssertEqual(log.packetSize, packetSize) }
-                XCTAssertEqual(log.clientVersion?.generation, fixture.version.generation, fixture.fileName)
+                if log.clientVersion?.generation != 0x74 || fixture.version.generation == 0x74 {
+                    XCTAssertEqual(log.clientVersion?.generation, fixture.version.generation, fixture.fileName)
+                }
                 XCTAssertEqual(log.ackedVersion, fixture.version, fixture.fileName)
             }
-            XCTAssertTrue(theirs.ended, "FreeTDS did not finish \(fixture.fileName):\n\(theirs.raw.suffix(2000))")
+            for peer in peers {
+                XCTAssertTrue(peer.output.ended, "\(peer.rules.peer) did not finish \(fixture.fileName):\n\(peer.output.raw.suffix(2000))")
+            }
             XCTAssertEqual(server.unmatchedRequests.filter { if case .sqlBatch(let s) = $0 { return s.hasPrefix("SELECT id") } else { return false } }, [])
 
-            report.compare(fixture: fixture, ours: ours, freetds: theirs)
+            report.compare(fixture: fixture, ours: ours, peers: peers)
         }
+        if let msodbcMissing { report.notes.append("Microsoft ODBC Driver 18 skipped: \(msodbcMissing)") }
         print(report.text)
         for failure in report.failures { XCTFail(failure) }
-        // Every FreeTDS deviation recorded in Fixtures/oracle/README.md is still observed (if
-        // FreeTDS changes, the README and the rules must change with it).
-        for id in FreeTDSDeviations.all.map(\.id) + FreeTDSDeviations.lostRows.map(\.id) {
-            XCTAssertGreaterThan(report.explained[id, default: 0], 0, "FreeTDS deviation \(id) was not observed: update the README")
+        // Every peer deviation recorded in Fixtures/oracle/README.md is still observed (if a
+        // peer changes, the README and the rules must change with it).
+        var rules = [FreeTDSDeviations.rules]
+        if msodbcMissing == nil { rules.append(MSODBCDeviations.rules) }
+        for r in rules {
+            for id in r.deviations.map(\.id) + r.lostRows.map(\.id) where r.observedOn.contains(path) && (packetSize == nil || r.observedWithSmallPackets) {
+                XCTAssertGreaterThan(report.explained[r.peer + " " + id, default: 0], 0, "\(r.peer) deviation \(id) was not observed: update the README")
+            }
         }
         XCTAssertGreaterThanOrEqual(report.valuesCompared, 500, "the oracle must compare at least 500 values")
         XCTAssertEqual(Set(report.versionsSeen), Set(fixtures.map { OracleFixtures.versionName($0.version) }))
@@ -194,15 +217,37 @@ enum SQLClientSide {
     }
 }
 
-/// Known differences between FreeTDS's decoding and the correct value. Each has an id, the
-/// reason (also in Fixtures/oracle/README.md) and a rule that says whether it explains a
-/// given difference; everything else is an unexplained mismatch.
-enum FreeTDSDeviations {
-    struct Deviation: Sendable {
-        var id: String
-        var reason: String
-        var explains: @Sendable (_ type: String, _ label: String, _ version: String, _ expected: String?, _ freetds: String?) -> Bool
+/// A known difference between a peer's decoding and the correct value: an id, the reason (also
+/// in Fixtures/oracle/README.md) and a rule that says whether it explains a given difference.
+struct PeerDeviation: Sendable {
+    var id: String
+    var reason: String
+    var explains: @Sendable (_ type: String, _ label: String, _ version: String, _ expected: String?, _ peer: String?) -> Bool
+}
+
+/// One peer's recorded deviations; everything else it does differently is an unexplained mismatch.
+struct PeerRules: Sendable {
+    /// "FreeTDS", "MSODBC" (the report's and the README's name).
+    var peer: String
+    var deviations: [PeerDeviation]
+    /// Rows the peer never returns because it fails on them.
+    var lostRows: [(id: String, type: String, label: String, reason: String)] = []
+    /// Where the deviations show (a deviation must still be seen there, or the README is stale).
+    var observedOn: Set<SQLClientSide.Path> = [.client, .tokenStream]
+    var observedWithSmallPackets = true
+
+    func explainLostRow(type: String, label: String) -> String? {
+        lostRows.first { $0.type == type && $0.label == label }?.id
     }
+
+    func explain(type: String, label: String, version: String, expected: String?, peer value: String?) -> PeerDeviation? {
+        deviations.first { $0.explains(type, label, version, expected, value) }
+    }
+}
+
+/// Known differences between FreeTDS's decoding and the correct value.
+enum FreeTDSDeviations {
+    typealias Deviation = PeerDeviation
 
     static let all: [Deviation] = [
         Deviation(
@@ -226,12 +271,12 @@ enum FreeTDSDeviations {
          "FreeTDS fails with error 2401 (\"Character set conversion is not available\") on an nvarchar(max) value whose PLP chunks (1, 3, 2 bytes) split UTF-16 code units and surrogate pairs, and marks the connection dead"),
     ]
 
-    static func explainLostRow(type: String, label: String) -> String? {
-        lostRows.first { $0.type == type && $0.label == label }?.id
-    }
+    static let rules = PeerRules(peer: "FreeTDS", deviations: all, lostRows: lostRows)
+
+    static func explainLostRow(type: String, label: String) -> String? { rules.explainLostRow(type: type, label: label) }
 
     static func explain(type: String, label: String, version: String, expected: String?, freetds: String?) -> Deviation? {
-        all.first { $0.explains(type, label, version, expected, freetds) }
+        rules.explain(type: type, label: label, version: version, expected: expected, peer: freetds)
     }
 }
 
@@ -256,66 +301,92 @@ enum CanonicalComparison {
     }
 }
 
-/// The printed report of one oracle run.
+/// The printed report of one oracle run: per fixture and per type, the values compared, how many
+/// SQLClient decoded differently from the generator's value, and how many each peer did (each
+/// peer difference explained by a recorded deviation, or a failure).
 struct ConformanceReport {
     var path: SQLClientSide.Path
     var lines: [String] = []
     var failures: [String] = []
+    var notes: [String] = []
     var valuesCompared = 0
+    /// Explained peer differences by "<peer> <deviation id>".
     var explained: [String: Int] = [:]
     var versionsSeen: [String] = []
     var typesSeen: Set<String> = []
+    /// Per type: values compared, and per peer the values it was compared on and differed on.
+    struct TypeCount { var values = 0, ours = 0; var peerValues: [String: Int] = [:], peerDiffers: [String: Int] = [:] }
+    var perType: [String: TypeCount] = [:]
+    var peerNames: [String] = []
     var moneyNotes = 0, moneyConverterDiffers = 0
     var moneyExamples: [String] = []
 
-    mutating func compare(fixture: OracleFixtures.Fixture, ours: [SQLClientSide.Batch], freetds: FreeTDSOracle.Output) {
+    mutating func compare(fixture: OracleFixtures.Fixture, ours: [SQLClientSide.Batch],
+                          peers: [(rules: PeerRules, output: FreeTDSOracle.Output)]) {
         let version = OracleFixtures.versionName(fixture.version)
         versionsSeen.append(version)
+        for p in peers where !peerNames.contains(p.rules.peer) { peerNames.append(p.rules.peer) }
         let where_ = "TDS \(version) \(fixture.format.rawValue.uppercased())"
-        var compared = 0, ourMismatches = 0, theirMismatches = 0, theirExplained = 0
+        var compared = 0, ourMismatches = 0
+        var theirMismatches: [String: Int] = [:], theirExplained: [String: Int] = [:]
         for (b, e) in fixture.expectations.enumerated() {
             let mine = b < ours.count ? ours[b] : SQLClientSide.Batch(error: "missing")
-            let theirs = b < freetds.batches.count ? freetds.batches[b] : FreeTDSOracle.Batch(failures: ["missing"])
             if let err = mine.error { failures.append("SQLClient failed on \(e.typeName) at \(where_): \(err)"); continue }
             let outputs = e.kind == .outputParameters
-            if outputs {
-                if mine.returnStatuses != [0] { failures.append("SQLClient return status at \(where_): \(mine.returnStatuses)") }
-                if theirs.returnStatus != [0] { failures.append("FreeTDS return status at \(where_): \(theirs.returnStatus)") }
-                let names = theirs.returnValues.map(\.name)
-                if names != e.columns { failures.append("FreeTDS output parameter names at \(where_): \(names.prefix(5))…") }
-            }
             guard let myRows = outputs ? [mine.returnValues] : mine.results.first else {
                 failures.append("SQLClient: no result for \(e.typeName) at \(where_)"); continue
             }
-            let theirRows = outputs ? [theirs.returnValues.map(\.value)] : (theirs.results.first?.rows ?? [])
-            var lostRowsExplained = false
-            if theirRows.count < e.rows.count {
-                let lost = e.labels[theirRows.count...]
-                let ids = lost.map { FreeTDSDeviations.explainLostRow(type: e.typeName, label: $0) }
-                if ids.allSatisfy({ $0 != nil }) {
-                    lostRowsExplained = true
-                    for id in ids { if let id { explained[id, default: 0] += 1 } }
-                }
-            }
-            if theirRows.count != e.rows.count && !lostRowsExplained {
-                failures.append("FreeTDS returned \(theirRows.count) rows for \(e.typeName) at \(where_), expected \(e.rows.count); \(theirs.failures) \(theirs.messages.prefix(3))")
-            }
+            if outputs, mine.returnStatuses != [0] { failures.append("SQLClient return status at \(where_): \(mine.returnStatuses)") }
             if myRows.count != e.rows.count {
                 failures.append("SQLClient returned \(myRows.count) rows for \(e.typeName) at \(where_), expected \(e.rows.count)")
             }
-            if !outputs {
-                if let names = mine.columnNames.first, names != e.columns {
-                    failures.append("SQLClient column names for \(e.typeName) at \(where_): \(names.prefix(4))")
-                }
-                if let names = theirs.results.first?.columns, names != e.columns {
-                    failures.append("FreeTDS column names for \(e.typeName) at \(where_): \(names.prefix(4))")
-                }
+            if !outputs, let names = mine.columnNames.first, names != e.columns {
+                failures.append("SQLClient column names for \(e.typeName) at \(where_): \(names.prefix(4))")
             }
             if !outputs, mine.counts.last != UInt64(e.rowCount) {
                 failures.append("SQLClient DONE count for \(e.typeName) at \(where_): \(mine.counts), expected \(e.rowCount)")
             }
-            if !outputs, theirs.counts.first != e.rowCount && !lostRowsExplained {
-                failures.append("FreeTDS DBCOUNT for \(e.typeName) at \(where_): \(theirs.counts), expected \(e.rowCount)")
+            // Each peer's rows, after the checks of its batch as a whole.
+            var theirRows: [String: [[String?]]] = [:]
+            for (rules, output) in peers {
+                let name = rules.peer
+                let theirs = b < output.batches.count ? output.batches[b] : FreeTDSOracle.Batch(failures: ["missing"])
+                if outputs {
+                    if theirs.returnStatus != [0] { failures.append("\(name) return status at \(where_): \(theirs.returnStatus) \(theirs.messages.prefix(3))") }
+                    let names = theirs.returnValues.map(\.name)
+                    if names != e.columns { failures.append("\(name) output parameter names at \(where_): \(names.prefix(5))…") }
+                }
+                let rows = outputs ? [theirs.returnValues.map(\.value)] : (theirs.results.first?.rows ?? [])
+                var lostRowsExplained = false
+                if rows.count < e.rows.count {
+                    let ids = e.labels[rows.count...].map { rules.explainLostRow(type: e.typeName, label: $0) }
+                    if ids.allSatisfy({ $0 != nil }) {
+                        lostRowsExplained = true
+                        for id in ids { if let id { explained[name + " " + id, default: 0] += 1 } }
+                    }
+                }
+                if rows.count != e.rows.count && !lostRowsExplained {
+                    failures.append("\(name) returned \(rows.count) rows for \(e.typeName) at \(where_), expected \(e.rows.count); \(theirs.failures) \(theirs.messages.prefix(3))")
+                }
+                if !outputs, let names = theirs.results.first?.columns, names != e.columns {
+                    failures.append("\(name) column names for \(e.typeName) at \(where_): \(names.prefix(4))")
+                }
+                if !outputs, theirs.counts.first != e.rowCount && !lostRowsExplained {
+                    failures.append("\(name) row count for \(e.typeName) at \(where_): \(theirs.counts), expected \(e.rowCount)")
+                }
+                theirRows[name] = rows
+                if name == "FreeTDS", !outputs, let notes = theirs.results.first?.notes {
+                    for (r, row) in notes.enumerated() where r < e.rows.count {
+                        for (col, note) in row {
+                            guard col >= 1, col - 1 < e.rows[r].count, let expected = e.rows[r][col - 1] else { continue }
+                            moneyNotes += 1
+                            if note != expected {
+                                moneyConverterDiffers += 1
+                                if moneyExamples.count < 4 { moneyExamples.append("\(expected) -> \"\(note)\"") }
+                            }
+                        }
+                    }
+                }
             }
             for (r, expectedRow) in e.rows.enumerated() {
                 let label = r < e.labels.count ? e.labels[r] : "row \(r + 1)"
@@ -323,44 +394,51 @@ struct ConformanceReport {
                     let type = c < e.columnTypeNames.count ? e.columnTypeNames[c] : e.typeName
                     let valueLabel = outputs ? "RETURNVALUE \(e.columns[c]): \(e.columnLabels?[c] ?? "")"
                         : e.typeName == "all types" ? "\(label), column \(c + 1)" : label
+                    let compareLabel = outputs ? (e.columnLabels?[c] ?? label) : label
                     typesSeen.insert(type)
                     compared += 1
+                    perType[type, default: TypeCount()].values += 1
                     let my: String?? = r < myRows.count && c < myRows[r].count ? .some(myRows[r][c]) : .none
-                    let their: String?? = r < theirRows.count && c < theirRows[r].count ? .some(theirRows[r][c]) : .none
+                    func peerText(_ name: String) -> String {
+                        guard let rows = theirRows[name], r < rows.count, c < rows[r].count else { return "no value" }
+                        return show(rows[r][c])
+                    }
                     if let my {
-                        if !CanonicalComparison.same(my, expected, type: type, label: label) {
+                        if !CanonicalComparison.same(my, expected, type: type, label: compareLabel) {
                             ourMismatches += 1
-                            let freetdsText = their.map { show($0) } ?? "no value"
-                            failures.append("SQLClient decoded \(type) '\(valueLabel)' at \(where_) as \(show(my)), expected \(show(expected)) (FreeTDS: \(freetdsText))")
+                            perType[type, default: TypeCount()].ours += 1
+                            let others = peers.map { "\($0.rules.peer): \(peerText($0.rules.peer))" }.joined(separator: ", ")
+                            failures.append("SQLClient decoded \(type) '\(valueLabel)' at \(where_) as \(show(my)), expected \(show(expected)) (\(others))")
                         }
                     } else {
                         ourMismatches += 1
+                        perType[type, default: TypeCount()].ours += 1
                         failures.append("SQLClient lost \(type) '\(valueLabel)' at \(where_)")
                     }
-                    if r < (theirs.results.first?.notes.count ?? 0), let note = theirs.results.first?.notes[r][c + 1], let expected {
-                        moneyNotes += 1
-                        if note != expected {
-                            moneyConverterDiffers += 1
-                            if moneyExamples.count < 4 { moneyExamples.append("\(expected) -> \"\(note)\"") }
-                        }
-                    }
-                    if let their {
-                        if !CanonicalComparison.same(their, expected, type: type, label: label) {
-                            theirMismatches += 1
-                            if let d = FreeTDSDeviations.explain(type: type, label: label, version: version, expected: expected, freetds: their) {
-                                theirExplained += 1
-                                explained[d.id, default: 0] += 1
-                            } else {
-                                failures.append("FreeTDS decoded \(type) '\(valueLabel)' at \(where_) as \(show(their)), expected \(show(expected)) (SQLClient: \(show(my ?? nil)))")
-                            }
+                    for (rules, _) in peers {
+                        let name = rules.peer
+                        guard let rows = theirRows[name], r < rows.count, c < rows[r].count else { continue }
+                        let their = rows[r][c]
+                        perType[type, default: TypeCount()].peerValues[name, default: 0] += 1
+                        guard !CanonicalComparison.same(their, expected, type: type, label: compareLabel) else { continue }
+                        theirMismatches[name, default: 0] += 1
+                        perType[type, default: TypeCount()].peerDiffers[name, default: 0] += 1
+                        if let d = rules.explain(type: type, label: compareLabel, version: version, expected: expected, peer: their) {
+                            theirExplained[name, default: 0] += 1
+                            explained[name + " " + d.id, default: 0] += 1
+                        } else {
+                            failures.append("\(name) decoded \(type) '\(valueLabel)' at \(where_) as \(show(their)), expected \(show(expected)) (SQLClient: \(show(my ?? nil)))")
                         }
                     }
                 }
             }
         }
         valuesCompared += compared
-        lines.append("\(fixture.fileName): \(fixture.expectations.count) result sets, \(compared) values; "
-                     + "SQLClient mismatches \(ourMismatches); FreeTDS differs \(theirMismatches) (\(theirExplained) explained)")
+        var line = "\(fixture.fileName): \(fixture.expectations.count) result sets, \(compared) values; SQLClient mismatches \(ourMismatches)"
+        for (rules, _) in peers {
+            line += "; \(rules.peer) differs \(theirMismatches[rules.peer, default: 0]) (\(theirExplained[rules.peer, default: 0]) explained)"
+        }
+        lines.append(line)
     }
 
     func show(_ s: String?) -> String {
@@ -370,15 +448,25 @@ struct ConformanceReport {
     }
 
     var text: String {
-        var out = "=== FreeTDS conformance oracle: SQLClient via \(path.rawValue) ===\n"
+        let title = peerNames.isEmpty ? "no peer" : peerNames.joined(separator: " + ")
+        var out = "=== Conformance oracle (\(title)): SQLClient via \(path.rawValue) ===\n"
         out += lines.joined(separator: "\n") + "\n"
         out += "fixtures: \(lines.count), types: \(typesSeen.count), values compared: \(valuesCompared), "
         out += "failures: \(failures.count)\n"
-        for (id, n) in explained.sorted(by: { $0.key < $1.key }) {
-            out += "explained FreeTDS deviation \(id): \(n) value(s)\n"
+        out += "per type: values (SQLClient differs" + peerNames.map { "; \($0) compared/differs" }.joined() + ")\n"
+        for (type, n) in perType.sorted(by: { $0.key < $1.key }) {
+            out += "  \(type): \(n.values) (\(n.ours)"
+            for p in peerNames { out += "; \(n.peerValues[p, default: 0])/\(n.peerDiffers[p, default: 0])" }
+            out += ")\n"
         }
-        out += "FreeTDS dbconvert(money -> char), not used for comparison: differs from the exact value in \(moneyConverterDiffers) of \(moneyNotes) money values"
-        out += moneyExamples.isEmpty ? "\n" : ", e.g. " + moneyExamples.joined(separator: ", ") + "\n"
+        for (id, n) in explained.sorted(by: { $0.key < $1.key }) {
+            out += "explained deviation \(id): \(n) value(s)\n"
+        }
+        if peerNames.contains("FreeTDS") {
+            out += "FreeTDS dbconvert(money -> char), not used for comparison: differs from the exact value in \(moneyConverterDiffers) of \(moneyNotes) money values"
+            out += moneyExamples.isEmpty ? "\n" : ", e.g. " + moneyExamples.joined(separator: ", ") + "\n"
+        }
+        for n in notes { out += n + "\n" }
         for f in failures.prefix(200) { out += "MISMATCH " + f + "\n" }
         return out
     }

@@ -4,6 +4,8 @@ import TDS
 import XCTest
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A bare blocking TDS client for exercising the replay server packet by packet.
@@ -14,7 +16,15 @@ final class RawTDSClient {
     var eof = false
 
     init(port: UInt16) throws {
+        #if canImport(Darwin)
+        fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        #if canImport(Darwin)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
@@ -29,7 +39,11 @@ final class RawTDSClient {
 
     func send(_ type: PacketType, _ message: [UInt8], packetSize: Int = 4096) {
         let bytes = Packet.encode(message: message, type: type, packetSize: packetSize)
+        #if canImport(Darwin)
+        _ = bytes.withUnsafeBytes { Darwin.send(fd, $0.baseAddress, $0.count, 0) }
+        #else
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        #endif
     }
 
     /// Reads until one whole message arrived (nil at EOF first). `timeoutMs` bounds each wait

@@ -83,10 +83,12 @@ final class SpecExamplesClientRequestTests: XCTestCase {
     func testAllHeadersDetection() throws {
         for path in ["ms-tds-spec/06-sql-batch-client-request.hex", "ms-tds-spec/08-rpc-client-request.hex",
                      "ms-tds-spec/13-transaction-manager-request.hex", "pysqlbridge/sql_batch.hex"] {
-            XCTAssertTrue(AllHeaders.isLikelyPresent(in: try MessageFixtures.packet(path).1), path)
+            let body = try MessageFixtures.packet(path).1   // outside the assertion: its XCTSkip must skip
+            XCTAssertTrue(AllHeaders.isLikelyPresent(in: body), path)
         }
         for name in ["RpcQueryMessageFlowUnitTests_shouldEncodeSpExecuteSql", "RpcQueryMessageFlowUnitTests_shouldEncodeSpCursorOpen"] {
-            XCTAssertFalse(AllHeaders.isLikelyPresent(in: try MessageFixtures.hex("r2dbc-mssql/client-requests/\(name).hex")), name)
+            let payload = try MessageFixtures.hex("r2dbc-mssql/client-requests/\(name).hex")
+            XCTAssertFalse(AllHeaders.isLikelyPresent(in: payload), name)
         }
         XCTAssertFalse(AllHeaders.isLikelyPresent(in: utf16le("SELECT 1")))
         XCTAssertFalse(AllHeaders.isLikelyPresent(in: []))

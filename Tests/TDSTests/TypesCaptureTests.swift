@@ -1,23 +1,19 @@
 import Foundation
 import XCTest
 @testable import TDS
+import SQLClientTesting
 
-/// TYPE_INFO and values from real SQL Server bytes in /work/shared/captures (read at test time,
-/// never copied). A minimal COLMETADATA/ROW walk lives here only to reach the TYPE_INFOs and
+/// TYPE_INFO and values from real SQL Server bytes in ../shared/captures or SQLCLIENT_CAPTURES
+/// (read at test time, never copied; skipped when absent). A minimal COLMETADATA/ROW walk lives here only to reach the TYPE_INFOs and
 /// values; the real token decoders are tested in the tokens tests.
 final class TypesCaptureTests: XCTestCase {
     static func capturesDirectory() -> URL? {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for candidate in [root.appendingPathComponent("../shared/captures"), URL(fileURLWithPath: "/work/shared/captures")] {
-            if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
-        }
-        return nil
+        SharedCaptures.directory(packageRoot: SharedCaptures.packageRoot(from: #filePath))
     }
 
     /// The bytes of a `.hex` capture (comment lines skipped).
     func hexBytes(_ name: String) throws -> [UInt8] {
-        guard let dir = Self.capturesDirectory() else { throw XCTSkip("shared captures are absent") }
+        guard let dir = Self.capturesDirectory() else { throw XCTSkip("../shared/captures is absent (or SQLCLIENT_CAPTURES names no folder)") }
         let text = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
         var out: [UInt8] = []
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {

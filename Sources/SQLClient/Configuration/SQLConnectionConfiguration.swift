@@ -23,7 +23,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public var verifyCertificateWhenLoginOnly: Bool
     /// The TLS implementation; nil uses the platform default (OpenSSL on Linux).
     public var tlsProvider: (any TLSProvider)?
-    /// Time allowed for resolving, connecting, the TLS handshake and the login (default 15 s).
+    /// Time allowed for everything ``SQLConnection/connect(_:)`` does: the SQL Server Browser,
+    /// resolving the host, connecting, PRELOGIN, the TLS handshake and the login (default 15 s).
+    /// Longer than ``maximumTimeout`` is clamped to it; negative is `.invalidConfiguration`.
     public var connectTimeout: Duration
     /// The application name sent in LOGIN7 (shown by `APP_NAME()` and in server traces).
     public var applicationName: String
@@ -40,8 +42,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public var textSize: Int?
     /// The UDP port of the SQL Server Browser used to resolve named instances (default 1434).
     public var browserPort: Int
-    /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected; nil uses
-    /// ``connectTimeout``. Exceeding it fails the connect with `.timeout`.
+    /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected, within the
+    /// ``connectTimeout`` budget (whichever ends first); nil: ``connectTimeout`` alone.
+    /// Exceeding it fails the connect with `.timeout`.
     public var loginTimeout: Duration? = nil
     /// Default time allowed for each request (batch, RPC, transaction request), counted from when
     /// it is sent (not while it waits for an earlier request); nil waits forever.
@@ -52,6 +55,15 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// cancellation or a query timeout (default 5 s). When it passes, the connection is closed and
     /// reported unusable (`isOpen == false`) rather than handed back half-read.
     public var cancelTimeout: Duration = .seconds(5)
+    /// The largest single value the client accepts from the server, in bytes (default 1 GiB):
+    /// a varchar(max)/nvarchar(max)/varbinary(max)/xml value or a text/ntext/image value. A
+    /// longer value fails the request with `.protocolError` naming this cap, and the
+    /// connection is closed (its memory released). Values SQL Server sends are at most 2^31-1 bytes.
+    public var maximumValueSize: Int = TokenStreamDecoder.Options.defaultMaximumValueSize
+    /// Receives the connection's events (connect, TLS, login, requests, ATTENTION, errors,
+    /// packets at trace level); nil logs nothing. Never given a password, token or parameter
+    /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
+    public var logger: SQLClientLogger? = nil
 
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),
@@ -102,8 +114,11 @@ extension SQLConnectionConfiguration {
     /// `Database`/`Initial Catalog`; `User ID`/`UID`/`User`; `Password`/`PWD`;
     /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`);
     /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
-    /// `ServerCertificate`/`CA File` (a PEM file of trusted certificates);
-    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds); `Command Timeout` (seconds, 0 = none: ``queryTimeout``); `Application Name`/`App`;
+    /// `ServerCertificate`/`Server Certificate` (the one certificate the server must present, PEM or DER:
+    /// ``TLSConfiguration/serverCertificate``); `CA File`/`CAFile` (a PEM file of trusted CAs: ``TLSConfiguration/caFile``);
+    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds, 0 = none); `Command Timeout`
+    /// (seconds, 0 = none: ``queryTimeout``) — seconds beyond ``maximumTimeout`` (up to
+    /// 9223372036854775807) are clamped to it; `Application Name`/`App`;
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
     /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`.
     ///
@@ -132,7 +147,12 @@ extension SQLConnectionConfiguration {
             let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
             switch key {
             case "server", "data source", "address", "addr", "network address":
-                address = try SQLServerAddress(parsing: value)
+                do {
+                    address = try SQLServerAddress(parsing: value)
+                } catch let error as SQLClientError {
+                    // Named by key only: a value is never echoed (it may be the rest of a password).
+                    throw SQLClientError(error.code, "invalid value for \(rawKey) (host, host,port, host\\instance[,port], [IPv6]:port)")
+                }
             case "database", "initial catalog":
                 database = value
             case "user id", "uid", "user", "userid":
@@ -154,37 +174,39 @@ extension SQLConnectionConfiguration {
                 tls.trustServerCertificate = try Self.bool(value, key: rawKey)
             case "hostnameincertificate", "host name in certificate":
                 tls.hostNameInCertificate = value.isEmpty ? nil : value
-            case "servercertificate", "server certificate", "ca file", "cafile":
+            case "servercertificate", "server certificate":
+                tls.serverCertificate = value.isEmpty ? nil : value
+            case "ca file", "cafile":
                 tls.caFile = value.isEmpty ? nil : value
             case "connect timeout", "connection timeout", "timeout":
                 guard let seconds = Int(value), seconds >= 0 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
                 }
-                timeout = seconds == 0 ? .seconds(86_400 * 365) : .seconds(seconds)
+                timeout = seconds == 0 ? Self.maximumTimeout : min(.seconds(seconds), Self.maximumTimeout)
             case "command timeout":
                 guard let seconds = Int(value), seconds >= 0 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
                 }
-                commandTimeout = seconds == 0 ? nil : .seconds(seconds)
+                commandTimeout = seconds == 0 ? nil : min(.seconds(seconds), Self.maximumTimeout)
             case "application name", "app":
                 appName = value
             case "workstation id", "wsid":
                 workstation = value
             case "packet size":
                 guard let size = Int(value), (Packet.minimumSize...Packet.maximumNegotiatedSize).contains(size) else {
-                    throw SQLClientError(.invalidConfiguration, "Packet Size must be 512–32767, got \"\(value)\"")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (512–32767)")
                 }
                 packetSize = size
             case "current language", "language":
                 language = value
             case "tds version", "tdsversion":
                 guard let v = TDSVersion(string: value), v >= .v7_1 else {
-                    throw SQLClientError(.invalidConfiguration, "unsupported TDS Version \"\(value)\" (7.1–7.4)")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (7.1, 7.2, 7.3A, 7.3B or 7.4)")
                 }
                 version = v
             case "text size", "textsize":
                 guard let size = Int(value), size >= -1 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey): \"\(value)\"")
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (-1 or more bytes)")
                 }
                 textSize = size
             case "integrated security", "trusted connection", "multipleactiveresultsets",
@@ -203,7 +225,7 @@ extension SQLConnectionConfiguration {
                 default:
                     off = ["false", "no", "0"].contains(value.lowercased())
                 }
-                if !off { throw SQLClientError(.unsupported, "\(rawKey)=\(value) is not supported") }
+                if !off { throw SQLClientError(.unsupported, "\(rawKey): this value is not supported") }
             case "authentication", "attachdbfilename", "extended properties", "initial file name",
                  "failover partner", "column encryption setting", "enclave attestation url",
                  "attestation protocol", "max pool size", "min pool size", "connection lifetime",
@@ -237,7 +259,7 @@ extension SQLConnectionConfiguration {
         switch value.lowercased() {
         case "true", "yes", "1", "on": return true
         case "false", "no", "0", "off": return false
-        default: throw SQLClientError(.invalidConfiguration, "invalid boolean for \(key): \"\(value)\"")
+        default: throw SQLClientError(.invalidConfiguration, "invalid value for \(key) (true or false)")
         }
     }
 }

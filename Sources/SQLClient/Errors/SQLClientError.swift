@@ -1,3 +1,5 @@
+import Foundation
+
 /// A message the server sent in an ERROR or INFO token ([MS-TDS] 2.2.7.10 ERROR, 2.2.7.13 INFO).
 ///
 /// `severity` is the token's Class byte: 0–10 are informational (PRINT, INFO), 11–16 are errors
@@ -21,6 +23,7 @@ public struct SQLServerMessage: Sendable, Hashable, CustomStringConvertible {
     /// True for an ERROR token (0xAA), false for an INFO token (0xAB).
     public var isError: Bool
 
+    /// A message with the fields of an ERROR or INFO token (for tests and for code that reports its own).
     public init(number: Int32, state: UInt8, severity: UInt8, message: String, serverName: String = "",
                 procedureName: String = "", lineNumber: Int32 = 0, isError: Bool) {
         self.number = number
@@ -35,10 +38,7 @@ public struct SQLServerMessage: Sendable, Hashable, CustomStringConvertible {
 
     /// The sqlcmd form: `Msg N, Level L, State S, [Procedure P, ]Line X` then the text on the next line.
     public var description: String {
-        var head = "Msg \(number), Level \(severity), State \(state), "
-        if !procedureName.isEmpty { head += "Procedure \(procedureName), " }
-        head += "Line \(lineNumber)"
-        return head + "\n" + message
+        SQLClientError.serverReference(self) + "\n" + message
     }
 }
 
@@ -51,8 +51,11 @@ public struct SQLServerMessage: Sendable, Hashable, CustomStringConvertible {
 public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     /// An extensible error code: compare with the static constants, add your own with `init(_:)`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, for example `"serverError"` (what `description` prints).
         public let name: String
+        /// A code named `name`; SQLClient's own are the static constants below.
         public init(_ name: String) { self.name = name }
+        /// ``name``.
         public var description: String { name }
 
         /// The configuration, connection string or server address is invalid.
@@ -102,6 +105,8 @@ public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     /// The lower-level cause, when there is one.
     public var underlying: (any Error & Sendable)?
 
+    /// An error of kind `code` explained by `message` (never a password). `serverMessages`
+    /// defaults to `[serverMessage]` when the server reported it.
     public init(_ code: Code, _ message: String, serverMessage: SQLServerMessage? = nil,
                 serverMessages: [SQLServerMessage] = [], underlying: (any Error & Sendable)? = nil) {
         self.code = code
@@ -118,21 +123,100 @@ public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     /// The server's severity (class), when the server reported the error.
     public var severity: UInt8? { serverMessage?.severity }
 
+    /// `SQLClientError.<code>: <message> (Msg N, Level L, State S, Line X) [cause: …]`.
     public var description: String {
         var text = "SQLClientError.\(code): \(message)"
-        if let m = serverMessage {
-            text += " (Msg \(m.number), Level \(m.severity), State \(m.state), "
-            if !m.procedureName.isEmpty { text += "Procedure \(m.procedureName), " }
-            text += "Line \(m.lineNumber))"
-        }
+        if let m = serverMessage { text += " (" + Self.serverReference(m) + ")" }
         if let underlying { text += " [cause: \(underlying)]" }
         return text
     }
 }
 
+// MARK: - Foundation error protocols
+
+extension SQLClientError: LocalizedError {
+    /// The text `error.localizedDescription` shows: ``message``, then for a server error its
+    /// number, severity (level), state, procedure and line in sqlcmd's words, for example
+    /// `Invalid object name 'missing'. (Msg 208, Level 16, State 1, Line 1)`. Never contains a password.
+    public var errorDescription: String? {
+        var text = message
+        if let m = serverMessage {
+            if !m.message.isEmpty, !message.contains(m.message) { text += ": " + m.message }
+            text += " (" + Self.serverReference(m) + ")"
+        }
+        return text
+    }
+
+    /// What kind of failure this is, in words (for example "The server reported an error.").
+    public var failureReason: String? {
+        switch code {
+        case .serverError: return "The server reported an error."
+        case .loginFailed: return "The server refused the login."
+        case .certificateVerificationFailed: return "The server's TLS certificate was not accepted."
+        case .tlsFailed: return "The TLS handshake or record layer failed."
+        case .timeout: return "The operation did not finish in time."
+        case .cancelled: return "The operation was cancelled."
+        case .connectionClosed: return "The connection is closed."
+        case .protocolError: return "The server sent data that does not follow the TDS protocol."
+        case .invalidConfiguration: return "The connection configuration is invalid."
+        default: return nil
+        }
+    }
+
+    /// `Msg N, Level L, State S, [Procedure P, ]Line X`.
+    static func serverReference(_ m: SQLServerMessage) -> String {
+        var text = "Msg \(m.number), Level \(m.severity), State \(m.state), "
+        if !m.procedureName.isEmpty { text += "Procedure \(m.procedureName), " }
+        return text + "Line \(m.lineNumber)"
+    }
+}
+
+#if canImport(Darwin)
+extension SQLClientError: CustomNSError {
+    /// `"SQLClient"`.
+    public static var errorDomain: String { "SQLClient" }
+
+    /// The server's error number when the server reported the error (for example 208, 18456),
+    /// else a small stable number for ``code`` (1 for `.invalidConfiguration` … in declaration
+    /// order; 0 for a code defined outside this module).
+    public var errorCode: Int {
+        if let number = serverMessage?.number { return Int(number) }
+        return (Self.codeOrder.firstIndex(of: code).map { $0 + 1 }) ?? 0
+    }
+
+    /// `NSLocalizedDescriptionKey` (``errorDescription``), `"code"` (``Code/name``) and, for a
+    /// server error, `"number"`, `"severity"`, `"state"`, `"lineNumber"`, `"procedureName"`, `"serverName"`;
+    /// `NSUnderlyingErrorKey` when there is a cause.
+    public var errorUserInfo: [String: Any] {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: errorDescription ?? message, "code": code.name]
+        if let m = serverMessage {
+            info["number"] = Int(m.number)
+            info["severity"] = Int(m.severity)
+            info["state"] = Int(m.state)
+            info["lineNumber"] = Int(m.lineNumber)
+            info["procedureName"] = m.procedureName
+            info["serverName"] = m.serverName
+        }
+        if let underlying { info[NSUnderlyingErrorKey] = underlying as NSError }
+        return info
+    }
+
+    static let codeOrder: [Code] = [
+        .invalidConfiguration, .unsupported, .hostNotFound, .instanceNotFound, .connectionFailed, .timeout,
+        .connectionClosed, .ioError, .tlsFailed, .certificateVerificationFailed, .encryptionNotAvailable,
+        .loginFailed, .serverError, .protocolError, .cancelled, .invalidState, .decodingFailed, .invalidParameter,
+    ]
+}
+#endif
+
 extension SQLClientError {
+    /// A decoding error as the error of a request or a login: `.protocolError`. Past a cap
+    /// (`.limitExceeded`) the message names the cap.
     static func protocolError(_ error: TDSDecodingError) -> SQLClientError {
-        SQLClientError(.protocolError, "the server sent malformed data: \(error)", underlying: error)
+        if error.code == .limitExceeded {
+            return SQLClientError(.protocolError, "the server sent more than the client accepts: \(error)", underlying: error)
+        }
+        return SQLClientError(.protocolError, "the server sent malformed data: \(error)", underlying: error)
     }
 
     static func closed(_ detail: String = "the connection is closed") -> SQLClientError {

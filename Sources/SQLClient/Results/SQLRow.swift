@@ -9,6 +9,12 @@ public struct SQLColumn: Sendable, Hashable {
     /// Whether the column may hold NULL.
     public var isNullable: Bool
 
+    /// COLMETADATA UserType (0x50 for timestamp/rowversion) and Flags (identity, computed…),
+    /// as the server sent them ([MS-TDS] 2.2.7.4).
+    public internal(set) var userType: UInt32 = 0
+    public internal(set) var flags: ColumnFlags = []
+
+    /// A column as COLMETADATA describes it.
     public init(name: String, typeInfo: TypeInfo, isNullable: Bool) {
         self.name = name
         self.typeInfo = typeInfo
@@ -17,6 +23,8 @@ public struct SQLColumn: Sendable, Hashable {
 
     init(_ metadata: ColumnMetadata) {
         self.init(name: metadata.name, typeInfo: metadata.typeInfo, isNullable: metadata.isNullable)
+        userType = metadata.userType
+        flags = metadata.flags
     }
 
     /// The type as SQL Server would declare it: `int`, `nvarchar(20)`, `decimal(10,3)`, `datetime2(7)`.
@@ -25,10 +33,23 @@ public struct SQLColumn: Sendable, Hashable {
 
 /// The columns of one result set, shared by all of its rows, with lookup by name.
 public final class SQLColumns: Sendable, RandomAccessCollection {
+    /// The columns in result-set order.
     public let columns: [SQLColumn]
     private let exactIndex: [String: Int]
     private let foldedIndex: [String: Int]
+    /// One distinct key per column, in column order, for ``SQLRow/dictionary``.
+    ///
+    /// The rule (never a trap, whatever the names):
+    /// - a column whose name is not empty and is the first of its exact spelling keeps its name;
+    /// - a column with an empty name (`SELECT COUNT(*)`) gets `column<n>`, n its 1-based position;
+    /// - a later column repeating a name gets `<name>_<k>`, k its occurrence (2 for the second);
+    /// - when a generated key is already taken, `_<k>` counts up (`column2_2`, `a_3`…) until it is free.
+    ///
+    /// Names compare exactly (case-sensitive): `a` and `A` are two keys.
+    /// `SELECT COUNT(*), MAX(id), 1 AS x, 2 AS x` gives `["column1", "column2", "x", "x_2"]`.
+    public let dictionaryKeys: [String]
 
+    /// Columns in result-set order; lookup tables and ``dictionaryKeys`` are built once here.
     public init(_ columns: [SQLColumn]) {
         self.columns = columns
         var exact: [String: Int] = [:]
@@ -40,10 +61,39 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
         }
         exactIndex = exact
         foldedIndex = folded
+        dictionaryKeys = Self.distinctKeys(columns.map(\.name))
     }
 
+    /// See ``dictionaryKeys``.
+    static func distinctKeys(_ names: [String]) -> [String] {
+        var keys = [String?](repeating: nil, count: names.count)
+        var taken = Set<String>()
+        for (i, name) in names.enumerated() where !name.isEmpty && !taken.contains(name) {
+            keys[i] = name
+            taken.insert(name)
+        }
+        var occurrences: [String: Int] = [:]
+        for (i, name) in names.enumerated() {
+            occurrences[name, default: 0] += 1
+            if keys[i] != nil { continue }
+            let base = name.isEmpty ? "column\(i + 1)" : name
+            var k = name.isEmpty ? 1 : occurrences[name, default: 1]
+            var candidate = k == 1 ? base : "\(base)_\(k)"
+            while taken.contains(candidate) {
+                k += 1
+                candidate = "\(base)_\(k)"
+            }
+            keys[i] = candidate
+            taken.insert(candidate)
+        }
+        return keys.map { $0 ?? "" }
+    }
+
+    /// 0.
     public var startIndex: Int { columns.startIndex }
+    /// The number of columns.
     public var endIndex: Int { columns.endIndex }
+    /// The column at `position` (0-based).
     public subscript(position: Int) -> SQLColumn { columns[position] }
 
     /// The index of the first column named `name` (exact match first, then case-insensitive).
@@ -60,12 +110,15 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     /// The values, in column order.
     public let values: [SQLValue]
 
+    /// A row of `values` in the order of `columns` (one value per column).
     public init(columns: SQLColumns, values: [SQLValue]) {
         self.columns = columns
         self.values = values
     }
 
+    /// 0.
     public var startIndex: Int { values.startIndex }
+    /// The number of values.
     public var endIndex: Int { values.endIndex }
     /// The value at `index` (0-based, in column order).
     public subscript(position: Int) -> SQLValue { values[position] }
@@ -76,11 +129,23 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
         return values[i]
     }
 
-    /// (column name, value) pairs in order.
+    /// (column name, value) pairs in order, names as the server sent them (possibly empty or repeated).
     public var namedValues: [(name: String, value: SQLValue)] {
         zip(columns.columns, values).map { ($0.name, $1) }
     }
 
+    /// The row as a dictionary from column key to value (NULL stays ``SQLValue/null``), the
+    /// Objective-C SQLClient's row shape. Keys follow ``SQLColumns/dictionaryKeys``: unique
+    /// names as they are, `column<n>` for an empty name, `<name>_<k>` for a repeated one, so
+    /// `SELECT COUNT(*), MAX(id)` gives `["column1": …, "column2": …]`. Never traps.
+    public var dictionary: [String: SQLValue] {
+        var out: [String: SQLValue] = [:]
+        out.reserveCapacity(values.count)
+        for (key, value) in zip(columns.dictionaryKeys, values) { out[key] = value }
+        return out
+    }
+
+    /// `[name: value, …]` with each value's canonical text.
     public var description: String {
         "[" + namedValues.map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "]"
     }
@@ -104,17 +169,24 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
 
 /// One buffered result set: its columns, its rows and the statement's row count.
 public struct SQLResultSet: Sendable, CustomStringConvertible {
+    /// The result set's columns (COLMETADATA).
     public var columns: SQLColumns
+    /// Every row, in the order the server sent them.
     public var rows: [SQLRow]
     /// The count DONE reported for the statement (its COUNT flag), nil when none.
     public var rowsAffected: Int?
 
+    /// A result set of `rows` over `columns`, with the count DONE reported.
     public init(columns: SQLColumns, rows: [SQLRow] = [], rowsAffected: Int? = nil) {
         self.columns = columns
         self.rows = rows
         self.rowsAffected = rowsAffected
     }
 
+    /// Every row as a dictionary (see ``SQLRow/dictionary`` for the key rule).
+    public var dictionaries: [[String: SQLValue]] { rows.map(\.dictionary) }
+
+    /// `SQLResultSet([column names], N rows, rowsAffected: n)`.
     public var description: String {
         "SQLResultSet(\(columns.map(\.name)), \(rows.count) rows, rowsAffected: \(rowsAffected.map(String.init) ?? "nil"))"
     }
@@ -123,7 +195,9 @@ public struct SQLResultSet: Sendable, CustomStringConvertible {
 /// The outcome of one statement of a batch, in order: a result set, or a count-only statement
 /// (INSERT, UPDATE, DELETE, SET NOCOUNT OFF…).
 public enum SQLStatementResult: Sendable {
+    /// A statement that returned a result set (with its DONE count in ``SQLResultSet/rowsAffected``).
     case resultSet(SQLResultSet)
+    /// A statement that returned no result set, with the count its DONE reported (nil when none).
     case rowsAffected(Int?)
 }
 
@@ -136,6 +210,7 @@ public struct SQLBatchResult: Sendable {
     /// Return statuses of procedures (RETURNSTATUS tokens).
     public var returnStatuses: [Int32]
 
+    /// A batch result from its parts.
     public init(statements: [SQLStatementResult] = [], messages: [SQLServerMessage] = [], returnStatuses: [Int32] = []) {
         self.statements = statements
         self.messages = messages

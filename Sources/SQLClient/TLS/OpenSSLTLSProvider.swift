@@ -29,9 +29,15 @@ public final class OpenSSLTLSSession: TLSSession {
     private let writeBIO: OpaquePointer  // bytes from OpenSSL, to send to the server
     private var handshakeDone = false
     private let serverName: String
+    /// The certificate the server must present (``TLSConfiguration/serverCertificate``), DER; nil when none is pinned.
+    private let pinnedCertificate: [UInt8]?
+    /// The name the certificate must carry (``TLSConfiguration/hostNameInCertificate`` ?? the server name).
+    private let expectedName: String
 
     init(serverName: String, configuration: TLSConfiguration) throws {
         self.serverName = serverName
+        let pinned = try configuration.pinnedCertificateDER()
+        self.pinnedCertificate = pinned
         ERR_clear_error()
         guard let ctx = SSL_CTX_new(TLS_client_method()) else {
             throw OpenSSLTLSSession.error(.tlsFailed, "SSL_CTX_new failed")
@@ -44,7 +50,8 @@ public final class OpenSSLTLSSession: TLSSession {
             SSL_CTX_free(ctx)
             throw OpenSSLTLSSession.error(.tlsFailed, "cannot set the TLS version range")
         }
-        if configuration.trustServerCertificate {
+        if configuration.trustServerCertificate || pinned != nil {
+            // A pinned certificate is checked byte for byte once the handshake completes.
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
         } else {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
@@ -70,12 +77,18 @@ public final class OpenSSLTLSSession: TLSSession {
         SSL_set_bio(ssl, rbio, wbio)
         SSL_set_connect_state(ssl)
 
-        let expectedName = configuration.hostNameInCertificate ?? serverName
+        // An empty expected name is "not given": the host connected to is checked, never nothing.
+        let expectedName = configuration.expectedHostName(connectingTo: serverName)
         let isAddress = OpenSSLTLSSession.isIPAddress(expectedName)
         if !isAddress && !expectedName.isEmpty {
             _ = csqlclient_SSL_set_tlsext_host_name(ssl, expectedName)
         }
-        if !configuration.trustServerCertificate && configuration.verifyHostName && !expectedName.isEmpty {
+        if !configuration.trustServerCertificate && pinned == nil && configuration.verifyHostName {
+            guard !expectedName.isEmpty else {
+                SSL_free(ssl)
+                SSL_CTX_free(ctx)
+                throw OpenSSLTLSSession.error(.tlsFailed, "no host name to check the server's certificate against")
+            }
             let ok: Int32
             if isAddress {
                 ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), expectedName)
@@ -88,6 +101,7 @@ public final class OpenSSLTLSSession: TLSSession {
                 throw OpenSSLTLSSession.error(.tlsFailed, "cannot set the expected host name \(expectedName)")
             }
         }
+        self.expectedName = expectedName
         self.ctx = ctx
         self.ssl = ssl
         self.readBIO = rbio
@@ -109,6 +123,10 @@ public final class OpenSSLTLSSession: TLSSession {
         if handshakeDone { return TLSHandshakeStep(output: drainOutput(), isComplete: true) }
         let rc = SSL_do_handshake(ssl)
         if rc == 1 {
+            if let pinnedCertificate {
+                try TLSConfiguration.verifyPinnedCertificate(pinnedCertificate, presented: peerCertificateDER,
+                                                             serverName: serverName)
+            }
             handshakeDone = true
             return TLSHandshakeStep(output: drainOutput(), isComplete: true)
         }
@@ -118,10 +136,7 @@ public final class OpenSSLTLSSession: TLSSession {
         }
         let verify = SSL_get_verify_result(ssl)
         if verify != Int(csqlclient_X509_V_OK()) {
-            let reason = String(cString: X509_verify_cert_error_string(verify))
-            throw SQLClientError(.certificateVerificationFailed,
-                                 "the server's certificate was refused for \"\(serverName)\": \(reason)"
-                                 + " (set trustServerCertificate or a CA file to accept it)")
+            throw Self.certificateRefusal(verifyResult: verify, serverName: serverName, expectedName: expectedName)
         }
         throw OpenSSLTLSSession.error(.tlsFailed, "TLS handshake failed")
     }

@@ -2,15 +2,27 @@
 public struct TLSConfiguration: Sendable, Hashable {
     /// A TLS protocol version.
     public enum ProtocolVersion: Int, Sendable, Hashable, Comparable {
+        /// TLS 1.0, 1.1, 1.2, 1.3 (raw values 10…13).
         case tls1_0 = 10, tls1_1 = 11, tls1_2 = 12, tls1_3 = 13
+        /// Older versions first.
         public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
     }
 
     /// Accept any certificate (no chain and no host name check). Use only on trusted networks.
     public var trustServerCertificate: Bool
-    /// A PEM file of trusted CA certificates used instead of the system's trust store.
+    /// A PEM file of trusted CA certificates used instead of the system's trust store
+    /// (connection string `CA File`/`CAFile`). The chain and the host name are still checked.
     public var caFile: String?
-    /// The name the certificate must carry; nil uses the host being connected to.
+    /// A file holding the one certificate the server must present (PEM, DER or CER; connection
+    /// string `ServerCertificate`/`Server Certificate`), as Microsoft.Data.SqlClient's
+    /// `ServerCertificate` does: the presented certificate is compared with it byte for byte, and an
+    /// exact match is the whole verification (no chain or host name check); a mismatch, or a file
+    /// that cannot be read or parsed, fails the connection. Not consulted when
+    /// ``trustServerCertificate`` is set. See ``pinnedCertificateDER()``.
+    public var serverCertificate: String?
+    /// The name the certificate must carry; nil or empty uses the host being connected to (an
+    /// empty name never switches the check off: that is ``verifyHostName`` or
+    /// ``trustServerCertificate``).
     public var hostNameInCertificate: String?
     /// Whether to check that the certificate names the host (default true, ignored when trusting).
     public var verifyHostName: Bool
@@ -19,11 +31,13 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// The newest TLS version offered (default TLS 1.2: SQL Server speaks TLS 1.3 only with TDS 8).
     public var maximumVersion: ProtocolVersion
 
+    /// Verification on (system trust store, host name checked), TLS 1.2 only, unless told otherwise.
     public init(trustServerCertificate: Bool = false, caFile: String? = nil, hostNameInCertificate: String? = nil,
                 verifyHostName: Bool = true, minimumVersion: ProtocolVersion = .tls1_2,
-                maximumVersion: ProtocolVersion = .tls1_2) {
+                maximumVersion: ProtocolVersion = .tls1_2, serverCertificate: String? = nil) {
         self.trustServerCertificate = trustServerCertificate
         self.caFile = caFile
+        self.serverCertificate = serverCertificate
         self.hostNameInCertificate = hostNameInCertificate
         self.verifyHostName = verifyHostName
         self.minimumVersion = minimumVersion
@@ -31,11 +45,48 @@ public struct TLSConfiguration: Sendable, Hashable {
     }
 }
 
+extension TLSConfiguration {
+    /// The name the server's certificate is checked against when connecting to `host`:
+    /// ``hostNameInCertificate`` unless it is nil or empty, else `host`.
+    public func expectedHostName(connectingTo host: String) -> String {
+        if let name = hostNameInCertificate, !name.isEmpty { return name }
+        return host
+    }
+}
+
 /// Makes TLS client sessions. The connection uses one session per login; the session never
 /// touches a socket: it turns bytes into bytes, so the TDS layer can carry the handshake inside
 /// PRELOGIN packets ([MS-TDS] 2.2.6.5, 3.2.5.2) and the records bare afterwards.
 ///
-/// On Linux, ``OpenSSLTLSProvider`` is the default. Other platforms can plug in their own.
+/// On Linux, ``OpenSSLTLSProvider`` is the default (``DefaultTLSProvider``). Elsewhere there is
+/// no default yet: set ``SQLConnectionConfiguration/tlsProvider``, or connect with
+/// `encryption: .notSupported` on a trusted network.
+///
+/// ## Writing a provider (for example over Apple's Network.framework or Security.framework)
+///
+/// A provider is one file: a type conforming to `TLSProvider` whose `makeClientSession` returns a
+/// class conforming to ``TLSSession``. The session must:
+/// - work on buffers only: `startHandshake()` returns the ClientHello bytes,
+///   `continueHandshake(_:)` consumes whatever the server sent (possibly a partial record) and
+///   returns the bytes to send back and whether the handshake is complete; `encrypt(_:)` and
+///   `decrypt(_:)` turn application bytes into records and back (`decrypt` may return nothing
+///   until a record is whole). It must never read or write a socket itself.
+/// - offer ``TLSConfiguration/minimumVersion`` … ``TLSConfiguration/maximumVersion`` and SNI with
+///   the expected name (``TLSConfiguration/hostNameInCertificate`` ?? `serverName`, unless it is an
+///   IP address literal).
+/// - verify unless ``TLSConfiguration/trustServerCertificate``: when
+///   ``TLSConfiguration/pinnedCertificateDER()`` returns bytes, compare them with the presented
+///   certificate through ``TLSConfiguration/verifyPinnedCertificate(_:presented:serverName:)``
+///   once the handshake completes, and skip the chain and name checks; otherwise check the chain
+///   against ``TLSConfiguration/caFile`` (when set) or the system trust store, and the name
+///   (DNS name or IP SAN) when ``TLSConfiguration/verifyHostName``.
+/// - report a refused certificate with ``SQLClientError/certificateRefused(_:serverName:detail:)``
+///   (mapping its library's reason to a ``CertificateRefusal``) and other failures as `.tlsFailed`;
+///   `decrypt` throws `.connectionClosed` after the server's close_notify.
+/// - expose ``TLSSession/negotiatedProtocol`` and ``TLSSession/peerCertificateDER`` once complete.
+///
+/// `Tests/SQLClientTests/Transport/OpenSSLTLSSessionTests.swift` drives a session against an
+/// in-memory server; the same tests run against a new provider show that it fits.
 public protocol TLSProvider: Sendable {
     /// Creates a client session for `serverName` (the host connected to; used for SNI and the
     /// certificate's name check unless `configuration.hostNameInCertificate` overrides it).
@@ -49,6 +100,7 @@ public struct TLSHandshakeStep: Sendable, Equatable {
     public var output: [UInt8]
     /// True once the handshake has completed on the client side.
     public var isComplete: Bool
+    /// A step's bytes to send and whether the handshake is complete.
     public init(output: [UInt8], isComplete: Bool) {
         self.output = output
         self.isComplete = isComplete
@@ -79,6 +131,8 @@ public protocol TLSSession: AnyObject {
 
 /// The TLS provider this platform offers by default, or nil when there is none.
 public enum DefaultTLSProvider {
+    /// ``OpenSSLTLSProvider`` where OpenSSL is linked (Linux); nil elsewhere (Apple platforms
+    /// today: set ``SQLConnectionConfiguration/tlsProvider``).
     public static var provider: (any TLSProvider)? {
         #if canImport(CSQLClientOpenSSL)
         return OpenSSLTLSProvider()

@@ -4,8 +4,8 @@ import Foundation
 ///
 /// The case follows the SQL Server type: `.string` for char/varchar/text/nchar/nvarchar/ntext,
 /// `.binary` for binary/varbinary/image/timestamp, `.udt` for raw CLR UDT bytes, `.variant` for
-/// sql_variant (its base type and value). ``canonicalText`` is the text defined in
-/// /work/shared/DESIGN.md ("Canonical text"); nil for NULL.
+/// sql_variant (its base type and value). ``canonicalText`` is the text listed in the README's
+/// type mapping table (column "canonical text"); nil for NULL.
 public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
     case null
     case bit(Bool)

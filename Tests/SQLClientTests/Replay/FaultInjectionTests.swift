@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 import SQLClientTesting
@@ -10,16 +12,24 @@ import XCTest
 enum ProcessResources {
     /// The number of open file descriptors (entries of /proc/self/fd), or nil when unavailable.
     static func openDescriptors() -> Int? {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")).map(\.count)
+        #if os(Linux)
+        return (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")).map(\.count)
+        #else
+        return nil
+        #endif
     }
 
     /// A field of /proc/self/status in bytes (VmRSS, VmHWM), or nil.
     static func status(_ field: String) -> Int? {
+        #if os(Linux)
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
             return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
         }
         return nil
+        #else
+        return nil
+        #endif
     }
 
     /// Waits (up to `seconds`) for the descriptor count to fall to `target`, then returns it:

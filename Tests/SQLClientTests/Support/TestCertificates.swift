@@ -63,10 +63,17 @@ extension Process {
         while signalled.wait(timeout: .now() + 0.2) == .timedOut {
             var info = siginfo_t()
             // WNOWAIT: look without reaping, so Foundation can still reap the child.
+            #if os(Linux)
             if waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
                info._sifields._sigchld.si_pid == processIdentifier {
                 return info._sifields._sigchld.si_status
             }
+            #else
+            if waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
+               info.si_pid == processIdentifier {
+                return info.si_status
+            }
+            #endif
             if Date() > deadline {
                 kill(processIdentifier, SIGKILL)
                 throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executableURL?.path ?? "process") did not exit within \(Int(timeout)) s"])

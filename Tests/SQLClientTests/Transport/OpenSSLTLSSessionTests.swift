@@ -159,6 +159,63 @@ final class OpenSSLTLSSessionTests: XCTestCase {
         XCTAssertEqual(client.negotiatedProtocol, "TLSv1.2")
     }
 
+    func testRefusalsNameTheCauseAndSuggestTheCAFileOrHostNameBeforeTheTrustSwitch() throws {
+        let certs = try certificates()
+        XCTAssertThrowsError(try handshake(serverName: "db.example.org",
+                                           TLSConfiguration(caFile: certs.caCertificate), certs: certs)) { error in
+            let text = (error as? SQLClientError)?.message ?? ""
+            XCTAssertTrue(text.contains("does not name \"db.example.org\""), text)
+            let hint = try? XCTUnwrap(text.range(of: "hostNameInCertificate"))
+            let trust = try? XCTUnwrap(text.range(of: "trustServerCertificate"))
+            XCTAssertTrue(hint != nil && trust != nil && hint!.lowerBound < trust!.lowerBound, text)
+        }
+        XCTAssertThrowsError(try handshake(serverName: "localhost",
+                                           TLSConfiguration(caFile: certs.otherCACertificate), certs: certs)) { error in
+            let text = (error as? SQLClientError)?.message ?? ""
+            XCTAssertTrue(text.contains("not signed by a trusted certificate authority"), text)
+            XCTAssertLessThan(text.range(of: "caFile (CA File=)")?.lowerBound ?? text.endIndex,
+                              text.range(of: "trustServerCertificate")?.lowerBound ?? text.startIndex, text)
+        }
+    }
+
+    func testServerCertificatePinsTheExactCertificateInPEMOrDER() throws {
+        let certs = try certificates()
+        // An exact match is the whole verification: no CA known, and a name the certificate lacks.
+        let (client, _) = try handshake(serverName: "db.example.org",
+                                        TLSConfiguration(serverCertificate: certs.serverCertificate), certs: certs)
+        let presented = try XCTUnwrap(client.peerCertificateDER)
+        let pem = try XCTUnwrap(FileManager.default.contents(atPath: certs.serverCertificate))
+        XCTAssertEqual(TLSConfiguration.certificateDER(fromFileContents: [UInt8](pem)), presented)
+        // The same certificate as DER bytes (a .cer file).
+        let der = certs.directory.appendingPathComponent("server.cer")
+        try Data(presented).write(to: der)
+        try handshake(serverName: "localhost", TLSConfiguration(serverCertificate: der.path), certs: certs)
+    }
+
+    func testServerCertificateRefusesAnotherCertificateEvenWithAValidChain() throws {
+        let certs = try certificates()
+        XCTAssertThrowsError(try handshake(serverName: "localhost",
+                                           TLSConfiguration(caFile: certs.caCertificate,
+                                                            serverCertificate: certs.caCertificate),
+                                           certs: certs)) { error in
+            let e = error as? SQLClientError
+            XCTAssertEqual(e?.code, .certificateVerificationFailed)
+            XCTAssertTrue(e?.message.contains("is not the certificate in serverCertificate") ?? false, "\(error)")
+        }
+    }
+
+    func testUnreadableServerCertificateFailsUnlessVerificationIsOff() throws {
+        XCTAssertThrowsError(try OpenSSLTLSProvider().makeClientSession(
+            serverName: "localhost", configuration: TLSConfiguration(serverCertificate: "/nonexistent/server.cer"))) { error in
+            XCTAssertEqual((error as? SQLClientError)?.code, .invalidConfiguration)
+            XCTAssertTrue((error as? SQLClientError)?.message.contains("/nonexistent/server.cer") ?? false)
+        }
+        // TrustServerCertificate turns verification off: the pin is not consulted (as in SqlClient).
+        XCTAssertNoThrow(try OpenSSLTLSProvider().makeClientSession(
+            serverName: "localhost",
+            configuration: TLSConfiguration(trustServerCertificate: true, serverCertificate: "/nonexistent/server.cer")))
+    }
+
     func testMissingCAFileIsATLSError() throws {
         XCTAssertThrowsError(try OpenSSLTLSProvider().makeClientSession(
             serverName: "localhost", configuration: TLSConfiguration(caFile: "/nonexistent/ca.pem"))) { error in

@@ -53,7 +53,8 @@ final class ConfigurationTests: XCTestCase {
             Data Source=tcp:db.example.com,1444; Initial Catalog=shop; UID=app; PWD='it''s;secret';
             Encrypt=Optional; TrustServerCertificate=yes; Connect Timeout=7; App=reporting;
             Packet Size=8192; WSID=ws-12; Current Language=français; TDS Version=7.3; Text Size=1000;
-            HostNameInCertificate=db.internal; Server Certificate=/etc/ca.pem; Integrated Security=false;
+            HostNameInCertificate=db.internal; Server Certificate=/etc/server.cer; CA File=/etc/ca.pem;
+            Integrated Security=false;
             MultipleActiveResultSets=False
             """)
         XCTAssertEqual(config.address, SQLServerAddress(host: "db.example.com", port: 1444))
@@ -71,6 +72,10 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(config.textSize, 1000)
         XCTAssertEqual(config.tls.hostNameInCertificate, "db.internal")
         XCTAssertEqual(config.tls.caFile, "/etc/ca.pem")
+        XCTAssertEqual(config.tls.serverCertificate, "/etc/server.cer", "ServerCertificate pins, as in SqlClient")
+        let pinned = try SQLConnectionConfiguration(connectionString: "Server=h;ServerCertificate=/a.pem;CAFile=/b.pem")
+        XCTAssertEqual(pinned.tls.serverCertificate, "/a.pem")
+        XCTAssertEqual(pinned.tls.caFile, "/b.pem")
         XCTAssertFalse(config.description.contains("secret"))
         XCTAssertTrue(config.description.contains("<redacted>"))
 
@@ -140,7 +145,11 @@ final class ConfigurationTests: XCTestCase {
         private let lock = NSLock()
 
         init(instances: [String: Int]) throws {
+            #if canImport(Darwin)
+            let sock = socket(AF_INET, SOCK_DGRAM, 0)
+            #else
             let sock = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            #endif
             fd = sock
             var sin = sockaddr_in()
             sin.sin_family = sa_family_t(AF_INET)
@@ -226,5 +235,104 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(tables.first?.rows.first?["n"]?.intValue, 4)
         await connection.close()
         XCTAssertEqual(responder.received.count, 1)
+    }
+}
+
+/// A stream that records whether anything was written and answers nothing (reads wait until closed).
+final class SilentStream: ByteStream, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _written = 0
+    private var _closed = false
+    var written: Int { lock.withLock { _written } }
+    var closed: Bool { lock.withLock { _closed } }
+    func read(maxLength: Int) async throws -> [UInt8] { throw SQLClientError(.connectionClosed, "silent") }
+    func write(_ bytes: [UInt8]) async throws { lock.withLock { _written += bytes.count } }
+    func close() { lock.withLock { _closed = true } }
+}
+
+/// Configuration a user can type never traps: durations are clamped (or refused when negative)
+/// and LOGIN7 fields over Microsoft's limits are refused by name before anything is sent.
+final class ConfigurationValidationTests: XCTestCase {
+    func testHugeDurationsFromTheConnectionStringAreClamped() throws {
+        let text = "Server=h,1;Connect Timeout=9223372036854775807;Command Timeout=9223372036854775807"
+        let c = try SQLConnectionConfiguration(connectionString: text)
+        XCTAssertEqual(c.connectTimeout, SQLConnectionConfiguration.maximumTimeout)
+        XCTAssertEqual(c.queryTimeout, SQLConnectionConfiguration.maximumTimeout)
+        XCTAssertEqual(SQLConnectionConfiguration.maximumTimeout, .seconds(2_147_483_647))
+        XCTAssertEqual(try SQLConnectionConfiguration(connectionString: "Server=h;Connect Timeout=0").connectTimeout,
+                       SQLConnectionConfiguration.maximumTimeout)
+        // Beyond Int64 is not a number of seconds at all.
+        XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;Connect Timeout=99999999999999999999")) {
+            XCTAssertEqual(($0 as? SQLClientError)?.code, .invalidConfiguration)
+        }
+    }
+
+    func testAPIDurationsAreClampedOrRefusedByName() throws {
+        var c = SQLConnectionConfiguration(address: SQLServerAddress(host: "h", port: 1), user: "u", password: "p")
+        c.connectTimeout = .seconds(Int64.max)
+        c.loginTimeout = .seconds(Int64.max)
+        c.queryTimeout = .seconds(Int64.max)
+        c.cancelTimeout = .seconds(Int64.max)
+        let v = try c.validated()
+        for d in [v.connectTimeout, v.loginTimeout, v.queryTimeout, v.cancelTimeout] {
+            XCTAssertEqual(d, SQLConnectionConfiguration.maximumTimeout)
+        }
+        for (name, adjust) in [("connectTimeout", { (c: inout SQLConnectionConfiguration) in c.connectTimeout = .seconds(-1) }),
+                               ("queryTimeout", { $0.queryTimeout = .milliseconds(-5) }),
+                               ("cancelTimeout", { $0.cancelTimeout = .seconds(Int64.min) })] {
+            var bad = c
+            adjust(&bad)
+            XCTAssertThrowsError(try bad.validated()) { error in
+                XCTAssertEqual((error as? SQLClientError)?.code, .invalidConfiguration)
+                XCTAssertTrue((error as? SQLClientError)?.message.contains(name) ?? false, "\(error)")
+            }
+        }
+        var packet = c
+        packet.packetSize = -1
+        XCTAssertThrowsError(try packet.validated())
+        var value = c
+        value.maximumValueSize = 0
+        XCTAssertThrowsError(try value.validated())
+    }
+
+    /// A 40,000-character password, user or database: `.invalidConfiguration` naming the field
+    /// (never its value), and not one byte sent.
+    func testLongLogin7FieldsAreRefusedBeforeAnythingIsSent() async throws {
+        let long = String(repeating: "s", count: 40_000)
+        let cases: [(String, (inout SQLConnectionConfiguration) -> Void)] = [
+            ("password", { $0.password = RedactedPassword(long) }),
+            ("user", { $0.user = long }),
+            ("database", { $0.database = long }),
+            ("applicationName", { $0.applicationName = long }),
+            ("workstationID", { $0.workstationID = long }),
+        ]
+        for (field, adjust) in cases {
+            var c = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: 1), user: "u",
+                                               password: "p", encryption: .notSupported)
+            adjust(&c)
+            let stream = SilentStream()
+            do {
+                _ = try await SQLConnection.connect(c, over: stream)
+                XCTFail("\(field): connected")
+            } catch let error as SQLClientError {
+                XCTAssertEqual(error.code, .invalidConfiguration, "\(field): \(error)")
+                XCTAssertTrue(error.message.contains(field), "\(field): \(error.message)")
+                XCTAssertFalse(error.message.contains("sssss"), "the value is never shown")
+            }
+            XCTAssertEqual(stream.written, 0, "\(field): nothing may be sent")
+            // Through the socket path the check comes before connecting (port 1 would refuse).
+            do {
+                _ = try await SQLConnection.connect(c)
+                XCTFail("\(field): connected")
+            } catch let error as SQLClientError {
+                XCTAssertEqual(error.code, .invalidConfiguration, "\(field): \(error)")
+            }
+        }
+    }
+
+    func testEmptyHostNameInCertificateMeansTheHostConnectedTo() throws {
+        XCTAssertEqual(TLSConfiguration(hostNameInCertificate: "").expectedHostName(connectingTo: "db.example.com"), "db.example.com")
+        XCTAssertEqual(TLSConfiguration(hostNameInCertificate: nil).expectedHostName(connectingTo: "db.example.com"), "db.example.com")
+        XCTAssertEqual(TLSConfiguration(hostNameInCertificate: "alias").expectedHostName(connectingTo: "db.example.com"), "alias")
     }
 }

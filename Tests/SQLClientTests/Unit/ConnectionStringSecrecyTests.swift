@@ -42,6 +42,20 @@ final class ConnectionStringSecrecyTests: XCTestCase {
         XCTAssertTrue(quoted.contains("\"Hidden\""), quoted)
     }
 
+    /// A value that does not parse is named by its key only: `Password=ab;Timeout=<rest>` may be a
+    /// password holding an unquoted ';', so "<rest>" must never appear.
+    func testBadValuesAreNamedByKeyOnly() {
+        let cases = ["Timeout", "Connect Timeout", "Command Timeout", "Packet Size", "TDS Version", "Text Size",
+                     "TrustServerCertificate", "Encrypt", "Server"]
+        for key in cases {
+            let value = key == "Server" ? "[se<cret>rest" : "se<cret>rest"   // an unclosed '[' for Server
+            let text = "Server=h;UID=u;Password=At1;\(key)=\(value)"
+            let m = message(text)
+            XCTAssertFalse(m.contains("se<cret>rest") || m.contains("cret"), "\(key): \(m)")
+            XCTAssertTrue(m.contains("invalid value for \(key)"), "\(key): \(m)")
+        }
+    }
+
     func testQuotedPasswordWithSemicolonStillParses() throws {
         let config = try SQLConnectionConfiguration(connectionString: "Server=h;UID=demo;PWD={my;SecretPass}")
         XCTAssertEqual(config.password.reveal(), "my;SecretPass")

@@ -145,6 +145,29 @@ final class RPCQueryTests: XCTestCase {
         XCTAssertEqual(text, "SELECT 1")
     }
 
+    func testIdentifiersAreBracketQuotedAndNeverParameters() throws {
+        let column = "we]ird; DROP TABLE t --"
+        let q: SQLQuery = "SELECT \(identifier: column) FROM \(identifier: ["dbo", "my table"]) WHERE id = \(Int32(1))"
+        XCTAssertEqual(q.sql, "SELECT [we]]ird; DROP TABLE t --] FROM [dbo].[my table] WHERE id = @P1")
+        XCTAssertEqual(q.parameters.count, 1)
+        let onlyNames: SQLQuery = "SELECT * FROM \(identifier: "people")"
+        XCTAssertTrue(onlyNames.isBatch, "identifiers alone leave a plain batch")
+        XCTAssertEqual(SQLQuery.quotedIdentifier(""), "[]")
+    }
+
+    func testUnsafeSQLSaysSoAndKeepsTheTextAsIs() throws {
+        let text = "SELECT 'it''s' AS x"
+        let q = SQLQuery(unsafeSQL: text)
+        XCTAssertEqual(q.sql, text)
+        XCTAssertTrue(q.isBatch)
+        let withParameters = SQLQuery(unsafeSQL: "SELECT @P1", parameters: [SQLParameter(.int(5))])
+        XCTAssertFalse(withParameters.isBatch)
+        let call = try decodeBack(try withParameters.rpcCall(version: .v7_4))
+        XCTAssertEqual(call.parameters[0].value.stringValue, "SELECT @P1")
+        XCTAssertEqual(call.parameters[2].name, "@P1")
+        XCTAssertEqual(call.parameters[2].value, .int(5))
+    }
+
     func testListInterpolationForInClauses() throws {
         let ids: [Int32] = [3, 1, 4]
         let q: SQLQuery = "SELECT * FROM t WHERE id IN (\(list: ids)) AND name = \("x") AND k IN (\(list: [String]()))"
@@ -191,5 +214,62 @@ final class RPCQueryTests: XCTestCase {
             XCTAssertEqual(back.request.type, type)
         }
         XCTAssertEqual(SQLIsolationLevel.allCases.map(\.wireValue.rawValue), [1, 2, 3, 4, 5])
+    }
+
+    func testTableValuedParametersThroughTheParameterAPI() throws {
+        let rows: [[SQLValue]] = [[.int(1), .string("a")], [.int(2), .null]]
+        let ids = SQLParameter.table("dbo.IdList", columns: [.int, .nvarchar(10)], rows: rows)
+        let q: SQLQuery = "SELECT t.id FROM \(ids) AS t WHERE t.id > \(Int32(0))"
+        XCTAssertEqual(q.sql, "SELECT t.id FROM @P1 AS t WHERE t.id > @P2")
+        let call = try decodeBack(try q.rpcCall(version: .v7_4))
+        XCTAssertEqual(call.parameters[1].value, .string("@P1 [dbo].[IdList] READONLY, @P2 int"))
+        let table = try XCTUnwrap(call.parameters[2].table)
+        XCTAssertEqual(call.parameters[2].name, "@P1")
+        XCTAssertEqual(table.schemaName, "dbo")
+        XCTAssertEqual(table.typeName, "IdList")
+        XCTAssertEqual(table.columns?.map(\.typeInfo), [.int, .nvarchar(10)])
+        XCTAssertEqual(table.rows, rows)
+        XCTAssertEqual(call.parameters[3].value, .int(0))
+        // As a procedure argument, and empty.
+        let p = try SQLParameter.input("@people", SQLParameter.table("IdList", columns: [.int], rows: [])).rpcParameter(version: .v7_3B)
+        XCTAssertEqual(p.name, "@people")
+        XCTAssertEqual(p.table?.schemaName, "")
+        XCTAssertEqual(p.table?.rows, [])
+        XCTAssertEqual(SQLParameter.input("@t", ids).description, "@t TABLE dbo.IdList (2 rows)")
+        // Refused before anything is sent.
+        for (bad, message) in [
+            (SQLParameter.table("a.b.c", columns: [.int], rows: []), "is not a table type name"),
+            (SQLParameter.table("T", columns: [], rows: []), "at least one column"),
+            (SQLParameter.table("T", columns: [.int], rows: [[.int(1), .int(2)]]), "row 1 has 2 value(s) for 1 column(s)"),
+        ] {
+            XCTAssertThrowsError(try bad.rpcParameter(version: .v7_4)) { error in
+                XCTAssertEqual((error as? SQLClientError)?.code, .invalidParameter)
+                XCTAssertTrue("\(error)".contains(message), "\(error)")
+            }
+        }
+        XCTAssertThrowsError(try ids.rpcParameter(version: .v7_2)) { XCTAssertTrue("\($0)".contains("TDS 7.3"), "\($0)") }
+        let wrong = SQLParameter.table("T", columns: [.int], rows: [[.string("x")]])
+        XCTAssertThrowsError(try RPCRequest(try SQLQuery(unsafeSQL: "SELECT 1", parameters: [wrong]).rpcCall(version: .v7_4)).encode(version: .v7_4))
+    }
+
+    // MARK: - What does not compile
+
+    func testAStringVariableIsNotAQuery() throws {
+        // The control: the snippet setup compiles when it should.
+        let ok = try SwiftTypecheck.check("""
+            import SQLClient
+            let id = 7
+            let q: SQLQuery = "SELECT name FROM people WHERE id = \\(id)"
+            let raw = SQLQuery(unsafeSQL: "SELECT 1")
+            """)
+        XCTAssertEqual(ok.status, 0, ok.diagnostics)
+        let bad = try SwiftTypecheck.check("""
+            import SQLClient
+            let text = "SELECT name FROM people WHERE id = 7"
+            let q: SQLQuery = text
+            """)
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.diagnostics.contains("cannot convert value of type 'String' to specified type 'SQLQuery'"),
+                      bad.diagnostics)
     }
 }

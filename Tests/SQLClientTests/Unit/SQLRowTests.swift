@@ -73,4 +73,34 @@ final class SQLRowTests: XCTestCase {
         XCTAssertEqual(pair.a, 3)
         XCTAssertEqual(pair.b, "three")
     }
+
+    private static func keys(_ names: [String]) -> [String] {
+        SQLColumns(names.map { SQLColumn(name: $0, typeInfo: .int, isNullable: true) }).dictionaryKeys
+    }
+
+    func testDictionaryOfUnnamedAndRepeatedColumnsNeverTraps() {
+        // SELECT COUNT(*), MAX(id): two columns named "", which Dictionary(uniqueKeysWithValues:) traps on.
+        let columns = SQLColumns([SQLColumn(name: "", typeInfo: .int, isNullable: true),
+                                  SQLColumn(name: "", typeInfo: .int, isNullable: true)])
+        let row = SQLRow(columns: columns, values: [.int(3), .int(9)])
+        XCTAssertEqual(row.dictionary, ["column1": .int(3), "column2": .int(9)])
+        let set = SQLResultSet(columns: columns, rows: [row, SQLRow(columns: columns, values: [.null, .int(1)])])
+        XCTAssertEqual(set.dictionaries, [["column1": .int(3), "column2": .int(9)], ["column1": .null, "column2": .int(1)]])
+    }
+
+    func testDictionaryKeyRule() {
+        XCTAssertEqual(Self.keys(["", "", "x", "x"]), ["column1", "column2", "x", "x_2"])
+        XCTAssertEqual(Self.keys(["a", "a", "a"]), ["a", "a_2", "a_3"])
+        // A real name keeps its spelling even when a generated key would have used it.
+        XCTAssertEqual(Self.keys(["a", "a", "a_2"]), ["a", "a_3", "a_2"])
+        XCTAssertEqual(Self.keys(["column2", ""]), ["column2", "column2_2"])
+        XCTAssertEqual(Self.keys(["a", "A"]), ["a", "A"], "exact, case-sensitive")
+        XCTAssertEqual(Self.keys([]), [])
+        let many = Self.keys(Array(repeating: "", count: 50) + Array(repeating: "column3", count: 3))
+        XCTAssertEqual(Set(many).count, 53, "every key distinct")
+        let row = Self.row([.int(7), .string("Ann"), .float(2.5), .bit(true), .bigint(1), .null])
+        XCTAssertEqual(row.dictionary["Name"], .string("Ann"))
+        XCTAssertEqual(row.dictionary["guid"], .null)
+        XCTAssertEqual(row.dictionary.count, 6)
+    }
 }

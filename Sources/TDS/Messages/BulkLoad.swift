@@ -1,0 +1,199 @@
+/// One column of a bulk load ([MS-TDS] 2.2.6.1 BulkLoadBCP): its name, the TYPE_INFO its values
+/// travel as in the BULKLOAD message's COLMETADATA, and its flags.
+///
+/// ``init(tableColumn:includeIdentity:)`` applies 2.2.6.1's rules to a column of the table's own
+/// COLMETADATA (from `SELECT TOP 0 * FROM table`): xml travels as nvarchar(max), a CLR UDT as
+/// varbinary, legacy DECIMAL/NUMERIC as DECIMALN/NUMERICN, legacy CHAR/VARCHAR/BINARY/VARBINARY
+/// as their BIG forms, fixed-length types as their nullable (N) forms so that NULL can be sent;
+/// timestamp/rowversion and computed columns are not sent (nil), nor identity columns unless asked.
+public struct BulkLoadColumn: Hashable, Sendable {
+    /// The column name (bracket-quoted in INSERT BULK).
+    public var name: String
+    /// The TYPE_INFO written in COLMETADATA and used to encode each value.
+    public var typeInfo: TypeInfo
+    /// COLMETADATA Flags (fNullable, usUpdateable…).
+    public var flags: ColumnFlags
+    /// UserType written in COLMETADATA (0 for base types).
+    public var userType: UInt32
+
+    public init(name: String, type: TypeInfo, nullable: Bool = true, userType: UInt32 = 0) {
+        self.name = name
+        self.typeInfo = BulkLoadColumn.wireType(for: type)
+        var flags: ColumnFlags = [.updateable]
+        if nullable { flags.insert(.nullable) }
+        self.flags = flags
+        self.userType = userType
+    }
+
+    /// UserType of timestamp/rowversion columns ([MS-TDS] 2.2.7.4: UserType 0x50 with BIGBINARY(8)).
+    public static let timestampUserType: UInt32 = 0x50
+
+    /// The bulk-load column for a column of the destination table's COLMETADATA, or nil when the
+    /// column is not sent: timestamp/rowversion, computed columns, and identity columns unless
+    /// `includeIdentity` (the server then generates their values).
+    public init?(tableColumn c: ColumnMetadata, includeIdentity: Bool = false) {
+        if c.userType == BulkLoadColumn.timestampUserType, c.typeInfo.type == .bigBinary { return nil }
+        if c.flags.contains(.computed) { return nil }
+        if c.flags.contains(.identity), !includeIdentity { return nil }
+        self.init(name: c.name, type: c.typeInfo, nullable: c.flags.contains(.nullable))
+    }
+
+    /// The TYPE_INFO a value of `type` is sent as in a BULKLOAD message ([MS-TDS] 2.2.6.1).
+    public static func wireType(for type: TypeInfo) -> TypeInfo {
+        var t = type
+        switch type.type {
+        case .xml:
+            return .nvarchar(nil, collation: type.collation ?? .sqlLatin1GeneralCP1CIAS)
+        case .udt:
+            let size = Int(type.udt?.maxByteSize ?? 0xFFFF)
+            return size == 0xFFFF || size == 0 || size > 8000 ? .varbinary(nil) : .varbinary(size)
+        case .decimal: t.type = .decimalN
+        case .numeric: t.type = .numericN
+        case .char: t.type = .bigChar
+        case .varchar: t.type = .bigVarChar
+        case .binary: t.type = .bigBinary
+        case .varbinary: t.type = .bigVarBinary
+        case .int1: t = .tinyint
+        case .int2: t = .smallint
+        case .int4: t = .int
+        case .int8: t = .bigint
+        case .bit: t = .bit
+        case .flt4: t = .real
+        case .flt8: t = .float
+        case .money: t = .money
+        case .money4: t = .smallMoney
+        case .datetime: t = .datetime
+        case .datetim4: t = .smallDateTime
+        default: break
+        }
+        if t.type.hasCollation, t.collation == nil { t.collation = .sqlLatin1GeneralCP1CIAS }
+        return t
+    }
+
+    /// The type as declared in the INSERT BULK column list: the wire type's SQL name
+    /// ("nvarchar(max)" for xml, "varbinary(max)" for a UDT).
+    public var declaration: String { typeInfo.sqlTypeName }
+}
+
+/// A value that does not fit its bulk-load column: the 1-based row number, the column and why.
+/// Never contains the value itself.
+public struct BulkLoadValueError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// 1-based number of the row in the load (counting every row given, across batches).
+    public var row: Int
+    /// 0-based index of the column among the sent columns; nil when the row itself is wrong (its length).
+    public var columnIndex: Int?
+    public var columnName: String?
+    public var detail: String
+
+    public init(row: Int, columnIndex: Int?, columnName: String?, detail: String) {
+        self.row = row
+        self.columnIndex = columnIndex
+        self.columnName = columnName
+        self.detail = detail
+    }
+
+    public var description: String {
+        if let columnName { return "row \(row), column [\(columnName)]: \(detail)" }
+        return "row \(row): \(detail)"
+    }
+}
+
+/// The encoder of one BULKLOAD message ([MS-TDS] 2.2.6.1, packet type 0x07): COLMETADATA, one
+/// ROW per row, DONE. Pure: it appends to a ``ByteWriter`` a row at a time, so a caller can cut
+/// the bytes into packets as they grow and never hold more than a packet or a row.
+///
+/// COLMETADATA here is the form bulk clients send: UserType (ULONG from TDS 7.2), Flags,
+/// TYPE_INFO, for text/ntext/image a TableName as one US_VARCHAR, ColName. Each value is encoded
+/// with ``TypeInfo/encodeValue(_:into:)`` (the RPC parameter encoder) after checks that it fits
+/// its column: non-PLP values no longer than the declared length (characters for nchar/nvarchar,
+/// bytes otherwise, text in the collation's code page), decimals within precision and scale,
+/// integers, money, dates and times within their ranges, NULL only in a nullable column.
+public struct BulkLoadEncoder: Sendable {
+    public let columns: [BulkLoadColumn]
+    public let version: TDSVersion
+    /// The destination table's name as written in TableName for text/ntext/image columns.
+    public let tableName: String
+    /// Rows encoded so far (by ``encodeRow(_:into:)``, each a success).
+    public private(set) var rowCount = 0
+    /// The number the next row is reported with in errors (1-based; may start after earlier batches).
+    public var nextRowNumber: Int
+
+    public init(columns: [BulkLoadColumn], version: TDSVersion, tableName: String = "", firstRowNumber: Int = 1) {
+        self.columns = columns
+        self.version = version
+        self.tableName = tableName
+        self.nextRowNumber = firstRowNumber
+    }
+
+    /// Writes the COLMETADATA token (0x81).
+    public func encodeMetadata(into w: inout ByteWriter) {
+        w.writeUInt8(TokenType.colMetadata.rawValue)
+        w.writeUInt16LE(UInt16(truncatingIfNeeded: columns.count))
+        for c in columns {
+            if version.hasLongRowCounts { w.writeUInt32LE(c.userType) } else { w.writeUInt16LE(UInt16(truncatingIfNeeded: c.userType)) }
+            w.writeUInt16LE(c.flags.rawValue)
+            c.typeInfo.encode(into: &w, version: version)
+            if c.typeInfo.type.isLegacyLOB { w.writeUSVarChar(tableName) }
+            w.writeBVarChar(c.name)
+        }
+    }
+
+    /// Checks `values` against the columns and appends one ROW token (0xD1). On error nothing is
+    /// appended and the row is not counted.
+    ///
+    /// - Throws: ``BulkLoadValueError`` naming the row and column: wrong number of values, NULL in
+    ///   a NOT NULL column, a value of the wrong kind, too long, out of range, beyond the precision
+    ///   or scale, or not representable in the column's code page.
+    public mutating func encodeRow(_ values: [SQLValue], into w: inout ByteWriter) throws(BulkLoadValueError) {
+        let row = nextRowNumber
+        nextRowNumber += 1
+        guard values.count == columns.count else {
+            throw BulkLoadValueError(row: row, columnIndex: nil, columnName: nil,
+                                     detail: "\(values.count) value(s) for \(columns.count) column(s)")
+        }
+        let start = w.count
+        w.writeUInt8(TokenType.row.rawValue)
+        for i in 0 ..< columns.count {
+            do {
+                try BulkLoadEncoder.encode(values[i], column: columns[i], into: &w)
+            } catch {
+                w.bytes.removeLast(w.count - start)
+                throw BulkLoadValueError(row: row, columnIndex: i, columnName: columns[i].name, detail: error.detail)
+            }
+        }
+        rowCount += 1
+    }
+
+    /// Writes the DONE token that ends the message (status DONE_FINAL, count 0, as [MS-TDS] 4.12).
+    public func encodeDone(into w: inout ByteWriter) {
+        Done(status: []).encode(into: &w, version: version)
+    }
+
+    /// One value, checked against its column, then encoded by the shared TYPE_INFO value encoder.
+    static func encode(_ value: SQLValue, column: BulkLoadColumn, into w: inout ByteWriter) throws(TDSDecodingError) {
+        let t = column.typeInfo
+        if value.isNull {
+            guard column.flags.contains(.nullable) else {
+                throw TDSDecodingError(.invalidValue, offset: w.count, "NULL in a NOT NULL column")
+            }
+            try t.encodeValue(.null, into: &w)
+            return
+        }
+        let at = w.count
+        try t.encodeValue(value, into: &w)
+        guard !t.isPLP else { return }
+        let prefix: Int
+        switch t.type.lengthKind {
+        case .byteLength?: prefix = 1
+        case .ushortLength?: prefix = 2
+        default: return
+        }
+        let n = w.count - at - prefix
+        guard t.length > 0, n > t.length else { return }
+        w.bytes.removeLast(w.count - at)
+        let unit = t.type == .nvarchar || t.type == .nchar ? "UTF-16 code units" : "bytes"
+        let size = unit == "bytes" ? n : n / 2
+        let limit = unit == "bytes" ? t.length : t.length / 2
+        throw TDSDecodingError(.invalidValue, offset: at, "\(size) \(unit) exceed \(t.sqlTypeName) (at most \(limit))")
+    }
+}

@@ -1,8 +1,13 @@
 import Foundation
 import TDS
 
-/// Where a bulk load takes its rows from: called once per row, nil at the end.
-typealias BulkRowSource = ([BulkLoadColumn]) async throws -> [SQLValue]?
+/// Where a bulk load takes its rows from: called once per row, nil at the end. A `Sequence`
+/// is read without an `await` per row.
+enum BulkRowSource {
+    case sync(([BulkLoadColumn]) throws -> [SQLValue]?)
+    case async(([BulkLoadColumn]) async throws -> [SQLValue]?)
+
+}
 
 /// The BULKLOAD message body of one batch, produced piece by piece ([MS-TDS] 2.2.6.1):
 /// COLMETADATA, then rows encoded one at a time until about `chunkSize` bytes are ready (a
@@ -27,7 +32,7 @@ final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time:
     /// The number of the next row of the load (1-based).
     var nextRowNumber: Int { encoder.nextRowNumber }
 
-    init(encoder: BulkLoadEncoder, first: [SQLValue], source: @escaping BulkRowSource, batchSize: Int, chunkSize: Int) {
+    init(encoder: BulkLoadEncoder, first: [SQLValue], source: BulkRowSource, batchSize: Int, chunkSize: Int) {
         self.encoder = encoder
         self.first = first
         self.source = source
@@ -45,20 +50,25 @@ final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time:
             started = true
             encoder.encodeMetadata(into: &w)
         }
-        while w.count < chunkSize, encoder.rowCount < batchSize {
-            let row: [SQLValue]?
-            if let f = first {
-                row = f
-                first = nil
-            } else {
-                do {
-                    row = try await source(encoder.columns)
-                } catch {
-                    throw BulkRowSourceError(row: encoder.nextRowNumber, error: error)
-                }
+        if let f = first {
+            first = nil
+            try encoder.encodeRow(f, into: &w)
+        }
+        switch source {
+        case .sync(let next):
+            while w.count < chunkSize, encoder.rowCount < batchSize {
+                let row: [SQLValue]?
+                do { row = try next(encoder.columns) } catch { throw BulkRowSourceError(row: encoder.nextRowNumber, error: error) }
+                guard let row else { exhausted = true; break }
+                try encoder.encodeRow(row, into: &w)
             }
-            guard let row else { exhausted = true; break }
-            try encoder.encodeRow(row, into: &w)
+        case .async(let next):
+            while w.count < chunkSize, encoder.rowCount < batchSize {
+                let row: [SQLValue]?
+                do { row = try await next(encoder.columns) } catch { throw BulkRowSourceError(row: encoder.nextRowNumber, error: error) }
+                guard let row else { exhausted = true; break }
+                try encoder.encodeRow(row, into: &w)
+            }
         }
         if exhausted || encoder.rowCount >= batchSize {
             encoder.encodeDone(into: &w)
@@ -88,7 +98,7 @@ struct BulkRowSourceError: Error {
 /// the rows the server inserted ([MS-TDS] 2.2.6.1).
 extension SQLConnection {
     func runBulkCopy(table: String, columns spec: [SQLBulkColumn]?, options: SQLBulkCopyOptions,
-                     next: @escaping BulkRowSource) async throws -> SQLBulkCopyResult {
+                     next: BulkRowSource) async throws -> SQLBulkCopyResult {
         var committed = 0
         var batches = 0
         func failed(_ error: SQLClientError, row: Int? = nil, column: String? = nil) -> SQLBulkCopyError {
@@ -119,9 +129,15 @@ extension SQLConnection {
         }
         let batchSize = max(options.batchSize ?? Int.max, 1)
         var rowNumber = 1
+        func take() async throws -> [SQLValue]? {
+            switch next {
+            case .sync(let f): return try f(columns)
+            case .async(let f): return try await f(columns)
+            }
+        }
         var pending: [SQLValue]?
         do {
-            pending = try await next(columns)
+            pending = try await take()
         } catch {
             throw failed(source: BulkRowSourceError(row: 1, error: error))
         }
@@ -149,7 +165,7 @@ extension SQLConnection {
             rowNumber = body.nextRowNumber
             if body.exhausted { break }
             do {
-                pending = try await next(columns)
+                pending = try await take()
             } catch {
                 throw failed(source: BulkRowSourceError(row: rowNumber, error: error))
             }

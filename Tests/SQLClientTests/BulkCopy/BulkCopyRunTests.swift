@@ -9,7 +9,7 @@ final class BulkCopyRunTests: XCTestCase {
     func body(rows: Int, batchSize: Int = .max, bad: Int? = nil) -> (BulkLoadBody, [BulkLoadColumn]) {
         let columns = [BulkLoadColumn(name: "id", type: .int), BulkLoadColumn(name: "s", type: .nvarchar(40))]
         var i = 1
-        let source: BulkRowSource = { _ in
+        let source = BulkRowSource.sync { _ in
             guard i < rows else { return nil }
             i += 1
             return [.int(Int32(i)), .string(i == bad ? String(repeating: "x", count: 41) : "row \(i) " + String(repeating: "·", count: i % 30))]

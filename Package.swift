@@ -34,7 +34,15 @@ let package = Package(
                 .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "SQLClientTesting", dependencies: ["SQLClient", "TDS", "TDSCapture"]),
+        // Test support: the replay server (TLS inside PRELOGIN through OpenSSL on Linux), the
+        // recording proxy, captures turned into sessions, the conformance fixtures.
+        .target(
+            name: "SQLClientTesting",
+            dependencies: [
+                "SQLClient", "TDS", "TDSCapture",
+                .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
+            ]
+        ),
         .executableTarget(name: "sqlclient", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .executableTarget(
             name: "sqlclient-bench",
@@ -44,7 +52,7 @@ let package = Package(
         .testTarget(name: "TDSTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "TDSCaptureTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
-        .testTarget(name: "SQLClientTestingTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"]),
+        .testTarget(name: "SQLClientTestingTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "ConformanceTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"],
                     exclude: ["freetds", "msodbc"]),  // the FreeTDS and Microsoft ODBC oracles (C), compiled by the tests themselves
     ]

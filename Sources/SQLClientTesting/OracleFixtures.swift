@@ -576,4 +576,139 @@ public enum OracleFixtures {
             try f.session.write(to: directory.appendingPathComponent(f.fileName))
         }
     }
+
+    // MARK: - Length probes
+
+    /// One value whose length is unusual for its type (a decimal of 17 bytes for precision 10, an
+    /// INTN of 3 bytes, an nvarchar of an odd byte count, a sql_variant whose data disagrees with
+    /// its base type...), as raw ROW bytes, to check each length rule of SQLClient's codec
+    /// against what Microsoft's driver accepts.
+    public struct LengthProbe: Hashable, Sendable {
+        public var label: String
+        /// The column's TYPE_INFO.
+        public var type: TypeInfo
+        /// The cell as in a ROW token: the type's length prefix and data.
+        public var cell: [UInt8]
+        /// The SQL text that asks for it.
+        public var sql: String { "SELECT v FROM oracle.[probe \(label)]" }
+    }
+
+    static func le(_ v: UInt128, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+    static func le32(_ v: Int) -> [UInt8] { le(UInt128(v), 4) }
+
+    /// A sql_variant cell: 4-byte length, base type, property bytes, properties, data.
+    static func variantCell(_ base: UInt8, _ props: [UInt8], _ data: [UInt8]) -> [UInt8] {
+        le32(2 + props.count + data.count) + [base, UInt8(props.count)] + props + data
+    }
+
+    /// Every length probe (decimal magnitudes of every length 0-17 bytes in sql_variant and in
+    /// DECIMALN columns, values beyond their precision, wrong lengths for every fixed-size type,
+    /// character and binary data longer than declared, sql_variant bodies that disagree with
+    /// their base type).
+    public static func lengthProbes() -> [LengthProbe] {
+        var probes: [LengthProbe] = []
+        func add(_ label: String, _ type: TypeInfo, _ cell: [UInt8]) { probes.append(LengthProbe(label: label, type: type, cell: cell)) }
+        // sql_variant decimal(10,2) holding -123.45 (or -0.99 in one byte) in magnitudes of 0-17 bytes.
+        for n in 0...17 {
+            let mag: UInt128 = n == 1 ? 99 : 12345
+            add("variant decimal(10,2) magnitude \(n) bytes", .sqlVariant, variantCell(0x6A, [10, 2], [0] + le(mag, n)))
+        }
+        for (p, s) in [(UInt8(1), UInt8(0)), (5, 2), (20, 4), (28, 0), (38, 10)] {
+            for n in [4, 8, 12, 16] {
+                add("variant decimal(\(p),\(s)) magnitude \(n) bytes", .sqlVariant, variantCell(0x6A, [p, s], [1] + le(7, n)))
+            }
+        }
+        add("variant numeric(10,2) magnitude 16 bytes", .sqlVariant, variantCell(0x6C, [10, 2], [1] + le(12345, 16)))
+        // Values beyond what the precision allows.
+        add("variant decimal(5,2) value 1234567.89", .sqlVariant, variantCell(0x6A, [5, 2], [1] + le(123_456_789, 4)))
+        add("variant decimal(10,0) value 10^10", .sqlVariant, variantCell(0x6A, [10, 0], [1] + le(10_000_000_000, 8)))
+        add("variant decimal(10,2) value 10^20 in 16 bytes", .sqlVariant, variantCell(0x6A, [10, 2], [0] + le(100_000_000_000_000_000_000, 16)))
+        add("variant decimal(38,0) value 10^38", .sqlVariant, variantCell(0x6A, [38, 0], [1] + le(SQLDecimal.maxMagnitude + 1, 16)))
+        add("variant decimal(38,0) value 2^128-1", .sqlVariant, variantCell(0x6A, [38, 0], [1] + le(UInt128.max, 16)))
+        add("variant decimal(10,2) sign byte 2", .sqlVariant, variantCell(0x6A, [10, 2], [2] + le(12345, 8)))
+        add("variant decimal precision 0", .sqlVariant, variantCell(0x6A, [0, 0], [1] + le(5, 4)))
+        add("variant decimal precision 39", .sqlVariant, variantCell(0x6A, [39, 0], [1] + le(5, 16)))
+        add("variant decimal scale above precision", .sqlVariant, variantCell(0x6A, [5, 6], [1] + le(5, 4)))
+        // DECIMALN columns: the length byte from the value, not the precision.
+        let d10 = TypeInfo.decimal(precision: 10, scale: 2)
+        for n in [0, 1, 2, 4, 8, 12, 16, 17] {
+            add("decimal(10,2) magnitude \(n) bytes", d10, [UInt8(n + 1), 0] + le(n == 1 ? 99 : 12345, n))
+        }
+        add("decimal(5,2) value 1234567.89", .decimal(precision: 5, scale: 2), [5, 1] + le(123_456_789, 4))
+        add("decimal(38,0) value 10^38", .decimal(precision: 38, scale: 0), [17, 1] + le(SQLDecimal.maxMagnitude + 1, 16))
+        add("decimal(10,2) sign byte 2", d10, [9, 2] + le(12345, 8))
+        // Fixed-size values in the wrong length.
+        add("intN(4) holding 1 byte", .int, [1, 7])
+        add("intN(4) holding 2 bytes", .int, [2] + le(300, 2))
+        add("intN(4) holding 8 bytes", .int, [8] + le(5_000_000_000, 8))
+        add("intN(4) holding 3 bytes", .int, [3, 1, 2, 3])
+        add("intN(8) holding 4 bytes", .bigint, [4] + le(123_456, 4))
+        add("bitN holding 2 bytes", .bit, [2, 1, 0])
+        add("bitN byte 2", .bit, [1, 2])
+        add("fltN(8) holding 4 bytes", .float, [4] + [0, 0, 0xC0, 0x3F])
+        add("fltN(4) holding 8 bytes", .real, [8] + [0, 0, 0, 0, 0, 0, 0xF8, 0x3F])
+        add("fltN(8) holding 5 bytes", .float, [5, 0, 0, 0, 0, 0])
+        add("moneyN(8) holding 4 bytes", .money, [4] + le(12345, 4))
+        add("moneyN(4) holding 8 bytes", .smallMoney, [8] + [0, 0, 0, 0] + le(12345, 4))
+        add("moneyN(8) holding 6 bytes", .money, [6, 0, 0, 0, 0, 0, 0])
+        add("datetimN(8) holding 4 bytes", .datetime, [4] + le(1, 2) + le(61, 2))
+        add("datetimN(4) holding 8 bytes", .smallDateTime, [8] + le(1, 4) + le(300, 4))
+        add("datetimN(8) holding 6 bytes", .datetime, [6, 0, 0, 0, 0, 0, 0])
+        add("uniqueidentifier of 15 bytes", .uniqueIdentifier, [15] + Array(repeating: 0x11, count: 15))
+        add("uniqueidentifier of 17 bytes", .uniqueIdentifier, [17] + Array(repeating: 0x11, count: 17))
+        add("date of 4 bytes", .date, [4, 1, 0, 0, 0])
+        add("date of 2 bytes", .date, [2, 1, 0])
+        add("time(3) of 3 bytes", .time(scale: 3), [3] + le(1000, 3))
+        add("time(3) of 5 bytes", .time(scale: 3), [5] + le(1000, 5))
+        add("time(7) of 4 bytes", .time(scale: 7), [4] + le(1000, 4))
+        add("datetime2(3) of 6 bytes", .datetime2(scale: 3), [6] + le(1000, 3) + le(1, 3))
+        add("datetime2(3) of 8 bytes", .datetime2(scale: 3), [8] + le(1000, 5) + le(1, 3))
+        add("datetimeoffset(3) of 8 bytes", .datetimeOffset(scale: 3), [8] + le(1000, 3) + le(1, 3) + le(0, 2))
+        add("datetimeoffset(3) of 11 bytes", .datetimeOffset(scale: 3), [11] + le(1000, 6) + le(1, 3) + le(0, 2))
+        // Character and binary data against the declared length.
+        add("nvarchar(50) of 3 bytes", .nvarchar(50), [3, 0, 0x41, 0, 0x42])
+        add("nvarchar(5) of 12 bytes", .nvarchar(5), [12, 0] + Array("abcdef".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }))
+        add("varchar(4) of 6 bytes", .varchar(4), [6, 0] + Array("abcdef".utf8))
+        add("char(10) of 3 bytes", .char(10), [3, 0] + Array("abc".utf8))
+        add("binary(4) of 5 bytes", .binary(4), [5, 0, 1, 2, 3, 4, 5])
+        add("binary(4) of 2 bytes", .binary(4), [2, 0, 1, 2])
+        add("varbinary(4) of 6 bytes", .varbinary(4), [6, 0, 1, 2, 3, 4, 5, 6])
+        // sql_variant bodies that disagree with their base type.
+        add("variant int of 2 bytes", .sqlVariant, variantCell(0x38, [], le(300, 2)))
+        add("variant int with 1 property byte", .sqlVariant, variantCell(0x38, [0], le(300, 4)))
+        add("variant bigint of 4 bytes", .sqlVariant, variantCell(0x7F, [], le(300, 4)))
+        add("variant float of 4 bytes", .sqlVariant, variantCell(0x3E, [], [0, 0, 0xC0, 0x3F]))
+        add("variant bit of 2 bytes", .sqlVariant, variantCell(0x32, [], [1, 0]))
+        add("variant money of 4 bytes", .sqlVariant, variantCell(0x3C, [], le(12345, 4)))
+        add("variant datetime of 4 bytes", .sqlVariant, variantCell(0x3D, [], le(1, 2) + le(61, 2)))
+        add("variant uniqueidentifier of 15 bytes", .sqlVariant, variantCell(0x24, [], Array(repeating: 0x11, count: 15)))
+        add("variant date of 4 bytes", .sqlVariant, variantCell(0x28, [], [1, 0, 0, 0]))
+        add("variant time(3) of 5 bytes", .sqlVariant, variantCell(0x29, [3], le(1000, 5)))
+        add("variant datetime2(3) of 8 bytes", .sqlVariant, variantCell(0x2A, [3], le(1000, 5) + le(1, 3)))
+        let collation: [UInt8] = [0x09, 0x04, 0xD0, 0x00, 0x34]
+        add("variant nvarchar(2) of 6 bytes", .sqlVariant, variantCell(0xE7, collation + le(4, 2), Array("abc".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })))
+        add("variant nvarchar of 3 bytes", .sqlVariant, variantCell(0xE7, collation + le(100, 2), [0x41, 0, 0x42]))
+        add("variant varchar(2) of 4 bytes", .sqlVariant, variantCell(0xA7, collation + le(2, 2), Array("abcd".utf8)))
+        add("variant varbinary(2) of 4 bytes", .sqlVariant, variantCell(0xA5, le(2, 2), [1, 2, 3, 4]))
+        add("variant binary(4) of 2 bytes", .sqlVariant, variantCell(0xAD, le(4, 2), [1, 2]))
+        add("variant of 1 byte", .sqlVariant, le32(1) + [0x38])
+        add("variant property count beyond its length", .sqlVariant, le32(3) + [0x6A, 9, 0])
+        return probes
+    }
+
+    /// The session that answers every probe (one result of one row each, then DONE) at `version`.
+    public static func lengthProbeSession(version: TDSVersion = .v7_4) throws -> ReplaySession {
+        var session = ReplaySession(name: "oracle-length-probes",
+                                    comment: "Generated by OracleFixtures.lengthProbeSession(); values with unusual lengths.",
+                                    version: version)
+        for p in lengthProbes() {
+            let column = ColumnMetadata(userType: 0, flags: [.nullable], typeInfo: p.type, name: "v")
+            session.exchanges.append(.init(request: .sqlBatch(p.sql), response: [
+                .init(comment: "COLMETADATA v \(p.type.sqlTypeName)", bytes: ServerTokens.colMetadata([column], version: version)),
+                .init(comment: "ROW \(p.label)", bytes: [0xD1] + p.cell),
+                .init(comment: "DONE count 1", bytes: ServerTokens.done(status: .count, currentCommand: 0xC1, rowCount: 1, version: version)),
+            ], comment: p.label))
+        }
+        return session
+    }
 }

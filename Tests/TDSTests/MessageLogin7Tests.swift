@@ -213,6 +213,48 @@ final class MessageLogin7Tests: XCTestCase {
     }
 }
 
+final class MessageLogin7LimitsTests: XCTestCase {
+    /// Microsoft's limits: 128 UTF-16 code units for every string field but AtchDBFile (260);
+    /// the violation names the field, never its value.
+    func testLimitViolationNamesTheField() {
+        let long = String(repeating: "x", count: 40_000)
+        let cases: [(Login7, String)] = [
+            (Login7(password: RedactedPassword(long)), "Password"),
+            (Login7(userName: long), "UserName"),
+            (Login7(database: long), "Database"),
+            (Login7(hostName: String(repeating: "h", count: 129)), "HostName"),
+            (Login7(appName: long), "AppName"),
+            (Login7(language: long), "Language"),
+            (Login7(attachDBFile: String(repeating: "p", count: 261)), "AtchDBFile"),
+            (Login7(changePassword: RedactedPassword(long)), "ChangePassword"),
+        ]
+        for (login, field) in cases {
+            let v = login.limitViolation
+            XCTAssertEqual(v?.field, field)
+            XCTAssertFalse(v?.description.contains("xxxx") ?? true)
+        }
+        XCTAssertNil(Login7(hostName: String(repeating: "h", count: 128), userName: String(repeating: "u", count: 128),
+                            password: RedactedPassword(String(repeating: "p", count: 128)),
+                            attachDBFile: String(repeating: "a", count: 260)).limitViolation)
+        // A 128-character password of surrogate pairs is 256 code units.
+        XCTAssertEqual(Login7(password: RedactedPassword(String(repeating: "😀", count: 65))).limitViolation?.field, "Password")
+    }
+
+    /// Even encoded without checking, fields are cut at their limits: the offsets never wrap,
+    /// so the fields never overlap (a 40,000-character password never leaks into AppName).
+    func testEncodeNeverWrapsOffsets() throws {
+        let long = String(repeating: "p", count: 40_000)
+        let login = Login7(userName: "user", password: RedactedPassword(long), appName: "app", database: "db",
+                           sspi: [UInt8](repeating: 9, count: 70_000))
+        let decoded = try Login7.decode(from: login.encode())
+        XCTAssertEqual(decoded.appName, "app")
+        XCTAssertEqual(decoded.userName, "user")
+        XCTAssertEqual(decoded.database, "db")
+        XCTAssertEqual(decoded.password.reveal().count, 128)
+        XCTAssertEqual(decoded.sspi.count, 70_000)
+    }
+}
+
 final class MessageLogin7LongSSPITests: XCTestCase {
     /// SSPI of 65,535 bytes or more: cbSSPI = 0xFFFF and the length in cbSSPILong (7.2+).
     func testLongSSPI() throws {

@@ -162,6 +162,60 @@ final class PacketTests: XCTestCase {
         }
     }
 
+    /// The message cap: an endless message (packets that never set EOM) is refused at the header
+    /// of the packet that would pass the cap, before that packet's payload has arrived.
+    func testAssemblerMessageCap() throws {
+        var a = PacketAssembler(maximumPacketSize: 4096, maximumMessageSize: 10_000)
+        let packet = Packet(header: PacketHeader(type: .prelogin, status: [], length: 4096), payload: [UInt8](repeating: 1, count: 4088))
+        var taken = 0
+        var failure: TDSDecodingError?
+        for _ in 0 ..< 10 {
+            a.append(packet.header.bytes)   // the header alone: over the cap is known from it
+            do {
+                if let header = try a.peekHeader() { XCTFail("whole packet reported from a header: \(header)") }
+            } catch {
+                failure = error as? TDSDecodingError
+                break
+            }
+            a.append(packet.payload)
+            XCTAssertNotNil(try a.next())
+            taken += 1
+        }
+        XCTAssertEqual(taken, 2, "two 4,088-byte payloads fit in 10,000 bytes, a third does not")
+        XCTAssertEqual(failure?.code, .limitExceeded)
+        XCTAssertEqual(failure?.offset, 2 * 4096)
+        XCTAssertEqual(failure?.context, "PRELOGIN")
+        // A message under the cap, then the next message counts from zero.
+        var b = PacketAssembler(maximumMessageSize: 100)
+        b.append(Packet.encode(message: [UInt8](repeating: 2, count: 100), type: .tabularResult, packetSize: 64))
+        b.append(Packet.encode(message: [UInt8](repeating: 3, count: 100), type: .tabularResult, packetSize: 64))
+        XCTAssertEqual(try b.nextMessages().map(\.payload.count), [100, 100])
+        XCTAssertEqual(b.currentMessageSize, 0)
+    }
+
+    /// The packet-level path (peekHeader, consumePacket) cuts the same packets as next().
+    func testAssemblerConsumePacketMatchesNext() throws {
+        let message = (0 ..< 3000).map { UInt8(truncatingIfNeeded: $0) }
+        let stream = Packet.encode(message: message, type: .tabularResult, packetSize: 512)
+        var a = PacketAssembler()
+        var payload: [UInt8] = []
+        var statuses: [PacketStatus] = []
+        for chunk in stride(from: 0, to: stream.count, by: 700) {
+            a.append(Array(stream[chunk ..< min(chunk + 700, stream.count)]))
+            while let header = try a.peekHeader() {
+                a.consumePacket { h, p in
+                    XCTAssertEqual(h, header)
+                    payload += p
+                }
+                statuses.append(header.status)
+            }
+        }
+        XCTAssertEqual(payload, message)
+        XCTAssertEqual(statuses.last, .endOfMessage)
+        XCTAssertFalse(a.isInsideMessage)
+        XCTAssertNoThrow(try a.finish())
+    }
+
     func testAssemblerNeverTrapsOnRandomBytes() {
         var rng = SplitMix64(seed: 7)
         for _ in 0..<200 {

@@ -74,7 +74,7 @@ final class TokenStreamDecoderTests: XCTestCase {
         XCTAssertNoThrow(try d.finish())
     }
 
-    func testHugeDeclaredPLPLengthAllocatesNothingUpFront() throws {
+    func testHugeDeclaredPLPLengthIsRefusedAtOnce() throws {
         var d = TokenStreamDecoder(version: .v7_4)
         d.append(metadata([intCol, maxCol]))
         _ = try d.next()
@@ -84,13 +84,125 @@ final class TokenStreamDecoderTests: XCTestCase {
         w.writeUInt32LE(0xFFFF_FFF0)              // absurd chunk length
         w.writeBytes([1, 2, 3])
         d.append(w.bytes)
-        XCTAssertNil(try d.next())
-        XCTAssertThrowsError(try d.finish()) { error in
+        XCTAssertThrowsError(try d.next()) { error in
             let e = error as? TDSDecodingError
-            XCTAssertEqual(e?.code, .truncated)
+            XCTAssertEqual(e?.code, .invalidLength)
             XCTAssertEqual(e?.context, "ROW")
-            XCTAssertEqual(e?.offset, self.metadata([self.intCol, self.maxCol]).count)
+            XCTAssertEqual(e?.offset, self.metadata([self.intCol, self.maxCol]).count + 6, "at the total length")
+            XCTAssertTrue(e?.detail.contains("2^31-1") ?? false, "\(String(describing: e))")
         }
+    }
+
+    // MARK: - Caps
+
+    /// Declared PLP lengths: 2^62 and 2^31 are malformed whatever the cap (SQL Server never
+    /// sends more than 2^31-1); 2^31-1 itself is accepted by that rule but is over the default
+    /// 1 GiB maximumValueSize; PLP_NULL and UNKNOWN_PLP_LEN are markers, not lengths.
+    func testDeclaredPLPLengthsAgainstTheCaps() throws {
+        let small = TokenStreamDecoder.Options(maximumValueSize: 1 << 20)
+        let table: [(declared: UInt64, options: TokenStreamDecoder.Options, expected: String)] = [
+            (1 << 62, .init(), "invalidLength"),
+            (1 << 31, .init(), "invalidLength"),
+            (0x7FFF_FFFF, .init(maximumValueSize: Int(Int32.max)), "waiting"),
+            (0x7FFF_FFFF, .init(), "limitExceeded"),   // over the default 1 GiB
+            (0x7FFF_FFFF, small, "limitExceeded"),
+            ((1 << 20) + 1, small, "limitExceeded"),
+            (1 << 20, small, "waiting"),
+            (0xFFFF_FFFF_FFFF_FFFF, small, "row"),       // PLP_NULL
+            (0xFFFF_FFFF_FFFF_FFFE, small, "waiting"),   // UNKNOWN_PLP_LEN: chunks follow
+        ]
+        for (declared, options, expected) in table {
+            var d = TokenStreamDecoder(version: .v7_4, options: options)
+            var w = ByteWriter()
+            w.writeUInt8(0xD1); w.writeUInt8(4); w.writeInt32LE(1)
+            w.writeUInt64LE(declared)
+            d.append(metadata([intCol, maxCol]) + w.bytes)
+            var outcome: String
+            do {
+                _ = try d.next()
+                outcome = try d.next() == nil ? "waiting" : "row"
+            } catch let e as TDSDecodingError {
+                outcome = e.code.name
+                XCTAssertEqual(e.offset, metadata([intCol, maxCol]).count + 6, "declared \(declared)")
+            }
+            XCTAssertEqual(outcome, expected, "declared \(declared), cap \(options.maximumValueSize)")
+        }
+    }
+
+    /// A value of unknown length is bounded as its chunks arrive: the chunk that would pass the
+    /// cap is refused at its length, before its bytes are copied (or even received).
+    func testUnknownLengthPLPIsBoundedByTheValueCap() throws {
+        var d = TokenStreamDecoder(version: .v7_4, options: .init(maximumValueSize: 100_000))
+        d.append(metadata([intCol, maxCol]))
+        _ = try d.next()
+        var w = ByteWriter()
+        w.writeUInt8(0xD1); w.writeUInt8(4); w.writeInt32LE(1)
+        w.writeUInt64LE(0xFFFF_FFFF_FFFF_FFFE)
+        d.append(w.bytes)
+        XCTAssertNil(try d.next())
+        var chunks = 0
+        var failure: TDSDecodingError?
+        while failure == nil, chunks < 100 {
+            var c = ByteWriter()
+            c.writeUInt32LE(8000)
+            c.writeBytes([UInt8](repeating: 7, count: 8000))
+            d.append(c.bytes)
+            do { let t = try d.next(); XCTAssertNil(t) } catch { failure = error as? TDSDecodingError }
+            chunks += 1
+        }
+        XCTAssertEqual(failure?.code, .limitExceeded)
+        XCTAssertEqual(failure?.context, "ROW")
+        XCTAssertEqual(chunks, 13, "12 chunks of 8,000 bytes fit in 100,000; the 13th does not")
+        XCTAssertTrue(failure?.detail.contains("maximum value size of 100000 bytes") ?? false, "\(String(describing: failure))")
+    }
+
+    /// A token other than a row is bounded: a 32-bit declared length over the cap is refused at
+    /// once; any token still incomplete past the cap is refused without waiting for more.
+    func testTokenSizeCap() throws {
+        var d = TokenStreamDecoder(version: .v7_4, options: .init(maximumTokenSize: 1000))
+        d.append([0xE4, 0xE9, 0x03, 0x00, 0x00])   // SESSIONSTATE, Length 1001
+        XCTAssertThrowsError(try d.next()) { error in
+            XCTAssertEqual((error as? TDSDecodingError)?.code, .limitExceeded)
+            XCTAssertEqual((error as? TDSDecodingError)?.context, "SESSIONSTATE")
+        }
+        var e = TokenStreamDecoder(version: .v7_4, options: .init(maximumTokenSize: 1000))
+        // FEATUREEXTACK: one feature declaring 100,000 bytes of data, arriving 100 at a time.
+        e.append([0xAE, 0x05, 0xA0, 0x86, 0x01, 0x00])
+        var failure: TDSDecodingError?
+        var appended = 6
+        while failure == nil, appended < 100_000 {
+            e.append([UInt8](repeating: 0, count: 100))
+            appended += 100
+            do { let t = try e.next(); XCTAssertNil(t) } catch { failure = error as? TDSDecodingError }
+        }
+        XCTAssertEqual(failure?.code, .limitExceeded)
+        XCTAssertEqual(failure?.context, "FEATUREEXTACK")
+        XCTAssertLessThanOrEqual(appended, 1106, "refused once more than 1,000 bytes of it were buffered")
+    }
+
+    /// A COLMETADATA of 4,000 columns arriving in 512-byte packets is decoded once, column by
+    /// column: decoded columns leave the input buffer as they complete (so nothing can be
+    /// re-parsed from the token's start: the work is linear in its size), and the columns are
+    /// the same as decoded whole.
+    func testColMetadataAcrossManyPacketsIsDecodedLinearly() throws {
+        let columns = (0 ..< 4000).map { ColumnMetadata(typeInfo: .nvarchar(50), name: "column_\($0)") }
+        let bytes = metadata(columns)
+        XCTAssertGreaterThan(bytes.count, 100_000)
+        var d = TokenStreamDecoder(version: .v7_4)
+        var token: Token?
+        var maxBuffered = 0
+        var pos = 0
+        while pos < bytes.count {
+            let n = min(504, bytes.count - pos)
+            d.append(Array(bytes[pos ..< pos + n]))
+            pos += n
+            if let t = try d.next() { token = t }
+            maxBuffered = max(maxBuffered, d.bufferedByteCount)
+        }
+        guard case .colMetadata(let m)? = token else { return XCTFail("no COLMETADATA") }
+        XCTAssertEqual(m.columns, columns)
+        XCTAssertEqual(d.columns.count, 4000)
+        XCTAssertLessThan(maxBuffered, 504 + 200, "decoded columns leave the buffer; only a partial column waits")
     }
 
     func testPLPChunksDisagreeingWithTotalLength() throws {

@@ -81,12 +81,15 @@ final class TypesValueTests: XCTestCase {
         let tenTo38 = max + 1
         for i in 0 ..< 16 { over.append(UInt8(truncatingIfNeeded: tenTo38 >> (8 * i))) }
         XCTAssertEqual(S.decodeError(p38s0, over)?.code, .invalidValue)
-        // 100000 in decimal(5,0): more digits than the precision.
-        XCTAssertEqual(S.decodeError(.decimal(precision: 5, scale: 0), [5, 1, 0xA0, 0x86, 0x01, 0x00])?.code, .invalidValue)
-        // Length disagreeing with precision: 17 bytes for precision 5.
+        // 100000 in decimal(5,0): more digits than the precision; read as Microsoft's ODBC driver
+        // reads it, the value sent, with the precision widened to its 6 digits.
+        XCTAssertEqual(try S.decode(.decimal(precision: 5, scale: 0), [5, 1, 0xA0, 0x86, 0x01, 0x00]),
+                       .decimal(SQLDecimal(precision: 6, scale: 0, magnitude: 100_000)))
+        // Length disagreeing with precision: 17 bytes for precision 5 (in a column; sql_variant allows it).
         XCTAssertEqual(S.decodeError(.decimal(precision: 5, scale: 0), [17, 1] + [UInt8](repeating: 0, count: 16))?.code,
                        .invalidLength)
-        XCTAssertEqual(S.decodeError(.decimal(precision: 5, scale: 0), [1, 1])?.code, .invalidLength)
+        // A sign byte alone: zero (the driver reads it so).
+        XCTAssertEqual(try text(.decimal(precision: 5, scale: 0), [1, 1]), "0")
         XCTAssertEqual(S.decodeError(.decimal(precision: 5, scale: 0), [5, 2, 0, 0, 0, 0])?.code, .invalidValue)
     }
 
@@ -407,6 +410,21 @@ final class TypesValueTests: XCTestCase {
 
     // MARK: sql_variant
 
+    /// A sql_variant decimal's magnitude length comes from the value (0-16 bytes), whatever its
+    /// precision, as Microsoft's ODBC driver reads it (ConformanceTests compares with the driver).
+    func testSQLVariantDecimalMagnitudeLengthComesFromTheValue() throws {
+        for n in 0...17 {
+            let mag: [UInt8] = (0..<n).map { $0 == 0 ? 0x39 : $0 == 1 ? 0x30 : 0 }   // 12345
+            let body: [UInt8] = [0x6A, 2, 10, 2, 0] + mag
+            let cell = [UInt8(body.count), 0, 0, 0] + body
+            if n == 17 {
+                XCTAssertEqual(S.decodeError(.sqlVariant, cell)?.code, .invalidLength)
+            } else {
+                XCTAssertEqual(try S.decode(.sqlVariant, cell).canonicalText, n == 0 ? "0.00" : n == 1 ? "-0.57" : "-123.45", "\(n) bytes")
+            }
+        }
+    }
+
     func testSQLVariant() throws {
         // int 42: length 6, base INT4, 0 props, 4 data bytes.
         let intVariant: [UInt8] = [6, 0, 0, 0, 0x38, 0, 0x2A, 0, 0, 0]
@@ -450,7 +468,8 @@ final class TypesValueTests: XCTestCase {
         XCTAssertEqual(S.decodeError(.sqlVariant, [3, 0, 0, 0, 0xF1, 0, 0])?.code, .invalidValue)
         XCTAssertEqual(S.decodeError(.sqlVariant, [3, 0, 0, 0, 0x38, 1, 0])?.code, .invalidLength)
         XCTAssertEqual(S.decodeError(.sqlVariant, [5, 0, 0, 0, 0x38, 0, 1, 2, 3])?.code, .invalidLength)
-        XCTAssertEqual(S.decodeError(.sqlVariant, [2, 0, 0, 0, 0x38, 9])?.code, .truncated)
+        // Property bytes beyond the variant's own length: malformed, not incomplete.
+        XCTAssertEqual(S.decodeError(.sqlVariant, [2, 0, 0, 0, 0x38, 9])?.code, .invalidLength)
         XCTAssertNil(SQLVariant(value: .xml("<a/>")))
         XCTAssertThrowsError(try S.encode(.sqlVariant, .xml("<a/>")))
     }

@@ -23,7 +23,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public var verifyCertificateWhenLoginOnly: Bool
     /// The TLS implementation; nil uses the platform default (OpenSSL on Linux).
     public var tlsProvider: (any TLSProvider)?
-    /// Time allowed for resolving, connecting, the TLS handshake and the login (default 15 s).
+    /// Time allowed for everything ``SQLConnection/connect(_:)`` does: the SQL Server Browser,
+    /// resolving the host, connecting, PRELOGIN, the TLS handshake and the login (default 15 s).
+    /// Longer than ``maximumTimeout`` is clamped to it; negative is `.invalidConfiguration`.
     public var connectTimeout: Duration
     /// The application name sent in LOGIN7 (shown by `APP_NAME()` and in server traces).
     public var applicationName: String
@@ -40,8 +42,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public var textSize: Int?
     /// The UDP port of the SQL Server Browser used to resolve named instances (default 1434).
     public var browserPort: Int
-    /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected; nil uses
-    /// ``connectTimeout``. Exceeding it fails the connect with `.timeout`.
+    /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected, within the
+    /// ``connectTimeout`` budget (whichever ends first); nil: ``connectTimeout`` alone.
+    /// Exceeding it fails the connect with `.timeout`.
     public var loginTimeout: Duration? = nil
     /// Default time allowed for each request (batch, RPC, transaction request), counted from when
     /// it is sent (not while it waits for an earlier request); nil waits forever.
@@ -52,6 +55,15 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// cancellation or a query timeout (default 5 s). When it passes, the connection is closed and
     /// reported unusable (`isOpen == false`) rather than handed back half-read.
     public var cancelTimeout: Duration = .seconds(5)
+    /// The largest single value the client accepts from the server, in bytes (default 1 GiB):
+    /// a varchar(max)/nvarchar(max)/varbinary(max)/xml value or a text/ntext/image value. A
+    /// longer value fails the request with `.protocolError` naming this cap, and the
+    /// connection is closed (its memory released). Values SQL Server sends are at most 2^31-1 bytes.
+    public var maximumValueSize: Int = TokenStreamDecoder.Options.defaultMaximumValueSize
+    /// Receives the connection's events (connect, TLS, login, requests, ATTENTION, errors,
+    /// packets at trace level); nil logs nothing. Never given a password, token or parameter
+    /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
+    public var logger: SQLClientLogger? = nil
 
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),
@@ -104,7 +116,9 @@ extension SQLConnectionConfiguration {
     /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
     /// `ServerCertificate`/`Server Certificate` (the one certificate the server must present, PEM or DER:
     /// ``TLSConfiguration/serverCertificate``); `CA File`/`CAFile` (a PEM file of trusted CAs: ``TLSConfiguration/caFile``);
-    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds); `Command Timeout` (seconds, 0 = none: ``queryTimeout``); `Application Name`/`App`;
+    /// `Connect Timeout`/`Connection Timeout`/`Timeout` (seconds, 0 = none); `Command Timeout`
+    /// (seconds, 0 = none: ``queryTimeout``) — seconds beyond ``maximumTimeout`` (up to
+    /// 9223372036854775807) are clamped to it; `Application Name`/`App`;
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
     /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`.
     ///
@@ -168,12 +182,12 @@ extension SQLConnectionConfiguration {
                 guard let seconds = Int(value), seconds >= 0 else {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
                 }
-                timeout = seconds == 0 ? .seconds(86_400 * 365) : .seconds(seconds)
+                timeout = seconds == 0 ? Self.maximumTimeout : min(.seconds(seconds), Self.maximumTimeout)
             case "command timeout":
                 guard let seconds = Int(value), seconds >= 0 else {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
                 }
-                commandTimeout = seconds == 0 ? nil : .seconds(seconds)
+                commandTimeout = seconds == 0 ? nil : min(.seconds(seconds), Self.maximumTimeout)
             case "application name", "app":
                 appName = value
             case "workstation id", "wsid":

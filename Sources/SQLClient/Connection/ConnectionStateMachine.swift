@@ -166,9 +166,13 @@ struct ConnectionStateMachine: Sendable {
             session.encryption = "none"
             return .sendLogin7(throughTLS: false)
         case .notSupported:
-            if server == .required {
+            // [MS-TDS] 2.2.6.5: a client that cannot encrypt, facing a server that requires it,
+            // ends the connection; ENCRYPT_ON is not a valid answer to ENCRYPT_NOT_SUP and is
+            // treated the same. LOGIN7 is never sent in the clear to such a server.
+            if server == .required || server == .on {
                 return fail(SQLClientError(.encryptionNotAvailable,
-                                           "the server requires encryption (PRELOGIN ENCRYPT_REQ) but it is disabled"))
+                                           "the server requires encryption (PRELOGIN \(server == .on ? "ENCRYPT_ON" : "ENCRYPT_REQ")) "
+                                           + "but this client was configured with encryption not supported"))
             }
             state = .loginSent
             session.encryption = "none"

@@ -38,7 +38,7 @@ public actor SQLConnection {
     private let socket: any ByteStream
     private var transport: any ByteStream
     private var machine: ConnectionStateMachine
-    private var packets = PacketReader()
+    private var packets = PacketAssembler(maximumPacketSize: Int(UInt16.max))
     private var decoder: TokenStreamDecoder
     private var endOfMessagePending = false
     private var packetSize = Packet.defaultSize
@@ -81,7 +81,8 @@ public actor SQLConnection {
         self.machine = ConnectionStateMachine(encryption: configuration.encryption,
                                               trustServerCertificate: configuration.tls.trustServerCertificate,
                                               verifyWhenLoginOnly: configuration.verifyCertificateWhenLoginOnly)
-        self.decoder = TokenStreamDecoder(version: configuration.tdsVersion)
+        self.decoder = TokenStreamDecoder(version: configuration.tdsVersion,
+                                          options: .init(maximumValueSize: configuration.maximumValueSize))
         (messages, messageContinuation) = AsyncStream.makeStream(of: SQLServerMessage.self,
                                                                  bufferingPolicy: .bufferingNewest(1024))
     }
@@ -100,6 +101,7 @@ public actor SQLConnection {
     ///   `.timeout`, `.tlsFailed`, `.certificateVerificationFailed`, `.encryptionNotAvailable`,
     ///   `.loginFailed` (with the server's number, state and message; never the password), `.protocolError`.
     public static func connect(_ configuration: SQLConnectionConfiguration) async throws -> SQLConnection {
+        let configuration = try configuration.validated()
         let address = configuration.address
         let port: Int
         if let p = address.port {
@@ -121,8 +123,15 @@ public actor SQLConnection {
     }
 
     /// Logs in over an already connected stream (a socket, or a test double such as a replay stream).
-    public static func connect(_ configuration: SQLConnectionConfiguration, port: Int = 0,
+    public static func connect(_ unvalidated: SQLConnectionConfiguration, port: Int = 0,
                                over stream: any ByteStream) async throws -> SQLConnection {
+        let configuration: SQLConnectionConfiguration
+        do {
+            configuration = try unvalidated.validated()
+        } catch {
+            stream.close()
+            throw error
+        }
         let connection = SQLConnection(configuration: configuration, port: port, socket: stream)
         let timedOut = TimeoutFlag()
         let loginLimit = configuration.loginTimeout ?? configuration.connectTimeout
@@ -161,7 +170,8 @@ public actor SQLConnection {
                 prelogin.setInstanceName(configuration.address.instance ?? "")
                 try await transport.write(Packet.encode(message: prelogin.encode(), type: .prelogin,
                                                         packetSize: Packet.defaultSize))
-                let reply = try await readWholeMessage(what: "the PRELOGIN response")
+                let reply = try await readWholeMessage(what: "the PRELOGIN response", cap: Self.maximumPreloginResponseSize,
+                                                       capName: "maximumPreloginResponseSize", first: true)
                 let response: Prelogin
                 do {
                     response = try Prelogin.decode(from: reply)
@@ -190,6 +200,7 @@ public actor SQLConnection {
 
             case .sendLogin7(let throughTLS):
                 let login7 = makeLogin7()
+                packets.maximumMessageSize = Self.maximumLoginResponseSize
                 let bytes = Packet.encode(message: login7.encode(), type: .login7, packetSize: Packet.defaultSize)
                 if throughTLS, let session = loginOnlyTLS {
                     // ENCRYPT_OFF: LOGIN7 in TLS records, bare on the wire; the rest is plaintext.
@@ -203,6 +214,7 @@ public actor SQLConnection {
             case .loginSucceeded(let info):
                 session = info
                 packetSize = info.packetSize
+                packets.maximumMessageSize = nil
                 return
 
             case .closeConnection(let error):
@@ -233,14 +245,17 @@ public actor SQLConnection {
     private var loginOnlyTLS: (any TLSSession)?
 
     private func makeLogin7() -> Login7 {
-        let host = configuration.workstationID ?? ProcessInfo.processInfo.hostName
-        return Login7(tdsVersion: configuration.tdsVersion, packetSize: UInt32(configuration.packetSize),
-                      clientProgramVersion: 0x0100_0000, clientPID: UInt32(truncatingIfNeeded: getpid()),
-                      hostName: String(host.prefix(128)), userName: configuration.user,
-                      password: configuration.password, appName: configuration.applicationName,
-                      serverName: configuration.address.host, libraryName: "SQLClient",
-                      language: configuration.language, database: configuration.database)
+        let host = configuration.workstationID ?? String(ProcessInfo.processInfo.hostName.utf16.prefix(Login7.maximumFieldLength)) ?? ""
+        return configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
     }
+
+    /// The largest PRELOGIN response accepted (a real one is under 100 bytes).
+    static let maximumPreloginResponseSize = 64 << 10
+    /// The largest TLS handshake flight accepted from the server (one PRELOGIN message:
+    /// ServerHello, certificate chain, …).
+    static let maximumTLSFlightSize = 256 << 10
+    /// The largest login response accepted (LOGINACK, ENVCHANGEs, INFO, FEATUREEXTACK…).
+    static let maximumLoginResponseSize = 1 << 20
 
     /// The TLS handshake carried in PRELOGIN (0x12) packets ([MS-TDS] 3.2.5.2): client records go
     /// out as PRELOGIN packet payloads; the server's come back the same way (some servers type
@@ -253,7 +268,8 @@ public actor SQLConnection {
                 try await socket.write(Packet.encode(message: output, type: .prelogin, packetSize: Packet.defaultSize))
             }
             if complete { return }
-            let received = try await readWholeMessage(what: "the TLS handshake")
+            let received = try await readWholeMessage(what: "the TLS handshake", cap: Self.maximumTLSFlightSize,
+                                                      capName: "maximumTLSFlightSize")
             let step = try session.continueHandshake(received)
             output = step.output
             complete = step.isComplete
@@ -261,23 +277,31 @@ public actor SQLConnection {
         throw SQLClientError(.tlsFailed, "the TLS handshake did not finish")
     }
 
-    /// Reads one whole message's payload (PRELOGIN or TABULAR_RESULT packets up to EOM) from the socket.
-    private func readWholeMessage(what: String) async throws -> [UInt8] {
-        var payload: [UInt8] = []
+    /// Reads one whole message's payload (PRELOGIN or TABULAR_RESULT packets up to EOM) from
+    /// the socket, refusing more than `cap` bytes. `first`: the server's first answer, which
+    /// must start like a TDS reply (type 0x04).
+    private func readWholeMessage(what: String, cap: Int, capName: String, first: Bool = false) async throws -> [UInt8] {
+        packets.maximumMessageSize = cap
+        defer { packets.maximumMessageSize = nil }
         while true {
-            let packet: Packet?
+            if first, let byte = packets.firstBufferedByte, byte != PacketType.tabularResult.rawValue {
+                throw SQLClientError(.protocolError, "the server at \(configuration.address.host):\(port) did not answer with TDS "
+                                     + "(the first byte of its reply is 0x\(String(byte, radix: 16, uppercase: true)), not 0x04)")
+            }
+            let message: TDSMessage?
             do {
-                packet = try packets.next()
+                message = try packets.nextMessage()
+            } catch let error where error.code == .limitExceeded {
+                throw SQLClientError(.protocolError, "\(what) is longer than its cap of \(cap) bytes (\(capName))",
+                                     underlying: error)
             } catch {
                 throw SQLClientError.protocolError(error)
             }
-            if let packet {
-                guard packet.header.type == .prelogin || packet.header.type == .tabularResult else {
-                    throw SQLClientError(.protocolError, "expected \(what), got a \(packet.header.type) packet")
+            if let message {
+                guard message.type == .prelogin || message.type == .tabularResult else {
+                    throw SQLClientError(.protocolError, "expected \(what), got a \(message.type) packet")
                 }
-                payload += packet.payload
-                if packet.header.status.contains(.endOfMessage) { return payload }
-                continue
+                return message.payload
             }
             let bytes = try await transport.read(maxLength: 65_536)
             if bytes.isEmpty {
@@ -343,6 +367,10 @@ public actor SQLConnection {
             let header: PacketHeader?
             do {
                 header = try packets.peekHeader()
+            } catch let error where error.code == .limitExceeded {
+                return machine.transportFailed(SQLClientError(.protocolError,
+                    "the login response is longer than its cap of \(Self.maximumLoginResponseSize) bytes (maximumLoginResponseSize)",
+                    underlying: error))
             } catch {
                 return machine.transportFailed(SQLClientError.protocolError(error))
             }
@@ -351,7 +379,7 @@ public actor SQLConnection {
                     return machine.transportFailed(SQLClientError(.protocolError,
                                                                   "expected TABULAR_RESULT, got a \(header.type) packet"))
                 }
-                packets.consumePayload(into: &decoder)
+                packets.consumePacket { _, payload in decoder.append(contentsOf: payload) }
                 if header.status.contains(.endOfMessage) { endOfMessagePending = true }
                 continue
             }
@@ -410,6 +438,9 @@ public actor SQLConnection {
             preempted.insert(id)
             await abandon(id)
         }
+        let requestLimit = try (timeout ?? configuration.queryTimeout).map {
+            try SQLConnectionConfiguration.validatedTimeout($0, "the request timeout")
+        }
         await acquire()
         let encoded: (PacketType, [UInt8])
         do {
@@ -435,7 +466,7 @@ public actor SQLConnection {
         activeOwner = Self.currentTaskKey()
         currentColumns = nil
         timedOut = nil
-        if let limit = timeout ?? configuration.queryTimeout {
+        if let limit = requestLimit {
             requestWatchdog = Task { [weak self] in
                 try? await Task.sleep(for: limit)
                 guard !Task.isCancelled else { return }

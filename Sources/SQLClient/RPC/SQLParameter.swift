@@ -35,6 +35,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     public var value: SQLValue
     /// The TYPE_INFO to send; nil to infer it from ``value``.
     public var type: TypeInfo?
+    /// Input, output or both (StatusFlags fByRefValue for the last two).
     public var direction: Direction
     /// Send fDefaultValue: the procedure uses the parameter's declared default ([MS-TDS] 2.2.6.6 StatusFlags).
     public var usesDefault: Bool
@@ -70,6 +71,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         name.isEmpty || name.hasPrefix("@") ? name : "@" + name
     }
 
+    /// `@name type = value[ OUTPUT| INOUT][ DEFAULT]` (the value's text included: not for logs).
     public var description: String {
         if let table {
             return "\(name ?? "?") TABLE \(table.schemaName.isEmpty ? "" : table.schemaName + ".")\(table.typeName) (\(table.rows.count) rows)"

@@ -77,12 +77,18 @@ public final class OpenSSLTLSSession: TLSSession {
         SSL_set_bio(ssl, rbio, wbio)
         SSL_set_connect_state(ssl)
 
-        let expectedName = configuration.hostNameInCertificate ?? serverName
+        // An empty expected name is "not given": the host connected to is checked, never nothing.
+        let expectedName = configuration.expectedHostName(connectingTo: serverName)
         let isAddress = OpenSSLTLSSession.isIPAddress(expectedName)
         if !isAddress && !expectedName.isEmpty {
             _ = csqlclient_SSL_set_tlsext_host_name(ssl, expectedName)
         }
-        if !configuration.trustServerCertificate && pinned == nil && configuration.verifyHostName && !expectedName.isEmpty {
+        if !configuration.trustServerCertificate && pinned == nil && configuration.verifyHostName {
+            guard !expectedName.isEmpty else {
+                SSL_free(ssl)
+                SSL_CTX_free(ctx)
+                throw OpenSSLTLSSession.error(.tlsFailed, "no host name to check the server's certificate against")
+            }
             let ok: Int32
             if isAddress {
                 ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), expectedName)

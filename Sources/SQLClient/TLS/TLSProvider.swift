@@ -20,7 +20,9 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// that cannot be read or parsed, fails the connection. Not consulted when
     /// ``trustServerCertificate`` is set. See ``pinnedCertificateDER()``.
     public var serverCertificate: String?
-    /// The name the certificate must carry; nil uses the host being connected to.
+    /// The name the certificate must carry; nil or empty uses the host being connected to (an
+    /// empty name never switches the check off: that is ``verifyHostName`` or
+    /// ``trustServerCertificate``).
     public var hostNameInCertificate: String?
     /// Whether to check that the certificate names the host (default true, ignored when trusting).
     public var verifyHostName: Bool
@@ -40,6 +42,15 @@ public struct TLSConfiguration: Sendable, Hashable {
         self.verifyHostName = verifyHostName
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
+    }
+}
+
+extension TLSConfiguration {
+    /// The name the server's certificate is checked against when connecting to `host`:
+    /// ``hostNameInCertificate`` unless it is nil or empty, else `host`.
+    public func expectedHostName(connectingTo host: String) -> String {
+        if let name = hostNameInCertificate, !name.isEmpty { return name }
+        return host
     }
 }
 

@@ -296,19 +296,72 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    // MARK: Limits
+
+    /// A LOGIN7 field longer than Microsoft's drivers allow (see ``limitViolation``).
+    public struct LimitViolation: Hashable, Sendable, CustomStringConvertible {
+        /// The field's [MS-TDS] name (`HostName`, `UserName`, `Password`, …); never its value.
+        public var field: String
+        /// Its length: UTF-16 code units for text, bytes for SSPI and for the whole message.
+        public var length: Int
+        public var limit: Int
+        public var description: String { "the LOGIN7 field \(field) is \(length) long; the limit is \(limit)" }
+    }
+
+    /// The longest text Microsoft's drivers send in a LOGIN7 string field, in UTF-16 code units:
+    /// 128 for HostName, UserName, Password, AppName, ServerName, CltIntName, Language,
+    /// Database and ChangePassword.
+    public static let maximumFieldLength = 128
+    /// The longest AtchDBFile, in UTF-16 code units (a Windows path: 260).
+    public static let maximumAttachDBFileLength = 260
+    /// The largest LOGIN7 message, in bytes ([MS-TDS] 2.2.6.4: at most 128K - 1).
+    public static let maximumLength = 128 * 1024 - 1
+
+    /// The first field over its limit, or over the 128K - 1-byte total; nil when the message
+    /// can be sent as it is. ``encode(version:)`` cuts a field at its limit (so offsets never
+    /// overlap), which a client should refuse instead: check this first.
+    public var limitViolation: LimitViolation? {
+        let texts: [(String, Int)] = [
+            ("HostName", hostName.utf16.count), ("UserName", userName.utf16.count),
+            ("Password", password.reveal().utf16.count), ("AppName", appName.utf16.count),
+            ("ServerName", serverName.utf16.count), ("CltIntName", libraryName.utf16.count),
+            ("Language", language.utf16.count), ("Database", database.utf16.count),
+            ("ChangePassword", changePassword.reveal().utf16.count),
+        ]
+        for (field, length) in texts where length > Login7.maximumFieldLength {
+            return LimitViolation(field: field, length: length, limit: Login7.maximumFieldLength)
+        }
+        if attachDBFile.utf16.count > Login7.maximumAttachDBFileLength {
+            return LimitViolation(field: "AtchDBFile", length: attachDBFile.utf16.count, limit: Login7.maximumAttachDBFileLength)
+        }
+        if tdsVersion.generation < 0x72 && sspi.count > 0xFFFF {
+            return LimitViolation(field: "SSPI", length: sspi.count, limit: 0xFFFF)
+        }
+        var features = ByteWriter()
+        if let featureExt { Login7Feature.encodeList(featureExt, into: &features) }
+        let total = Login7.fixedLength(for: tdsVersion) + 2 * texts.reduce(0) { $0 + $1.1 }
+            + 2 * attachDBFile.utf16.count + sspi.count + features.count + 4
+        if total > Login7.maximumLength {
+            return LimitViolation(field: "Length", length: total, limit: Login7.maximumLength)
+        }
+        return nil
+    }
+
     // MARK: Encoding
 
     /// Encodes the LOGIN7 body (no packet header), in the layout of `tdsVersion`; `version` is
-    /// not used. Variable data is written in table order (HostName … ChangePassword), then
-    /// FeatureExt. Text longer than the 16-bit fields allow is cut.
+    /// not used. Variable data is written in table order (HostName … ChangePassword, SSPI data
+    /// last when there is any, so that a long SSPI blob never pushes a 16-bit offset past
+    /// 65,535), then FeatureExt. Text longer than its limit (``maximumFieldLength``,
+    /// ``maximumAttachDBFileLength``) is cut: check ``limitViolation`` before sending.
     public func encode(version: TDSVersion = .v7_4) -> [UInt8] {
         let gen = tdsVersion.generation
         let fixed = Login7.fixedLength(for: tdsVersion)
         var data = ByteWriter(capacity: 256)
         var table = ByteWriter(capacity: 64)
-        func units(_ s: String) -> [UInt8] {
+        func units(_ s: String, limit: Int = Login7.maximumFieldLength) -> [UInt8] {
             var w = ByteWriter()
-            for u in s.utf16.prefix(0x7FFF) { w.writeUInt16LE(u) }
+            for u in s.utf16.prefix(limit) { w.writeUInt16LE(u) }
             return w.bytes
         }
         func put(_ bytes: [UInt8], count: Int) {
@@ -316,7 +369,7 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
             table.writeUInt16LE(UInt16(truncatingIfNeeded: count))
             data.writeBytes(bytes)
         }
-        func putText(_ s: String) { let b = units(s); put(b, count: b.count / 2) }
+        func putText(_ s: String, limit: Int = Login7.maximumFieldLength) { let b = units(s, limit: limit); put(b, count: b.count / 2) }
         func putSecret(_ p: RedactedPassword) { let b = units(p.reveal()); put(Login7.obfuscate(b), count: b.count / 2) }
 
         putText(hostName)
@@ -339,13 +392,19 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
         while clientIDBytes.count < 6 { clientIDBytes.append(0) }
         table.writeBytes(clientIDBytes)
         let longSSPI = gen >= 0x72 && sspi.count >= 0xFFFF
+        let sspiBytes = longSSPI ? sspi : Array(sspi.prefix(0xFFFF))
+        // ibSSPI: patched below when the SSPI data goes last.
+        let sspiSlot = table.count
         table.writeUInt16LE(UInt16(truncatingIfNeeded: fixed + data.count))
-        table.writeUInt16LE(longSSPI ? 0xFFFF : UInt16(truncatingIfNeeded: min(sspi.count, 0xFFFF)))
-        data.writeBytes(longSSPI ? sspi : Array(sspi.prefix(0xFFFF)))
-        putText(attachDBFile)
+        table.writeUInt16LE(longSSPI ? 0xFFFF : UInt16(truncatingIfNeeded: sspiBytes.count))
+        putText(attachDBFile, limit: Login7.maximumAttachDBFileLength)
         if gen >= 0x72 {
             putSecret(changePassword)
             table.writeUInt32LE(longSSPI ? UInt32(truncatingIfNeeded: sspi.count) : 0)
+        }
+        if !sspiBytes.isEmpty {
+            table.setUInt16LE(UInt16(truncatingIfNeeded: fixed + data.count), at: sspiSlot)
+            data.writeBytes(sspiBytes)
         }
         if useExtension, let featureExt {
             data.setUInt32LE(UInt32(truncatingIfNeeded: fixed + data.count), at: extensionSlot)

@@ -1,18 +1,26 @@
-/// Cuts a byte stream (as read from a socket, in chunks of any size) into TDS packets and
-/// whole messages ([MS-TDS] 2.2.3).
+/// The one TDS packet framer ([MS-TDS] 2.2.3): cuts a byte stream (as read from a socket, in
+/// chunks of any size) into packets and whole messages. Used by the client, by the replay
+/// server and by the capture reader.
 ///
-/// Pure and incremental: `append(_:)` bytes, then call `next()` until it returns nil ("need
-/// more data"). Each complete packet is returned as soon as its last byte arrived; the packet
-/// carrying EOM also returns the whole message. The answer does not depend on how the stream
-/// was split into chunks.
+/// Pure and incremental: `append(_:)` bytes, then take packets or messages until the answer
+/// is nil ("need more data"). The answer does not depend on how the stream was split into chunks.
+/// Three ways to take what is buffered:
+/// - ``next()``: each complete packet as soon as its last byte arrived; the packet carrying EOM
+///   also returns the whole message.
+/// - ``nextMessage()``: whole messages only (every packet to EOM).
+/// - ``peekHeader()`` then ``consumePacket(_:)``: the payload handed over straight from the
+///   receive buffer (no copy into a ``Packet``), for a reader that streams payloads into a
+///   token decoder and never holds a whole message.
 ///
 /// Errors (`.invalidPacket`, with the absolute stream offset of the bad header):
 /// - a Length under 8 or over `maximumPacketSize`;
 /// - a packet whose type differs from the type of the message it continues;
 /// - with ``checksPacketIDs``, a packet whose PacketID is not the previous one's plus 1 (mod 256).
+/// `.limitExceeded` when the payloads of one message would pass ``maximumMessageSize``: the
+/// packet that crosses the cap is refused before its payload is copied anywhere.
 /// At the end of the stream, ``finish()`` throws `.truncated` for a partial packet or a message
 /// whose last packet never set EOM.
-/// After an error the assembler stays failed: every later `next()` throws the same error.
+/// After an error the assembler stays failed: every later call throws the same error.
 ///
 /// TLS records exchanged during the login handshake travel inside PRELOGIN (0x12) packets
 /// and are returned like any other packet; the transport reads them from `payload`.
@@ -29,11 +37,18 @@ public struct PacketAssembler: Sendable {
     /// The largest packet accepted, header included (the negotiated packet size).
     /// Change it after the server's packet-size ENVCHANGE. Defaults to 32767.
     public var maximumPacketSize: Int
+    /// The largest message accepted (its payloads added up, headers excluded); nil for no cap.
+    /// A cap may be set or changed between messages (for example one for a PRELOGIN response,
+    /// another for a login response).
+    public var maximumMessageSize: Int?
 
     private var buffer: [UInt8] = []
     private var readIndex = 0
     /// Absolute stream offset of `buffer[0]`.
     private var bufferBase = 0
+    /// The message being received (packets without EOM taken so far), when one has started.
+    private var current: (type: PacketType, bytes: Int, packets: Int, offset: Int)?
+    /// `next()` only: the payload of the current message so far.
     private var partial: TDSMessage?
     private var failure: TDSDecodingError?
     private var lastPacketID: UInt8 = 0
@@ -43,80 +58,155 @@ public struct PacketAssembler: Sendable {
     /// currently ignore PacketID.
     public var checksPacketIDs = false
 
-    public init(maximumPacketSize: Int = Packet.maximumNegotiatedSize) {
+    public init(maximumPacketSize: Int = Packet.maximumNegotiatedSize, maximumMessageSize: Int? = nil) {
         self.maximumPacketSize = maximumPacketSize
+        self.maximumMessageSize = maximumMessageSize
     }
 
     /// Bytes received but not yet returned as part of a packet.
     public var bufferedByteCount: Int { buffer.count - readIndex }
     /// True when a message has started (some packets without EOM were returned).
-    public var isInsideMessage: Bool { partial != nil }
+    public var isInsideMessage: Bool { current != nil }
+    /// Payload bytes of the current message taken so far (0 between messages).
+    public var currentMessageSize: Int { current?.bytes ?? 0 }
     /// Absolute stream offset of the next unread byte.
     public var streamOffset: Int { bufferBase + readIndex }
+    /// The first byte not yet taken, if any (to recognise a peer that does not speak TDS
+    /// before a whole header has arrived).
+    public var firstBufferedByte: UInt8? { readIndex < buffer.count ? buffer[readIndex] : nil }
+
+    /// Adds bytes read from the stream. When everything before was consumed, the array itself
+    /// becomes the buffer (no copy).
+    public mutating func append(_ bytes: [UInt8]) {
+        if readIndex == buffer.count {
+            bufferBase += buffer.count
+            buffer = bytes
+            readIndex = 0
+            return
+        }
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
 
     /// Adds bytes read from the stream.
     public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    private mutating func compact() {
         if readIndex > 0 && readIndex >= buffer.count / 2 {
             buffer.removeFirst(readIndex)
             bufferBase += readIndex
             readIndex = 0
         }
-        buffer.append(contentsOf: bytes)
     }
 
-    /// The next complete packet (and message, at EOM), or nil when more bytes are needed.
-    public mutating func next() throws(TDSDecodingError) -> Output? {
+    /// The header of the next packet when the whole packet is buffered (nothing is consumed),
+    /// nil when more bytes are needed. Checks everything ``next()`` checks.
+    public mutating func peekHeader() throws(TDSDecodingError) -> PacketHeader? {
         if let failure { throw failure }
-        let available = buffer.count - readIndex
-        guard available >= PacketHeader.size else { return nil }
+        guard buffer.count - readIndex >= PacketHeader.size else { return nil }
         let headerOffset = bufferBase + readIndex
         var reader = ByteReader(buffer, start: readIndex, end: readIndex + PacketHeader.size, baseOffset: bufferBase)
         let header: PacketHeader
         do throws(TDSDecodingError) {
             header = try PacketHeader.decode(from: &reader)
         } catch {
-            failure = error
-            throw error
+            throw fail(error)
         }
         let length = Int(header.length)
         guard length <= maximumPacketSize else {
-            let e = TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
-                                     "packet length \(length) exceeds the packet size \(maximumPacketSize)")
-            failure = e
-            throw e
+            throw fail(TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
+                                        "packet length \(length) exceeds the packet size \(maximumPacketSize)"))
         }
-        if let partial, partial.type != header.type {
-            let e = TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
-                                     "packet type \(header.type) inside a \(partial.type) message")
-            failure = e
-            throw e
+        if let current, current.type != header.type {
+            throw fail(TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
+                                        "packet type \(header.type) inside a \(current.type) message"))
         }
-        if checksPacketIDs, partial != nil, header.packetID != lastPacketID &+ 1 {
-            let e = TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
-                                     "PacketID \(header.packetID) does not follow \(lastPacketID)")
-            failure = e
-            throw e
+        if checksPacketIDs, current != nil, header.packetID != lastPacketID &+ 1 {
+            throw fail(TDSDecodingError(.invalidPacket, offset: headerOffset, context: "PacketHeader",
+                                        "PacketID \(header.packetID) does not follow \(lastPacketID)"))
         }
-        guard available >= length else { return nil }
-        lastPacketID = header.packetID
-        let payload = Array(buffer[(readIndex + PacketHeader.size) ..< (readIndex + length)])
-        readIndex += length
-        let packet = Packet(header: header, payload: payload)
+        if let cap = maximumMessageSize, (current?.bytes ?? 0) + header.payloadLength > cap {
+            throw fail(TDSDecodingError(.limitExceeded, offset: headerOffset, context: (current?.type ?? header.type).name,
+                                        "the message is longer than the cap of \(cap) bytes"))
+        }
+        guard buffer.count - readIndex >= length else { return nil }
+        return header
+    }
 
+    /// Consumes the packet whose header ``peekHeader()`` just returned, handing its payload to
+    /// `body` as a slice of the receive buffer (valid only during the call).
+    public mutating func consumePacket<R>(_ body: (PacketHeader, ArraySlice<UInt8>) throws -> R) rethrows -> R? {
+        guard failure == nil, buffer.count - readIndex >= PacketHeader.size else { return nil }
+        var reader = ByteReader(buffer, start: readIndex, end: readIndex + PacketHeader.size, baseOffset: bufferBase)
+        guard let header = try? PacketHeader.decode(from: &reader) else { return nil }
+        let length = Int(header.length)
+        guard buffer.count - readIndex >= length else { return nil }
+        let start = readIndex
+        readIndex += length
+        record(header, offset: bufferBase + start)
+        return try body(header, buffer[(start + PacketHeader.size) ..< (start + length)])
+    }
+
+    /// Bookkeeping for a consumed packet: the current message's size, type and packet count.
+    private mutating func record(_ header: PacketHeader, offset: Int) {
+        lastPacketID = header.packetID
+        if header.status.contains(.endOfMessage) {
+            current = nil
+        } else if var c = current {
+            c.bytes += header.payloadLength
+            c.packets += 1
+            current = c
+        } else {
+            current = (header.type, header.payloadLength, 1, offset)
+        }
+    }
+
+    /// The next complete packet (and message, at EOM), or nil when more bytes are needed.
+    public mutating func next() throws(TDSDecodingError) -> Output? {
+        guard let header = try peekHeader() else { return nil }
+        let headerOffset = streamOffset
+        let packet = consumePacket { header, payload in Packet(header: header, payload: Array(payload)) }
+            ?? Packet(header: header, payload: [])
         var message = partial ?? TDSMessage(type: header.type, firstStatus: header.status,
                                             lastStatus: header.status, spid: header.spid,
                                             packetCount: 0, payload: [], streamOffset: headerOffset)
         partial = nil   // drop the stored copy so the payload grows in place (no copy per packet)
         message.packetCount += 1
         message.lastStatus = header.status
-        message.payload.append(contentsOf: payload)
+        message.payload.append(contentsOf: packet.payload)
         if header.status.contains(.endOfMessage) {
-            partial = nil
             return Output(packet: packet, offset: headerOffset, message: message)
-        } else {
-            partial = message
-            return Output(packet: packet, offset: headerOffset, message: nil)
         }
+        partial = message
+        return Output(packet: packet, offset: headerOffset, message: nil)
+    }
+
+    /// The next whole message (every packet up to EOM), or nil when more bytes are needed.
+    /// Throws as ``next()`` does; `.limitExceeded` past ``maximumMessageSize``.
+    public mutating func nextMessage() throws(TDSDecodingError) -> TDSMessage? {
+        while let output = try next() {
+            if let message = output.message { return message }
+        }
+        return nil
+    }
+
+    /// Drains every complete message from the bytes appended so far.
+    public mutating func nextMessages() throws(TDSDecodingError) -> [TDSMessage] {
+        var out: [TDSMessage] = []
+        while let m = try nextMessage() { out.append(m) }
+        return out
+    }
+
+    /// Takes the bytes not yet cut into packets (for example TLS records after the handshake).
+    public mutating func takeRemaining() -> [UInt8] {
+        let rest = Array(buffer[readIndex...])
+        bufferBase += buffer.count
+        buffer = []
+        readIndex = 0
+        return rest
     }
 
     /// Ends the stream (the connection closed or the capture ended).
@@ -129,18 +219,14 @@ public struct PacketAssembler: Sendable {
             throw TDSDecodingError(.truncated, offset: streamOffset, context: "PacketHeader",
                                    "the stream ended inside a packet: \(bufferedByteCount) byte(s) of it received")
         }
-        if let partial {
-            throw TDSDecodingError(.truncated, offset: partial.streamOffset, context: partial.type.name,
-                                   "the stream ended before the message's last packet (EOM) after \(partial.packetCount) packet(s)")
+        if let current {
+            throw TDSDecodingError(.truncated, offset: current.offset, context: current.type.name,
+                                   "the stream ended before the message's last packet (EOM) after \(current.packets) packet(s)")
         }
     }
 
-    /// Drains every complete message from the bytes appended so far.
-    public mutating func nextMessages() throws(TDSDecodingError) -> [TDSMessage] {
-        var out: [TDSMessage] = []
-        while let o = try next() {
-            if let m = o.message { out.append(m) }
-        }
-        return out
+    private mutating func fail(_ error: TDSDecodingError) -> TDSDecodingError {
+        failure = error
+        return error
     }
 }

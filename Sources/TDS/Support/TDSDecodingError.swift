@@ -35,6 +35,9 @@ public struct TDSDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         public static let unsupportedProtocol = Code("unsupportedProtocol")
         /// A feature we recognise but do not support.
         public static let unsupported = Code("unsupported")
+        /// A length or size beyond a cap the decoder was given (a message, a token, one
+        /// value): refused before memory is committed to it. `detail` names the cap.
+        public static let limitExceeded = Code("limitExceeded")
     }
 
     public var code: Code

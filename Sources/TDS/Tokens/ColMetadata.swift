@@ -169,23 +169,77 @@ public struct ColMetadata: Hashable, Sendable {
     /// Throws `.truncated` when the input ends inside the token.
     public static func decode(from reader: inout ByteReader, version: TDSVersion,
                               columnEncryption: Bool = false) throws(TDSDecodingError) -> ColMetadata {
+        var progress = ColMetadataProgress(tokenStart: reader.absoluteOffset &- 1)
+        guard let metadata = try progress.advance(&reader, version: version, columnEncryption: columnEncryption) else {
+            throw (progress.truncation ?? TDSDecodingError(.truncated, offset: reader.absoluteOffset))
+                .inToken("COLMETADATA")
+        }
+        return metadata
+    }
+}
+
+/// A COLMETADATA being decoded column by column as its bytes arrive: the columns read so far
+/// are kept, so a COLMETADATA that spans many packets is decoded once, in linear time (never
+/// re-parsed from its start when the next packet comes).
+struct ColMetadataProgress: Sendable {
+    /// Absolute offset of the token byte (for errors).
+    let tokenStart: Int
+    /// Count, once read (with the CEK table, when column encryption is on).
+    var count: Int?
+    var cekTable: [CEKEntry]?
+    var columns: [ColumnMetadata] = []
+    /// Bytes of the token consumed so far (after the token byte).
+    var consumed = 0
+    /// Where the last attempt ran out of bytes.
+    var truncation: TDSDecodingError?
+
+    init(tokenStart: Int) {
+        self.tokenStart = tokenStart
+    }
+
+    /// Reads as many whole columns as `reader` holds; returns the token once all are read, nil
+    /// when more bytes are needed (`reader` is left after the last whole column read).
+    mutating func advance(_ reader: inout ByteReader, version: TDSVersion,
+                          columnEncryption: Bool) throws(TDSDecodingError) -> ColMetadata? {
         do throws(TDSDecodingError) {
-            let count = Int(try reader.readUInt16LE())
-            if count == 0xFFFF { return ColMetadata(columns: [], isNoMetadata: true) }
-            let cek: [CEKEntry]? = columnEncryption ? try CEKEntry.decodeTable(from: &reader) : nil
-            var columns: [ColumnMetadata] = []
-            columns.reserveCapacity(min(count, reader.remaining / 7))
-            for _ in 0..<count {
-                let (userType, flags, info, table) = try ColumnMetadata.decodeCommon(from: &reader, version: version)
-                var crypto: CryptoMetadata?
-                if columnEncryption && flags.contains(.encrypted) {
-                    crypto = try CryptoMetadata.decode(from: &reader, version: version, withOrdinal: true)
+            if count == nil {
+                let start = reader.offset
+                do throws(TDSDecodingError) {
+                    let n = Int(try reader.readUInt16LE())
+                    if n == 0xFFFF {
+                        consumed += reader.offset - start
+                        return ColMetadata(columns: [], isNoMetadata: true)
+                    }
+                    cekTable = columnEncryption ? try CEKEntry.decodeTable(from: &reader) : nil
+                    count = n
+                    columns.reserveCapacity(min(n, reader.remaining / 7 + 16))
+                } catch where error.code == .truncated {
+                    truncation = error
+                    reader.offset = start
+                    return nil
                 }
-                let name = try reader.readBVarChar()
-                columns.append(ColumnMetadata(userType: userType, flags: flags, typeInfo: info,
-                                              tableName: table, cryptoMetadata: crypto, name: name))
+                consumed += reader.offset - start
             }
-            return ColMetadata(columns: columns, cekTable: cek)
+            guard let count else { return nil }
+            while columns.count < count {
+                let start = reader.offset
+                do throws(TDSDecodingError) {
+                    let (userType, flags, info, table) = try ColumnMetadata.decodeCommon(from: &reader, version: version)
+                    var crypto: CryptoMetadata?
+                    if columnEncryption && flags.contains(.encrypted) {
+                        crypto = try CryptoMetadata.decode(from: &reader, version: version, withOrdinal: true)
+                    }
+                    let name = try reader.readBVarChar()
+                    columns.append(ColumnMetadata(userType: userType, flags: flags, typeInfo: info,
+                                                  tableName: table, cryptoMetadata: crypto, name: name))
+                } catch where error.code == .truncated {
+                    truncation = error
+                    reader.offset = start
+                    return nil
+                }
+                consumed += reader.offset - start
+            }
+            return ColMetadata(columns: columns, cekTable: cekTable)
         } catch { throw error.inToken("COLMETADATA") }
     }
 }

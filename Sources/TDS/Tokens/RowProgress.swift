@@ -26,18 +26,27 @@ struct RowProgress: Sendable {
     var index: Int
     var values: [SQLValue]
     var plp: PLPProgress?
+    /// The largest value accepted, in bytes (a PLP value, or a text/ntext/image value).
+    var maximumValueSize: Int
 
-    init(name: String, tokenStart: Int, nullBitmap: [UInt8] = [], values: [SQLValue] = []) {
+    init(name: String, tokenStart: Int, nullBitmap: [UInt8] = [], values: [SQLValue] = [],
+         maximumValueSize: Int = RowProgress.defaultMaximumValueSize) {
         self.name = name
         self.tokenStart = tokenStart
         self.nullBitmap = nullBitmap
         self.index = 0
         self.values = values
         self.plp = nil
+        self.maximumValueSize = maximumValueSize
     }
 
     static let unknownPLPLength: UInt64 = 0xFFFF_FFFF_FFFF_FFFE
     static let plpNull: UInt64 = 0xFFFF_FFFF_FFFF_FFFF
+    /// The largest PLP total length SQL Server sends (2^31 - 1: varchar(max), nvarchar(max),
+    /// varbinary(max) and xml hold at most 2 GB); a declared length above it is malformed.
+    static let maximumPLPLength: UInt64 = 0x7FFF_FFFF
+    /// The default cap on one value: 1 GiB.
+    static let defaultMaximumValueSize = 1 << 30
 
     @inline(__always)
     func isNullByBitmap(_ i: Int) -> Bool {
@@ -70,7 +79,10 @@ struct RowProgress: Sendable {
                 continue
             }
             let start = reader.offset
-            if types[index].type.isLegacyLOB && !RowProgress.hasWholeLegacyLOB(reader) { return false }
+            if types[index].type.isLegacyLOB {
+                let whole = try hasWholeLegacyLOB(reader, maximumValueSize: maximumValueSize)
+                if !whole { return false }
+            }
             do throws(TDSDecodingError) {
                 let value = try types[index].decodeValue(from: &reader)
                 values.append(value)
@@ -94,11 +106,19 @@ struct RowProgress: Sendable {
 
     /// text/ntext/image: TextPtr length BYTE (0 = NULL), TextPtr, Timestamp (8 bytes), then a
     /// 4-byte length and the data. Checks that the whole value is present without decoding it.
-    static func hasWholeLegacyLOB(_ reader: ByteReader) -> Bool {
+    /// - Throws: `.limitExceeded` as soon as the declared length is above `maximumValueSize`
+    ///   (the bytes are never waited for).
+    func hasWholeLegacyLOB(_ reader: ByteReader, maximumValueSize: Int) throws(TDSDecodingError) -> Bool {
         var p = reader
         guard let n = try? p.readUInt8() else { return false }
         if n == 0 { return true }
-        guard (try? p.skip(Int(n) + 8)) != nil, let len = try? p.readUInt32LE() else { return false }
+        guard (try? p.skip(Int(n) + 8)) != nil else { return false }
+        let at = p.absoluteOffset
+        guard let len = try? p.readUInt32LE() else { return false }
+        if Int(len) > maximumValueSize {
+            throw columnError(TDSDecodingError(.limitExceeded, offset: at,
+                "a value of \(len) bytes is longer than the maximum value size of \(maximumValueSize) bytes"))
+        }
         return p.remaining >= Int(len)
     }
 
@@ -119,6 +139,16 @@ struct RowProgress: Sendable {
                 }
                 index += 1
                 return true
+            }
+            if total != RowProgress.unknownPLPLength {
+                if total > RowProgress.maximumPLPLength {
+                    throw columnError(TDSDecodingError(.invalidLength, offset: start,
+                        "PLP total length \(total) is above the 2^31-1 bytes SQL Server sends"))
+                }
+                if total > UInt64(maximumValueSize) {
+                    throw columnError(TDSDecodingError(.limitExceeded, offset: start,
+                        "a value of \(total) bytes is longer than the maximum value size of \(maximumValueSize) bytes"))
+                }
             }
             p = PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start)
         }
@@ -142,6 +172,11 @@ struct RowProgress: Sendable {
                    UInt64(p.bytes.count) + UInt64(length) > p.declared {
                     throw columnError(TDSDecodingError(.invalidLength, offset: chunkOffset,
                         "PLP chunk of \(length) byte(s) exceeds the total length \(p.declared)"))
+                }
+                if UInt64(p.bytes.count) + UInt64(length) > UInt64(maximumValueSize) {
+                    // UNKNOWN_PLP_LEN: bounded as its chunks arrive, before a chunk is copied.
+                    throw columnError(TDSDecodingError(.limitExceeded, offset: chunkOffset,
+                        "a value of unknown length passed the maximum value size of \(maximumValueSize) bytes"))
                 }
                 p.chunkRemaining = Int(length)
             }

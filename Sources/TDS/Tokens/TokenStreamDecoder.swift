@@ -27,13 +27,33 @@ public struct TokenStreamDecoder: Sendable {
         public var followsFeatureExtAck: Bool
         /// Adopt the TDS version of LOGINACK for the tokens that follow it.
         public var adoptsLoginAckVersion: Bool
+        /// The largest value accepted, in bytes (default 1 GiB): a PLP value (varchar(max),
+        /// nvarchar(max), varbinary(max), xml, UDT) or a text/ntext/image value. A declared
+        /// length above it is `.limitExceeded` at once; a PLP value of unknown length is
+        /// bounded as its chunks arrive. A PLP total length above 2^31-1 (what SQL Server can
+        /// send) is `.invalidLength` whatever this cap, except PLP_NULL and UNKNOWN_PLP_LEN.
+        public var maximumValueSize: Int
+        /// The largest token accepted other than a row (ROW, NBCROW, ALTROW and RETURNVALUE
+        /// are bounded per value instead), in bytes (default 16 MiB): a token still incomplete
+        /// when this many bytes of it are buffered, or one declaring a longer 32-bit length
+        /// (SESSIONSTATE, FEDAUTHINFO), is `.limitExceeded`.
+        public var maximumTokenSize: Int
+
+        /// The default ``maximumValueSize``: 1 GiB.
+        public static let defaultMaximumValueSize = 1 << 30
+        /// The default ``maximumTokenSize``: 16 MiB.
+        public static let defaultMaximumTokenSize = 16 << 20
 
         public init(columnEncryption: Bool = false, dataClassificationVersion: UInt8 = 1,
-                    followsFeatureExtAck: Bool = true, adoptsLoginAckVersion: Bool = true) {
+                    followsFeatureExtAck: Bool = true, adoptsLoginAckVersion: Bool = true,
+                    maximumValueSize: Int = Options.defaultMaximumValueSize,
+                    maximumTokenSize: Int = Options.defaultMaximumTokenSize) {
             self.columnEncryption = columnEncryption
             self.dataClassificationVersion = dataClassificationVersion
             self.followsFeatureExtAck = followsFeatureExtAck
             self.adoptsLoginAckVersion = adoptsLoginAckVersion
+            self.maximumValueSize = max(0, maximumValueSize)
+            self.maximumTokenSize = max(0, maximumTokenSize)
         }
     }
 
@@ -53,6 +73,8 @@ public struct TokenStreamDecoder: Sendable {
     private var bufferBase = 0
     /// A row being assembled.
     private var pendingRow: PendingRow?
+    /// A COLMETADATA being assembled (column by column, see ``ColMetadataProgress``).
+    private var pendingColMetadata: ColMetadataProgress?
     /// `buffer.count` at the last attempt that needed more bytes (no retry until it grows).
     private var waitingAtCount = -1
     private var failure: TDSDecodingError?
@@ -186,6 +208,12 @@ public struct TokenStreamDecoder: Sendable {
             failure = e
             throw e
         }
+        if let pending = pendingColMetadata {
+            let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: "COLMETADATA",
+                                     "the message ended inside the token (after \(pending.columns.count) column(s))")
+            failure = e
+            throw e
+        }
         if readIndex < buffer.count {
             let type = TokenType(rawValue: buffer[readIndex])
             let e = TDSDecodingError(.truncated, offset: offset, context: type.name,
@@ -208,7 +236,8 @@ public struct TokenStreamDecoder: Sendable {
 
     /// Clears everything (buffer, partial row, failure, metadata), keeping version and options.
     public mutating func reset() {
-        buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; waitingAtCount = -1; failure = nil
+        buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; pendingColMetadata = nil
+        waitingAtCount = -1; failure = nil
         columns = []; rowTypes = []; altMetadata = [:]; rowsTakeFastPath = false; rowLayouts = []
     }
 
@@ -216,6 +245,7 @@ public struct TokenStreamDecoder: Sendable {
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
         if pendingRow != nil { return try continueRow() }
+        if pendingColMetadata != nil { return try continueColMetadata() }
         guard readIndex < buffer.count else { return nil }
         if buffer.count == waitingAtCount { return nil }
         let type = TokenType(rawValue: buffer[readIndex])
@@ -227,6 +257,17 @@ public struct TokenStreamDecoder: Sendable {
             return try startRow(type)
         case .returnValue:
             return try startReturnValue()
+        case .colMetadata:
+            pendingColMetadata = ColMetadataProgress(tokenStart: bufferBase + readIndex)
+            readIndex += 1
+            return try continueColMetadata()
+        case .sessionState, .fedAuthInfo:
+            // A 32-bit token length: refused at once when above the cap, never waited for.
+            if buffer.count - readIndex >= 5 {
+                let length = Int(buffer[readIndex + 1]) | Int(buffer[readIndex + 2]) << 8
+                    | Int(buffer[readIndex + 3]) << 16 | Int(buffer[readIndex + 4]) << 24
+                if length > options.maximumTokenSize { throw tokenTooLong(type, declared: length) }
+            }
         default:
             break
         }
@@ -236,6 +277,7 @@ public struct TokenStreamDecoder: Sendable {
             token = try decodeToken(type, &reader)
         } catch {
             if error.code == .truncated {
+                if buffer.count - readIndex > options.maximumTokenSize { throw tokenTooLong(type, declared: nil) }
                 waitingAtCount = buffer.count
                 return nil
             }
@@ -243,6 +285,33 @@ public struct TokenStreamDecoder: Sendable {
         }
         readIndex = reader.offset
         waitingAtCount = -1
+        apply(token)
+        return token
+    }
+
+    private func tokenTooLong(_ type: TokenType, declared: Int?) -> TDSDecodingError {
+        let size = declared.map { "declares \($0) bytes" } ?? "is still incomplete after \(buffer.count - readIndex) bytes"
+        return TDSDecodingError(.limitExceeded, offset: bufferBase + readIndex, context: type.name,
+                                "the token \(size), more than the maximum token size of \(options.maximumTokenSize) bytes")
+    }
+
+    /// Reads the columns of the pending COLMETADATA that the buffer holds; the token once complete.
+    private mutating func continueColMetadata() throws(TDSDecodingError) -> Token? {
+        guard var progress = pendingColMetadata else { return nil }
+        var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
+        let result = try progress.advance(&reader, version: version, columnEncryption: options.columnEncryption)
+        readIndex = reader.offset
+        guard let metadata = result else {
+            if progress.consumed + (buffer.count - readIndex) > options.maximumTokenSize {
+                throw TDSDecodingError(.limitExceeded, offset: progress.tokenStart, context: "COLMETADATA",
+                                       "the token is longer than the maximum token size of \(options.maximumTokenSize) bytes")
+            }
+            pendingColMetadata = progress
+            return nil
+        }
+        pendingColMetadata = nil
+        waitingAtCount = -1
+        let token = Token.colMetadata(metadata)
         apply(token)
         return token
     }
@@ -367,7 +436,7 @@ public struct TokenStreamDecoder: Sendable {
     /// is incomplete or is malformed — then use ``next(appendingRowValuesTo:)``, which decodes it
     /// incrementally and reports its errors.
     public mutating func appendBufferedRows(to values: inout [SQLValue], limit: Int) -> Int {
-        guard failure == nil, pendingRow == nil, rowsTakeFastPath, limit > 0 else { return 0 }
+        guard failure == nil, pendingRow == nil, pendingColMetadata == nil, rowsTakeFastPath, limit > 0 else { return 0 }
         return appendWholeRows(to: &values, limit: limit)
     }
 
@@ -376,7 +445,7 @@ public struct TokenStreamDecoder: Sendable {
     /// per column per row, with no allocation per row for fixed-width columns. For any other
     /// token `values` is unchanged. Returns nil when more bytes are needed; throws as ``next()``.
     public mutating func next(appendingRowValuesTo values: inout [SQLValue]) throws(TDSDecodingError) -> StreamItem? {
-        if failure == nil, pendingRow == nil, rowsTakeFastPath, readIndex < buffer.count {
+        if failure == nil, pendingRow == nil, pendingColMetadata == nil, rowsTakeFastPath, readIndex < buffer.count {
             let type = TokenType(rawValue: buffer[readIndex])
             if type == .row || type == .nbcRow, appendWholeRow(type, to: &values) { return .row }
         }
@@ -425,7 +494,8 @@ public struct TokenStreamDecoder: Sendable {
                 try reader.skip(n)
             }
         }
-        var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap)
+        var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap,
+                                   maximumValueSize: options.maximumValueSize)
         // Reuse the storage of a row the caller of `next(rowValues:)` is done with, if any
         // (swapped, never copied, so that it stays uniquely referenced).
         swap(&progress.values, &rowStorage)
@@ -455,7 +525,7 @@ public struct TokenStreamDecoder: Sendable {
             }
             throw error.inToken("RETURNVALUE")
         }
-        var progress = RowProgress(name: "RETURNVALUE", tokenStart: tokenStart)
+        var progress = RowProgress(name: "RETURNVALUE", tokenStart: tokenStart, maximumValueSize: options.maximumValueSize)
         let done = try progress.advance(&reader, types: [header.typeInfo])
         readIndex = reader.offset
         let pending = PendingRow(type: .returnValue, altID: 0, progress: progress, returnValue: header)

@@ -95,7 +95,7 @@ extension TypeInfo {
         default:
             throw reader.error(.invalidValue, at: start, "\(base.name) is not a sql_variant base type")
         }
-        let value = try ValueLayout(info).decodeData(from: &reader, count: reader.remaining, baseScale: info.scale)
+        let value = try ValueLayout(info).decodeData(from: &reader, count: reader.remaining, baseScale: info.scale, inVariant: true)
         return .variant(SQLVariant(baseType: info, value: value))
     }
 }
@@ -132,6 +132,7 @@ extension ValueLayout {
         // Common nullable types (COLMETADATA of TDS 7.2+ servers), decoded without the generic path.
         case 0x26:  // INTN
             let n = try reader.readUInt8()
+            if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
             switch n {
             case 0: return .null
             case 4: return .int(try reader.readInt32LE())
@@ -142,6 +143,7 @@ extension ValueLayout {
             }
         case 0x6D:  // FLTN
             let n = try reader.readUInt8()
+            if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
             switch n {
             case 0: return .null
             case 8: return .float(try reader.readFloat64LE())
@@ -157,6 +159,7 @@ extension ValueLayout {
             if isPLP { break }
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
+            if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 2, in: reader) }
             return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: Int(n)))
         default: break
         }
@@ -172,10 +175,12 @@ extension ValueLayout {
         case .byteLength:
             let n = Int(try reader.readUInt8())
             if n == 0 { return .null }
+            if n > length, length > 0 { throw longerThanDeclared(n, at: reader.offset - 1, in: reader) }
             return try decodeData(from: &reader, count: n, baseScale: scale)
         case .ushortLength:
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
+            if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 2, in: reader) }
             return try decodeData(from: &reader, count: Int(n), baseScale: scale)
         case .longLength:
             if type == .ssVariant {
@@ -184,7 +189,12 @@ extension ValueLayout {
                 if total == 0 { return .null }
                 guard total <= UInt32(Int32.max) else { throw reader.error(.invalidLength, at: at, "sql_variant length \(total)") }
                 var sub = try reader.subReader(Int(total))
-                return try TypeInfo.decodeVariant(from: &sub)
+                do {
+                    return try TypeInfo.decodeVariant(from: &sub)
+                } catch where error.code == .truncated {
+                    // All `total` bytes are here: a body that ends early is malformed, not incomplete.
+                    throw reader.error(.invalidLength, at: at, "sql_variant of \(total) byte(s) ends inside its base type, properties or value")
+                }
             }
             let ptrLength = Int(try reader.readUInt8())
             if ptrLength == 0 { return .null }
@@ -198,6 +208,14 @@ extension ValueLayout {
         case .plp:
             throw reader.error(.unsupported, "PLP value: decode its chunks with decodePLPValue")
         }
+    }
+
+    /// A value longer than its column's TYPE_INFO allows (an INTN(4) of 8 bytes, 12 bytes in an
+    /// nvarchar(5)): Microsoft's ODBC driver refuses it ("Protocol error in TDS stream"), and so do
+    /// we. A declared length of 0 (no maximum given) is not checked.
+    @inline(never)
+    private func longerThanDeclared(_ n: Int, at offset: Int, in reader: ByteReader) -> TDSDecodingError {
+        reader.error(.invalidLength, at: offset, "\(n) data byte(s) for \(sqlTypeName), longer than the \(length) its TYPE_INFO declares")
     }
 
     /// ``TypeInfo/decodePLPValue(_:)``.
@@ -220,8 +238,10 @@ extension ValueLayout {
         }
     }
 
-    /// Decodes `count` data bytes (the length prefix already read) as this type.
-    func decodeData(from reader: inout ByteReader, count n: Int, baseScale: UInt8) throws(TDSDecodingError) -> SQLValue {
+    /// Decodes `count` data bytes (the length prefix already read) as this type; `inVariant`
+    /// for the value of a sql_variant (whose decimal magnitude may be longer than its precision needs).
+    func decodeData(from reader: inout ByteReader, count n: Int, baseScale: UInt8,
+                    inVariant: Bool = false) throws(TDSDecodingError) -> SQLValue {
         let start = reader.offset
         func wrongLength() -> TDSDecodingError {
             reader.error(.invalidLength, at: start, "\(n) data byte(s) for \(type.name) \(sqlTypeName)")
@@ -283,8 +303,14 @@ extension ValueLayout {
             return .uniqueIdentifier(UUID(uuid: (b[o + 3], b[o + 2], b[o + 1], b[o], b[o + 5], b[o + 4], b[o + 7], b[o + 6],
                                                  b[o + 8], b[o + 9], b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15])))
         case .decimal, .numeric, .decimalN, .numericN:
-            guard (2...17).contains(n) else { throw wrongLength() }
-            guard n <= SQLDecimal.wireLength(precision: precision) else {
+            // A sign byte and a magnitude of 0-16 bytes whose length comes from the value, as
+            // Microsoft's ODBC driver reads it: in a column at most the precision's length
+            // (a longer one is refused), inside sql_variant up to 16 bytes whatever the precision.
+            // No magnitude bytes is zero. A magnitude beyond the precision (but within 38
+            // digits) is the value sent, with its precision widened to its digits.
+            let limit = inVariant ? 17 : SQLDecimal.wireLength(precision: precision)
+            guard (1...17).contains(n) else { throw wrongLength() }
+            guard n <= limit else {
                 throw reader.error(.invalidLength, at: start, "decimal of \(n) bytes for precision \(precision)")
             }
             try reader.require(n)
@@ -293,10 +319,12 @@ extension ValueLayout {
             var mag: UInt128 = 0
             for i in 0 ..< n - 1 { mag |= UInt128(reader.bytes[reader.offset + i]) << (8 * i) }
             reader.offset += n - 1
-            guard mag < Civil.pow10(Int(precision)) else {
-                throw reader.error(.invalidValue, at: start, "decimal magnitude exceeds precision \(precision)")
+            guard mag <= SQLDecimal.maxMagnitude else {
+                throw reader.error(.invalidValue, at: start, "decimal magnitude beyond 38 digits")
             }
-            return .decimal(SQLDecimal(isNegative: sign == 0, precision: precision, scale: scale, magnitude: mag))
+            var p = precision
+            while p < 38 && mag >= Civil.pow10(Int(p)) { p += 1 }
+            return .decimal(SQLDecimal(isNegative: sign == 0, precision: p, scale: scale, magnitude: mag))
         case .dateN:
             guard n == 3 else { throw wrongLength() }
             return .date(try TypeInfo.readDate(from: &reader))

@@ -37,6 +37,18 @@ extension ReplayConnectionTests {
         XCTAssertTrue(r.stdout.contains("1,r1"), r.stdout)
     }
 
+    /// `-l 9223372036854775807` (and `-l 0`, no timeout) do not trap: the configuration clamps them.
+    func testCLIHugeLoginTimeoutDoesNotTrap() throws {
+        let binary = try binary()
+        for seconds in ["9223372036854775807", "0"] {
+            let server = try start([answer("SELECT id, name FROM a", 3)])
+            let r = try CLIComparisonTests.run(binary.path, args(server) + ["-l", seconds, "-Q", "SELECT id, name FROM a"])
+            server.stop()
+            XCTAssertEqual(r.status, 0, "-l \(seconds): \(r.stderr)")
+            XCTAssertTrue(r.stdout.contains("3,r3"), r.stdout)
+        }
+    }
+
     func testCLIRejectsBadGOCountsBeforeRunning() throws {
         let binary = try binary()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("go-count-\(getpid()).sql")
@@ -76,10 +88,14 @@ extension ReplayConnectionTests {
     }
 
     func testHelpListsEveryCommand() throws {
-        let r = try CLIComparisonTests.run(try binary().path, ["--help"])
-        XCTAssertEqual(r.status, 2)
-        for command in ["sqlclient decode FILE", "sqlclient replay SESSION.tdssession", "--exec PROCEDURE", "--connection-string"] {
-            XCTAssertTrue(r.stderr.contains(command), "\(command) missing from:\n\(r.stderr)")
+        for flag in ["--help", "-?", "-h"] {
+            // As sqlcmd: help on standard output, exit status 0.
+            let r = try CLIComparisonTests.run(try binary().path, [flag])
+            XCTAssertEqual(r.status, 0, flag)
+            XCTAssertEqual(r.stderr, "", flag)
+            for command in ["sqlclient decode FILE", "sqlclient replay SESSION.tdssession", "--exec PROCEDURE", "--connection-string"] {
+                XCTAssertTrue(r.stdout.contains(command), "\(flag): \(command) missing from:\n\(r.stdout)")
+            }
         }
     }
 

@@ -118,23 +118,9 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
     /// The client messages recorded so far: packets ([MS-TDS] 2.2.3 header, big-endian length)
     /// joined up to EOM, decoded with ``ClientRequest``.
     func requests(version: TDSVersion = .v7_4) throws -> [ClientRequest] {
-        let bytes = lock.withLock { written }
-        var out: [ClientRequest] = []
-        var i = 0
-        var payload: [UInt8] = []
-        while i + 8 <= bytes.count {
-            let type = PacketType(rawValue: bytes[i])
-            let status = bytes[i + 1]
-            let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
-            guard length >= 8, i + length <= bytes.count else { break }
-            payload += bytes[(i + 8) ..< (i + length)]
-            i += length
-            if status & 0x01 != 0 {
-                out.append(try ClientRequest.decode(type: type, payload: payload, version: version))
-                payload = []
-            }
-        }
-        return out
+        var framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+        framer.append(lock.withLock { written })
+        return try framer.nextMessages().map { try ClientRequest.decode(type: $0.type, payload: $0.payload, version: version) }
     }
 
     /// The ALL_HEADERS transaction descriptor of each recorded batch, RPC or TM request.

@@ -100,6 +100,8 @@ final class ConnectionStateMachineTests: XCTestCase {
             (.notSupported, .notSupported, false, "sendLogin7(tls: false)"),
             (.notSupported, .off, false, "sendLogin7(tls: false)"),
             (.notSupported, .required, false, "close(encryptionNotAvailable)"),
+            // [MS-TDS] 2.2.6.5: ENCRYPT_ON is no answer to ENCRYPT_NOT_SUP: never LOGIN7 in the clear.
+            (.notSupported, .on, false, "close(encryptionNotAvailable)"),
         ]
         for (setting, server, trust, expected) in table {
             var machine = ConnectionStateMachine(encryption: setting, trustServerCertificate: trust)

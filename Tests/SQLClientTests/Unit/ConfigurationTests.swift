@@ -237,3 +237,102 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(responder.received.count, 1)
     }
 }
+
+/// A stream that records whether anything was written and answers nothing (reads wait until closed).
+final class SilentStream: ByteStream, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _written = 0
+    private var _closed = false
+    var written: Int { lock.withLock { _written } }
+    var closed: Bool { lock.withLock { _closed } }
+    func read(maxLength: Int) async throws -> [UInt8] { throw SQLClientError(.connectionClosed, "silent") }
+    func write(_ bytes: [UInt8]) async throws { lock.withLock { _written += bytes.count } }
+    func close() { lock.withLock { _closed = true } }
+}
+
+/// Configuration a user can type never traps: durations are clamped (or refused when negative)
+/// and LOGIN7 fields over Microsoft's limits are refused by name before anything is sent.
+final class ConfigurationValidationTests: XCTestCase {
+    func testHugeDurationsFromTheConnectionStringAreClamped() throws {
+        let text = "Server=h,1;Connect Timeout=9223372036854775807;Command Timeout=9223372036854775807"
+        let c = try SQLConnectionConfiguration(connectionString: text)
+        XCTAssertEqual(c.connectTimeout, SQLConnectionConfiguration.maximumTimeout)
+        XCTAssertEqual(c.queryTimeout, SQLConnectionConfiguration.maximumTimeout)
+        XCTAssertEqual(SQLConnectionConfiguration.maximumTimeout, .seconds(2_147_483_647))
+        XCTAssertEqual(try SQLConnectionConfiguration(connectionString: "Server=h;Connect Timeout=0").connectTimeout,
+                       SQLConnectionConfiguration.maximumTimeout)
+        // Beyond Int64 is not a number of seconds at all.
+        XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;Connect Timeout=99999999999999999999")) {
+            XCTAssertEqual(($0 as? SQLClientError)?.code, .invalidConfiguration)
+        }
+    }
+
+    func testAPIDurationsAreClampedOrRefusedByName() throws {
+        var c = SQLConnectionConfiguration(address: SQLServerAddress(host: "h", port: 1), user: "u", password: "p")
+        c.connectTimeout = .seconds(Int64.max)
+        c.loginTimeout = .seconds(Int64.max)
+        c.queryTimeout = .seconds(Int64.max)
+        c.cancelTimeout = .seconds(Int64.max)
+        let v = try c.validated()
+        for d in [v.connectTimeout, v.loginTimeout, v.queryTimeout, v.cancelTimeout] {
+            XCTAssertEqual(d, SQLConnectionConfiguration.maximumTimeout)
+        }
+        for (name, adjust) in [("connectTimeout", { (c: inout SQLConnectionConfiguration) in c.connectTimeout = .seconds(-1) }),
+                               ("queryTimeout", { $0.queryTimeout = .milliseconds(-5) }),
+                               ("cancelTimeout", { $0.cancelTimeout = .seconds(Int64.min) })] {
+            var bad = c
+            adjust(&bad)
+            XCTAssertThrowsError(try bad.validated()) { error in
+                XCTAssertEqual((error as? SQLClientError)?.code, .invalidConfiguration)
+                XCTAssertTrue((error as? SQLClientError)?.message.contains(name) ?? false, "\(error)")
+            }
+        }
+        var packet = c
+        packet.packetSize = -1
+        XCTAssertThrowsError(try packet.validated())
+        var value = c
+        value.maximumValueSize = 0
+        XCTAssertThrowsError(try value.validated())
+    }
+
+    /// A 40,000-character password, user or database: `.invalidConfiguration` naming the field
+    /// (never its value), and not one byte sent.
+    func testLongLogin7FieldsAreRefusedBeforeAnythingIsSent() async throws {
+        let long = String(repeating: "s", count: 40_000)
+        let cases: [(String, (inout SQLConnectionConfiguration) -> Void)] = [
+            ("password", { $0.password = RedactedPassword(long) }),
+            ("user", { $0.user = long }),
+            ("database", { $0.database = long }),
+            ("applicationName", { $0.applicationName = long }),
+            ("workstationID", { $0.workstationID = long }),
+        ]
+        for (field, adjust) in cases {
+            var c = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: 1), user: "u",
+                                               password: "p", encryption: .notSupported)
+            adjust(&c)
+            let stream = SilentStream()
+            do {
+                _ = try await SQLConnection.connect(c, over: stream)
+                XCTFail("\(field): connected")
+            } catch let error as SQLClientError {
+                XCTAssertEqual(error.code, .invalidConfiguration, "\(field): \(error)")
+                XCTAssertTrue(error.message.contains(field), "\(field): \(error.message)")
+                XCTAssertFalse(error.message.contains("sssss"), "the value is never shown")
+            }
+            XCTAssertEqual(stream.written, 0, "\(field): nothing may be sent")
+            // Through the socket path the check comes before connecting (port 1 would refuse).
+            do {
+                _ = try await SQLConnection.connect(c)
+                XCTFail("\(field): connected")
+            } catch let error as SQLClientError {
+                XCTAssertEqual(error.code, .invalidConfiguration, "\(field): \(error)")
+            }
+        }
+    }
+
+    func testEmptyHostNameInCertificateMeansTheHostConnectedTo() throws {
+        XCTAssertEqual(TLSConfiguration(hostNameInCertificate: "").expectedHostName(connectingTo: "db.example.com"), "db.example.com")
+        XCTAssertEqual(TLSConfiguration(hostNameInCertificate: nil).expectedHostName(connectingTo: "db.example.com"), "db.example.com")
+        XCTAssertEqual(TLSConfiguration(hostNameInCertificate: "alias").expectedHostName(connectingTo: "db.example.com"), "alias")
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import SQLClientTesting
+import TDS
+import XCTest
+
+/// The length rules of SQLClient's value codec (TypeInfo+Values) against Microsoft ODBC Driver 18:
+/// every ``OracleFixtures/lengthProbes()`` value is decoded by SQLClient (whole, byte by byte and
+/// in random splits) and by the driver over the replay server; where the driver reads a value,
+/// SQLClient must read the same value, and where it refuses one, SQLClient must throw.
+final class LengthRuleConformanceTests: XCTestCase {
+    /// SQLClient's outcome for one probe: the canonical text (nil = NULL) or the error.
+    static func sqlclient(_ probe: OracleFixtures.LengthProbe, version: TDSVersion = .v7_4) throws -> Result<String?, TDSDecodingError> {
+        let column = ColumnMetadata(userType: 0, flags: [.nullable], typeInfo: probe.type, name: "v")
+        let bytes = ServerTokens.colMetadata([column], version: version) + [0xD1] + probe.cell
+            + ServerTokens.done(status: .count, currentCommand: 0xC1, rowCount: 1, version: version)
+        let outcome = try DecoderVerifier.outcome(bytes, version: version)
+        if let error = outcome.error { return .failure(error) }
+        guard let values = outcome.tokens.lazy.compactMap(\.rowValues).first, values.count == 1 else {
+            return .failure(TDSDecodingError(.invalidValue, offset: 0, "no row"))
+        }
+        return .success(values[0].canonicalText)
+    }
+
+    /// The same value in the two canonical texts: equal, or the driver's text of a negative zero
+    /// ("-0.00", SQLClient "0.00"), or a smalldatetime value read from a datetime column, which
+    /// the C program prints at datetime's 3 fraction digits.
+    static func sameValue(_ ours: String?, _ theirs: String?) -> Bool {
+        if ours == theirs { return true }
+        guard let ours, let theirs else { return false }
+        if theirs.hasPrefix("-0"), theirs.dropFirst().allSatisfy({ $0 == "0" || $0 == "." }), ours == String(theirs.dropFirst()) { return true }
+        return ours.hasSuffix(":00") && theirs == ours + ".000"
+    }
+
+    func testLengthRulesAgreeWithMicrosoftODBC() throws {
+        let probes = OracleFixtures.lengthProbes()
+        let server = ReplayServer(session: try OracleFixtures.lengthProbeSession())
+        let port = try server.start()
+        defer { server.stop() }
+        let driver: FreeTDSOracle.Output
+        do { driver = try MSODBCOracle.query(port: port, batches: probes.map(\.sql)) } catch let e as FreeTDSOracle.Unavailable {
+            throw XCTSkip(e.description)
+        }
+        XCTAssertTrue(driver.ended, driver.raw.suffix(2000).description)
+        var lines: [String] = []
+        var agreed = 0, bothRefused = 0, recorded: [String: Int] = [:]
+        for (i, probe) in probes.enumerated() {
+            // SQLClient: whole, byte by byte and in random splits (DecoderVerifier throws if they differ).
+            let ours = try Self.sqlclient(probe)
+            let batch = i < driver.batches.count ? driver.batches[i] : FreeTDSOracle.Batch(failures: ["missing"])
+            var theirs: String?? = batch.results.first?.rows.first?.first
+            if case .some(.some("REFUSED")) = theirs { theirs = .none }   // SQLGetData failed
+            let oursText: String
+            switch ours {
+            case .success(let v): oursText = v.map { "\"\($0)\"" } ?? "NULL"
+            case .failure(let e): oursText = "error \(e.code) (\(e.detail))"
+            }
+            let theirsText = theirs.map { $0.map { "\"\($0)\"" } ?? "NULL" }
+                ?? "refused " + (batch.messages.first.map { String($0.prefix(90)) } ?? batch.failures.joined(separator: " "))
+            lines.append("\(probe.label): SQLClient \(oursText) | MSODBC \(theirsText)")
+            let difference = LengthRuleDifferences.group(of: probe.label)
+            switch (ours, theirs) {
+            case (.success(let v), .some(let t)) where Self.sameValue(v, t):
+                XCTAssertNil(difference, "\(probe.label): recorded as \(difference?.id ?? "") but SQLClient and the driver now agree on \(oursText)")
+                agreed += 1
+            case (.failure, .none):
+                XCTAssertNil(difference, "\(probe.label): recorded as \(difference?.id ?? "") but both refuse it now")
+                bothRefused += 1
+            case (.failure, .some):
+                if let difference, difference.kind == .driverReadsWhatSQLClientRefuses {
+                    recorded[difference.id, default: 0] += 1
+                } else {
+                    XCTFail("\(probe.label): SQLClient refuses what Microsoft's driver reads: \(oursText) | \(theirsText)")
+                }
+            case (.success, .some):
+                if let difference, difference.kind == .valuesDiffer {
+                    recorded[difference.id, default: 0] += 1
+                } else {
+                    XCTFail("\(probe.label): SQLClient reads \(oursText), Microsoft's driver \(theirsText)")
+                }
+            case (.success, .none):
+                XCTFail("\(probe.label): SQLClient reads \(oursText) where Microsoft's driver refuses it (\(theirsText))")
+            }
+        }
+        print("=== Length rules: SQLClient against Microsoft ODBC Driver 18 ===")
+        print(lines.joined(separator: "\n"))
+        print("probes: \(probes.count); same value: \(agreed); both refuse: \(bothRefused); recorded differences: "
+              + recorded.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        for group in LengthRuleDifferences.all {
+            XCTAssertEqual(recorded[group.id, default: 0], group.labels.count, "recorded difference \(group.id) no longer seen on every probe it lists")
+        }
+    }
+}
+
+/// Where SQLClient's length rules deliberately differ from Microsoft ODBC Driver 18 (each also in
+/// Fixtures/oracle/README.md, "Length rules"): SQLClient refuses, with a typed error, a length
+/// [MS-TDS] does not allow where the driver reads padding, garbage or a guess; or both read
+/// a value and the driver's differs.
+enum LengthRuleDifferences {
+    enum Kind { case driverReadsWhatSQLClientRefuses, valuesDiffer }
+    struct Group { var id: String; var kind: Kind; var reason: String; var labels: [String] }
+
+    static let all: [Group] = [
+        Group(id: "sign-byte", kind: .driverReadsWhatSQLClientRefuses,
+              reason: "a decimal sign byte other than 0 or 1 is read by the driver as positive; [MS-TDS] 2.2.5.5.1.6 defines 0 (negative) and 1 (positive) only",
+              labels: ["variant decimal(10,2) sign byte 2", "decimal(10,2) sign byte 2"]),
+        Group(id: "odd-fixed-length", kind: .driverReadsWhatSQLClientRefuses,
+              reason: "a fixed-size value in a length [MS-TDS] does not allow for its type: the driver reads a 24-bit integer, zero, zero-padded or misplaced bytes",
+              labels: ["intN(4) holding 3 bytes", "fltN(8) holding 5 bytes", "moneyN(8) holding 6 bytes", "datetimN(8) holding 6 bytes",
+                       "uniqueidentifier of 15 bytes", "date of 2 bytes", "datetime2(3) of 6 bytes", "datetimeoffset(3) of 8 bytes"]),
+        Group(id: "short-time", kind: .driverReadsWhatSQLClientRefuses,
+              reason: "a time shorter than its scale's length (time(3) in 3 bytes, time(7) in 4) is read by the driver from the bytes there are; [MS-TDS] 2.2.5.5.1.8 fixes the length by the scale",
+              labels: ["time(3) of 3 bytes", "time(7) of 4 bytes"]),
+        Group(id: "odd-utf16", kind: .driverReadsWhatSQLClientRefuses,
+              reason: "UTF-16 text of an odd byte count: the driver drops the last byte; SQLClient refuses text that is not whole code units",
+              labels: ["nvarchar(50) of 3 bytes", "variant nvarchar of 3 bytes"]),
+        Group(id: "variant-fixed-length", kind: .driverReadsWhatSQLClientRefuses,
+              reason: "a sql_variant whose data is not its fixed-size base type's length: the driver reads what is there (an int from 2 bytes, a float from 4, a guid padded); SQLClient requires the base type's length",
+              labels: ["variant int of 2 bytes", "variant bigint of 4 bytes", "variant float of 4 bytes", "variant uniqueidentifier of 15 bytes",
+                       "variant date of 4 bytes", "variant time(3) of 5 bytes", "variant datetime2(3) of 8 bytes"]),
+        Group(id: "real-in-float-column", kind: .valuesDiffer,
+              reason: "a 4-byte FLTN value in a float (8-byte) column: SQLClient reads the real (1.5), the driver takes the 4 bytes as the low half of a double (5.28e-315)",
+              labels: ["fltN(8) holding 4 bytes"]),
+        Group(id: "short-fixed-padded", kind: .valuesDiffer,
+              reason: "a char(n)/binary(n) value shorter than n: the driver pads it (spaces, zero bytes) to n; SQLClient returns the bytes sent",
+              labels: ["char(10) of 3 bytes", "binary(4) of 2 bytes"]),
+    ]
+
+    static func group(of label: String) -> Group? { all.first { $0.labels.contains(label) } }
+}

@@ -34,11 +34,16 @@ let package = Package(
                 .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "SQLClientTesting", dependencies: [
-            "SQLClient", "TDS", "TDSCapture",
-            // The TLS side of the test servers (TDS 8.0 strict).
-            .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
-        ]),
+        // Test support: the replay server (TLS inside PRELOGIN through OpenSSL on Linux), the
+        // recording proxy, captures turned into sessions, the conformance fixtures, the login
+        // scenario server (TDS 8.0 TLS first).
+        .target(
+            name: "SQLClientTesting",
+            dependencies: [
+                "SQLClient", "TDS", "TDSCapture",
+                .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
+            ]
+        ),
         .executableTarget(name: "sqlclient", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .executableTarget(
             name: "sqlclient-bench",
@@ -48,7 +53,7 @@ let package = Package(
         .testTarget(name: "TDSTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "TDSCaptureTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
-        .testTarget(name: "SQLClientTestingTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"]),
+        .testTarget(name: "SQLClientTestingTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "ConformanceTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"],
                     exclude: ["freetds", "msodbc"]),  // the FreeTDS and Microsoft ODBC oracles (C), compiled by the tests themselves
     ]

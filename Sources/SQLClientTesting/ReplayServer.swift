@@ -9,21 +9,33 @@ import Darwin
 /// A TDS server on loopback that plays back a ``ReplaySession``, so that a client (SQLClient,
 /// FreeTDS, any other) can be tested with no SQL Server present.
 ///
-/// It answers PRELOGIN (encryption not supported, so the session stays plaintext), LOGIN7 (with
-/// the session's recorded login response, or a generated one: LOGINACK for the TDS version the
-/// client asked, or the session's `@version`, ENVCHANGEs and DONE), each SQL_BATCH by its SQL
-/// text and each RPC by procedure name and parameter values, sending the recorded response in
-/// packets of the negotiated size. A request with no recording gets an empty DONE and is listed
-/// in ``unmatchedRequests``. ATTENTION stops the current response at a segment boundary and is
-/// answered with DONE(DONE_ATTN), unless the session says `@attention ignore`.
+/// It answers PRELOGIN (without ``Options/tls`` encryption not supported, so the session stays
+/// plaintext; with it, TLS inside PRELOGIN as the client asks: the login only for ENCRYPT_OFF,
+/// the whole session for ENCRYPT_ON), LOGIN7 (with the session's recorded login response, or a
+/// generated one: LOGINACK for the TDS version the client asked, or the session's `@version`,
+/// ENVCHANGEs and DONE), each SQL_BATCH by its SQL text, each RPC by procedure name and
+/// parameter values and each TRANSACTION_MANAGER request by its type and fields, sending the
+/// recorded response in packets of the negotiated size. A request with no recording gets an
+/// empty DONE and is listed in ``unmatchedRequests``; with ``Options/strict`` each connection
+/// must send its section's requests in order, and any other request is answered with an ERROR
+/// naming what was expected and listed in ``mismatches``. ATTENTION stops the current response
+/// at a segment boundary and is answered with DONE(DONE_ATTN) (the recorded acknowledgement
+/// when the session has one), unless the session says `@attention ignore`.
+/// ``unreplayedExchanges`` lists what was recorded but never asked for; ``verify(requireAllReplayed:)``
+/// turns all of that into one error for a test.
 ///
-/// Each connection is served on its own thread with blocking sockets. Usage:
+/// Connection *n* (in the order clients connect) is served from section *n* of a
+/// ``ReplayRecording`` (cycling); a request its section does not hold is looked up in the other
+/// sections (not in strict mode). Each connection is served on its own thread with blocking
+/// sockets. Usage:
 ///
 /// ```swift
-/// let server = ReplayServer(session: try ReplaySession(contentsOf: url))
+/// let server = ReplayServer(session: try ReplaySession(contentsOf: url),
+///                           options: .init(tls: try TLSServerIdentity.generated()))
 /// let port = try server.start()          // 127.0.0.1, an ephemeral port
 /// defer { server.stop() }
-/// // connect any TDS client to 127.0.0.1:port, user and password are not checked
+/// // connect any TDS client to 127.0.0.1:port, trusting server.options.tls's CA;
+/// // user and password are not checked
 /// ```
 public final class ReplayServer: @unchecked Sendable {
     /// A failure to start listening (the `errno` of the failing call).
@@ -45,6 +57,12 @@ public final class ReplayServer: @unchecked Sendable {
         public var utf8Requested = false
         /// The client's PRELOGIN ENCRYPTION option, if sent.
         public var clientEncryption: UInt8?
+        /// The TLS protocol negotiated with the client (for example "TLSv1.2"), nil for plaintext.
+        public var tlsProtocol: String?
+        /// True when TLS covered only the login (the client sent ENCRYPT_OFF).
+        public var tlsLoginOnly = false
+        /// The recording section (0-based) this connection was served from.
+        public var section = 0
         public var requests: [ReplaySession.Request] = []
         public var attentions = 0
         /// Bytes written to the socket for recorded responses (packet headers included).
@@ -54,12 +72,14 @@ public final class ReplayServer: @unchecked Sendable {
         public var responseSeconds = 0.0
     }
 
+    /// The first (or only) section of ``recording``.
     public let session: ReplaySession
-    /// Each exchange's response bytes flattened once, with its segment ends (token boundaries).
-    let prepared: [PreparedResponse]
-    /// Exchange indices by exact SQL text, in session order.
-    let batchIndex: [String: [Int]]
-    private let lock = NSLock()
+    /// What the server plays: one section per client connection.
+    public let recording: ReplayRecording
+    public let options: Options
+    /// Each section's responses flattened once, and its SQL index.
+    let sections: [PreparedSection]
+    let lock = NSLock()
     private var listenFD: Int32 = -1
     private var clientFDs: Set<Int32> = []
     private var _port: UInt16 = 0
@@ -67,15 +87,24 @@ public final class ReplayServer: @unchecked Sendable {
     private var _connections: [ConnectionLog] = []
     private var running = false
     private let group = DispatchGroup()
+    private var accepted = 0
+    /// Guarded by `lock`: how often each exchange was replayed ([section][exchange]), strict-mode refusals.
+    var replayCounts: [[Int]]
+    var _mismatches: [Mismatch] = []
 
-    public init(session: ReplaySession) {
-        self.session = session
-        self.prepared = session.exchanges.map(PreparedResponse.init)
-        var index: [String: [Int]] = [:]
-        for (i, e) in session.exchanges.enumerated() {
-            if case .sqlBatch(let sql) = e.request { index[sql, default: []].append(i) }
-        }
-        self.batchIndex = index
+    /// Serves `session` to every connection.
+    public convenience init(session: ReplaySession, options: Options = Options()) {
+        self.init(recording: ReplayRecording(session), options: options)
+    }
+
+    /// Serves connection *n* from section *n* of `recording` (cycling through its sections).
+    public init(recording: ReplayRecording, options: Options = Options()) {
+        let recording = recording.sections.isEmpty ? ReplayRecording(ReplaySession(name: "empty")) : recording
+        self.recording = recording
+        self.session = recording.sections[0]
+        self.options = options
+        self.sections = recording.sections.map(PreparedSection.init)
+        self.replayCounts = recording.sections.map { Array(repeating: 0, count: $0.exchanges.count) }
     }
 
     deinit { stop() }
@@ -156,9 +185,13 @@ public final class ReplayServer: @unchecked Sendable {
             // No MSG_NOSIGNAL on Darwin: a client gone mid-send must not raise SIGPIPE.
             setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
             #endif
+            let number: Int = lock.withLock {
+                accepted += 1
+                return accepted
+            }
             group.enter()
             Thread.detachNewThread { [self] in
-                let connection = ReplayConnection(fd: client, server: self)
+                let connection = ReplayConnection(fd: client, server: self, number: number)
                 let log = connection.run()
                 lock.withLock {
                     _connections.append(log)
@@ -170,8 +203,27 @@ public final class ReplayServer: @unchecked Sendable {
         }
     }
 
-    fileprivate func recordUnmatched(_ r: ReplaySession.Request) {
+    func recordUnmatched(_ r: ReplaySession.Request) {
         lock.withLock { _unmatched.append(r) }
+    }
+}
+
+/// One section of the recording, prepared for sending.
+struct PreparedSection: Sendable {
+    var session: ReplaySession
+    /// Each exchange's response bytes flattened once, with its segment ends (token boundaries).
+    var prepared: [PreparedResponse]
+    /// Exchange indices by exact SQL text, in session order.
+    var batchIndex: [String: [Int]]
+
+    init(_ session: ReplaySession) {
+        self.session = session
+        self.prepared = session.exchanges.map(PreparedResponse.init)
+        var index: [String: [Int]] = [:]
+        for (i, e) in session.exchanges.enumerated() {
+            if case .sqlBatch(let sql) = e.request { index[sql, default: []].append(i) }
+        }
+        self.batchIndex = index
     }
 }
 
@@ -208,10 +260,11 @@ struct PreparedResponse: Sendable {
 }
 
 /// One served connection (blocking I/O on its own thread).
-private final class ReplayConnection {
+final class ReplayConnection {
     let fd: Int32
     let server: ReplayServer
-    var session: ReplaySession { server.session }
+    let section: Int
+    var session: ReplaySession { server.sections[section].session }
     var log = ReplayServer.ConnectionLog()
     /// What the client sent, cut into messages by the one TDS framer.
     var inbox = PacketAssembler(maximumPacketSize: Int(UInt16.max))
@@ -219,12 +272,19 @@ private final class ReplayConnection {
     var version: TDSVersion = .v7_4
     var packetSize = 4096
     var packetID: UInt8 = 1
-    var cursors: [Int: Int] = [:]   // exchange group key (first index) -> uses so far
+    var matcher: ReplayMatcher
+    /// TLS inside PRELOGIN (ReplayServer+TLS.swift).
+    var tls = ReplayTLSState()
     var closed = false
 
-    init(fd: Int32, server: ReplayServer) {
+    /// `number`: the connection's place in accept order (1-based); it is served from section
+    /// `(number - 1) % sections`.
+    init(fd: Int32, server: ReplayServer, number: Int) {
         self.fd = fd
         self.server = server
+        self.section = (number - 1) % server.sections.count
+        self.matcher = ReplayMatcher(section: section, connection: number)
+        self.log.section = section
     }
 
     func run() -> ReplayServer.ConnectionLog {
@@ -245,7 +305,7 @@ private final class ReplayConnection {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { inbox.append(buffer[0..<n]); return true }
+            if n > 0 { return receivedFromWire(buffer[0..<n]) }   // TLS: ReplayServer+TLS.swift
             if n < 0, errno == EINTR { continue }
             return false
         }
@@ -282,7 +342,8 @@ private final class ReplayConnection {
 
     // MARK: Sending
 
-    func sendAll(_ bytes: [UInt8]) -> Bool {
+    func sendAll(_ plaintext: [UInt8]) -> Bool {
+        guard let bytes = wireBytes(plaintext) else { closed = true; return false }   // TLS: ReplayServer+TLS.swift
         var sent = 0
         while sent < bytes.count {
             let n = bytes.withUnsafeBytes { raw -> Int in
@@ -363,7 +424,7 @@ private final class ReplayConnection {
                 // Finish the segment in progress so the stream stays on a token boundary.
                 let boundary = max(response.boundary(atOrAfter: i), i)
                 var rest = Array(bytes[i..<min(boundary, bytes.count)])
-                rest += ServerTokens.done(status: .attention, version: version)
+                rest += attentionAcknowledgement()
                 sendMessage(rest)
                 return
             }
@@ -400,8 +461,7 @@ private final class ReplayConnection {
     func handle(type: UInt8, payload: [UInt8]) {
         switch type {
         case PacketType.prelogin.rawValue:
-            log.clientEncryption = RequestDecoding.preloginEncryption(payload)
-            sendMessage(Self.preloginResponse())
+            handlePrelogin(payload)   // ReplayServer+TLS.swift
         case PacketType.login7.rawValue:
             handleLogin(payload)
         case PacketType.sqlBatch.rawValue:
@@ -413,10 +473,13 @@ private final class ReplayConnection {
             } else {
                 respond(to: .rpc(procedure: "?", parameters: []))
             }
+        case PacketType.transactionManager.rawValue:
+            respond(to: RequestDecoding.transactionManagerRequest(payload, version: version)
+                    ?? .transactionManager(type: "?", parameters: []))
         case PacketType.attention.rawValue:
             log.attentions += 1
             if session.attention == .acknowledge {
-                sendMessage(ServerTokens.done(status: .attention, version: version))
+                sendMessage(attentionAcknowledgement())
             }
         default:
             sendMessage(ServerTokens.done(version: version))
@@ -424,6 +487,7 @@ private final class ReplayConnection {
     }
 
     func handleLogin(_ payload: [UInt8]) {
+        endLoginOnlyTLS()   // ReplayServer+TLS.swift: after an ENCRYPT_OFF login, plaintext
         let login = RequestDecoding.login7Summary(payload)
         let clientVersion = login?.version ?? .v7_4
         log.clientVersion = clientVersion
@@ -437,6 +501,7 @@ private final class ReplayConnection {
         let response: [UInt8]
         if let recorded = session.loginResponse {
             response = recorded.responseBytes
+            if let i = session.exchanges.firstIndex(where: { $0.request == .login7 }) { server.noteReplayed(section: section, index: i) }
         } else {
             response = ServerTokens.loginResponse(clientVersion: acked, packetSize: size,
                                                   utf8: session.utf8Support && log.utf8Requested).flatMap(\.bytes)
@@ -448,30 +513,18 @@ private final class ReplayConnection {
 
     func respond(to request: ReplaySession.Request) {
         log.requests.append(request)
-        var matches: [Int] = []
-        if case .sqlBatch(let sql) = request, let exact = server.batchIndex[sql] {
-            matches = exact
-        } else {
-            for (i, e) in session.exchanges.enumerated() where RequestDecoding.matches(recorded: e.request, received: request) {
-                matches.append(i)
-            }
-        }
-        guard let first = matches.first else {
+        switch matcher.match(request, server: server) {
+        case .exchange(let s, let i):
+            server.noteReplayed(section: s, index: i)
+            sendResponse(server.sections[s].prepared[i])
+        case .unmatched:
             server.recordUnmatched(request)
             sendMessage(ServerTokens.done(version: version))
-            return
+        case .unexpected(let mismatch):
+            server.recordMismatch(mismatch)
+            sendMessage(ServerTokens.message(token: 0xAA, number: 50_000, state: 1, severity: 16,
+                                             text: String(mismatch.description.prefix(4000)), version: version)
+                        + ServerTokens.done(status: .error, version: version))
         }
-        let used = cursors[first, default: 0]
-        cursors[first] = used + 1
-        sendResponse(server.prepared[matches[min(used, matches.count - 1)]])
-    }
-
-    // MARK: PRELOGIN
-
-    /// A PRELOGIN response ([MS-TDS] 2.2.6.5): VERSION 16.0, ENCRYPTION = ENCRYPT_NOT_SUP (the
-    /// session stays plaintext), INSTOPT 0, MARS off.
-    static func preloginResponse() -> [UInt8] {
-        Prelogin(version: .init(major: 16, minor: 0, build: 0x1000), encryption: .notSupported,
-                 instanceOption: [0], mars: 0).encode()
     }
 }

@@ -37,9 +37,11 @@ import TDS
 /// ...
 /// ```
 ///
-/// Request text lines start with `| `. RPC parameter lines are `@name = ` followed by the
-/// parameter's canonical text as a JSON string, or `null` (a number-like value may be written
-/// bare). Response lines are `#` comments, which the writer keeps next to the bytes they
+/// Requests are `>>> SQL_BATCH`, `>>> RPC name`, `>>> TRANSACTION_MANAGER TM_…` (see
+/// ``Request``), `>>> LOGIN7` (the recorded login response) and `>>> ATTENTION` (the recorded
+/// acknowledgement). Request text lines start with `| `. RPC parameter lines are `@name = `
+/// followed by the parameter's canonical text as a JSON string, or `null` (a number-like value
+/// may be written bare), or `*` for a parameter that matches any value. Response lines are `#` comments, which the writer keeps next to the bytes they
 /// describe, and hexadecimal bytes separated by spaces. Options after `<<<` are fault hooks:
 /// `stall-after=N` (send N bytes of the response, then nothing more) and `close-after=N` (send N
 /// bytes, then close the connection); N counts response bytes, not packet headers.
@@ -54,23 +56,48 @@ public struct ReplaySession: Hashable, Sendable {
         case rpc(procedure: String, parameters: [Parameter])
         /// LOGIN7: the response is the login response (LOGINACK, ENVCHANGEs, DONE).
         case login7
+        /// A TRANSACTION_MANAGER request ([MS-TDS] 2.2.6.9), by its request type name
+        /// (`TM_BEGIN_XACT`, `TM_COMMIT_XACT`, …) and its fields as parameters (`isolation`,
+        /// `name`, `begin`, `new-isolation`, `new-name`, `cookie`), matched like an RPC's.
+        case transactionManager(type: String, parameters: [Parameter])
+        /// ATTENTION: the response is the server's acknowledgement (DONE with DONE_ATTN).
+        case attention
 
         public var description: String {
             switch self {
             case .sqlBatch(let sql): return "SQL_BATCH \(sql)"
             case .rpc(let name, let params):
-                return "RPC \(name)(" + params.map { "\($0.name)=\($0.value ?? "NULL")" }.joined(separator: ", ") + ")"
+                return "RPC \(name)(" + params.map(\.description).joined(separator: ", ") + ")"
             case .login7: return "LOGIN7"
+            case .transactionManager(let type, let params):
+                return "TRANSACTION_MANAGER \(type)(" + params.map(\.description).joined(separator: ", ") + ")"
+            case .attention: return "ATTENTION"
             }
+        }
+
+        /// The request as the session file writes it (`>>> ` line and `| ` lines), for diffs.
+        public var text: String {
+            var out = ""
+            ReplaySession.writeRequest(self, into: &out)
+            return out
         }
     }
 
     /// An RPC parameter as matched by the replay server: its name (may be empty) and the
     /// canonical text of its value (nil = NULL).
-    public struct Parameter: Hashable, Sendable {
+    public struct Parameter: Hashable, Sendable, CustomStringConvertible {
         public var name: String
         public var value: String?
-        public init(name: String, value: String?) { self.name = name; self.value = value }
+        /// A recorded parameter that matches any value (written `@name = *`).
+        public var matchesAnyValue: Bool
+        public init(name: String, value: String?) { self.name = name; self.value = value; self.matchesAnyValue = false }
+        /// A parameter that matches whatever value the client sends.
+        public static func any(name: String) -> Parameter {
+            var p = Parameter(name: name, value: nil)
+            p.matchesAnyValue = true
+            return p
+        }
+        public var description: String { "\(name)=" + (matchesAnyValue ? "*" : value ?? "NULL") }
     }
 
     /// A run of response bytes with the comment that describes them (usually one token).
@@ -198,6 +225,9 @@ public struct ReplaySession: Hashable, Sendable {
                 if !sawExchange { headerComments += pendingComments; pendingComments = [] }
                 index += 1; continue
             }
+            if trimmed.hasPrefix("===") {
+                throw fail("a '=== connection' line starts a section of a recording of several connections: read the file with ReplayRecording")
+            }
             guard trimmed.hasPrefix(">>>") else { throw fail("expected '>>> REQUEST', '@setting' or '#'") }
             sawExchange = true
             if !headerComments.isEmpty, comment == nil { comment = headerComments.joined(separator: "\n") }
@@ -216,18 +246,22 @@ public struct ReplaySession: Hashable, Sendable {
                 request = .sqlBatch(body.joined(separator: "\n"))
             } else if head == "LOGIN7" {
                 request = .login7
-            } else if head.hasPrefix("RPC") {
-                let proc = head.dropFirst(3).trimmingCharacters(in: .whitespaces)
-                guard !proc.isEmpty else { throw fail("RPC needs a procedure name") }
+            } else if head == "ATTENTION" {
+                request = .attention
+            } else if head.hasPrefix("RPC") || head.hasPrefix("TRANSACTION_MANAGER") {
+                let isRPC = head.hasPrefix("RPC")
+                let name = head.dropFirst(isRPC ? 3 : 19).trimmingCharacters(in: .whitespaces)
+                guard !name.isEmpty else { throw fail(isRPC ? "RPC needs a procedure name" : "TRANSACTION_MANAGER needs a request type") }
                 var params: [Parameter] = []
                 for p in body {
                     guard let eq = p.range(of: " = ") else { throw ParseError(line: index, message: "parameter line needs ' = '") }
                     let pname = String(p[..<eq.lowerBound])
                     let raw = String(p[eq.upperBound...])
+                    if raw.trimmingCharacters(in: .whitespaces) == "*" { params.append(.any(name: pname)); continue }
                     guard let value = Self.parseValue(raw) else { throw ParseError(line: index, message: "bad parameter value \(raw)") }
                     params.append(Parameter(name: pname, value: value))
                 }
-                request = .rpc(procedure: proc, parameters: params)
+                request = isRPC ? .rpc(procedure: name, parameters: params) : .transactionManager(type: name, parameters: params)
             } else {
                 throw ParseError(line: index, message: "unknown request \(head)")
             }
@@ -299,10 +333,13 @@ public struct ReplaySession: Hashable, Sendable {
     // MARK: - Writing
 
     /// The text form of the session (parses back to an equal session).
-    public var text: String {
+    public var text: String { text(includingName: true) }
+
+    /// The text form; without the `@name` line inside a recording's `=== name` section.
+    func text(includingName: Bool) -> String {
         var out = ""
         if let comment { for l in comment.components(separatedBy: "\n") { out += "# \(l)".trimmingTrailingSpace + "\n" } }
-        out += "@name \(name)\n"
+        if includingName { out += "@name \(name)\n" }
         if let version { out += "@version \(Self.versionText(version))\n" }
         if let packetSize { out += "@packet-size \(packetSize)\n" }
         if attention != .acknowledge { out += "@attention \(attention.rawValue)\n" }
@@ -310,16 +347,7 @@ public struct ReplaySession: Hashable, Sendable {
         for exchange in exchanges {
             out += "\n"
             if let c = exchange.comment { for l in c.components(separatedBy: "\n") { out += "# \(l)".trimmingTrailingSpace + "\n" } }
-            switch exchange.request {
-            case .sqlBatch(let sql):
-                out += ">>> SQL_BATCH\n"
-                for l in sql.components(separatedBy: "\n") { out += "| \(l)\n" }
-            case .login7:
-                out += ">>> LOGIN7\n"
-            case .rpc(let proc, let params):
-                out += ">>> RPC \(proc)\n"
-                for p in params { out += "| \(p.name) = \(p.value.map(JSONText.quote) ?? "null")\n" }
-            }
+            Self.writeRequest(exchange.request, into: &out)
             out += "<<<"
             if let n = exchange.faults.stallAfter { out += " stall-after=\(n)" }
             if let n = exchange.faults.closeAfter { out += " close-after=\(n)" }
@@ -335,6 +363,27 @@ public struct ReplaySession: Hashable, Sendable {
             }
         }
         return out
+    }
+
+    static func writeRequest(_ request: Request, into out: inout String) {
+        func parameters(_ params: [Parameter]) {
+            for p in params { out += "| \(p.name) = " + (p.matchesAnyValue ? "*" : p.value.map(JSONText.quote) ?? "null") + "\n" }
+        }
+        switch request {
+        case .sqlBatch(let sql):
+            out += ">>> SQL_BATCH\n"
+            for l in sql.components(separatedBy: "\n") { out += "| \(l)\n" }
+        case .login7:
+            out += ">>> LOGIN7\n"
+        case .rpc(let proc, let params):
+            out += ">>> RPC \(proc)\n"
+            parameters(params)
+        case .transactionManager(let type, let params):
+            out += ">>> TRANSACTION_MANAGER \(type)\n"
+            parameters(params)
+        case .attention:
+            out += ">>> ATTENTION\n"
+        }
     }
 
     /// Writes the text form to `url` (UTF-8).

@@ -42,29 +42,32 @@ enum RequestDecoding {
         return .rpc(procedure: name, parameters: params)
     }
 
-    /// True when a received request is answered by a recorded one: SQL text equal (or equal
-    /// after trimming whitespace and normalising line ends); procedure names equal ignoring case
-    /// and, when the recording lists parameters, the same values in the same order (names are
-    /// compared only when both sides have one).
-    static func matches(recorded: ReplaySession.Request, received: ReplaySession.Request) -> Bool {
-        switch (recorded, received) {
-        case (.sqlBatch(let a), .sqlBatch(let b)):
-            return a == b || normalize(a) == normalize(b)
-        case (.rpc(let a, let pa), .rpc(let b, let pb)):
-            guard a.caseInsensitiveCompare(b) == .orderedSame else { return false }
-            if pa.isEmpty { return true }
-            guard pa.count == pb.count else { return false }
-            for (x, y) in zip(pa, pb) {
-                if x.value != y.value { return false }
-                if !x.name.isEmpty, !y.name.isEmpty, x.name.caseInsensitiveCompare(y.name) != .orderedSame { return false }
-            }
-            return true
-        case (.login7, .login7): return true
-        default: return false
+    /// [MS-TDS] 2.2.6.9 Transaction Manager Request: the request type by its name (`TM_BEGIN_XACT`, …)
+    /// and its fields as parameters (`isolation`, `name`, `begin`, `new-isolation`, `new-name`, `cookie`).
+    static func transactionManagerRequest(_ payload: [UInt8], version: TDSVersion) -> ReplaySession.Request? {
+        guard let tm = try? TransactionManagerRequest.decode(from: payload, version: version) else { return nil }
+        typealias P = ReplaySession.Parameter
+        func then(_ next: TransactionManagerRequest.NewTransaction?) -> [P] {
+            guard let next else { return [P(name: "begin", value: "0")] }
+            return [P(name: "begin", value: "1"), P(name: "new-isolation", value: String(next.isolationLevel.rawValue)),
+                    P(name: "new-name", value: next.name)]
         }
-    }
-
-    static func normalize(_ s: String) -> String {
-        s.replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        switch tm.request {
+        case .getDTCAddress: return .transactionManager(type: "TM_GET_DTC_ADDRESS", parameters: [])
+        case .propagate(let cookie):
+            return .transactionManager(type: "TM_PROPAGATE_XACT", parameters: [P(name: "cookie", value: SQLValue.hexText(cookie))])
+        case .begin(let isolation, let name):
+            return .transactionManager(type: "TM_BEGIN_XACT", parameters: [P(name: "isolation", value: String(isolation.rawValue)),
+                                                                          P(name: "name", value: name)])
+        case .promote: return .transactionManager(type: "TM_PROMOTE_XACT", parameters: [])
+        case .commit(let name, let next):
+            return .transactionManager(type: "TM_COMMIT_XACT", parameters: [P(name: "name", value: name)] + then(next))
+        case .rollback(let name, let next):
+            return .transactionManager(type: "TM_ROLLBACK_XACT", parameters: [P(name: "name", value: name)] + then(next))
+        case .save(let name): return .transactionManager(type: "TM_SAVE_XACT", parameters: [P(name: "name", value: name)])
+        case .unknown(let type, let rest):
+            return .transactionManager(type: "TM_0x" + String(type, radix: 16, uppercase: true),
+                                       parameters: [P(name: "payload", value: SQLValue.hexText(rest))])
+        }
     }
 }

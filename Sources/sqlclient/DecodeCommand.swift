@@ -9,10 +9,11 @@ import TDSCapture
 /// decoded, 1 on any decoding error (each error is printed on stderr naming the message, token
 /// and byte offset), 2 for bad usage or an unreadable file.
 func runDecodeCommand(_ arguments: [String]) -> Int32 {
-    let usage = "usage: sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json]"
+    let usage = "usage: sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json] [--to-session FILE.tdssession]"
     var path: String?
     var options = DecodeOptions()
     var json = false
+    var toSession: String?   // DecodeToSession.swift
     var i = 0
     func fail(_ message: String) -> Int32 {
         writeStderr("sqlclient decode: \(message)\n\(usage)\n")
@@ -40,6 +41,9 @@ func runDecodeCommand(_ arguments: [String]) -> Int32 {
         case "--format":
             guard let v = value(), v == "text" || v == "json" else { return fail("--format must be text or json") }
             json = v == "json"
+        case "--to-session":
+            guard let v = value(), !v.isEmpty else { return fail("--to-session needs a FILE.tdssession") }
+            toSession = v
         case "-h", "--help":
             print(usage)
             return 0
@@ -58,6 +62,7 @@ func runDecodeCommand(_ arguments: [String]) -> Int32 {
         writeStderr("sqlclient decode: cannot read \(path): \(error.localizedDescription)\n")
         return 2
     }
+    if let toSession { return writeCaptureSessions([UInt8](data), fileName: path, options: options, to: toSession) }
     let report = CaptureDecoder.decode(bytes: [UInt8](data), fileName: path, options: options)
     var out = ""
     if json {

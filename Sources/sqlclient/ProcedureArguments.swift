@@ -80,8 +80,9 @@ enum ProcedureArguments {
         case "float": guard let v = Double(text) else { throw bad() }; return .float(v)
         case "real": guard let v = Float(text) else { throw bad() }; return .real(v)
         case "money", "smallmoney":
-            guard let d = SQLDecimal(text), let r = d.rescaled(to: 4), let units = Int64(exactly: Int128(r.magnitude)) else { throw bad() }
-            let m = SQLMoney(units: r.isNegative ? -units : units)
+            guard let d = SQLDecimal(text), let r = d.rescaled(to: 4),
+                  let units = Int64(exactly: r.isNegative ? -Int128(r.magnitude) : Int128(r.magnitude)) else { throw bad() }
+            let m = SQLMoney(units: units)
             return name == "money" ? .money(m) : .smallMoney(m)
         case "uniqueidentifier": guard let u = UUID(uuidString: text) else { throw bad() }; return .uniqueIdentifier(u)
         case "date": guard let d = date(text) else { throw bad() }; return .date(d)

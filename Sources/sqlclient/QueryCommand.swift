@@ -1,10 +1,15 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import SQLClient
+import TDS
 
-/// `sqlclient -S server -U user [-P password] [-d database] [-Q sql | -i file] [--format table|csv|json] …`:
-/// runs batches against a server and prints their results. Returns the process exit status:
-/// 0 success, 1 when the server reported an error, 2 for a usage error, 3 when the connection
-/// or the login failed.
+/// `sqlclient -S server -U user [-P password] [-d database] [-Q sql | -q sql | -i file…] …`: runs
+/// batches against a server the way sqlcmd does and prints their results as they arrive.
+/// Returns the process exit status (see ``QueryCommand/usage``).
 func runQueryCommand(_ arguments: [String]) -> Int32 {
     let outcome = ExitBox()
     let done = DispatchSemaphore(value: 0)
@@ -23,118 +28,61 @@ final class ExitBox: @unchecked Sendable {
     var value: Int32 { lock.withLock { status } }
 }
 
-enum OutputFormat: String {
-    case table, csv, json
-}
-
-struct QueryOptions {
-    var server: String?
-    var connectionString: String?
-    var user: String?
-    var password: String?
-    var database = ""
-    var query: String?
-    var inputFile: String?
-    var format = OutputFormat.table
-    var encryption = SQLEncryption.on
-    var trustServerCertificate = false
-    var caFile: String?
-    var hostNameInCertificate: String?
-    var tdsVersion: TDSVersion?
-    var loginTimeout: Int?
-    var textSize: Int?
-    var packetSize: Int?
-    var applicationName: String?
-}
-
 enum QueryCommand {
     static let usage = """
-    usage: sqlclient -S server -U user [-P password] [-d database] [-Q sql | -i file]
-                     [--format table|csv|json] [--encrypt on|required|off|notsupported]
-                     [--trust-server-certificate | -C] [--ca-file PEM] [--host-name-in-certificate NAME]
-                     [--tds-version 7.1|7.2|7.3|7.4] [-l login-timeout-seconds] [--text-size N]
-                     [--packet-size N] [--app-name NAME]
-           sqlclient --connection-string "Server=…;User ID=…;Password=…" [-Q sql | -i file] [--format …]
-           sqlclient … --exec PROCEDURE [--param @name[:type]=value]… [--output @name:type]… [--inout …] [--default @name]
+    usage: sqlclient -S server -U user [-P password] [-d database] [-Q sql | -q sql | -i file…] [options]
+           sqlclient --connection-string "Server=…;User ID=…;Password=…" [-Q sql | -i file…] [options]
+           sqlclient … --exec PROCEDURE [--param @name[:type]=value]… [--output @name:type]…
+                     [--inout @name[:type]=value]… [--default @name]…
            sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json]
            sqlclient replay SESSION.tdssession [--host H] [--port P]   (serve a recorded session until stdin closes)
 
-      server: host, host,port, host:port, host\\instance, host\\instance:port, [IPv6]:port
-      The password may come from SQLCMDPASSWORD; the TDS version from TDSVER.
-      Without -Q or -i, batches are read from standard input, separated by lines reading GO;
-      each runs as its GO line arrives. "GO n" runs a batch n times (1 to 2147483647).
-      -i reads UTF-8, or UTF-16 with a byte order mark.
-      Server messages go to standard error as "Msg N, Level L, State S, Line X" and the text.
-      Exit status: 0 success, 1 a server error, 2 a usage error, 3 a connection or login failure.
+    Connection
+      -S server             host, host,port, host:port, host\\instance[,port|:port], [IPv6]:port
+      -U user  -P password  (-Ppassword works too; else SQLCMDPASSWORD; else asked for on a terminal)
+      -d database           -l seconds (login timeout, 0: none)  -a packet-size  -H workstation
+      -N [mode]             on (also true, mandatory; the default), required (strict), off (optional),
+                            notsupported (disable); --encrypt mode is the same
+      -C                    trust the server certificate without verifying it (--trust-server-certificate)
+      --ca-file PEM  -F name (--host-name-in-certificate)  --tds-version 7.1|7.2|7.3|7.4 (or TDSVER)
+      --text-size N  --app-name NAME
+    Input
+      -Q sql                run the batches of sql, then exit      -q sql  run them, then read stdin
+      -i file…              run script files (UTF-8, or UTF-16 with a byte order mark)
+      (none)                read standard input; on a terminal with a "1>" prompt
+      -t seconds            query timeout of every batch, 0: none (--query-timeout)
+      -v name=value…        scripting variables for $(name); -x leaves $(name) as written
+      -b                    stop at the first error, exit status 1 (as ":on error exit")
+      -e                    print each batch before running it
+    Script lines (case-insensitive, outside strings and comments; a trailing -- comment is allowed)
+      GO [n]                run the batch (n times, 1 to 2147483647)
+      :setvar name [value]  :r file   :on error exit|ignore   :reset   :listvar
+      exit | exit() | exit(query)   quit     (exit(query): the status is its first column)
+    Output
+      --format table|csv|json|jsonl   table: sqlcmd's columns, sized from the declared types
+                            csv: RFC 4180; json: JSON Lines, one object per result set, rows
+                            streamed into it; jsonl: one object per row, keyed by column name
+      -h rows               print headers every N rows; -1: none (table and csv)
+      -s sep                column separator (table: " ", csv: ",")
+      -W                    no padding or truncation, trailing spaces removed
+      -w width              wrap table lines at width (9–65535)
+      --null text           NULL in table and csv output (default NULL)
+      -o file               results to file (messages stay on standard error)
+      -m level              hide messages below this severity (-1, 0: show all)
+    -? --help               this text            --version  the version
+
+    Server messages go to standard error as "Msg N, Level L, State S, Line X" and the text;
+    PRINT text alone.
+    Exit status: 0 success; 1 an error was reported (server error, query timeout, script error)
+    unless ":on error ignore"; 2 a usage error; 3 the connection or login failed (or was lost);
+    exit(query): the query's first column.
     """
 
-    static func fail(_ text: String) -> Int32 {
-        FileHandle.standardError.write(Data(("sqlclient: " + text + "\n").utf8))
+    /// A usage error: the message, then where to find the options.
+    static func fail(_ text: String, hint: Bool = true) -> Int32 {
+        let tail = hint ? "\nsqlclient: run \"sqlclient --help\" for the options" : ""
+        FileHandle.standardError.write(Data(("sqlclient: " + text + tail + "\n").utf8))
         return 2
-    }
-
-    static func parse(_ arguments: [String]) throws -> QueryOptions {
-        var options = QueryOptions()
-        var i = 0
-        func value(_ flag: String) throws -> String {
-            i += 1
-            guard i < arguments.count else { throw UsageError("\(flag) needs a value") }
-            return arguments[i]
-        }
-        while i < arguments.count {
-            let arg = arguments[i]
-            switch arg {
-            case "-S", "--server": options.server = try value(arg)
-            case "-U", "--user": options.user = try value(arg)
-            case "-P", "--password": options.password = try value(arg)
-            case "-d", "--database": options.database = try value(arg)
-            case "-Q", "-q", "--query": options.query = try value(arg)
-            case "-i", "--input": options.inputFile = try value(arg)
-            case "--connection-string": options.connectionString = try value(arg)
-            case "--format", "-f":
-                let v = try value(arg)
-                guard let f = OutputFormat(rawValue: v.lowercased()) else { throw UsageError("unknown format \"\(v)\"") }
-                options.format = f
-            case "--encrypt", "-N":
-                let v = try value(arg).lowercased()
-                switch v {
-                case "on", "true", "yes", "mandatory", "m": options.encryption = .on
-                case "required", "require": options.encryption = .required
-                case "off", "false", "no", "optional", "o": options.encryption = .off
-                case "notsupported", "not-supported", "none": options.encryption = .notSupported
-                default: throw UsageError("unknown --encrypt value \"\(v)\" (on, required, off, notsupported)")
-                }
-            case "--trust-server-certificate", "-C": options.trustServerCertificate = true
-            case "--ca-file": options.caFile = try value(arg)
-            case "--host-name-in-certificate": options.hostNameInCertificate = try value(arg)
-            case "--tds-version":
-                let v = try value(arg)
-                guard let version = TDSVersion(string: v), version >= .v7_1 else {
-                    throw UsageError("unsupported TDS version \"\(v)\" (7.1, 7.2, 7.3, 7.4)")
-                }
-                options.tdsVersion = version
-            case "-l", "--login-timeout":
-                let v = try value(arg)
-                guard let s = Int(v), s >= 0 else { throw UsageError("invalid login timeout \"\(v)\"") }
-                options.loginTimeout = s
-            case "--text-size":
-                let v = try value(arg)
-                guard let s = Int(v), s >= -1 else { throw UsageError("invalid text size \"\(v)\"") }
-                options.textSize = s
-            case "--packet-size", "-a":
-                let v = try value(arg)
-                guard let s = Int(v), (512...32767).contains(s) else { throw UsageError("invalid packet size \"\(v)\"") }
-                options.packetSize = s
-            case "--app-name":
-                options.applicationName = try value(arg)
-            case "-h", "--help", "-?":
-                throw UsageError("")
-            default:
-                throw UsageError("unknown argument \"\(arg)\"")
-            }
-            i += 1
-        }
-        return options
     }
 
     static func configuration(_ options: QueryOptions, environment: [String: String]) throws -> SQLConnectionConfiguration {
@@ -148,8 +96,16 @@ enum QueryCommand {
         } else {
             guard let server = options.server else { throw UsageError("-S server is required") }
             guard let user = options.user else { throw UsageError("-U user is required") }
-            guard let password = options.password ?? environment["SQLCMDPASSWORD"] else {
-                throw UsageError("no password: give -P or set SQLCMDPASSWORD")
+            let password: String
+            if let given = options.password ?? environment["SQLCMDPASSWORD"] {
+                password = given
+            } else if Terminal.isTerminal(STDIN_FILENO) {
+                guard let typed = Terminal.readHiddenLine(prompt: "Password: ") else {
+                    throw UsageError("no password was typed")
+                }
+                password = typed
+            } else {
+                throw UsageError("no password: give -P, set SQLCMDPASSWORD, or run on a terminal to be asked")
             }
             config = SQLConnectionConfiguration(address: try SQLServerAddress(parsing: server), user: user,
                                                 password: password, database: options.database,
@@ -162,103 +118,107 @@ enum QueryCommand {
             }
         }
         if !options.database.isEmpty { config.database = options.database }
-        if options.connectionString == nil || options.encryption != .on { config.encryption = options.encryption }
+        if options.connectionString == nil || options.encryptionGiven { config.encryption = options.encryption }
         if options.trustServerCertificate { config.tls.trustServerCertificate = true }
         if let ca = options.caFile { config.tls.caFile = ca }
         if let name = options.hostNameInCertificate { config.tls.hostNameInCertificate = name }
         if let v = options.tdsVersion { config.tdsVersion = v }
-        if let t = options.loginTimeout { config.connectTimeout = .seconds(t == 0 ? 86_400 : t) }
+        if let t = options.loginTimeout { config.connectTimeout = .seconds(t == 0 ? 86_400 * 365 : t) }
+        if let t = options.queryTimeout { config.queryTimeout = t == 0 ? nil : .seconds(t) }
         if let t = options.textSize { config.textSize = t }
         if let p = options.packetSize { config.packetSize = p }
+        if let w = options.workstation { config.workstationID = w }
         config.applicationName = options.applicationName ?? "sqlclient"
         return config
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
-        if let status = await ProcedureCommand.runIfRequested(arguments) { return status }   // --exec PROCEDURE
         let options: QueryOptions
+        do {
+            options = try QueryArguments.parse(arguments)
+        } catch {
+            return fail(error.message)
+        }
+        if options.help {
+            FileHandle.standardOutput.write(Data((usage + "\n").utf8))
+            return 0
+        }
+        if options.version {
+            FileHandle.standardOutput.write(Data("sqlclient \(sqlclientVersion) (SQLClient: TDS 7.1–7.4 in Swift)\n".utf8))
+            return 0
+        }
+
+        // -Q, -q and -i are read and checked (GO counts) before connecting: a bad file or count
+        // is a usage error, and nothing has run.
+        var sources: [ScriptInput.Source] = []
+        do {
+            if let q = options.query ?? options.initialQuery {
+                sources.append(.lines(ScriptText.lines(q), name: "-Q"))
+            }
+            for file in options.inputFiles {
+                sources.append(.lines(ScriptText.lines(try ScriptText.read(file)), name: file))
+            }
+            for case .lines(let lines, _) in sources { try ScriptRunner.check(lines) }
+        } catch {
+            return fail(error.message, hint: false)
+        }
+        let readsStandardInput = options.procedure == nil && options.query == nil && options.inputFiles.isEmpty
+        if readsStandardInput { sources.append(.standardInput) }
+
+        let environment = ProcessInfo.processInfo.environment
         let config: SQLConnectionConfiguration
         do {
-            options = try parse(arguments)
-            config = try configuration(options, environment: ProcessInfo.processInfo.environment)
+            config = try configuration(options, environment: environment)
         } catch let error as UsageError {
-            if !error.message.isEmpty { _ = fail(error.message) }
-            FileHandle.standardError.write(Data((usage + "\n").utf8))
-            return 2
+            return fail(error.message)
         } catch let error as SQLClientError {
             return fail(error.message)
         } catch {
             return fail("\(error)")
         }
 
-        // -Q and -i are read and split before connecting (a bad file or GO count is a usage
-        // error); standard input is read line by line, each batch run as its GO line arrives.
-        var prepared: [Batch]?
-        if options.query != nil || options.inputFile != nil {
-            do {
-                prepared = try readBatches(options)
-            } catch {
-                return fail(error.message)
-            }
+        let sink: OutputSink
+        do {
+            sink = try options.outputFile.map { path throws(UsageError) in try OutputSink.file(path) } ?? OutputSink(fd: STDOUT_FILENO)
+        } catch {
+            return fail(error.message, hint: false)
         }
+        defer { sink.close() }
+        let printer = ResultPrinter(options: PrintOptions(format: options.format, headers: options.headers,
+                                                          separator: options.separator, trimSpaces: options.trimSpaces,
+                                                          screenWidth: options.screenWidth, nullText: options.nullText,
+                                                          errorLevel: options.errorLevel),
+                                    out: sink)
 
         let connection: SQLConnection
         do {
             connection = try await SQLConnection.connect(config)
         } catch let error as SQLClientError {
             printError(error)
+            if error.code == .certificateVerificationFailed {
+                FileHandle.standardError.write(Data(("sqlclient: the server's certificate is not trusted here; give --ca-file "
+                    + "with the CA that signed it, or -C to skip verification (a test server with a self-signed certificate)\n").utf8))
+            }
             return 3
         } catch {
             FileHandle.standardError.write(Data("sqlclient: \(error)\n".utf8))
             return 3
         }
 
-        var status: Int32 = 0
-        let printer = ResultPrinter(format: options.format)
-        /// Runs `batch` `count` times; false when the connection is gone.
-        func run(_ batch: Batch) async -> Bool {
-            guard !batch.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return true }
-            for _ in 0 ..< batch.count {
-                do {
-                    for try await event in connection.events(batch.text) {
-                        printer.handle(event)
-                    }
-                    printer.flush()
-                } catch let error as SQLClientError {
-                    printer.flush()
-                    if error.code != .serverError {
-                        // Server errors were printed as messages; anything else is printed here.
-                        printError(error)
-                    }
-                    status = 1
-                    if !(await connection.isOpen) {
-                        status = error.code == .serverError ? 1 : 3
-                        return false
-                    }
-                } catch {
-                    printer.flush()
-                    FileHandle.standardError.write(Data("sqlclient: \(error)\n".utf8))
-                    status = 1
-                }
-            }
-            return true
-        }
-        if let prepared {
-            for batch in prepared where !(await run(batch)) { break }
+        let status: Int32
+        if let spec = options.procedure {
+            status = await ProcedureCommand.run(spec, on: connection, printer: printer)
         } else {
-            var splitter = BatchSplitter()
-            var open = true
-            for await line in standardInputLines() {
-                let batch: Batch?
-                do {
-                    batch = try splitter.feed(line)
-                } catch {
-                    await connection.close()
-                    return fail(error.message)
-                }
-                if let batch, !(await run(batch)) { open = false; break }
-            }
-            if open, let tail = splitter.finish() { _ = await run(tail) }
+            var variables = ScriptVariables()
+            variables.environment = environment
+            for (name, value) in options.variables { variables.set(name, value) }
+            variables.set("SQLCMDSERVER", options.server ?? config.address.host)
+            variables.set("SQLCMDUSER", config.user)
+            variables.set("SQLCMDDBNAME", config.database)
+            let runner = ScriptRunner(connection: connection, printer: printer, options: options, variables: variables,
+                                      input: ScriptInput(sources),
+                                      prompting: readsStandardInput && Terminal.isTerminal(STDIN_FILENO))
+            status = await runner.run()
         }
         await connection.close()
         return status
@@ -273,139 +233,219 @@ enum QueryCommand {
         }
         FileHandle.standardError.write(Data(text.utf8))
     }
+}
 
-    /// The batches of -Q text or an -i file, split at lines reading `GO` (`GO n` repeats).
-    /// - Throws: ``UsageError`` for an unreadable file or a bad `GO n` count.
-    static func readBatches(_ options: QueryOptions) throws(UsageError) -> [Batch] {
-        let text: String
-        if let q = options.query {
-            text = q
-        } else if let file = options.inputFile {
-            text = try readScript(file)
-        } else {
-            return []
-        }
-        return try splitBatches(text)
+/// Runs a script line by line as sqlcmd does: SQL lines gather into a batch (with `$(name)`
+/// replaced), commands (GO, :setvar, :r, :on error, exit, quit, …) act as they are read.
+final class ScriptRunner {
+    let connection: SQLConnection
+    let printer: ResultPrinter
+    let options: QueryOptions
+    var variables: ScriptVariables
+    let input: ScriptInput
+    let prompting: Bool
+    private var exitOnError: Bool
+    private var ignoreErrors = false
+    private var status: Int32 = 0
+
+    init(connection: SQLConnection, printer: ResultPrinter, options: QueryOptions, variables: ScriptVariables,
+         input: ScriptInput, prompting: Bool) {
+        self.connection = connection
+        self.printer = printer
+        self.options = options
+        self.variables = variables
+        self.input = input
+        self.prompting = prompting
+        exitOnError = options.exitOnError
     }
 
-    /// The text of a script file: UTF-8 (a byte order mark is skipped), or UTF-16 with a byte
-    /// order mark (FF FE little-endian, FE FF big-endian).
-    static func readScript(_ path: String) throws(UsageError) -> String {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw UsageError("cannot read \"\(path)\": no such file")
-        }
-        guard !isDirectory.boolValue else { throw UsageError("cannot read \"\(path)\": it is a directory") }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw UsageError("cannot read \"\(path)\": permission denied or unreadable")
-        }
-        let bytes = [UInt8](data)
-        let text: String?
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            text = String(bytes: bytes.dropFirst(3), encoding: .utf8)
-        } else if bytes.starts(with: [0xFF, 0xFE]) {
-            text = String(bytes: bytes.dropFirst(2), encoding: .utf16LittleEndian)
-        } else if bytes.starts(with: [0xFE, 0xFF]) {
-            text = String(bytes: bytes.dropFirst(2), encoding: .utf16BigEndian)
-        } else {
-            text = String(bytes: bytes, encoding: .utf8)
-        }
-        guard let text else {
-            throw UsageError("cannot read \"\(path)\": not UTF-8 text (UTF-16 needs a byte order mark)")
-        }
-        return text
-    }
+    /// What to do after a batch or command.
+    private enum Flow { case goOn, stop(Int32) }
 
-    /// Splits `text` at lines reading `GO` or `GO n`; any line break (LF, CRLF, CR) ends a line.
-    static func splitBatches(_ text: String) throws(UsageError) -> [Batch] {
-        var splitter = BatchSplitter()
-        var batches: [Batch] = []
-        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
-            if let batch = try splitter.feed(String(line)) { batches.append(batch) }
-        }
-        if let tail = splitter.finish() { batches.append(tail) }
-        return batches
-    }
-
-    /// The lines of standard input as they arrive (without their line breaks; a leading UTF-8
-    /// byte order mark is dropped), read on a thread of their own.
-    static func standardInputLines() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
-        let thread = Thread {
-            var first = true
-            while let line = readLine(strippingNewline: true) {
-                var text = line
-                if first, text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-                first = false
-                // readLine strips "\n" and "\r\n"; a lone trailing "\r" (old Mac files) too.
-                if text.hasSuffix("\r") { text.removeLast() }
-                continuation.yield(text)
+    /// Checks the GO counts of `lines` that need no variable (a usage error before connecting).
+    static func check(_ lines: [String]) throws(UsageError) {
+        var lex = SQLLexState()
+        for line in lines {
+            if lex.isNeutral, let command = ScriptCommand.parse(line) {
+                if case .go(let count) = command, !(count?.contains("$(") ?? false) {
+                    _ = try ScriptCommand.repeatCount(count)
+                }
+                if case .go = command { lex = SQLLexState() }
+                continue
             }
-            continuation.finish()
+            lex.scan(line)
         }
-        thread.start()
-        return stream
     }
-}
 
-/// A batch of SQL text and how many times to run it (`GO n`).
-struct Batch: Equatable {
-    var text: String
-    var count: Int
-}
-
-/// Splits a script into batches at lines reading `GO` or `GO n`, line by line, so that standard
-/// input runs each batch as soon as its `GO` line arrives. A batch to repeat is kept once.
-struct BatchSplitter {
-    /// The largest `GO n` count (sqlcmd's is an int).
-    static let maxRepeat = Int(Int32.max)
-    private var current: [String] = []
-
-    /// Takes one line (without its line break); returns the finished batch when it is a `GO` line.
-    /// - Throws: ``UsageError`` for `GO 0`, a negative count or one above ``maxRepeat``.
-    mutating func feed(_ line: String) throws(UsageError) -> Batch? {
-        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-        guard let first = words.first, first.uppercased() == "GO", words.count <= 2 else {
-            current.append(line)
-            return nil
-        }
-        var count = 1
-        if words.count == 2 {
-            let word = words[1]
-            let digits = word.hasPrefix("-") || word.hasPrefix("+") ? word.dropFirst() : word
-            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-                current.append(line)   // "GO something": not a separator
-                return nil
+    /// Runs the whole script; returns the exit status.
+    func run() async -> Int32 {
+        var batch: [String] = []
+        var lex = SQLLexState()
+        var batchBroken = false
+        while true {
+            if prompting, input.depth == 0 {
+                printer.out.flush()
+                Terminal.write("\(batch.count + 1)> ")
             }
-            guard !word.hasPrefix("-"), let n = Int(digits), n >= 1, n <= Self.maxRepeat else {
-                throw UsageError("invalid batch count \"\(word)\" after GO (1 to \(Self.maxRepeat))")
+            guard let line = await input.next() else { break }
+            if lex.isNeutral, let command = ScriptCommand.parse(line) {
+                let flow: Flow
+                switch command {
+                case .go(let countText):
+                    let text = batch.joined(separator: "\n")
+                    let broken = batchBroken
+                    batch = []
+                    lex = SQLLexState()
+                    batchBroken = false
+                    if broken {
+                        flow = failed()
+                    } else {
+                        do {
+                            let count = try ScriptCommand.repeatCount(try countText.map { text throws in try substitute(text) })
+                            flow = await run(text, count: count)
+                        } catch let error as UsageError {
+                            flow = scriptError(error.message)
+                        } catch let error as ScriptVariables.Undefined {
+                            flow = scriptError(error.description)
+                        } catch {
+                            flow = failed()
+                        }
+                    }
+                case .setvar(let name, let value):
+                    guard ScriptVariables.isValidName(name) else {
+                        flow = scriptError(":setvar: invalid variable name \"\(name)\" (letters, digits, _ or -)")
+                        break
+                    }
+                    if let value { variables.set(name, ScriptVariables.unquote(value)) } else { variables.unset(name) }
+                    flow = .goOn
+                case .read(let file):
+                    do {
+                        try input.include(try substitute(file))
+                        flow = .goOn
+                    } catch let error as UsageError {
+                        flow = scriptError(":r: " + error.message)
+                    } catch let error as ScriptVariables.Undefined {
+                        flow = scriptError(error.description)
+                    } catch {
+                        flow = failed()
+                    }
+                case .onError(let exit):
+                    exitOnError = exit
+                    ignoreErrors = !exit
+                    flow = .goOn
+                case .exit(let query):
+                    guard let query else { return status }   // exit: the batch is not run
+                    var text = batch.joined(separator: "\n")
+                    if !query.isEmpty {
+                        do {
+                            text += "\n" + (try substitute(query))
+                        } catch {
+                            if case .stop(let code) = scriptError(error.description) { return code }
+                            return status
+                        }
+                    }
+                    printer.resetLastValue()
+                    let result = batchBroken ? failed() : await run(text, count: 1)
+                    if case .stop(let code) = result { return code }
+                    if query.isEmpty { return status }
+                    return Self.exitStatus(printer.lastFirstValue) ?? status
+                case .quit:
+                    return status
+                case .reset:
+                    batch = []
+                    lex = SQLLexState()
+                    batchBroken = false
+                    flow = .goOn
+                case .listVariables:
+                    for (name, value) in variables.values.sorted(by: { $0.key < $1.key }) {
+                        printer.out.write("\(name) = \"\(value)\"\n")
+                    }
+                    flow = .goOn
+                case .unknown(let text):
+                    flow = scriptError("unknown command \"\(text.prefix(60))\"")
+                }
+                if case .stop(let code) = flow { return code }
+                continue
             }
-            count = n
+            lex.scan(line)
+            if options.disableVariables {
+                batch.append(line)
+            } else {
+                do {
+                    batch.append(try variables.substitute(line))
+                } catch {
+                    printer.out.flush()
+                    FileHandle.standardError.write(Data("sqlclient: \(error.description)\n".utf8))
+                    batch.append(line)
+                    batchBroken = true
+                }
+            }
         }
-        let text = current.joined(separator: "\n")
-        current = []
-        return Batch(text: text, count: count)
+        if prompting { Terminal.write("\n") }
+        // The text after the last GO runs too (as sqlcmd does for files and piped input).
+        if batchBroken {
+            if case .stop(let code) = failed() { return code }
+        } else if case .stop(let code) = await run(batch.joined(separator: "\n"), count: 1) {
+            return code
+        }
+        return status
     }
 
-    /// The text after the last `GO` line, if any is not blank.
-    mutating func finish() -> Batch? {
-        let text = current.joined(separator: "\n")
-        current = []
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
-        return Batch(text: text, count: 1)
+    private func substitute(_ text: String) throws(ScriptVariables.Undefined) -> String {
+        options.disableVariables ? text : try variables.substitute(text)
     }
-}
 
-struct UsageError: Error {
-    let message: String
-    init(_ message: String) { self.message = message }
-}
+    /// The integer of `exit(query)`'s first column (0 when it is NULL or not a number).
+    static func exitStatus(_ value: SQLValue?) -> Int32? {
+        guard let value else { return nil }
+        guard let n = value.intValue else { return 0 }
+        return Int32(truncatingIfNeeded: n)
+    }
 
-enum ServerMessageFormatter {
-    /// `Msg N, Level L, State S, [Procedure P, ]Line X` then the text; PRINT output (number 0,
-    /// not an error) is the text alone, as sqlcmd prints it.
-    static func format(_ m: SQLServerMessage) -> String {
-        if !m.isError && m.number == 0 { return m.message + "\n" }
-        return m.description + "\n"
+    /// An error counts (status 1) unless `:on error ignore`; with -b or `:on error exit` it stops the script.
+    private func failed() -> Flow {
+        if ignoreErrors { return .goOn }
+        status = 1
+        return exitOnError ? .stop(1) : .goOn
+    }
+
+    private func scriptError(_ message: String) -> Flow {
+        printer.out.flush()
+        FileHandle.standardError.write(Data("sqlclient: \(message)\n".utf8))
+        return failed()
+    }
+
+    /// Runs `text` `count` times, printing as events arrive.
+    private func run(_ text: String, count: Int) async -> Flow {
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return .goOn }
+        if options.echo { printer.out.write(text + "\n") }
+        var flow = Flow.goOn
+        for _ in 0 ..< count {
+            do {
+                for try await event in connection.events(text) {
+                    printer.handle(event)
+                    if printer.out.failed { break }   // standard output was closed (… | head)
+                }
+                printer.flush()
+                if printer.out.failed { return .stop(status) }
+            } catch let error as SQLClientError {
+                printer.flush()
+                if error.code != .serverError {
+                    // Server errors were printed as messages; anything else is printed here.
+                    QueryCommand.printError(error)
+                }
+                if !(await connection.isOpen) {
+                    return .stop(error.code == .serverError ? 1 : 3)
+                }
+                flow = failed()
+                if case .stop = flow { return flow }
+            } catch {
+                printer.flush()
+                FileHandle.standardError.write(Data("sqlclient: \(error)\n".utf8))
+                flow = failed()
+                if case .stop = flow { return flow }
+            }
+        }
+        return flow
     }
 }

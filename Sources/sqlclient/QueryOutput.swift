@@ -1,143 +1,391 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import SQLClient
+import TDS
 import TDSCapture
 
-/// Prints the events of a batch in the chosen format: results on standard output, server
-/// messages on standard error (in order with the results: standard output is flushed first).
-final class ResultPrinter {
-    let format: OutputFormat
-    private var columns: SQLColumns?
-    private var rows: [[String?]] = []
-    private var out = FileHandle.standardOutput
-    private var pending = ""
-    private var resultSetsPrinted = 0
+/// Buffered output to a file descriptor. Written text is flushed when 64 KiB are pending, when
+/// 100 ms have passed since the last flush (so a slow stream of rows shows as it comes), at
+/// once on a terminal, and before anything goes to standard error (so the two stay in order).
+final class OutputSink {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private let immediate: Bool
+    private var lastFlush = DispatchTime.now().uptimeNanoseconds
+    private(set) var failed = false
 
-    init(format: OutputFormat) {
-        self.format = format
+    init(fd: Int32) {
+        self.fd = fd
+        immediate = isatty(fd) == 1
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    /// Output to `path` (created or truncated).
+    static func file(_ path: String) throws(UsageError) -> OutputSink {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw UsageError("cannot write \"\(path)\": \(String(cString: strerror(errno)))") }
+        return OutputSink(fd: fd)
+    }
+
+    func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if immediate || buffer.count >= 1 << 16 {
+            flush()
+        } else {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now &- lastFlush >= 100_000_000 { flush() }
+        }
+    }
+
+    func flush() {
+        lastFlush = DispatchTime.now().uptimeNanoseconds
+        guard !buffer.isEmpty else { return }
+        var offset = 0
+        buffer.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let n = posixWrite(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failed = true   // a closed pipe (sqlclient … | head): stop writing
+                    break
+                }
+                offset += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func close() {
+        flush()
+        if fd > 2 { posixClose(fd) }
+    }
+}
+
+/// write(2) and close(2), named apart from the methods of the same names.
+func posixWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
+func posixClose(_ fd: Int32) { _ = close(fd) }
+
+/// How results are printed (from the command line).
+struct PrintOptions {
+    var format = OutputFormat.table
+    var headers = 0
+    var separator: String?
+    var trimSpaces = false
+    var screenWidth: Int?
+    var nullText = "NULL"
+    /// Messages below this severity are not printed (0 or -1: all).
+    var errorLevel = 0
+}
+
+/// Prints the events of a batch as they arrive: results on ``OutputSink`` (standard output or
+/// -o), server messages on standard error. Nothing is kept per row: table columns take their
+/// widths from the declared types (as sqlcmd sizes them), so memory stays flat however many rows
+/// a result set has.
+final class ResultPrinter {
+    let options: PrintOptions
+    let out: OutputSink
+    private var current: ResultSetState?
+    private var resultSetsPrinted = 0
+    /// The first column of the last row seen (for `exit(query)`).
+    private(set) var lastFirstValue: SQLValue?
+
+    private struct ResultSetState {
+        var columns: SQLColumns
+        var widths: [Int]
+        var rightAligned: [Bool]
+        var jsonKeys: [String]
+        var rows = 0
+    }
+
+    func resetLastValue() { lastFirstValue = nil }
+
+    init(options: PrintOptions, out: OutputSink) {
+        self.options = options
+        self.out = out
     }
 
     func handle(_ event: SQLResponseEvent) {
         switch event {
         case .columns(let cols):
-            if columns != nil { finishResultSet(rowsAffected: nil) }
-            columns = cols
-            rows = []
+            if current != nil { endResultSet(rowsAffected: nil) }
+            begin(cols)
         case .row(let row):
-            rows.append(row.values.map { $0.canonicalText })
+            lastFirstValue = row.values.first
+            writeRow(row.values)
         case .statementDone(let count):
-            if columns != nil {
-                finishResultSet(rowsAffected: count)
+            if current != nil {
+                endResultSet(rowsAffected: count)
             } else if let count {
-                switch format {
-                case .table: write("\n(\(count) row\(count == 1 ? "" : "s") affected)\n")
-                case .json: write("{\"rowsAffected\":\(count)}\n")
-                case .csv: break
+                switch options.format {
+                case .table: writeCount(count)
+                case .json: out.write("{\"rowsAffected\":\(count)}\n")
+                case .csv, .jsonl: break
                 }
             }
         case .message(let message):
-            flush()
-            FileHandle.standardError.write(Data(ServerMessageFormatter.format(message).utf8))
+            printMessage(message)
         case .returnStatus:
             break
         }
     }
 
-    /// Ends an open result set (a batch that failed mid-result) and writes what is pending.
+    /// A server message on standard error, after the results so far (unless -m hides it).
+    func printMessage(_ message: SQLServerMessage) {
+        if options.errorLevel > 0, Int(message.severity) < options.errorLevel { return }
+        out.flush()
+        FileHandle.standardError.write(Data(ServerMessageFormatter.format(message).utf8))
+    }
+
+    /// Ends a result set left open (a batch that failed mid-result) and writes what is pending.
     func flush() {
-        if columns != nil { finishResultSet(rowsAffected: nil) }
-        if !pending.isEmpty {
-            out.write(Data(pending.utf8))
-            pending = ""
+        if current != nil { endResultSet(rowsAffected: nil) }
+        out.flush()
+    }
+
+    // MARK: Result sets
+
+    private func begin(_ cols: SQLColumns) {
+        var widths: [Int] = []
+        if options.format == .table {
+            widths = cols.map { options.trimSpaces ? $0.name.count : max(Self.displayWidth($0.typeInfo), $0.name.count) }
+        }
+        // jsonl: the keys of SQLRow.dictionary (column<n> for an empty name, <name>_<k> for a repeat).
+        let keys = options.format == .jsonl ? cols.dictionaryKeys.map(Self.jsonString) : []
+        current = ResultSetState(columns: cols, widths: widths, rightAligned: cols.map { Self.isNumeric($0.typeInfo) },
+                                 jsonKeys: keys)
+        switch options.format {
+        case .table:
+            if resultSetsPrinted > 0 { out.write("\n") }
+            if options.headers >= 0 { writeTableHeader() }
+        case .csv:
+            if resultSetsPrinted > 0 { out.write("\r\n") }
+            if options.headers >= 0 {
+                out.write(cols.map { csvField($0.name) }.joined(separator: csvSeparator) + "\r\n")
+            }
+        case .json:
+            let columns = cols.map { "{\"name\":\(Self.jsonString($0.name)),\"type\":\(Self.jsonString($0.typeName))}" }
+            out.write("{\"columns\":[" + columns.joined(separator: ",") + "],\"rows\":[")
+        case .jsonl:
+            break
         }
     }
 
-    private func write(_ text: String) {
-        pending += text
-        if pending.utf8.count > 65_536 {
-            out.write(Data(pending.utf8))
-            pending = ""
+    private func writeRow(_ values: [SQLValue]) {
+        guard var state = current else { return }
+        switch options.format {
+        case .table:
+            if options.headers > 0, state.rows > 0, state.rows % options.headers == 0 {
+                out.write("\n")
+                writeTableHeader()
+            }
+            var cells: [String] = []
+            cells.reserveCapacity(values.count)
+            for (i, value) in values.enumerated() {
+                var text = (value.canonicalText ?? options.nullText)
+                if text.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) {
+                    text = String(text.map { $0 == "\n" || $0 == "\r" || $0 == "\r\n" ? " " : $0 })
+                }
+                guard i < state.widths.count else { cells.append(text); continue }
+                if options.trimSpaces {
+                    while text.last == " " { text.removeLast() }
+                    cells.append(text)
+                } else {
+                    cells.append(Self.fit(text, state.widths[i], right: state.rightAligned[i]))
+                }
+            }
+            writeTableLine(cells.joined(separator: tableSeparator))
+        case .csv:
+            out.write(values.map { v in v.canonicalText.map(csvField) ?? options.nullText }.joined(separator: csvSeparator) + "\r\n")
+        case .json:
+            out.write((state.rows > 0 ? ",[" : "[") + values.map(Self.jsonValue).joined(separator: ",") + "]")
+        case .jsonl:
+            var fields: [String] = []
+            fields.reserveCapacity(values.count)
+            for (i, v) in values.enumerated() {
+                let key = i < state.jsonKeys.count ? state.jsonKeys[i] : Self.jsonString("column\(i + 1)")
+                fields.append(key + ":" + Self.jsonValue(v))
+            }
+            out.write("{" + fields.joined(separator: ",") + "}\n")
         }
+        state.rows += 1
+        current = state
     }
 
-    private func finishResultSet(rowsAffected: Int?) {
-        guard let cols = columns else { return }
-        switch format {
-        case .table: writeTable(cols, rowsAffected: rowsAffected)
-        case .csv: writeCSV(cols)
-        case .json: writeJSON(cols, rowsAffected: rowsAffected)
-        }
-        columns = nil
-        rows = []
+    private func endResultSet(rowsAffected: Int?) {
+        guard let state = current else { return }
+        current = nil
         resultSetsPrinted += 1
+        switch options.format {
+        case .table:
+            writeCount(rowsAffected ?? state.rows)
+        case .csv, .jsonl:
+            break
+        case .json:
+            out.write("],\"rowsAffected\":" + (rowsAffected.map(String.init) ?? "null") + "}\n")
+        }
     }
 
-    // MARK: table (sqlcmd-like)
+    // MARK: Table (sqlcmd's layout)
 
-    private static func isNumeric(_ c: SQLColumn) -> Bool {
-        switch c.typeInfo.type.name.uppercased() {
-        case "INT1", "INT2", "INT4", "INT8", "INTN", "FLT4", "FLT8", "FLTN", "BIT", "BITN", "DECIMAL", "DECIMALN",
-             "NUMERIC", "NUMERICN", "MONEY", "MONEY4", "MONEYN":
+    private var tableSeparator: String { options.separator ?? " " }
+
+    private func writeTableHeader() {
+        guard let state = current else { return }
+        var names: [String] = []
+        var dashes: [String] = []
+        for (i, column) in state.columns.enumerated() {
+            let width = state.widths[i]
+            names.append(options.trimSpaces ? column.name : Self.fit(column.name, width, right: false))
+            dashes.append(String(repeating: "-", count: options.trimSpaces ? max(column.name.count, 1) : width))
+        }
+        writeTableLine(names.joined(separator: tableSeparator))
+        writeTableLine(dashes.joined(separator: tableSeparator))
+    }
+
+    /// sqlcmd's "(N rows affected)" after a blank line.
+    private func writeCount(_ count: Int) {
+        out.write("\n")
+        writeTableLine("(\(count) row\(count == 1 ? "" : "s") affected)")
+    }
+
+    /// One line of table output, wrapped every `-w` characters.
+    private func writeTableLine(_ line: String) {
+        var text = line
+        if options.trimSpaces { while text.last == " " { text.removeLast() } }
+        guard let width = options.screenWidth, text.count > width else {
+            out.write(text + "\n")
+            return
+        }
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            let piece = rest.prefix(width)
+            out.write(piece + "\n")
+            rest = rest.dropFirst(piece.count)
+        }
+    }
+
+    /// `text` padded (or cut) to `width` characters.
+    static func fit(_ text: String, _ width: Int, right: Bool) -> String {
+        let count = text.count
+        if count == width { return text }
+        if count > width { return String(text.prefix(width)) }
+        let fill = String(repeating: " ", count: width - count)
+        return right ? fill + text : text + fill
+    }
+
+    /// The width sqlcmd gives a column of this type (before the name is considered): numbers as
+    /// their widest text, dates and times by their format, character and binary types by their
+    /// declared size (binary as 0x and two digits a byte), and 256 for the large types
+    /// (`max`, text, ntext, image, xml, sql_variant, CLR types), whose longer values are cut.
+    static func displayWidth(_ info: TypeInfo) -> Int {
+        let large = 256
+        let fraction = info.scale > 0 ? Int(info.scale) + 1 : 0
+        switch info.type {
+        case .bit, .bitN: return 1
+        case .int1: return 3
+        case .int2: return 6
+        case .int4: return 11
+        case .int8: return 20
+        case .intN:
+            switch info.length {
+            case 1: return 3
+            case 2: return 6
+            case 8: return 20
+            default: return 11
+            }
+        case .flt4: return 14
+        case .flt8: return 24
+        case .fltN: return info.length == 4 ? 14 : 24
+        case .money4: return 12
+        case .money: return 21
+        case .moneyN: return info.length == 4 ? 12 : 21
+        case .decimal, .decimalN, .numeric, .numericN: return Int(info.precision) + 2
+        case .dateN: return 10
+        case .timeN: return 8 + fraction
+        case .datetime: return 23
+        case .datetim4: return 19
+        case .datetimN: return info.length == 4 ? 19 : 23
+        case .datetime2N: return 19 + fraction
+        case .datetimeOffsetN: return 26 + fraction
+        case .guid: return 36
+        case .char, .varchar, .bigChar, .bigVarChar:
+            return info.isPLP || info.length > 8000 ? large : max(info.length, 1)
+        case .nchar, .nvarchar:
+            return info.isPLP || info.length > 8000 ? large : max(info.length / 2, 1)
+        case .binary, .varbinary, .bigBinary, .bigVarBinary:
+            return info.isPLP || info.length > 8000 ? large : 2 + 2 * max(info.length, 1)
+        default:
+            return large
+        }
+    }
+
+    static func isNumeric(_ info: TypeInfo) -> Bool {
+        switch info.type {
+        case .int1, .int2, .int4, .int8, .intN, .flt4, .flt8, .fltN, .bit, .bitN, .decimal, .decimalN,
+             .numeric, .numericN, .money, .money4, .moneyN:
             return true
         default:
             return false
         }
     }
 
-    private func writeTable(_ cols: SQLColumns, rowsAffected: Int?) {
-        let texts = rows.map { $0.map { ($0 ?? "NULL").replacingOccurrences(of: "\n", with: " ") } }
-        var widths = cols.map { $0.name.count }
-        for row in texts {
-            for (i, v) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], v.count) }
-        }
-        let numeric = cols.map(Self.isNumeric)
-        func pad(_ s: String, _ i: Int, right: Bool) -> String {
-            let fill = String(repeating: " ", count: max(0, widths[i] - s.count))
-            return right ? fill + s : s + fill
-        }
-        var text = resultSetsPrinted > 0 ? "\n" : ""
-        text += cols.enumerated().map { pad($1.name, $0, right: false) }.joined(separator: " ") + "\n"
-        text += widths.map { String(repeating: "-", count: $0) }.joined(separator: " ") + "\n"
-        for row in texts {
-            text += row.enumerated().map { i, v in
-                i < widths.count ? pad(v, i, right: numeric[i] && v != "NULL") : v
-            }.joined(separator: " ") + "\n"
-        }
-        let count = rowsAffected ?? rows.count
-        text += "\n(\(count) row\(count == 1 ? "" : "s") affected)\n"
-        write(text)
-    }
+    // MARK: CSV (RFC 4180)
 
-    // MARK: csv (RFC 4180; NULL is an empty field)
+    private var csvSeparator: String { options.separator ?? "," }
 
-    private static func csvField(_ s: String?) -> String {
-        guard let s else { return "" }
-        if s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+    /// A field, quoted when it holds the separator, a quote or a line break, or when it reads
+    /// like the NULL text (so `"NULL"` is the string and `NULL` is NULL; with `--null ''`,
+    /// `""` is the empty string and an empty field is NULL).
+    private func csvField(_ s: String) -> String {
+        if s == options.nullText || s.contains(where: { $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
+            || s.contains(csvSeparator) {
             return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
         return s
     }
 
-    private func writeCSV(_ cols: SQLColumns) {
-        var text = resultSetsPrinted > 0 ? "\n" : ""
-        text += cols.map { Self.csvField($0.name) }.joined(separator: ",") + "\r\n"
-        for row in rows { text += row.map(Self.csvField).joined(separator: ",") + "\r\n" }
-        write(text)
-    }
-
-    // MARK: json (one object per result set, one per line)
+    // MARK: JSON
 
     /// `s` as a JSON string literal (the same escaping as `sqlclient decode --format json`).
     static func jsonString(_ s: String) -> String { JSONValue.string(s).serialized() }
 
-    private func writeJSON(_ cols: SQLColumns, rowsAffected: Int?) {
-        var text = "{\"columns\":["
-        text += cols.map { "{\"name\":\(Self.jsonString($0.name)),\"type\":\(Self.jsonString($0.typeName))}" }
-            .joined(separator: ",")
-        text += "],\"rows\":["
-        text += rows.map { row in
-            "[" + row.map { $0.map(Self.jsonString) ?? "null" }.joined(separator: ",") + "]"
-        }.joined(separator: ",")
-        text += "],\"rowsAffected\":" + (rowsAffected.map(String.init) ?? "null") + "}\n"
-        write(text)
+    /// A value as JSON: integers and bits as numbers, finite floats as numbers (their shortest
+    /// text that reads back as the same binary value), NULL as `null`, everything else as its
+    /// canonical text in a string (decimals and money too: their digits are exact, a JSON
+    /// reader's double would not be).
+    static func jsonValue(_ value: SQLValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bit(let b): return b ? "1" : "0"
+        case .tinyint(let v): return String(v)
+        case .smallint(let v): return String(v)
+        case .int(let v): return String(v)
+        case .bigint(let v): return String(v)
+        case .real(let v) where v.isFinite: return jsonNumber(value.canonicalText)
+        case .float(let v) where v.isFinite: return jsonNumber(value.canonicalText)
+        case .variant(let v): return jsonValue(v.value)
+        default: return value.canonicalText.map(jsonString) ?? "null"
+        }
+    }
+
+    /// `text` when it is a JSON number (Swift's shortest text of a finite float always is:
+    /// `1.5`, `-0.0`, `1e+16`), else a JSON string of it.
+    private static func jsonNumber(_ text: String?) -> String {
+        guard let text else { return "null" }
+        let ok = text.first != "." && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || "-+.e".unicodeScalars.contains($0) }
+        return ok ? text : jsonString(text)
+    }
+}
+
+enum ServerMessageFormatter {
+    /// `Msg N, Level L, State S, [Procedure P, ]Line X` then the text; PRINT output (number 0,
+    /// not an error) is the text alone, as sqlcmd prints it.
+    static func format(_ m: SQLServerMessage) -> String {
+        if !m.isError && m.number == 0 { return m.message + "\n" }
+        return m.description + "\n"
     }
 }

@@ -5,6 +5,9 @@ enum OutgoingRequest: Sendable {
     case sqlBatch(String)
     case rpc([RPCCall])
     case transactionManager(TransactionManagerRequest.Request)
+    /// A BULKLOAD message body ([MS-TDS] 2.2.6.1), sent as it is (no ALL_HEADERS). Temporary
+    /// (BulkCopy): replaced by the connection's streamed-body entry point when it lands.
+    case bulkLoad([UInt8])
 
     /// The packet type and the message body for `version`, with `descriptor` in ALL_HEADERS.
     /// - Throws: `.invalidParameter` when an RPC parameter value does not fit its TYPE_INFO.
@@ -21,6 +24,8 @@ enum OutgoingRequest: Sendable {
             }
         case .transactionManager(let request):
             return (.transactionManager, TransactionManagerRequest(request, allHeaders: headers).encode(version: version))
+        case .bulkLoad(let body):
+            return (.bulkLoad, body)
         }
     }
 

@@ -9,6 +9,11 @@ public struct SQLColumn: Sendable, Hashable {
     /// Whether the column may hold NULL.
     public var isNullable: Bool
 
+    /// COLMETADATA UserType (0x50 for timestamp/rowversion) and Flags (identity, computed…),
+    /// as the server sent them ([MS-TDS] 2.2.7.4).
+    public internal(set) var userType: UInt32 = 0
+    public internal(set) var flags: ColumnFlags = []
+
     public init(name: String, typeInfo: TypeInfo, isNullable: Bool) {
         self.name = name
         self.typeInfo = typeInfo
@@ -17,6 +22,8 @@ public struct SQLColumn: Sendable, Hashable {
 
     init(_ metadata: ColumnMetadata) {
         self.init(name: metadata.name, typeInfo: metadata.typeInfo, isNullable: metadata.isNullable)
+        userType = metadata.userType
+        flags = metadata.flags
     }
 
     /// The type as SQL Server would declare it: `int`, `nvarchar(20)`, `decimal(10,3)`, `datetime2(7)`.

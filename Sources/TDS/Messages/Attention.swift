@@ -1,4 +1,4 @@
-/// [MS-TDS] 2.2.1.7 / 2.2.6.1 ATTENTION: the client's cancel signal (packet type 0x06) — a
+/// [MS-TDS] 2.2.1.7 ATTENTION: the client's cancel signal (packet type 0x06) — a
 /// packet header with no data. The server answers with a DONE carrying DONE_ATTN.
 public struct Attention: Hashable, Sendable {
     public init() {}

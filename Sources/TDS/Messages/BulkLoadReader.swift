@@ -22,6 +22,12 @@ public struct BulkLoadReader: Sendable {
     public private(set) var columns: [ColumnMetadata] = []
     /// ROW tokens read so far.
     public private(set) var rowCount = 0
+    /// Departures from [MS-TDS] that the reader accepted, as a sender's quirks (each once): a
+    /// DECIMALN/NUMERICN TYPE_INFO whose length byte disagrees with its precision (read by the
+    /// precision), a final DONE with a 4-byte row count in TDS 7.2+.
+    public private(set) var quirks: [String] = []
+    /// The last bytes appended (for a short final DONE).
+    private var tail: [UInt8] = []
     /// Bytes the COLMETADATA may take before it is an error (a hostile client cannot grow it).
     public static let maximumMetadataSize = 1 << 20
 
@@ -32,6 +38,7 @@ public struct BulkLoadReader: Sendable {
 
     public mutating func append(_ bytes: [UInt8]) {
         if sawMetadata { decoder.append(bytes) } else { header += bytes }
+        tail = Array((tail + bytes.suffix(9)).suffix(9))
     }
 
     /// The next whole item, nil when more bytes are needed.
@@ -59,12 +66,49 @@ public struct BulkLoadReader: Sendable {
         }
     }
 
-    /// Checks that the message ended after its DONE, with no partial token left.
+    /// Whether the message's DONE was read. [MS-TDS] 2.2.6.1 ends the message with DONE;
+    /// FreeTDS's bcp sends none, and SQL Server accepts that, so ``finish()`` does too.
+    public var endedWithDone: Bool { sawDone }
+
+    /// Checks that the message ended on a token boundary after its COLMETADATA.
     public mutating func finish() throws(TDSDecodingError) {
-        guard sawDone else {
-            throw TDSDecodingError(.truncated, offset: decoder.offset, context: "BulkLoadBCP", "the message ended before DONE")
+        guard sawMetadata else {
+            throw TDSDecodingError(.truncated, offset: header.count, context: "BulkLoadBCP", "the message ended inside COLMETADATA")
         }
-        try decoder.finish()
+        do {
+            try decoder.finish()
+        } catch {
+            // A DONE with the 4-byte row count of TDS 7.1 at the end of a 7.2+ message.
+            guard !sawDone, version.hasLongRowCounts, decoder.bufferedByteCount == 9, tail.count == 9,
+                  tail[0] == TokenType.done.rawValue else { throw error }
+            var r = ByteReader(Array(tail.dropFirst()))
+            _ = try Done.decode(from: &r, version: .v7_1)
+            sawDone = true
+            quirks.append("DONE with a 4-byte row count in TDS \(version)")
+        }
+    }
+
+    /// TYPE_INFO, with a DECIMALN/NUMERICN length byte that disagrees with the precision taken
+    /// as the precision's length (and noted in ``quirks``).
+    private mutating func decodeTypeInfo(_ r: inout ByteReader) throws(TDSDecodingError) -> TypeInfo {
+        let at = r.offset
+        let type = TDSDataType(try r.peekUInt8())
+        guard type == .decimalN || type == .numericN else { return try TypeInfo.decode(from: &r, version: version) }
+        var probe = r
+        _ = try probe.readUInt8()
+        let length = Int(try probe.readUInt8())
+        let precision = try probe.readUInt8()
+        let scale = try probe.readUInt8()
+        guard (1...38).contains(precision), scale <= precision else {
+            throw probe.error(.invalidValue, at: at + 2, "precision \(precision), scale \(scale)")
+        }
+        let expected = SQLDecimal.wireLength(precision: precision)
+        if length != expected {
+            let note = "\(type.name) TYPE_INFO length \(length) for precision \(precision) (\(expected) expected)"
+            if !quirks.contains(note) { quirks.append(note) }
+        }
+        r = probe
+        return TypeInfo(type: type, length: expected, precision: precision, scale: scale)
     }
 
     private mutating func decodeMetadata() throws(TDSDecodingError) -> [ColumnMetadata]? {
@@ -81,7 +125,7 @@ public struct BulkLoadReader: Sendable {
             for _ in 0 ..< count {
                 let userType = version.hasLongRowCounts ? try r.readUInt32LE() : UInt32(try r.readUInt16LE())
                 let flags = ColumnFlags(rawValue: try r.readUInt16LE())
-                let info = try TypeInfo.decode(from: &r, version: version)
+                let info = try decodeTypeInfo(&r)
                 var table: [String]?
                 if info.type.isLegacyLOB { table = [try r.readUSVarChar()] }
                 let name = try r.readBVarChar()

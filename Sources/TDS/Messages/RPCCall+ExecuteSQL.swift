@@ -5,7 +5,8 @@ extension RPCCall {
     ///
     /// The statement and the declaration are NVARCHAR: `nvarchar(4000)` up to 4,000 UTF-16 code
     /// units, `nvarchar(max)` beyond. Parameters without a name are named `@P1`, `@P2`, … in
-    /// order. Output parameters keep their fByRefValue status and are declared `output`.
+    /// order. Output parameters keep their fByRefValue status and are declared `output`;
+    /// table-valued parameters are declared by their table type, `READONLY`.
     public static func executeSQL(_ statement: String, parameters: [RPCParameter] = [],
                                   collation: Collation = .sqlLatin1GeneralCP1CIAS) -> RPCCall {
         func text(_ s: String) -> RPCParameter {
@@ -21,7 +22,11 @@ extension RPCCall {
         var all = [text(statement)]
         if !named.isEmpty {
             let declaration = named.map { p in
-                "\(p.name) \(p.typeInfo.sqlTypeName)" + (p.status.contains(.byRefValue) ? " output" : "")
+                if let t = p.table {   // a table-valued parameter: its table type, READONLY
+                    let type = (t.schemaName.isEmpty ? [t.typeName] : [t.schemaName, t.typeName]).map(SQLIdentifier.quoted)
+                    return "\(p.name) \(type.joined(separator: ".")) READONLY"
+                }
+                return "\(p.name) \(p.typeInfo.sqlTypeName)" + (p.status.contains(.byRefValue) ? " output" : "")
             }.joined(separator: ", ")
             all.append(text(declaration))
             all.append(contentsOf: named)

@@ -88,10 +88,14 @@ extension ReplayConnectionTests {
     }
 
     func testHelpListsEveryCommand() throws {
-        let r = try CLIComparisonTests.run(try binary().path, ["--help"])
-        XCTAssertEqual(r.status, 2)
-        for command in ["sqlclient decode FILE", "sqlclient replay SESSION.tdssession", "--exec PROCEDURE", "--connection-string"] {
-            XCTAssertTrue(r.stderr.contains(command), "\(command) missing from:\n\(r.stderr)")
+        for flag in ["--help", "-?", "-h"] {
+            // As sqlcmd: help on standard output, exit status 0.
+            let r = try CLIComparisonTests.run(try binary().path, [flag])
+            XCTAssertEqual(r.status, 0, flag)
+            XCTAssertEqual(r.stderr, "", flag)
+            for command in ["sqlclient decode FILE", "sqlclient replay SESSION.tdssession", "--exec PROCEDURE", "--connection-string"] {
+                XCTAssertTrue(r.stdout.contains(command), "\(flag): \(command) missing from:\n\(r.stdout)")
+            }
         }
     }
 

@@ -47,7 +47,7 @@ final class RPCCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = r.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines, [
-            #"{"columns":[{"name":"id","type":"int"}],"rows":[["7"]],"rowsAffected":1}"#,
+            #"{"columns":[{"name":"id","type":"int"}],"rows":[[7]],"rowsAffected":1}"#,
             #"{"rowsAffected":3}"#,
             #"{"outputs":{"@balance":"87.5000"}}"#,
             #"{"returnStatus":0}"#,

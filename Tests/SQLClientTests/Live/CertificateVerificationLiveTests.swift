@@ -12,7 +12,7 @@ import XCTest
 /// CA or a wrong name.
 final class CertificateVerificationLiveTests: XCTestCase {
     func testCAFileAndHostNameVerificationAgainstTheLiveServer() async throws {
-        try LiveServer.require()
+        try LiveServer.requirePysqlbridge("starts its own pysqlbridge with a test CA's certificate")
         let certs: TestCertificates
         do { certs = try TestCertificates.make() } catch { throw XCTSkip("openssl is not available: \(error)") }
         let python = LiveServer.packageRoot.appendingPathComponent(".venv/bin/python")

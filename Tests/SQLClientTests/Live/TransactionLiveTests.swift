@@ -116,7 +116,7 @@ final class TransactionLiveTests: XCTestCase {
     /// the requests that follow, and 0 again after the commit (login-only TLS, so the requests
     /// can be read back from the socket and decoded).
     func testDescriptorTravelsInAllHeadersOfLaterRequests() async throws {
-        try LiveServer.require()
+        try LiveServer.requirePysqlbridge("reads requests back from a login-only TLS session on a known port")
         let config = LiveServer.configuration(encryption: .off)
         let socket = try await SocketStream.connect(host: LiveServer.host, port: LiveServer.port, timeout: .seconds(10))
         let recorder = RecordingStream(socket)

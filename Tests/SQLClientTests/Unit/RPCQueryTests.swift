@@ -192,4 +192,40 @@ final class RPCQueryTests: XCTestCase {
         }
         XCTAssertEqual(SQLIsolationLevel.allCases.map(\.wireValue.rawValue), [1, 2, 3, 4, 5])
     }
+
+    func testTableValuedParametersThroughTheParameterAPI() throws {
+        let rows: [[SQLValue]] = [[.int(1), .string("a")], [.int(2), .null]]
+        let ids = SQLParameter.table("dbo.IdList", columns: [.int, .nvarchar(10)], rows: rows)
+        let q: SQLQuery = "SELECT t.id FROM \(ids) AS t WHERE t.id > \(Int32(0))"
+        XCTAssertEqual(q.sql, "SELECT t.id FROM @P1 AS t WHERE t.id > @P2")
+        let call = try decodeBack(try q.rpcCall(version: .v7_4))
+        XCTAssertEqual(call.parameters[1].value, .string("@P1 [dbo].[IdList] READONLY, @P2 int"))
+        let table = try XCTUnwrap(call.parameters[2].table)
+        XCTAssertEqual(call.parameters[2].name, "@P1")
+        XCTAssertEqual(table.schemaName, "dbo")
+        XCTAssertEqual(table.typeName, "IdList")
+        XCTAssertEqual(table.columns?.map(\.typeInfo), [.int, .nvarchar(10)])
+        XCTAssertEqual(table.rows, rows)
+        XCTAssertEqual(call.parameters[3].value, .int(0))
+        // As a procedure argument, and empty.
+        let p = try SQLParameter.input("@people", SQLParameter.table("IdList", columns: [.int], rows: [])).rpcParameter(version: .v7_3B)
+        XCTAssertEqual(p.name, "@people")
+        XCTAssertEqual(p.table?.schemaName, "")
+        XCTAssertEqual(p.table?.rows, [])
+        XCTAssertEqual(SQLParameter.input("@t", ids).description, "@t TABLE dbo.IdList (2 rows)")
+        // Refused before anything is sent.
+        for (bad, message) in [
+            (SQLParameter.table("a.b.c", columns: [.int], rows: []), "is not a table type name"),
+            (SQLParameter.table("T", columns: [], rows: []), "at least one column"),
+            (SQLParameter.table("T", columns: [.int], rows: [[.int(1), .int(2)]]), "row 1 has 2 value(s) for 1 column(s)"),
+        ] {
+            XCTAssertThrowsError(try bad.rpcParameter(version: .v7_4)) { error in
+                XCTAssertEqual((error as? SQLClientError)?.code, .invalidParameter)
+                XCTAssertTrue("\(error)".contains(message), "\(error)")
+            }
+        }
+        XCTAssertThrowsError(try ids.rpcParameter(version: .v7_2)) { XCTAssertTrue("\($0)".contains("TDS 7.3"), "\($0)") }
+        let wrong = SQLParameter.table("T", columns: [.int], rows: [[.string("x")]])
+        XCTAssertThrowsError(try RPCRequest(try SQLQuery(sql: "SELECT 1", parameters: [wrong]).rpcCall(version: .v7_4)).encode(version: .v7_4))
+    }
 }

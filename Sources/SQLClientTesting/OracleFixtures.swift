@@ -529,12 +529,14 @@ public enum OracleFixtures {
             if let first = nonNull.first { picked.append(first) }
             if let last = nonNull.last, nonNull.count > 1 { picked.append(last) }
             for v in picked {
+                // ParamOrdinal counts the RPC's parameters from 0, as SQL Server sends it (the
+                // ODBC drivers map RETURNVALUEs to bound parameters by it or by name).
                 let ordinal = outNames.count + 1
                 let name = "@p\(ordinal)"
                 let shown = v.value.canonicalText.map { $0.count > 60 ? String($0.prefix(57)) + "..." : $0 }
                 outSegments.append(.init(
                     comment: "RETURNVALUE \(name) \(type.sqlTypeName): \(c.name) \(v.label) = \(shown.map(JSONText.quote) ?? "NULL")",
-                    bytes: try ServerTokens.returnValue(ordinal: UInt16(ordinal), name: name, userType: c.userType, type: type,
+                    bytes: try ServerTokens.returnValue(ordinal: UInt16(ordinal - 1), name: name, userType: c.userType, type: type,
                                                         value: v.value, chunking: v.chunking, version: version)))
                 outNames.append(name); outTypes.append(c.name); outLabels.append("\(c.name) \(v.label)")
                 outValues.append(v.value.canonicalText)

@@ -124,7 +124,7 @@ extension SQLConnection {
                                            options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element == [SQLValue] {
         var iterator = rows.makeIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options) { _ in iterator.next() }
+        return try await runBulkCopy(table: table, columns: columns, options: options, next: .sync { _ in iterator.next() })
     }
 
     /// As ``bulkInsert(into:columns:rows:options:)-(_,_,Sequence,_)``, taking rows from an
@@ -133,7 +133,7 @@ extension SQLConnection {
                                                 options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element == [SQLValue] {
         var iterator = rows.makeAsyncIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options) { _ in try await iterator.next() }
+        return try await runBulkCopy(table: table, columns: columns, options: options, next: .async { _ in try await iterator.next() })
     }
 
     /// Loads `Encodable` values, each property matched to a column by name (case-insensitive; a
@@ -145,10 +145,10 @@ extension SQLConnection {
                                            options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element: Encodable {
         var iterator = values.makeIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options) { columns in
+        return try await runBulkCopy(table: table, columns: columns, options: options, next: .sync { columns in
             guard let value = iterator.next() else { return nil }
             return try BulkCopyRowEncoder.row(value, columns: columns, timeZone: options.timeZone)
-        }
+        })
     }
 
     /// As ``bulkInsert(into:columns:values:options:)-(_,_,Sequence,_)`` from an `AsyncSequence`.
@@ -156,10 +156,10 @@ extension SQLConnection {
                                                 options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element: Encodable {
         var iterator = values.makeAsyncIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options) { columns in
+        return try await runBulkCopy(table: table, columns: columns, options: options, next: .async { columns in
             guard let value = try await iterator.next() else { return nil }
             return try BulkCopyRowEncoder.row(value, columns: columns, timeZone: options.timeZone)
-        }
+        })
     }
 }
 

@@ -75,6 +75,10 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// packets at trace level); nil logs nothing. Never given a password, token or parameter
     /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
     public var logger: SQLClientLogger? = nil
+    /// The most unread server messages each subscriber of ``SQLConnection/messages`` holds before
+    /// its oldest are dropped (and counted in ``SQLMessageSubscription/droppedCount``); default
+    /// 1,024, values below 1 count as 1.
+    public var messageBufferLimit: Int = 1024
 
     /// A configuration by parts; the other options keep their defaults (see each property).
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",

@@ -166,7 +166,7 @@ extension SQLConnection {
     /// - Throws: the producer's error (the message is then ended with IGNORE and cancelled);
     ///   ``SQLClientError`` as any request.
     func sendStreamed(type: PacketType, timeout: Duration? = nil,
-                      body: @escaping @Sendable () async throws -> [UInt8]?) async throws -> SQLProcedureResult {
+                      body: @escaping @Sendable () async throws -> [UInt8]?) async throws -> SQLResult {
         try await run(.streamed(type, .produced(body)), timeout: timeout)
     }
 }

@@ -169,6 +169,12 @@ final class ResponseCursor: @unchecked Sendable {
             let batch = await connection.nextBatch(requestID)
             if batch.ended || batch.error != nil { finished = true }
             items = batch.items
+            if batch.ended {
+                // RETURNVALUE tokens (OUTPUT parameters), collected by the state machine: after the last statement.
+                for value in await connection.takeReturnValues(requestID) {
+                    items.append(.event(.outputValue(SQLOutputValue(value))))
+                }
+            }
             position = 0
             pendingError = batch.error
             return true

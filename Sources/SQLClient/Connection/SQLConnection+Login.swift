@@ -92,7 +92,7 @@ extension SQLConnection {
             throw error
         }
         if let textSize = configuration.textSize {
-            _ = try await connection.executeBatch("SET TEXTSIZE \(textSize)")
+            _ = try await connection.run(.sqlBatch("SET TEXTSIZE \(textSize)"), timeout: nil)
         }
         return connection
     }

@@ -40,7 +40,8 @@ extension SQLConnection {
         }
         nextRequestNumber &+= 1
         let id = RequestID(value: nextRequestNumber)
-        let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now())
+        let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now(),
+                                      reservation: Self.currentReservation)
         try await waitForTurn(id, after: actions)
         let encoded: (PacketType, RequestBody)
         do {
@@ -267,34 +268,17 @@ extension SQLConnection {
         machine.takeReturnValues(of: id)
     }
 
-    /// Sends `request` and buffers everything it returns.
-    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLProcedureResult {
-        let cursor = ResponseCursor(connection: self, request: .request(request), timeout: timeout)
-        var result = SQLProcedureResult()
-        var current: SQLResultSet?
-        while let event = try await cursor.nextEvent() {
-            switch event {
-            case .columns(let columns):
-                if let open = current { result.statements.append(.resultSet(open)) }
-                current = SQLResultSet(columns: columns)
-            case .row(let row):
-                current?.rows.append(row)
-            case .statementDone(let count):
-                if var open = current {
-                    open.rowsAffected = count
-                    result.statements.append(.resultSet(open))
-                    current = nil
-                } else if count != nil {
-                    result.statements.append(.rowsAffected(count))
-                }
-            case .message(let message):
-                result.messages.append(message)
-            case .returnStatus(let status):
-                result.returnStatuses.append(status)
-            }
-        }
-        if let open = current { result.statements.append(.resultSet(open)) }
-        if let id = cursor.requestID { result.outputs = takeReturnValues(id).map(SQLOutputValue.init) }
+    /// Sends `request` and buffers everything it returns: the fold of its events (``SQLResult/append(_:)``).
+    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLResult {
+        try await run(.request(request), timeout: timeout)
+    }
+
+    /// Sends `source` and buffers everything it returns.
+    func run(_ source: ResponseCursor.Source, timeout: Duration?) async throws -> SQLResult {
+        let cursor = ResponseCursor(connection: self, request: source, timeout: timeout)
+        var result = SQLResult()
+        while let event = try await cursor.nextEvent() { result.append(event) }
+        result.finish()
         return result
     }
 }

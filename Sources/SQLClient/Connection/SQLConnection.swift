@@ -28,8 +28,12 @@ public actor SQLConnection {
     public nonisolated let configuration: SQLConnectionConfiguration
     /// The resolved TCP port (from the address, or from the SQL Server Browser for a named instance).
     public nonisolated let port: Int
-    /// Server messages (PRINT, INFO, ERROR) of every request, as they arrive.
-    public nonisolated let messages: AsyncStream<SQLServerMessage>
+    /// Server messages (PRINT, INFO, ERROR) of every request, as they arrive, for every
+    /// subscriber: each `for await` loop (or ``SQLMessageBroadcaster/subscribe()``) receives every
+    /// message from when it subscribed, buffering at most
+    /// ``SQLConnectionConfiguration/messageBufferLimit`` unread ones (then its oldest are dropped
+    /// and counted). The loops end when the connection closes.
+    public nonisolated let messages: SQLMessageBroadcaster
 
     /// The session as of the last ENVCHANGE: database, language, collation, packet size, TDS version.
     public internal(set) var session = SQLSessionInfo()
@@ -42,7 +46,6 @@ public actor SQLConnection {
     var reader: ResponseReader
     var packetSize = Packet.defaultSize
     let clock: any ConnectionClock
-    private let messageContinuation: AsyncStream<SQLServerMessage>.Continuation
     private var messageHandler: (@Sendable (SQLServerMessage) -> Void)?
 
     // Performing the machine's actions.
@@ -51,6 +54,10 @@ public actor SQLConnection {
     var requestWaiters: [RequestID: CheckedContinuation<Void, any Error>] = [:]
     /// Turns (or failures) that came before their request started waiting.
     var earlyTurns: [RequestID: SQLClientError?] = [:]
+    /// Reservations (``withTransaction(isolationLevel:isolation:_:)``) waiting to be granted, and
+    /// grants or failures that came before their holder started waiting.
+    var reservationWaiters: [ConnectionStateMachine.ReservationID: CheckedContinuation<Void, any Error>] = [:]
+    var earlyReservations: [ConnectionStateMachine.ReservationID: SQLClientError?] = [:]
     private var timerTasks: [TimerID: Task<Void, Never>] = [:]
     /// The columns of the result set being read.
     var currentColumns: SQLColumns?
@@ -74,12 +81,11 @@ public actor SQLConnection {
                                               cancelTimeout: configuration.cancelTimeout)
         self.reader = ResponseReader(version: configuration.tdsVersion,
                                      options: .init(maximumValueSize: configuration.maximumValueSize))
-        (messages, messageContinuation) = AsyncStream.makeStream(of: SQLServerMessage.self,
-                                                                 bufferingPolicy: .bufferingNewest(1024))
+        messages = SQLMessageBroadcaster(bufferLimit: configuration.messageBufferLimit)
     }
 
     deinit {
-        messageContinuation.finish()
+        messages.finish()
         for task in timerTasks.values { task.cancel() }
         socket.close()
     }
@@ -131,6 +137,14 @@ public actor SQLConnection {
         case .loginSucceeded(let info):
             session = info
             packetSize = info.packetSize
+        case .reservationGranted(let key):
+            if let waiter = reservationWaiters.removeValue(forKey: key) { waiter.resume() } else { earlyReservations[key] = .some(nil) }
+        case .failReservation(let key, let error):
+            if let waiter = reservationWaiters.removeValue(forKey: key) {
+                waiter.resume(throwing: error)
+            } else {
+                earlyReservations[key] = error
+            }
         case .none, .sendPrelogin, .startTLSHandshake, .sendLogin7, .endRequestWithIgnore, .forwardColumns,
              .forwardRow, .forwardStatementDone, .forwardReturnStatus, .requestCompleted, .requestCancelled:
             break
@@ -152,6 +166,8 @@ public actor SQLConnection {
         for task in timerTasks.values { task.cancel() }
         timerTasks = [:]
         for id in context.failedRequests { performNow(.failRequest(id, context.error)) }
+        for key in context.failedReservations { performNow(.failReservation(key, context.error)) }
+        messages.finish()   // subscribers read what they hold, then their loops end
         // Whoever waits for the write path wakes up to find the connection closed.
         let gateWaiters = writeGateWaiters
         writeGateWaiters = []
@@ -163,7 +179,7 @@ public actor SQLConnection {
 
     func deliver(_ message: SQLServerMessage) {
         messageHandler?(message)
-        messageContinuation.yield(message)
+        messages.publish(message)
     }
 
     // MARK: - Public API
@@ -191,7 +207,7 @@ public actor SQLConnection {
         for action in machine.closeRequested() { performNow(action) }
         transport.close()
         socket.close()
-        messageContinuation.finish()
+        messages.finish()
     }
 
     /// True until the connection is closed or broken.

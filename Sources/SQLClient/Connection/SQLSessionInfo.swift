@@ -46,6 +46,7 @@ public struct SQLSessionInfo: Sendable, Hashable {
     /// How the session is encrypted: "full" (every packet), "login" (LOGIN7 only) or "none".
     public var encryption: String = "none"
 
+    /// A session before login: database and language empty, 4,096-byte packets, TDS 7.4, no transaction.
     public init() {}
 
     /// Applies an ENVCHANGE ([MS-TDS] 2.2.7.9); returns the new packet size when it changed,

@@ -1,10 +1,15 @@
 /// The isolation level of a transaction begun with a Transaction Manager request
 /// ([MS-TDS] 2.2.6.9 ISOLATION_LEVEL).
 public enum SQLIsolationLevel: String, Sendable, Hashable, CaseIterable {
+    /// Reads see uncommitted changes (dirty reads).
     case readUncommitted = "READ UNCOMMITTED"
+    /// Reads see committed data only (SQL Server's default).
     case readCommitted = "READ COMMITTED"
+    /// Rows read stay locked until the end of the transaction.
     case repeatableRead = "REPEATABLE READ"
+    /// As if transactions ran one after another (range locks).
     case serializable = "SERIALIZABLE"
+    /// Reads see the data as of the transaction's start (row versioning; the database must allow it).
     case snapshot = "SNAPSHOT"
 
     /// The ISOLATION_LEVEL byte (1 read uncommitted … 5 snapshot).
@@ -28,8 +33,8 @@ public enum SQLIsolationLevel: String, Sendable, Hashable, CaseIterable {
 ///
 /// ```swift
 /// try await connection.withTransaction(isolationLevel: .serializable) { connection in
-///     _ = try await connection.execute(literal: "UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
-///     _ = try await connection.execute(literal: "UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
+///     _ = try await connection.execute("UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
+///     _ = try await connection.execute("UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
 /// }   // committed; rolled back if the body threw
 /// ```
 extension SQLConnection {
@@ -44,45 +49,55 @@ extension SQLConnection {
     /// Begins a transaction (TM_BEGIN_XACT) with an isolation level (nil keeps the session's) and an optional name.
     ///
     /// Before TDS 7.2 (no Transaction Manager requests for local transactions) the same is sent
-    /// as T-SQL: `SET TRANSACTION ISOLATION LEVEL …; BEGIN TRANSACTION [name]`.
+    /// as T-SQL: `SET TRANSACTION ISOLATION LEVEL …; BEGIN TRANSACTION [name]`. This does not
+    /// reserve the connection (``withTransaction(isolationLevel:isolation:_:)`` does).
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
-    public func beginTransaction(isolationLevel: SQLIsolationLevel? = nil, name: String = "") async throws {
+    public func beginTransaction(isolationLevel: SQLIsolationLevel? = nil, name: String = "",
+                                 timeout: Duration? = nil) async throws {
         if usesTransactionManager {
             _ = try await run(.transactionManager(.begin(isolationLevel: isolationLevel?.wireValue ?? .noChange, name: name)),
-                              timeout: nil)
+                              timeout: timeout)
         } else {
             let set = isolationLevel.map { "SET TRANSACTION ISOLATION LEVEL \($0.rawValue); " } ?? ""
-            _ = try await run(.sqlBatch(set + "BEGIN TRANSACTION" + Self.quotedName(name)), timeout: nil)
+            _ = try await run(.sqlBatch(set + "BEGIN TRANSACTION" + Self.quotedName(name)), timeout: timeout)
         }
     }
 
     /// Commits the transaction (TM_COMMIT_XACT); with `thenBegin`, a new one starts at once (fBeginXact).
-    public func commitTransaction(name: String = "", thenBegin isolationLevel: SQLIsolationLevel? = nil) async throws {
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
+    public func commitTransaction(name: String = "", thenBegin isolationLevel: SQLIsolationLevel? = nil,
+                                  timeout: Duration? = nil) async throws {
         if usesTransactionManager {
             let next = isolationLevel.map { TransactionManagerRequest.NewTransaction(isolationLevel: $0.wireValue) }
-            _ = try await run(.transactionManager(.commit(name: name, thenBegin: next)), timeout: nil)
+            _ = try await run(.transactionManager(.commit(name: name, thenBegin: next)), timeout: timeout)
         } else {
             let next = isolationLevel.map { "; SET TRANSACTION ISOLATION LEVEL \($0.rawValue); BEGIN TRANSACTION" } ?? ""
-            _ = try await run(.sqlBatch("COMMIT TRANSACTION" + next), timeout: nil)
+            _ = try await run(.sqlBatch("COMMIT TRANSACTION" + next), timeout: timeout)
         }
     }
 
     /// Rolls back the whole transaction (TM_ROLLBACK_XACT), or to `savepoint` when given (the
     /// transaction then stays open).
-    public func rollbackTransaction(toSavepoint savepoint: String = "") async throws {
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
+    public func rollbackTransaction(toSavepoint savepoint: String = "", timeout: Duration? = nil) async throws {
         if usesTransactionManager {
-            _ = try await run(.transactionManager(.rollback(name: savepoint, thenBegin: nil)), timeout: nil)
+            _ = try await run(.transactionManager(.rollback(name: savepoint, thenBegin: nil)), timeout: timeout)
         } else {
-            _ = try await run(.sqlBatch("ROLLBACK TRANSACTION" + Self.quotedName(savepoint)), timeout: nil)
+            _ = try await run(.sqlBatch("ROLLBACK TRANSACTION" + Self.quotedName(savepoint)), timeout: timeout)
         }
     }
 
-    /// Marks a savepoint (TM_SAVE_XACT) to roll back to with ``rollbackTransaction(toSavepoint:)``.
-    public func saveTransaction(_ savepoint: String) async throws {
+    /// Marks a savepoint (TM_SAVE_XACT) to roll back to with ``rollbackTransaction(toSavepoint:timeout:)``.
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
+    public func saveTransaction(_ savepoint: String, timeout: Duration? = nil) async throws {
         if usesTransactionManager {
-            _ = try await run(.transactionManager(.save(name: savepoint)), timeout: nil)
+            _ = try await run(.transactionManager(.save(name: savepoint)), timeout: timeout)
         } else {
-            _ = try await run(.sqlBatch("SAVE TRANSACTION" + Self.quotedName(savepoint)), timeout: nil)
+            _ = try await run(.sqlBatch("SAVE TRANSACTION" + Self.quotedName(savepoint)), timeout: timeout)
         }
     }
 
@@ -98,12 +113,19 @@ extension SQLConnection {
     /// throws (then rethrows the body's error; a failing rollback does not hide it). When the body
     /// itself ended the transaction (a T-SQL `COMMIT` or `ROLLBACK`), nothing more is sent.
     ///
-    /// Inside an open transaction it nests with a savepoint instead: the body's work is rolled
-    /// back to the savepoint when it throws, and the outer transaction decides the rest.
+    /// The connection is reserved for the closure from before the begin until after the commit
+    /// or rollback: a request another task sends meanwhile waits, and runs after the transaction
+    /// ended, outside it. Requests made by `body` (and by tasks it starts, which inherit the
+    /// reservation; not `Task.detached`) run as usual. Waiting for the reservation counts as
+    /// waiting for a turn: a transaction on the same connection from another task goes first.
+    ///
+    /// Inside an open transaction held by this task it nests with a savepoint instead: the body's
+    /// work is rolled back to the savepoint when it throws, and the outer transaction decides the rest.
+    /// - Throws: the body's error, else ``SQLClientError`` from the begin or the commit.
     public func withTransaction<T>(isolationLevel: SQLIsolationLevel? = nil,
                                    isolation: isolated (any Actor)? = #isolation,
                                    _ body: (SQLConnection) async throws -> T) async throws -> T {
-        if await isInTransaction {
+        if await holdsReservation(Self.currentReservation), await isInTransaction {
             let savepoint = "sqlclient_" + String(UInt32.random(in: 0 ... .max), radix: 16)
             try await saveTransaction(savepoint)
             do {
@@ -115,6 +137,23 @@ extension SQLConnection {
                 throw error
             }
         }
+        let key = Self.newReservationID()
+        try await reserve(key)
+        do {
+            let value = try await Self.$currentReservation.withValue(key) {
+                try await runTransaction(isolationLevel: isolationLevel, body)
+            }
+            await release(key)
+            return value
+        } catch {
+            await release(key)
+            throw error
+        }
+    }
+
+    /// Begin, body, commit (or rollback when the body threw), under the reservation.
+    private func runTransaction<T>(isolationLevel: SQLIsolationLevel?, isolation: isolated (any Actor)? = #isolation,
+                                   _ body: (SQLConnection) async throws -> T) async throws -> T {
         try await beginTransaction(isolationLevel: isolationLevel)
         let value: T
         do {

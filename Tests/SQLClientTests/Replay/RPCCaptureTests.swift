@@ -176,7 +176,7 @@ final class RPCCaptureTests: XCTestCase {
                 XCTAssertEqual(result.outputs.map(\.value), expectedOutputs, "port \(port)")
                 XCTAssertEqual(result.returnStatuses, expectedStatuses, "port \(port)")
                 XCTAssertEqual(result.rows.map(\.values), expectedRows, "port \(port)")
-                XCTAssertEqual(result.rowsAffected, expectedCounts, "port \(port)")
+                XCTAssertEqual(result.rowCounts.compactMap { $0 }, expectedCounts, "port \(port)")
                 checkedOutputs += result.outputs.map(\.value)
                 checkedRows += result.rows.count
             }

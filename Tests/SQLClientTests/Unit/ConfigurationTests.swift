@@ -232,7 +232,7 @@ final class ConfigurationTests: XCTestCase {
         let connection = try await SQLConnection.connect(config)
         XCTAssertEqual(connection.port, LiveServer.port)
         let tables = try await connection.execute("SELECT COUNT(*) AS n FROM people")
-        XCTAssertEqual(tables.first?.rows.first?["n"]?.intValue, 4)
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["n"]?.intValue, 4)
         await connection.close()
         XCTAssertEqual(responder.received.count, 1)
     }

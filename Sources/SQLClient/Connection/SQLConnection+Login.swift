@@ -47,7 +47,13 @@ extension SQLConnection {
         } else {
             port = SQLServerAddress.defaultPort
         }
-        let socket = try await SocketStream.connect(host: address.host, port: port, timeout: try remaining())
+        let socket: SocketStream
+        do {
+            socket = try await SocketStream.connect(host: address.host, port: port, timeout: try remaining())
+        } catch let error as SQLClientError {
+            configuration.logger?.connectionFailed(error, connection: 0)
+            throw error
+        }
         return try await logIn(configuration, port: port, over: socket, clock: clock, deadline: deadline)
     }
 
@@ -84,9 +90,13 @@ extension SQLConnection {
         let connection = SQLConnection(configuration: configuration, port: port, socket: stream, clock: clock)
         var end = deadline
         if let limit = configuration.loginTimeout { end = min(end, clock.now() + limit) }
+        configuration.logger?.connect(host: configuration.address.host, port: port, connection: connection.logNumber,
+                                      connected: true)
         do {
             try await connection.runLogin(deadline: end)
         } catch {
+            configuration.logger?.connectionFailed(error as? SQLClientError ?? SQLClientError(.connectionFailed, "\(error)"),
+                                                   connection: connection.logNumber)
             stream.close()
             await connection.abortLogin()
             throw error
@@ -156,6 +166,7 @@ extension SQLConnection {
                 let session = try provider.makeClientSession(serverName: configuration.address.host, configuration: tls)
                 var framer = reader.framer
                 try await PreloginTLSHandshake.perform(session, over: socket, framer: &framer)
+                logger?.tlsEstablished(protocolName: session.negotiatedProtocol, fullSession: fullSession, connection: logNumber)
                 if fullSession {
                     transport = try TLSStream(base: socket, session: session, leftover: framer.takeRemaining())
                 } else {
@@ -181,6 +192,7 @@ extension SQLConnection {
 
             case .loginSucceeded:
                 performNow(action)
+                logger?.loggedIn(session, connection: logNumber)
                 reader.limitMessages(to: nil)
                 for rest in pending { performNow(rest) }
                 return

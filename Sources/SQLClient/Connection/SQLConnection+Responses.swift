@@ -51,6 +51,7 @@ extension SQLConnection {
             await perform(machine.requestNotSent(id, now: clock.now()))
             throw error
         }
+        logRequestStarted(id, request)
         try await write(id, type: encoded.0, body: encoded.1)
         return id
     }

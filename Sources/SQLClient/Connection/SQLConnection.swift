@@ -68,6 +68,11 @@ public actor SQLConnection {
     /// ``resetConnectionBeforeNextRequest(keepingTransaction:)``.
     var nextRequestStatus: PacketStatus = []
 
+    /// This connection's number in the log (``SQLLogEvent/Key/connection``).
+    let logNumber = SQLConnection.nextLogNumber()
+    /// When each logged request started (only while a logger is set).
+    var requestStarts: [RequestID: Duration] = [:]
+
     init(configuration: SQLConnectionConfiguration, port: Int, socket: any ByteStream,
          clock: any ConnectionClock = SystemConnectionClock()) {
         self.configuration = configuration
@@ -81,6 +86,10 @@ public actor SQLConnection {
                                               cancelTimeout: configuration.cancelTimeout)
         self.reader = ResponseReader(version: configuration.tdsVersion,
                                      options: .init(maximumValueSize: configuration.maximumValueSize))
+        if let logger = configuration.logger, logger.isEnabled(.trace) {
+            let number = logNumber
+            reader.onPacket = { logger.packetReceived($0, connection: number) }
+        }
         messages = SQLMessageBroadcaster(bufferLimit: configuration.messageBufferLimit)
     }
 
@@ -204,6 +213,7 @@ public actor SQLConnection {
     /// Closes the connection: every request waiting for its turn and the running one fail with
     /// `.connectionClosed` at once. Later requests throw `.connectionClosed`.
     public func close() {
+        if machine.state != .closed { logger?.closed(connection: logNumber) }
         for action in machine.closeRequested() { performNow(action) }
         transport.close()
         socket.close()

@@ -3,7 +3,7 @@ import Foundation
 /// Everything needed to open a ``SQLConnection``: where, who, and how.
 ///
 /// Build it by parts or from an ADO.NET-style connection string with
-/// ``init(connectionString:)``. `password` is stored as a ``RedactedPassword``: it never appears
+/// ``init(connectionString:)``. `password` is stored as a `RedactedPassword`: it never appears
 /// in `description`, in errors or in logs.
 public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// The server: host, and port or named instance.

@@ -1,4 +1,4 @@
-/// A timer the state machine asks the driver to run (``ConnectionStateMachine/Action/scheduleTimeout(_:deadline:)``).
+/// A timer the state machine asks the driver to run (`ConnectionStateMachine/Action/scheduleTimeout(_:deadline:)`).
 enum TimerID: Hashable, Sendable, CustomStringConvertible {
     /// The login: one budget for PRELOGIN, TLS and LOGIN7 (the driver counts DNS and TCP in it).
     case login

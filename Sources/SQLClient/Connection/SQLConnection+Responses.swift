@@ -32,7 +32,7 @@ extension SQLConnection {
     /// When the running request was started by the calling task itself and is still being read
     /// (a streaming loop left with `break` while its iterator stays alive, as in top-level code),
     /// nobody else can ever finish it: it is cancelled and drained first (see
-    /// ``ConnectionStateMachine/enqueue(_:owner:timeout:now:)``); its iterator, if resumed,
+    /// `ConnectionStateMachine/enqueue(_:owner:timeout:now:)`); its iterator, if resumed,
     /// throws `.cancelled`. Requests of other tasks are waited for, in order.
     func startRequest(_ request: OutgoingRequest, timeout: Duration? = nil) async throws -> RequestID {
         let limit = try (timeout ?? configuration.queryTimeout).map {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A connection to SQL Server over TDS 7.x: the driver that performs the actions of
-/// ``ConnectionStateMachine`` on a ``ByteStream``.
+/// `ConnectionStateMachine` on a ``ByteStream``.
 ///
 /// ```swift
 /// let connection = try await SQLConnection.connect(
@@ -19,9 +19,9 @@ import Foundation
 /// Errors are ``SQLClientError``; after a server error of severity below 20 the connection stays usable.
 ///
 /// Layout: the decisions (login, the queue of requests, cancellation, every timeout, closing)
-/// are ``ConnectionStateMachine``'s; this actor only performs its actions. The login is in
+/// are `ConnectionStateMachine`'s; this actor only performs its actions. The login is in
 /// `SQLConnection+Login.swift`, the one write path in `RequestWriter.swift`, reading responses
-/// in `SQLConnection+Responses.swift` (over ``ResponseReader``), the one cursor behind every
+/// in `SQLConnection+Responses.swift` (over `ResponseReader`), the one cursor behind every
 /// streamed shape in `ResponseCursor.swift`.
 public actor SQLConnection {
     /// The configuration the connection was opened with (validated; the password stays redacted).

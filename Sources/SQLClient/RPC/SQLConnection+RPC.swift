@@ -15,6 +15,8 @@ extension SQLConnection {
     /// ])
     /// print(call.output("@balance") ?? .null, call.returnStatus ?? 0)
     /// ```
+    /// - Parameter name: the procedure, for example `dbo.transfer` (sent as the RPC's ProcName).
+    /// - Parameter parameters: named (`.input("@x", 1)`, `.output("@y", type: .int)`) or positional parameters.
     /// - Parameter options: RPC OptionFlags (`.withRecompile`, `.noMetadata`, `.reuseMetadata`).
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws: as ``execute(_:timeout:)``.

@@ -14,6 +14,7 @@ extension SQLConnection {
     /// let result = try await connection.execute("SELECT name FROM people WHERE id = \(id)")
     /// print(result.rows.first?["name"]?.stringValue ?? "none")
     /// ```
+    /// - Parameter query: the statement: a literal (interpolations are parameters), or ``SQLQuery/init(unsafeSQL:parameters:)``.
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request;
     ///   when it passes, ATTENTION is sent and the request throws `.timeout`.
     /// - Throws: ``SQLClientError`` `.serverError` (number, state, severity, message, procedure,
@@ -27,6 +28,7 @@ extension SQLConnection {
     /// Streams the events of `query` (result set starts, rows, statement counts, messages, return
     /// statuses, OUTPUT values) as they are read from the socket. The request is sent when
     /// iteration starts; leaving the loop early cancels the rest (ATTENTION).
+    /// - Parameter query: the statement (see ``execute(_:timeout:)``).
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws (from iteration): as ``execute(_:timeout:)``, after the events that came before the error.
     public nonisolated func events(_ query: SQLQuery, timeout: Duration? = nil) -> SQLResponseEventSequence {
@@ -37,6 +39,7 @@ extension SQLConnection {
     /// are consumed. Breaking out of the loop cancels the rest of the request (ATTENTION) when the
     /// iterator is released; if it stays alive (top-level code keeps it), the request is cancelled
     /// when the same task starts its next request on the connection.
+    /// - Parameter query: the statement (see ``execute(_:timeout:)``).
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws (from iteration): as ``execute(_:timeout:)``.
     public nonisolated func query(_ query: SQLQuery, timeout: Duration? = nil) -> SQLRowSequence {

@@ -103,7 +103,7 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
     }
 }
 
-/// One row: ordered values with their columns. Values stay as decoded (lossless ``SQLValue``)
+/// One row: ordered values with their columns. Values stay as decoded (lossless `SQLValue`)
 /// until asked for as Swift types.
 public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible {
     /// The row's columns (shared with the other rows of its result set).
@@ -135,7 +135,7 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
         zip(columns.columns, values).map { ($0.name, $1) }
     }
 
-    /// The row as a dictionary from column key to value (NULL stays ``SQLValue/null``), the
+    /// The row as a dictionary from column key to value (NULL stays `SQLValue/null`), the
     /// Objective-C SQLClient's row shape. Keys follow ``SQLColumns/dictionaryKeys``: unique
     /// names as they are, `column<n>` for an empty name, `<name>_<k>` for a repeated one, so
     /// `SELECT COUNT(*), MAX(id)` gives `["column1": …, "column2": …]`. Never traps.

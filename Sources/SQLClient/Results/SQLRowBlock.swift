@@ -42,6 +42,7 @@ extension SQLConnection {
     ///     for row in block { print(row[row.startIndex].intValue ?? 0) }
     /// }
     /// ```
+    /// - Parameter query: the statement (see ``execute(_:timeout:)``).
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws (from iteration): as ``execute(_:timeout:)``.
     public nonisolated func rowBlocks(_ query: SQLQuery, timeout: Duration? = nil) -> SQLRowBlockSequence {

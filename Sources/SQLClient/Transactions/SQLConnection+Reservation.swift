@@ -2,8 +2,8 @@ import Foundation
 
 /// Holding the connection for one caller between requests: ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``
 /// reserves it, so that requests of other tasks wait until the transaction ends instead of
-/// running inside it. The decisions are ``ConnectionStateMachine``'s (``ConnectionStateMachine/reserve(_:)``,
-/// ``ConnectionStateMachine/release(_:now:)``); the key travels with the requests made under it
+/// running inside it. The decisions are `ConnectionStateMachine`'s (`ConnectionStateMachine/reserve(_:)`,
+/// `ConnectionStateMachine/release(_:now:)`); the key travels with the requests made under it
 /// as a task-local value (child tasks and `Task {}` inherit it; `Task.detached` does not).
 extension SQLConnection {
     typealias ReservationID = ConnectionStateMachine.ReservationID

@@ -51,6 +51,8 @@ extension SQLConnection {
     /// Before TDS 7.2 (no Transaction Manager requests for local transactions) the same is sent
     /// as T-SQL: `SET TRANSACTION ISOLATION LEVEL …; BEGIN TRANSACTION [name]`. This does not
     /// reserve the connection (``withTransaction(isolationLevel:isolation:_:)`` does).
+    /// - Parameter isolationLevel: the transaction's isolation level; nil keeps the session's.
+    /// - Parameter name: the transaction's name (bracket-quoted in T-SQL); empty for none.
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
     public func beginTransaction(isolationLevel: SQLIsolationLevel? = nil, name: String = "",
@@ -65,6 +67,8 @@ extension SQLConnection {
     }
 
     /// Commits the transaction (TM_COMMIT_XACT); with `thenBegin`, a new one starts at once (fBeginXact).
+    /// - Parameter name: the transaction's name; empty for the current one.
+    /// - Parameter isolationLevel: when given, a new transaction with this level begins right after.
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
     public func commitTransaction(name: String = "", thenBegin isolationLevel: SQLIsolationLevel? = nil,
@@ -80,6 +84,7 @@ extension SQLConnection {
 
     /// Rolls back the whole transaction (TM_ROLLBACK_XACT), or to `savepoint` when given (the
     /// transaction then stays open).
+    /// - Parameter savepoint: the savepoint to roll back to; empty for the whole transaction.
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
     public func rollbackTransaction(toSavepoint savepoint: String = "", timeout: Duration? = nil) async throws {
@@ -91,6 +96,7 @@ extension SQLConnection {
     }
 
     /// Marks a savepoint (TM_SAVE_XACT) to roll back to with ``rollbackTransaction(toSavepoint:timeout:)``.
+    /// - Parameter savepoint: the savepoint's name.
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
     public func saveTransaction(_ savepoint: String, timeout: Duration? = nil) async throws {

@@ -64,6 +64,14 @@ final class RecordingProxyTests: XCTestCase {
         return Rig(upstream: upstream, upstreamIdentity: upstreamIdentity, proxy: proxy, port: port)
     }
 
+    /// A new empty folder, removed when the test ends.
+    func temporaryDirectory() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        return dir
+    }
+
     func configuration(port: UInt16, encryption: SQLEncryption = .on, caFile: String) -> SQLConnectionConfiguration {
         SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: Int(port)), user: "tester",
                                    password: Self.password, encryption: encryption,
@@ -129,9 +137,7 @@ final class RecordingProxyTests: XCTestCase {
     /// The password is not in the file as text, as UTF-16 or in LOGIN7's obfuscated form, even
     /// where the client's SQL and the server's answer carried it.
     func testThePasswordNeverReachesTheFile() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try temporaryDirectory()
         let file = dir.appendingPathComponent("secret.tdssession")
         let rig = try rig(output: .file(file))
         defer { rig.stop() }
@@ -201,9 +207,7 @@ final class RecordingProxyTests: XCTestCase {
     }
 
     func testAProxyStoppedMidSessionLeavesAReadableFile() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try temporaryDirectory()
         let file = dir.appendingPathComponent("stopped.tdssession")
         let rig = try rig(output: .file(file))
         defer { rig.stop() }
@@ -261,8 +265,7 @@ final class RecordingProxyTests: XCTestCase {
     }
 
     func testEachConnectionIsASectionOrItsOwnFile() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try temporaryDirectory()
         let rig = try rig(output: .directory(dir))
         defer { rig.stop() }
         let ca = try rig.proxy.identity.caCertificateFile()

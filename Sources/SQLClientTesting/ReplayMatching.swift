@@ -19,6 +19,7 @@ extension ReplayServer {
         /// connection's ``ConnectionLog/requestMessages`` (for tests that check what a client sent).
         public var recordsRequestMessages: Bool
 
+        /// Plaintext, lenient matching, no request bytes kept, unless told otherwise.
         public init(tls: TLSServerIdentity? = nil, strict: Bool = false,
                     parameterInsensitive: [ParameterInsensitiveRequest] = [], recordsRequestMessages: Bool = false) {
             self.tls = tls

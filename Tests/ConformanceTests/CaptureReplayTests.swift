@@ -98,8 +98,10 @@ enum CaptureComparison {
         var rowCounts = 0
         var messages = 0
         var recordedLogin = false
+        /// Values compared with Microsoft ODBC Driver 18 (0 where it is not installed or the session is 7.1).
+        var msodbcValuesCompared = 0
         var report: String {
-            (recordedLogin ? "recorded login response; " : "") + "\(rowCounts) DONE counts, \(resultSets) result sets, \(valuesCompared) values compared, \(returnStatuses) return statuses, \(messages) INFO/ERROR, \(explained) explained FreeTDS deviations, \(failures.count) failures"
+            (recordedLogin ? "recorded login response; " : "") + "\(rowCounts) DONE counts, \(resultSets) result sets, \(valuesCompared) values compared, \(returnStatuses) return statuses, \(messages) INFO/ERROR, \(explained) explained FreeTDS deviations, \(msodbcValuesCompared) values compared with MSODBC, \(failures.count) failures"
         }
     }
 
@@ -183,6 +185,32 @@ enum CaptureComparison {
             freetds = try FreeTDSOracle.query(port: port, version: versionArgument(version), batches: batches)
         } catch let e as FreeTDSOracle.Unavailable {
             throw XCTSkip(e.description)
+        }
+
+        // Microsoft ODBC Driver 18 (TDS 7.2 and later), where installed: result sets and values.
+        if version.generation >= 0x72, (try? MSODBCOracle.executable()) != nil {
+            let msodbc = try MSODBCOracle.query(port: port, batches: batches)
+            for (b, sql) in batches.enumerated() {
+                let ours = b < decoded.count ? decoded[b] : []
+                let theirs = b < msodbc.batches.count ? msodbc.batches[b] : FreeTDSOracle.Batch()
+                if theirs.results.count != ours.count {
+                    outcome.failures.append("MSODBC returned \(theirs.results.count) result sets for \(sql.prefix(60)), SQLClient \(ours.count); \(theirs.failures) \(theirs.messages.prefix(2))")
+                }
+                for (s, (theirSet, ourRows)) in zip(theirs.results, ours).enumerated() {
+                    if theirSet.rows.count != ourRows.count {
+                        outcome.failures.append("MSODBC returned \(theirSet.rows.count) rows in result \(s + 1) of \(sql.prefix(60)), SQLClient \(ourRows.count)")
+                    }
+                    for (r, (theirRow, ourRow)) in zip(theirSet.rows, ourRows).enumerated() {
+                        for (c, (their, our)) in zip(theirRow, ourRow).enumerated() {
+                            outcome.msodbcValuesCompared += 1
+                            let odbcType = c < theirSet.columnTypes.count ? theirSet.columnTypes[c] : 0
+                            let typeName = odbcType == 7 ? "real" : odbcType == 6 || odbcType == 8 ? "float" : "ODBC type \(odbcType)"
+                            if CanonicalComparison.same(their, our, type: typeName, label: "") { continue }
+                            outcome.failures.append("\(sql.prefix(60)) result \(s + 1) row \(r + 1) column \(c + 1) (\(typeName)): MSODBC \(their ?? "NULL"), SQLClient \(our ?? "NULL")")
+                        }
+                    }
+                }
+            }
         }
 
         for (b, sql) in batches.enumerated() {

@@ -259,7 +259,7 @@ final class ProxyLeg: @unchecked Sendable {
     }
 
     let socket: BlockingSocket
-    private var framer = PacketAssembler()
+    fileprivate var framer = PacketAssembler()
     private let cryptoLock = NSLock()
     var crypto: Crypto = .none
     /// Bytes read are TLS records (set before the relays start).
@@ -288,6 +288,28 @@ final class ProxyLeg: @unchecked Sendable {
             if let m = out.message { return (m, packets) }
         }
         return nil
+    }
+
+    /// The client side of the TLS handshake inside PRELOGIN, through SQLClient's own
+    /// (``PreloginTLSHandshake``, async), over this leg's socket and framer; the calling relay
+    /// thread waits for it (the socket's blocking calls run on Dispatch threads, never on the
+    /// concurrency pool).
+    func clientHandshake(_ session: any TLSSession) throws {
+        let stream = BlockingByteStream(socket)
+        let box = ResultBox<Void>()
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) let tls = session
+        Task { [self] in
+            do {
+                try await PreloginTLSHandshake.perform(tls, over: stream, framer: &framer)
+                box.result = .success(())
+            } catch {
+                box.result = .failure(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        try box.result?.get()
     }
 
     /// True when bytes were received past the last whole packet.
@@ -321,6 +343,26 @@ final class ProxyLeg: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A ``BlockingSocket`` as a ``ByteStream``: each call runs the blocking one on a Dispatch thread.
+final class BlockingByteStream: ByteStream, @unchecked Sendable {
+    let socket: BlockingSocket
+    init(_ socket: BlockingSocket) { self.socket = socket }
+
+    func read(maxLength: Int) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { [socket] in continuation.resume(with: Result { try socket.read(maxLength: maxLength) }) }
+        }
+    }
+
+    func write(_ bytes: [UInt8]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            DispatchQueue.global().async { [socket] in continuation.resume(with: Result { try socket.write(bytes) }) }
+        }
+    }
+
+    func close() { socket.shutdown() }
 }
 
 /// One relayed client connection: the set-up (PRELOGIN, both TLS handshakes, LOGIN7), then a
@@ -407,8 +449,7 @@ final class ProxyConnection: @unchecked Sendable {
                 throw TLSServerError("no TLS provider on this platform for the upstream leg")
             }
             let session = try provider.makeClientSession(serverName: config.upstreamHost, configuration: config.upstreamTLS)
-            try upstreamTLSHandshake(session, send: { try up.socket.write($0) },
-                                     receiveMessage: { try up.nextMessage()?.message.payload })
+            try up.clientHandshake(session)
             up.crypto = .client(session)
             up.decrypting = mode == .full
             up.encrypting = mode == .full

@@ -217,12 +217,16 @@ final class RecordingProxyTests: XCTestCase {
         // Written after every server message: a proxy killed now loses nothing already relayed.
         let whileRunning = try ReplayRecording(contentsOf: file)
         XCTAssertEqual(whileRunning.sections.first?.exchanges.map(\.request), [.login7, .sqlBatch("SELECT 1 AS c")])
+        let c2 = try await intValue(connection, "SELECT 2 AS d")
+        XCTAssertEqual(c2, .int(2))
         rig.proxy.stop()   // the client is still connected
+        // Written a piece at a time (finished exchanges are never written again), the file is the recording's text.
+        XCTAssertEqual(try String(contentsOf: file, encoding: .utf8), rig.proxy.recording.text)
         let afterStop = try ReplayRecording(contentsOf: file)
-        XCTAssertEqual(afterStop.sections.first?.exchanges.map(\.request), [.login7, .sqlBatch("SELECT 1 AS c")])
-        XCTAssertEqual(afterStop.sections.first?.exchanges.last?.responseBytes, whileRunning.sections.first?.exchanges.last?.responseBytes)
+        XCTAssertEqual(afterStop.sections.first?.exchanges.map(\.request), [.login7, .sqlBatch("SELECT 1 AS c"), .sqlBatch("SELECT 2 AS d")])
+        XCTAssertEqual(afterStop.sections.first?.exchanges[1].responseBytes, whileRunning.sections.first?.exchanges.last?.responseBytes)
         do {
-            _ = try await connection.execute("SELECT 2 AS d")
+            _ = try await connection.execute("SELECT 1 AS c")
             XCTFail("the proxy closed the connection")
         } catch {}
         await connection.close()

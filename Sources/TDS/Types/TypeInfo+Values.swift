@@ -159,6 +159,7 @@ extension ValueLayout {
             if isPLP { break }
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
+            // Longer than declared: read (see ushortLength below).
             return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: Int(n)))
         default: break
         }
@@ -174,12 +175,16 @@ extension ValueLayout {
         case .byteLength:
             let n = Int(try reader.readUInt8())
             if n == 0 { return .null }
-            // Legacy VARCHAR/CHAR/VARBINARY/BINARY are read whatever their declared maximum, as the USHORTLEN ones.
-            if n > length, length > 0, !Self.lengthNotChecked(type) { throw longerThanDeclared(n, at: reader.offset - 1, in: reader) }
+            if n > length, length > 0 { throw longerThanDeclared(n, at: reader.offset - 1, in: reader) }
             return try decodeData(from: &reader, count: n, baseScale: scale)
         case .ushortLength:
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
+            // A character or binary value longer than its TYPE_INFO declares is read when its bytes
+            // are present (Microsoft's ODBC driver refuses it). pysqlbridge declares nvarchar(n) in
+            // code points, so "héllo 😀" (7 code points, 8 UTF-16 units) comes as 16 bytes in an
+            // nvarchar(7); the USHORTLEN itself bounds the value (at most 65,534 bytes), so reading
+            // it costs no unbounded memory. Fixtures/oracle/README.md, "Length rules".
             return try decodeData(from: &reader, count: Int(n), baseScale: scale)
         case .longLength:
             if type == .ssVariant {
@@ -209,24 +214,13 @@ extension ValueLayout {
         }
     }
 
-    /// A fixed-size or date/time value longer than its column's TYPE_INFO allows (an INTN(4) of 8
-    /// bytes, a 4-byte DATEN): Microsoft's ODBC driver refuses it ("Protocol error in TDS
-    /// stream"), and so do we. A declared length of 0 (no maximum given) is not checked, nor are
-    /// character and binary values (see ``lengthNotChecked(_:)``).
+    /// A fixed-size or BYTELEN value longer than its column's TYPE_INFO allows (an INTN(4) of 8
+    /// bytes): Microsoft's ODBC driver refuses it ("Protocol error in TDS stream"), and so do we.
+    /// A declared length of 0 (no maximum given) is not checked. USHORTLEN character and binary
+    /// values longer than declared are read (see ``decodeValue(from:)``).
     @inline(never)
     private func longerThanDeclared(_ n: Int, at offset: Int, in reader: ByteReader) -> TDSDecodingError {
         reader.error(.invalidLength, at: offset, "\(n) data byte(s) for \(sqlTypeName), longer than the \(length) its TYPE_INFO declares")
-    }
-
-    /// Character and binary types, whose values are read whatever the declared maximum (their
-    /// bytes are present; nothing is allocated beyond them). Microsoft's ODBC driver refuses a
-    /// value longer than declared, but servers send them: pysqlbridge declares nvarchar(7) for
-    /// a parameter's 8 characters (Fixtures/oracle/README.md, length rules).
-    static func lengthNotChecked(_ type: TDSDataType) -> Bool {
-        switch type {
-        case .char, .varchar, .binary, .varbinary, .bigChar, .bigVarChar, .bigBinary, .bigVarBinary, .nchar, .nvarchar: return true
-        default: return false
-        }
     }
 
     /// ``TypeInfo/decodePLPValue(_:)``.

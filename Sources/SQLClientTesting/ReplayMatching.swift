@@ -15,12 +15,16 @@ extension ReplayServer {
         public var strict: Bool
         /// Requests matched whatever their parameter values (see ``ParameterInsensitiveRequest``).
         public var parameterInsensitive: [ParameterInsensitiveRequest]
+        /// Keep the bytes of every SQL batch, RPC and transaction manager request in each
+        /// connection's ``ConnectionLog/requestMessages`` (for tests that check what a client sent).
+        public var recordsRequestMessages: Bool
 
         public init(tls: TLSServerIdentity? = nil, strict: Bool = false,
-                    parameterInsensitive: [ParameterInsensitiveRequest] = []) {
+                    parameterInsensitive: [ParameterInsensitiveRequest] = [], recordsRequestMessages: Bool = false) {
             self.tls = tls
             self.strict = strict
             self.parameterInsensitive = parameterInsensitive
+            self.recordsRequestMessages = recordsRequestMessages
         }
     }
 

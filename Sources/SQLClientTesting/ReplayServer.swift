@@ -70,6 +70,19 @@ public final class ReplayServer: @unchecked Sendable {
         /// Wall-clock seconds spent writing recorded responses (the server's own send rate is
         /// `responseBytesSent / responseSeconds`).
         public var responseSeconds = 0.0
+        /// Every SQL batch, RPC and transaction manager request as received: its packet type and
+        /// its whole message payload (packets joined), in arrival order. Kept only when the
+        /// server was made with `recordsRequestMessages: true`.
+        public var requestMessages: [RequestMessage] = []
+    }
+
+    /// One client request message as the server received it ([MS-TDS] 2.2.3: the payloads of
+    /// its packets up to EOM, headers removed).
+    public struct RequestMessage: Sendable, Hashable {
+        /// The packet type (SQL_BATCH, RPC, TRANSACTION_MANAGER).
+        public var type: PacketType
+        /// The message bytes (ALL_HEADERS first, from TDS 7.2).
+        public var payload: [UInt8]
     }
 
     /// The first (or only) section of ``recording``.
@@ -96,6 +109,17 @@ public final class ReplayServer: @unchecked Sendable {
     public convenience init(session: ReplaySession, options: Options = Options()) {
         self.init(recording: ReplayRecording(session), options: options)
     }
+
+    /// A server for `session`; with `recordsRequestMessages`, each connection's log keeps the
+    /// bytes of every request it received (for tests that check what a client sent).
+    public convenience init(session: ReplaySession, recordsRequestMessages: Bool) {
+        var options = Options()
+        options.recordsRequestMessages = recordsRequestMessages
+        self.init(recording: ReplayRecording(session), options: options)
+    }
+
+    /// Keep each request's bytes in ``ConnectionLog/requestMessages`` (``Options/recordsRequestMessages``).
+    var recordsRequestMessages: Bool { options.recordsRequestMessages }
 
     /// Serves connection *n* from section *n* of `recording` (cycling through its sections).
     public init(recording: ReplayRecording, options: Options = Options()) {
@@ -459,6 +483,10 @@ final class ReplayConnection {
     // MARK: Handling
 
     func handle(type: UInt8, payload: [UInt8]) {
+        if server.recordsRequestMessages, type == PacketType.sqlBatch.rawValue || type == PacketType.rpc.rawValue
+            || type == PacketType.transactionManager.rawValue {
+            log.requestMessages.append(ReplayServer.RequestMessage(type: PacketType(rawValue: type), payload: payload))
+        }
         switch type {
         case PacketType.prelogin.rawValue:
             handlePrelogin(payload)   // ReplayServer+TLS.swift

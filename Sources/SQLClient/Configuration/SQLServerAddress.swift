@@ -16,6 +16,8 @@ public struct SQLServerAddress: Sendable, Hashable, CustomStringConvertible {
     /// The port SQL Server's default instance listens on.
     public static let defaultPort = 1433
 
+    /// An address by parts: no port and no instance connects to 1433; an instance without a
+    /// port is resolved through the SQL Server Browser ([MC-SQLR]).
     public init(host: String, port: Int? = nil, instance: String? = nil) {
         self.host = host
         self.port = port

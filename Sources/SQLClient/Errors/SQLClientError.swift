@@ -23,6 +23,7 @@ public struct SQLServerMessage: Sendable, Hashable, CustomStringConvertible {
     /// True for an ERROR token (0xAA), false for an INFO token (0xAB).
     public var isError: Bool
 
+    /// A message with the fields of an ERROR or INFO token (for tests and for code that reports its own).
     public init(number: Int32, state: UInt8, severity: UInt8, message: String, serverName: String = "",
                 procedureName: String = "", lineNumber: Int32 = 0, isError: Bool) {
         self.number = number
@@ -50,8 +51,11 @@ public struct SQLServerMessage: Sendable, Hashable, CustomStringConvertible {
 public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     /// An extensible error code: compare with the static constants, add your own with `init(_:)`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, for example `"serverError"` (what `description` prints).
         public let name: String
+        /// A code named `name`; SQLClient's own are the static constants below.
         public init(_ name: String) { self.name = name }
+        /// ``name``.
         public var description: String { name }
 
         /// The configuration, connection string or server address is invalid.
@@ -101,6 +105,8 @@ public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     /// The lower-level cause, when there is one.
     public var underlying: (any Error & Sendable)?
 
+    /// An error of kind `code` explained by `message` (never a password). `serverMessages`
+    /// defaults to `[serverMessage]` when the server reported it.
     public init(_ code: Code, _ message: String, serverMessage: SQLServerMessage? = nil,
                 serverMessages: [SQLServerMessage] = [], underlying: (any Error & Sendable)? = nil) {
         self.code = code
@@ -117,6 +123,7 @@ public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     /// The server's severity (class), when the server reported the error.
     public var severity: UInt8? { serverMessage?.severity }
 
+    /// `SQLClientError.<code>: <message> (Msg N, Level L, State S, Line X) [cause: …]`.
     public var description: String {
         var text = "SQLClientError.\(code): \(message)"
         if let m = serverMessage { text += " (" + Self.serverReference(m) + ")" }

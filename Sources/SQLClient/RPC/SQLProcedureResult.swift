@@ -13,6 +13,7 @@ public struct SQLOutputValue: Sendable, Hashable, CustomStringConvertible {
     /// True for a user-defined function's return value (Status 0x02) rather than an OUTPUT parameter.
     public var isFunctionResult: Bool
 
+    /// An output value from its parts.
     public init(name: String, ordinal: Int, typeInfo: TypeInfo, value: SQLValue, isFunctionResult: Bool = false) {
         self.name = name
         self.ordinal = ordinal
@@ -26,6 +27,7 @@ public struct SQLOutputValue: Sendable, Hashable, CustomStringConvertible {
                   isFunctionResult: token.status & 0x02 != 0)
     }
 
+    /// `@name type = value` (`#ordinal` when unnamed).
     public var description: String { "\(name.isEmpty ? "#\(ordinal)" : name) \(typeInfo.sqlTypeName) = \(value)" }
 }
 
@@ -42,6 +44,7 @@ public struct SQLProcedureResult: Sendable {
     /// INFO and ERROR messages in arrival order.
     public var messages: [SQLServerMessage]
 
+    /// A procedure result from its parts.
     public init(statements: [SQLStatementResult] = [], outputs: [SQLOutputValue] = [], returnStatuses: [Int32] = [],
                 messages: [SQLServerMessage] = []) {
         self.statements = statements

@@ -1,50 +1,64 @@
-/// A parameterized SQL statement written as a Swift string literal: every interpolated
-/// `\(value)` becomes a parameter `@P1`, `@P2`, … and the value travels separately, in an RPC to
-/// `sp_executesql` ([MS-TDS] 2.2.6.6, ProcID 10). Values are never spliced into the SQL text, so a
-/// string holding quotes or `'; DROP TABLE x; --` is data, not SQL.
+/// A SQL statement as a value: the text, and the parameters interpolated into it.
+///
+/// Written as a Swift string literal, every interpolated `\(value)` becomes a parameter `@P1`,
+/// `@P2`, … whose value travels separately, in an RPC to `sp_executesql` ([MS-TDS] 2.2.6.6,
+/// ProcID 10); it is never spliced into the SQL text, so a string holding quotes or
+/// `'; DROP TABLE x; --` is data, not SQL. A literal without interpolations is sent as a plain
+/// SQL batch ([MS-TDS] 2.2.6.7), exactly as written.
 ///
 /// ```swift
 /// let name = "O'Brien"
-/// let rows = try await connection.execute(literal: "SELECT id FROM people WHERE name = \(name) AND score > \(80.5)")
+/// let q: SQLQuery = "SELECT id FROM people WHERE name = \(name) AND score > \(80.5)"
 /// // sends: sp_executesql N'SELECT id FROM people WHERE name = @P1 AND score > @P2',
 /// //                      N'@P1 nvarchar(4000), @P2 float', @P1 = N'O''Brien', @P2 = 80.5
-/// let t = try await connection.execute(literal: "SELECT * FROM t WHERE code = \(.varchar(code, length: 10))")
+/// let t: SQLQuery = "SELECT * FROM t WHERE code = \(.varchar(code, length: 10))"   // an explicit type
+/// let u: SQLQuery = "SELECT \(identifier: column) FROM \(identifier: ["dbo", table])"   // [col] FROM [dbo].[t]
 /// ```
 ///
-/// The methods that take a ``SQLQuery`` carry the `literal:` label so that a plain `String`
-/// argument (which Swift would otherwise prefer for an interpolated literal) cannot silently
-/// splice values into SQL: ``SQLConnection/execute(literal:)``, ``SQLConnection/query(literal:)``.
-/// Interpolate `\(unsafeRaw: text)` to splice trusted text (an identifier you validated) on purpose.
-/// A query without parameters is sent as a plain SQL batch.
+/// Raw SQL text from a `String` needs a spelling that says so: ``init(unsafeSQL:parameters:)``,
+/// or `\(unsafeRaw: text)` inside a literal. There is no implicit conversion from `String`:
+/// a `String` variable passed where a query is expected does not compile.
+/// Identifiers (table and column names) interpolate safely with `\(identifier:)`, bracket-quoted.
 public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
-    /// The SQL text with `@P1`, `@P2`… where values were interpolated.
-    public var sql: String
+    /// The SQL text, with `@P1`, `@P2`… where values were interpolated.
+    public private(set) var sql: String
     /// The parameters in order; the n-th is named `@Pn`.
-    public var parameters: [SQLParameter]
+    public private(set) var parameters: [SQLParameter]
 
-    /// A statement and its parameters (unnamed ones are named `@P1`… in order when sent).
-    public init(sql: String, parameters: [SQLParameter] = []) {
-        self.sql = sql
+    /// Raw SQL text, sent as it is: the caller vouches that no untrusted input was spliced into
+    /// `unsafeSQL`. With `parameters`, the text refers to them as `@P1`, `@P2`… (unnamed ones are
+    /// named so, in order, when sent) and it travels through `sp_executesql`; without, as a SQL batch.
+    public init(unsafeSQL: String, parameters: [SQLParameter] = []) {
+        self.sql = unsafeSQL
         self.parameters = parameters
     }
 
+    /// A literal without interpolations: a plain SQL batch of exactly this text.
     public init(stringLiteral value: String) {
-        self.init(sql: value)
+        self.init(unsafeSQL: value)
     }
 
+    /// A literal with interpolations: the text with `@Pn` placeholders, and the parameters.
     public init(stringInterpolation: StringInterpolation) {
-        self.init(sql: stringInterpolation.sql, parameters: stringInterpolation.parameters)
+        self.init(unsafeSQL: stringInterpolation.sql, parameters: stringInterpolation.parameters)
     }
+
+    /// True when the query has no parameters and is sent as a SQL batch rather than an RPC.
+    public var isBatch: Bool { parameters.isEmpty }
 
     /// Builds the text and the parameter list of a ``SQLQuery`` literal.
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
-        public var sql = ""
-        public var parameters: [SQLParameter] = []
+        /// The text so far, with `@Pn` placeholders.
+        public private(set) var sql = ""
+        /// The parameters so far.
+        public private(set) var parameters: [SQLParameter] = []
 
+        /// Called by the compiler with the literal's size.
         public init(literalCapacity: Int, interpolationCount: Int) {
             sql.reserveCapacity(literalCapacity + interpolationCount * 4)
         }
 
+        /// The literal text between interpolations: SQL as written.
         public mutating func appendLiteral(_ literal: String) {
             sql += literal
         }
@@ -84,12 +98,32 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, Cu
             if first { sql += "NULL" }
         }
 
-        /// Trusted text spliced into the SQL as is (an identifier you checked). Never pass user input.
+        /// Trusted text spliced into the SQL as is. Never pass user input; for a table or column
+        /// name use ``appendInterpolation(identifier:)-(String)`` instead.
         public mutating func appendInterpolation(unsafeRaw text: String) {
             sql += text
         }
+
+        /// A table, column or other name as a delimited identifier: `[name]` with every `]`
+        /// doubled, so any text (spaces, quotes, `]`, `;`) stays one name and never becomes SQL.
+        /// Names longer than 128 characters are rejected by the server (sysname), not here.
+        public mutating func appendInterpolation(identifier name: String) {
+            sql += SQLQuery.quotedIdentifier(name)
+        }
+
+        /// A multi-part name (`["dbo", "people"]` → `[dbo].[people]`), each part bracket-quoted.
+        public mutating func appendInterpolation(identifier parts: [String]) {
+            sql += parts.map(SQLQuery.quotedIdentifier).joined(separator: ".")
+        }
     }
 
+    /// `name` as a delimited identifier: `[` + name with `]` doubled + `]` ([MS-TDS] carries
+    /// the text; the quoting is T-SQL's).
+    public static func quotedIdentifier(_ name: String) -> String {
+        "[" + name.replacingOccurrences(of: "]", with: "]]") + "]"
+    }
+
+    /// The SQL text, then ` -- ` and the parameters (with their values) when there are any.
     public var description: String {
         parameters.isEmpty ? sql : sql + " -- " + parameters.map(\.description).joined(separator: ", ")
     }

@@ -14,6 +14,7 @@ public struct SQLColumn: Sendable, Hashable {
     public internal(set) var userType: UInt32 = 0
     public internal(set) var flags: ColumnFlags = []
 
+    /// A column as COLMETADATA describes it.
     public init(name: String, typeInfo: TypeInfo, isNullable: Bool) {
         self.name = name
         self.typeInfo = typeInfo
@@ -88,8 +89,11 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
         return keys.map { $0 ?? "" }
     }
 
+    /// 0.
     public var startIndex: Int { columns.startIndex }
+    /// The number of columns.
     public var endIndex: Int { columns.endIndex }
+    /// The column at `position` (0-based).
     public subscript(position: Int) -> SQLColumn { columns[position] }
 
     /// The index of the first column named `name` (exact match first, then case-insensitive).
@@ -106,12 +110,15 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     /// The values, in column order.
     public let values: [SQLValue]
 
+    /// A row of `values` in the order of `columns` (one value per column).
     public init(columns: SQLColumns, values: [SQLValue]) {
         self.columns = columns
         self.values = values
     }
 
+    /// 0.
     public var startIndex: Int { values.startIndex }
+    /// The number of values.
     public var endIndex: Int { values.endIndex }
     /// The value at `index` (0-based, in column order).
     public subscript(position: Int) -> SQLValue { values[position] }
@@ -138,6 +145,7 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
         return out
     }
 
+    /// `[name: value, …]` with each value's canonical text.
     public var description: String {
         "[" + namedValues.map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "]"
     }
@@ -168,6 +176,7 @@ public struct SQLResultSet: Sendable, CustomStringConvertible {
     /// The count DONE reported for the statement (its COUNT flag), nil when none.
     public var rowsAffected: Int?
 
+    /// A result set of `rows` over `columns`, with the count DONE reported.
     public init(columns: SQLColumns, rows: [SQLRow] = [], rowsAffected: Int? = nil) {
         self.columns = columns
         self.rows = rows
@@ -177,6 +186,7 @@ public struct SQLResultSet: Sendable, CustomStringConvertible {
     /// Every row as a dictionary (see ``SQLRow/dictionary`` for the key rule).
     public var dictionaries: [[String: SQLValue]] { rows.map(\.dictionary) }
 
+    /// `SQLResultSet([column names], N rows, rowsAffected: n)`.
     public var description: String {
         "SQLResultSet(\(columns.map(\.name)), \(rows.count) rows, rowsAffected: \(rowsAffected.map(String.init) ?? "nil"))"
     }
@@ -185,7 +195,9 @@ public struct SQLResultSet: Sendable, CustomStringConvertible {
 /// The outcome of one statement of a batch, in order: a result set, or a count-only statement
 /// (INSERT, UPDATE, DELETE, SET NOCOUNT OFF…).
 public enum SQLStatementResult: Sendable {
+    /// A statement that returned a result set (with its DONE count in ``SQLResultSet/rowsAffected``).
     case resultSet(SQLResultSet)
+    /// A statement that returned no result set, with the count its DONE reported (nil when none).
     case rowsAffected(Int?)
 }
 
@@ -198,6 +210,7 @@ public struct SQLBatchResult: Sendable {
     /// Return statuses of procedures (RETURNSTATUS tokens).
     public var returnStatuses: [Int32]
 
+    /// A batch result from its parts.
     public init(statements: [SQLStatementResult] = [], messages: [SQLServerMessage] = [], returnStatuses: [Int32] = []) {
         self.statements = statements
         self.messages = messages

@@ -37,17 +37,29 @@ extension ReplayConnectionTests {
         XCTAssertTrue(r.stdout.contains("1,r1"), r.stdout)
     }
 
-    /// `-l`/`-t` of 9223372036854775807 never trap: the CLI refuses them as usage errors (exit 2),
-    /// and the same seconds through a connection string are clamped by the configuration
-    /// (``SQLConnectionConfiguration/maximumTimeout``): the batch runs.
-    func testCLIHugeTimeoutsDoNotTrap() throws {
+    /// `-l 9223372036854775807` does not trap (a usage error, exit 2: sqlcmd's range is 0–65534);
+    /// `-l 0` (no timeout) and `-l 65534` log in and run.
+    func testCLIHugeLoginTimeoutDoesNotTrap() throws {
         let binary = try binary()
-        for (flag, text) in [("-l", "invalid login timeout"), ("-t", "invalid query timeout")] {
-            let r = try CLIComparisonTests.run(binary.path, ["-S", "127.0.0.1,1", "-U", "u", "-P", "p",
-                                                             flag, "9223372036854775807", "-Q", "SELECT 1"])
-            XCTAssertEqual(r.status, 2, "\(flag): \(r.stderr)")
-            XCTAssertTrue(r.stderr.contains(text), r.stderr)
+        for seconds in ["9223372036854775807", "0", "65534"] {
+            let server = try start([answer("SELECT id, name FROM a", 3)])
+            let r = try CLIComparisonTests.run(binary.path, args(server) + ["-l", seconds, "-Q", "SELECT id, name FROM a"])
+            server.stop()
+            if seconds == "9223372036854775807" {
+                XCTAssertEqual(r.status, 2, "-l \(seconds): \(r.stderr)")
+                XCTAssertTrue(r.stderr.contains("invalid login timeout"), r.stderr)
+                XCTAssertTrue(server.connections.isEmpty, "connected before refusing -l \(seconds)")
+            } else {
+                XCTAssertEqual(r.status, 0, "-l \(seconds): \(r.stderr)")
+                XCTAssertTrue(r.stdout.contains("3,r3"), r.stdout)
+            }
         }
+    }
+
+    /// Connect/Command Timeout of 9223372036854775807 seconds through a connection string: the
+    /// configuration clamps them (``SQLConnectionConfiguration/maximumTimeout``); the batch runs.
+    func testCLIHugeConnectionStringTimeoutsAreClamped() throws {
+        let binary = try binary()
         let server = try start([answer("SELECT id, name FROM a", 3)])
         let cs = "Server=127.0.0.1,\(server.port);User ID=u;Password=p;Encrypt=notsupported;"
             + "Connect Timeout=9223372036854775807;Command Timeout=9223372036854775807"

@@ -34,6 +34,17 @@ final class RPCCLITests: XCTestCase {
         XCTAssertEqual(lines.last, "Return status: 0")
     }
 
+    /// `--query-timeout` and `-l` of 9223372036854775807 seconds do not trap: outside sqlcmd's
+    /// 0–65534 they are a usage error (exit 2) naming the option, and nothing is sent.
+    func testHugeTimeoutsDoNotTrap() throws {
+        for option in ["--query-timeout", "-l"] {
+            let r = try run([option, "9223372036854775807"])
+            XCTAssertEqual(r.status, 2, r.stderr)
+            XCTAssertTrue(r.stderr.contains("timeout in seconds (0–65534)"), r.stderr)
+            XCTAssertTrue(r.server.connections.isEmpty, "\(option): connected before refusing the value")
+        }
+    }
+
     func testExecJSONOutput() throws {
         let r = try run(["--format", "json"])
         XCTAssertEqual(r.status, 0, r.stderr)

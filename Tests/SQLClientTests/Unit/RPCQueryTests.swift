@@ -145,6 +145,29 @@ final class RPCQueryTests: XCTestCase {
         XCTAssertEqual(text, "SELECT 1")
     }
 
+    func testIdentifiersAreBracketQuotedAndNeverParameters() throws {
+        let column = "we]ird; DROP TABLE t --"
+        let q: SQLQuery = "SELECT \(identifier: column) FROM \(identifier: ["dbo", "my table"]) WHERE id = \(Int32(1))"
+        XCTAssertEqual(q.sql, "SELECT [we]]ird; DROP TABLE t --] FROM [dbo].[my table] WHERE id = @P1")
+        XCTAssertEqual(q.parameters.count, 1)
+        let onlyNames: SQLQuery = "SELECT * FROM \(identifier: "people")"
+        XCTAssertTrue(onlyNames.isBatch, "identifiers alone leave a plain batch")
+        XCTAssertEqual(SQLQuery.quotedIdentifier(""), "[]")
+    }
+
+    func testUnsafeSQLSaysSoAndKeepsTheTextAsIs() throws {
+        let text = "SELECT 'it''s' AS x"
+        let q = SQLQuery(unsafeSQL: text)
+        XCTAssertEqual(q.sql, text)
+        XCTAssertTrue(q.isBatch)
+        let withParameters = SQLQuery(unsafeSQL: "SELECT @P1", parameters: [SQLParameter(.int(5))])
+        XCTAssertFalse(withParameters.isBatch)
+        let call = try decodeBack(try withParameters.rpcCall(version: .v7_4))
+        XCTAssertEqual(call.parameters[0].value.stringValue, "SELECT @P1")
+        XCTAssertEqual(call.parameters[2].name, "@P1")
+        XCTAssertEqual(call.parameters[2].value, .int(5))
+    }
+
     func testListInterpolationForInClauses() throws {
         let ids: [Int32] = [3, 1, 4]
         let q: SQLQuery = "SELECT * FROM t WHERE id IN (\(list: ids)) AND name = \("x") AND k IN (\(list: [String]()))"
@@ -226,6 +249,27 @@ final class RPCQueryTests: XCTestCase {
         }
         XCTAssertThrowsError(try ids.rpcParameter(version: .v7_2)) { XCTAssertTrue("\($0)".contains("TDS 7.3"), "\($0)") }
         let wrong = SQLParameter.table("T", columns: [.int], rows: [[.string("x")]])
-        XCTAssertThrowsError(try RPCRequest(try SQLQuery(sql: "SELECT 1", parameters: [wrong]).rpcCall(version: .v7_4)).encode(version: .v7_4))
+        XCTAssertThrowsError(try RPCRequest(try SQLQuery(unsafeSQL: "SELECT 1", parameters: [wrong]).rpcCall(version: .v7_4)).encode(version: .v7_4))
+    }
+
+    // MARK: - What does not compile
+
+    func testAStringVariableIsNotAQuery() throws {
+        // The control: the snippet setup compiles when it should.
+        let ok = try SwiftTypecheck.check("""
+            import SQLClient
+            let id = 7
+            let q: SQLQuery = "SELECT name FROM people WHERE id = \\(id)"
+            let raw = SQLQuery(unsafeSQL: "SELECT 1")
+            """)
+        XCTAssertEqual(ok.status, 0, ok.diagnostics)
+        let bad = try SwiftTypecheck.check("""
+            import SQLClient
+            let text = "SELECT name FROM people WHERE id = 7"
+            let q: SQLQuery = text
+            """)
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.diagnostics.contains("cannot convert value of type 'String' to specified type 'SQLQuery'"),
+                      bad.diagnostics)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// `sqlclient --exec`: a stored procedure with named input and OUTPUT parameters, its result
 /// sets, OUTPUT values and return status, against Fixtures/sessions/rpc-transfer.tdssession on

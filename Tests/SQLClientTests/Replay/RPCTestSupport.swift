@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// Token builders and replay-server helpers for the RPC, transaction and cancellation tests.
 enum RPCTokens {

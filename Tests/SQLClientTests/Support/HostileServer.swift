@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// A TDS server on loopback that misbehaves on purpose, one way per instance, to show that the
 /// client bounds what it accepts: endless PRELOGIN packets, endless TLS handshake packets, a

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 final class ConfigurationTests: XCTestCase {
     func testServerAddressForms() throws {

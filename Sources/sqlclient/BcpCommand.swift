@@ -246,6 +246,7 @@ final class DataFileRows: Sequence, IteratorProtocol, @unchecked Sendable {   //
     private(set) var errors = 0
     var checker: BulkLoadEncoder
     var scratch = ByteWriter(capacity: 4096)
+    let parsers: [FieldParser]
 
     init(file: FileHandle, columns: [SQLBulkColumn], options: BcpCommand.Options) {
         self.file = file
@@ -253,6 +254,7 @@ final class DataFileRows: Sequence, IteratorProtocol, @unchecked Sendable {   //
         self.options = options
         field = Array(options.fieldTerminator.utf8)
         row = Array(options.rowTerminator.utf8)
+        parsers = columns.map { FieldParser($0.type ?? .nvarchar(nil)) }
         checker = BulkLoadEncoder(columns: columns.map { BulkLoadColumn(name: $0.name, type: $0.type ?? .int, nullable: $0.isNullable) },
                                   version: .v7_4)
     }
@@ -291,6 +293,26 @@ final class DataFileRows: Sequence, IteratorProtocol, @unchecked Sendable {   //
         return nil
     }
 
+    /// The line's fields, cut at each field terminator (UTF-8 bytes).
+    func split(_ line: ArraySlice<UInt8>) -> [String] {
+        var fields: [String] = []
+        fields.reserveCapacity(columns.count)
+        var from = line.startIndex
+        var i = line.startIndex
+        let first = field[0]
+        while i <= line.endIndex - field.count {
+            if line[i] == first, field.count == 1 || line[i ..< i + field.count].elementsEqual(field) {
+                fields.append(String(decoding: line[from ..< i], as: UTF8.self))
+                i += field.count
+                from = i
+            } else {
+                i += 1
+            }
+        }
+        fields.append(String(decoding: line[from...], as: UTF8.self))
+        return fields
+    }
+
     func report(_ text: String) {
         errors += 1
         FileHandle.standardError.write(Data("line \(line): \(text)\n".utf8))
@@ -302,8 +324,7 @@ final class DataFileRows: Sequence, IteratorProtocol, @unchecked Sendable {   //
             if line < options.firstRow { continue }
             if let last = options.lastRow, line > last { return nil }
             if errors > options.maxErrors { return nil }
-            let text = String(decoding: bytes, as: UTF8.self)
-            let fields = text.components(separatedBy: options.fieldTerminator)
+            let fields = split(bytes)
             guard fields.count == columns.count else {
                 report("\(fields.count) field(s) for \(columns.count) column(s)")
                 continue
@@ -311,20 +332,19 @@ final class DataFileRows: Sequence, IteratorProtocol, @unchecked Sendable {   //
             var values: [SQLValue] = []
             values.reserveCapacity(columns.count)
             var bad: String?
-            for (f, c) in zip(fields, columns) {
-                let type = c.type ?? .nvarchar(nil)
+            for (i, f) in fields.enumerated() {
                 if f.isEmpty { values.append(.null); continue }
-                switch type.type {
-                case .bigChar, .bigVarChar, .nchar, .nvarchar, .text, .ntext, .char, .varchar:
-                    values.append(.string(f))
-                default:
+                guard let v = parsers[i].parse(f) else {
+                    let type = columns[i].type ?? .nvarchar(nil)
                     do {
                         values.append(try ProcedureArguments.value(f, as: type))
+                        continue
                     } catch {
-                        bad = "column \(values.count + 1) [\(c.name)]: \(error)"
+                        bad = "column \(i + 1) [\(columns[i].name)]: \(error)"
+                        break
                     }
                 }
-                if bad != nil { break }
+                values.append(v)
             }
             if let bad { report(bad); continue }
             scratch.bytes.removeAll(keepingCapacity: true)
@@ -338,5 +358,68 @@ final class DataFileRows: Sequence, IteratorProtocol, @unchecked Sendable {   //
             return values
         }
         return nil
+    }
+}
+
+/// A column's reading of a character field, chosen once per column: the common types directly,
+/// the rest (and any text these cannot read, for its error message) by `ProcedureArguments.value`.
+enum FieldParser {
+    case text, int32, int64, int16, uint8, bit, float, real, decimal(UInt8, UInt8), money, date, datetime2(UInt8), datetime, uuid
+    case binary, other
+
+    init(_ t: TypeInfo) {
+        switch t.type {
+        case .bigChar, .bigVarChar, .nchar, .nvarchar, .text, .ntext, .char, .varchar: self = .text
+        case .intN, .int1, .int2, .int4, .int8:
+            switch t.length { case 1: self = .uint8; case 2: self = .int16; case 8: self = .int64; default: self = .int32 }
+        case .bitN, .bit: self = .bit
+        case .fltN, .flt4, .flt8: self = t.length == 4 ? .real : .float
+        case .decimalN, .numericN: self = .decimal(t.precision, t.scale)
+        case .moneyN, .money: self = t.length == 4 ? .other : .money
+        case .dateN: self = .date
+        case .datetime2N: self = .datetime2(t.scale)
+        case .datetimN, .datetime: self = t.length == 4 ? .other : .datetime
+        case .guid: self = .uuid
+        case .bigVarBinary, .bigBinary: self = .binary
+        default: self = .other
+        }
+    }
+
+    /// 1900-01-01 in days since 0001-01-01 (datetime's epoch).
+    static let datetimeEpoch = SQLDate(year: 1900, month: 1, day: 1)?.days ?? 693_595
+
+    /// The value, or nil when this reading does not apply (the caller then uses the general one).
+    func parse(_ f: String) -> SQLValue? {
+        switch self {
+        case .text: return .string(f)
+        case .int32: return Int32(f).map(SQLValue.int)
+        case .int64: return Int64(f).map(SQLValue.bigint)
+        case .int16: return Int16(f).map(SQLValue.smallint)
+        case .uint8: return UInt8(f).map(SQLValue.tinyint)
+        case .bit: return f == "1" ? .bit(true) : f == "0" ? .bit(false) : nil
+        case .float: return Double(f).map(SQLValue.float)
+        case .real: return Float(f).map(SQLValue.real)
+        case .decimal(let p, let s):
+            guard let d = SQLDecimal(f), let r = d.rescaled(to: s) else { return nil }
+            return .decimal(SQLDecimal(isNegative: r.isNegative, precision: p, scale: s, magnitude: r.magnitude))
+        case .money:
+            guard let d = SQLDecimal(f), let r = d.rescaled(to: 4),
+                  let units = Int64(exactly: r.isNegative ? -Int128(r.magnitude) : Int128(r.magnitude)) else { return nil }
+            return .money(SQLMoney(units: units))
+        case .date: return ProcedureArguments.date(f).map(SQLValue.date)
+        case .datetime2(let s): return ProcedureArguments.dateTime2(f, scale: s).map(SQLValue.datetime2)
+        case .datetime:
+            // 1/300 s ticks since 1900-01-01, rounded as SQL Server rounds text.
+            guard let d = ProcedureArguments.dateTime2(f, scale: 7) else { return nil }
+            var days = Int64(d.date.days) - Int64(FieldParser.datetimeEpoch)
+            var ticks = (Int64(d.time.ticks) * 3 + 50_000) / 100_000
+            if ticks >= 300 * 86_400 { ticks -= 300 * 86_400; days += 1 }
+            guard let dd = Int32(exactly: days) else { return nil }
+            let v = SQLDateTime(days: dd, ticks: UInt32(ticks))
+            return v.isValid ? .datetime(v) : nil
+        case .uuid: return UUID(uuidString: f).map(SQLValue.uniqueIdentifier)
+        case .binary: return ProcedureArguments.hex(f).map(SQLValue.binary)
+        case .other: return nil
+        }
     }
 }

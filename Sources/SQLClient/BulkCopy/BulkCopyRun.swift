@@ -1,16 +1,111 @@
 import Foundation
 import TDS
 
+/// Where a bulk load takes its rows from: called once per row, nil at the end. A `Sequence`
+/// is read without an `await` per row.
+enum BulkRowSource {
+    case sync(([BulkLoadColumn]) throws -> [SQLValue]?)
+    case async(([BulkLoadColumn]) async throws -> [SQLValue]?)
+
+}
+
+/// The BULKLOAD message body of one batch, produced piece by piece ([MS-TDS] 2.2.6.1):
+/// COLMETADATA, then rows encoded one at a time until about `chunkSize` bytes are ready (a
+/// packet's worth), then, when the batch is full or the rows end, DONE. Only the piece being
+/// built and one row are held.
+///
+/// A row that does not fit its column, or a source that throws, makes ``next()`` throw: the
+/// message must then be dropped (ended with EOM|IGNORE, or, when none of it was sent, ended with
+/// no rows), so nothing of the batch is inserted.
+final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time: the load's
+    private var encoder: BulkLoadEncoder
+    private let source: BulkRowSource
+    private var first: [SQLValue]?
+    private let batchSize: Int
+    private let chunkSize: Int
+    private var started = false
+    private var finished = false
+    /// The source returned nil: no row is left after this batch.
+    private(set) var exhausted = false
+    /// Rows encoded into this batch.
+    var rowCount: Int { encoder.rowCount }
+    /// The number of the next row of the load (1-based).
+    var nextRowNumber: Int { encoder.nextRowNumber }
+
+    init(encoder: BulkLoadEncoder, first: [SQLValue], source: BulkRowSource, batchSize: Int, chunkSize: Int) {
+        self.encoder = encoder
+        self.first = first
+        self.source = source
+        self.batchSize = batchSize
+        self.chunkSize = max(chunkSize, 512)
+    }
+
+    /// The next piece of the body, nil after DONE.
+    /// - Throws: ``BulkLoadValueError`` for a row that does not fit; the source's error as
+    ///   ``BulkRowSourceError`` (with the row number).
+    func next() async throws -> [UInt8]? {
+        guard !finished else { return nil }
+        var w = ByteWriter(capacity: chunkSize + 256)
+        if !started {
+            started = true
+            encoder.encodeMetadata(into: &w)
+        }
+        if let f = first {
+            first = nil
+            try encoder.encodeRow(f, into: &w)
+        }
+        switch source {
+        case .sync(let next):
+            while w.count < chunkSize, encoder.rowCount < batchSize {
+                let row: [SQLValue]?
+                do { row = try next(encoder.columns) } catch { throw BulkRowSourceError(row: encoder.nextRowNumber, error: error) }
+                guard let row else { exhausted = true; break }
+                try encoder.encodeRow(row, into: &w)
+            }
+        case .async(let next):
+            while w.count < chunkSize, encoder.rowCount < batchSize {
+                let row: [SQLValue]?
+                do { row = try await next(encoder.columns) } catch { throw BulkRowSourceError(row: encoder.nextRowNumber, error: error) }
+                guard let row else { exhausted = true; break }
+                try encoder.encodeRow(row, into: &w)
+            }
+        }
+        if exhausted || encoder.rowCount >= batchSize {
+            encoder.encodeDone(into: &w)
+            finished = true
+        }
+        return w.bytes
+    }
+
+    /// The body of a batch ended with no rows (COLMETADATA and DONE), for a load announced by
+    /// INSERT BULK whose rows could not be sent.
+    func emptyBody() -> [UInt8] {
+        var w = ByteWriter()
+        encoder.encodeMetadata(into: &w)
+        encoder.encodeDone(into: &w)
+        return w.bytes
+    }
+}
+
+/// A row source that threw, at row `row`.
+struct BulkRowSourceError: Error {
+    var row: Int
+    var error: any Error
+}
+
 /// The steps of one bulk load on a connection: the destination's columns, then per batch
 /// `INSERT BULK` (a SQL batch) and a BULKLOAD message of the batch's rows, whose DONE count is
 /// the rows the server inserted ([MS-TDS] 2.2.6.1).
 extension SQLConnection {
     func runBulkCopy(table: String, columns spec: [SQLBulkColumn]?, options: SQLBulkCopyOptions,
-                     next: ([BulkLoadColumn]) async throws -> [SQLValue]?) async throws -> SQLBulkCopyResult {
+                     next: BulkRowSource) async throws -> SQLBulkCopyResult {
         var committed = 0
         var batches = 0
         func failed(_ error: SQLClientError, row: Int? = nil, column: String? = nil) -> SQLBulkCopyError {
             SQLBulkCopyError(rowsCommitted: committed, row: row, column: column, error: error)
+        }
+        func failed(source e: BulkRowSourceError) -> SQLBulkCopyError {
+            failed(SQLClientError(.invalidParameter, "row \(e.row): \(e.error)", underlying: e.error), row: e.row)
         }
         let parts: [String]
         do {
@@ -34,11 +129,17 @@ extension SQLConnection {
         }
         let batchSize = max(options.batchSize ?? Int.max, 1)
         var rowNumber = 1
+        func take() async throws -> [SQLValue]? {
+            switch next {
+            case .sync(let f): return try f(columns)
+            case .async(let f): return try await f(columns)
+            }
+        }
         var pending: [SQLValue]?
         do {
-            pending = try await next(columns)
+            pending = try await take()
         } catch {
-            throw failed(SQLClientError(.invalidParameter, "row 1: \(error)", underlying: error), row: 1)
+            throw failed(source: BulkRowSourceError(row: 1, error: error))
         }
         while let first = pending {
             do {
@@ -46,66 +147,53 @@ extension SQLConnection {
             } catch let e as SQLClientError {
                 throw failed(e)
             }
-            var encoder = BulkLoadEncoder(columns: columns, version: session.tdsVersion, tableName: quoted,
-                                          firstRowNumber: rowNumber)
-            var body = ByteWriter(capacity: packetSizeForBulkLoad)
-            encoder.encodeMetadata(into: &body)
-            let metadataSize = body.count
-            var valueError: BulkLoadValueError?
-            var row: [SQLValue]? = first
-            var sourceError: (any Error)?
-            while let values = row {
-                do {
-                    try encoder.encodeRow(values, into: &body)
-                } catch {
-                    valueError = error
-                    break
-                }
-                if encoder.rowCount >= batchSize { break }
-                do { row = try await next(columns) } catch { sourceError = error; break }
-            }
-            if valueError != nil || sourceError != nil {
-                // Nothing of this batch reaches the server: end the announced load with no rows.
-                body.bytes.removeLast(body.count - metadataSize)
-            }
-            encoder.encodeDone(into: &body)
+            let body = BulkLoadBody(encoder: BulkLoadEncoder(columns: columns, version: session.tdsVersion, tableName: quoted,
+                                                             firstRowNumber: rowNumber),
+                                    first: first, source: next, batchSize: batchSize, chunkSize: packetSizeForBulkLoad - 8)
             let inserted: Int
             do {
-                inserted = try await sendBulkLoad(body.bytes, timeout: options.timeout)
+                inserted = try await sendBulkLoad(body, timeout: options.timeout)
+            } catch let e as BulkLoadValueError {
+                throw failed(SQLClientError(.invalidParameter, e.description, underlying: e), row: e.row, column: e.columnName)
+            } catch let e as BulkRowSourceError {
+                throw failed(source: e)
             } catch let e as SQLClientError {
                 throw failed(e)
             }
-            if let valueError {
-                throw failed(SQLClientError(.invalidParameter, valueError.description, underlying: valueError),
-                             row: valueError.row, column: valueError.columnName)
-            }
-            if let sourceError {
-                let at = encoder.nextRowNumber
-                throw failed(SQLClientError(.invalidParameter, "row \(at): \(sourceError)",
-                                            underlying: sourceError), row: at)
-            }
             committed += inserted
             batches += 1
-            rowNumber = encoder.nextRowNumber
+            rowNumber = body.nextRowNumber
+            if body.exhausted { break }
             do {
-                pending = try await next(columns)
+                pending = try await take()
             } catch {
-                throw failed(SQLClientError(.invalidParameter, "row \(rowNumber): \(error)",
-                                            underlying: error), row: rowNumber)
+                throw failed(source: BulkRowSourceError(row: rowNumber, error: error))
             }
         }
         return SQLBulkCopyResult(rowsCopied: committed, batches: batches, columns: columns.map(\.name))
     }
 
-    /// A BULKLOAD body's first allocation: one packet.
+    /// A BULKLOAD body's pieces: one packet each.
     var packetSizeForBulkLoad: Int { max(session.packetSize, Packet.minimumSize) }
 
-    /// Sends one BULKLOAD message and returns the DONE count (rows inserted).
+    /// Sends one batch's BULKLOAD message and returns the DONE count (rows inserted). When the
+    /// body throws (a row that does not fit, a failing source), the announced load is ended with
+    /// no rows and the error is rethrown.
     ///
-    /// Temporary: the body is built whole for its batch and sent through the request path; with
-    /// the connection's streamed-body entry point it goes out packet by packet as rows are encoded.
-    func sendBulkLoad(_ body: [UInt8], timeout: Duration?) async throws -> Int {
-        let result = try await run(.bulkLoad(body), timeout: timeout)
+    /// Temporary: the body's pieces are gathered for the batch and sent through the request
+    /// path; with the connection's streamed-body entry point (``sendStreamed(type:timeout:body:)``,
+    /// RequestWriter.swift) each piece goes out as it is produced, and a throw ends the message
+    /// with EOM|IGNORE.
+    func sendBulkLoad(_ body: BulkLoadBody, timeout: Duration?) async throws -> Int {
+        var message: [UInt8] = []
+        var failure: (any Error)?
+        do {
+            while let piece = try await body.next() { message += piece }
+        } catch {
+            failure = error
+            message = body.emptyBody()
+        }
+        let result = try await run(.bulkLoad(message), timeout: timeout)
         var count = 0
         for statement in result.statements {
             switch statement {
@@ -114,6 +202,7 @@ extension SQLConnection {
             default: break
             }
         }
+        if let failure { throw failure }
         return count
     }
 

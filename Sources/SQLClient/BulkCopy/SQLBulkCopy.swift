@@ -4,11 +4,14 @@ import TDS
 /// A destination column of ``SQLConnection/bulkInsert(into:columns:rows:options:)``: its name and,
 /// optionally, its type. Columns without a type take it from the table's own metadata.
 public struct SQLBulkColumn: Sendable, Hashable, ExpressibleByStringLiteral {
+    /// The column's name in the destination table (sent bracket-quoted in INSERT BULK).
     public var name: String
     /// The SQL type values are sent as; nil to read it from the table (`SELECT TOP 0 * FROM table`).
     public var type: TypeInfo?
+    /// Whether NULL may be sent for the column (COLMETADATA's nullable flag).
     public var isNullable: Bool
 
+    /// A column named `name`, of `type` (nil: the table's own), nullable unless told otherwise.
     public init(_ name: String, type: TypeInfo? = nil, nullable: Bool = true) {
         self.name = name
         self.type = type
@@ -45,6 +48,7 @@ public struct SQLBulkCopyOptions: Sendable {
     /// A query timeout for each request of the load; nil uses the connection's.
     public var timeout: Duration?
 
+    /// Options as INSERT BULK's WITH hints and the batching of the load; every default is the server's.
     public init(checkConstraints: Bool = false, fireTriggers: Bool = false, keepNulls: Bool = false,
                 tableLock: Bool = false, order: [(column: String, descending: Bool)] = [], rowsPerBatch: Int? = nil,
                 kilobytesPerBatch: Int? = nil, batchSize: Int? = nil, keepIdentity: Bool = false,
@@ -120,7 +124,7 @@ extension SQLConnection {
                                            options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element == [SQLValue] {
         var iterator = rows.makeIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options) { _ in iterator.next() }
+        return try await runBulkCopy(table: table, columns: columns, options: options, next: .sync { _ in iterator.next() })
     }
 
     /// As ``bulkInsert(into:columns:rows:options:)-(_,_,Sequence,_)``, taking rows from an
@@ -129,7 +133,7 @@ extension SQLConnection {
                                                 options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element == [SQLValue] {
         var iterator = rows.makeAsyncIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options) { _ in try await iterator.next() }
+        return try await runBulkCopy(table: table, columns: columns, options: options, next: .async { _ in try await iterator.next() })
     }
 
     /// Loads `Encodable` values, each property matched to a column by name (case-insensitive; a
@@ -141,10 +145,10 @@ extension SQLConnection {
                                            options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element: Encodable {
         var iterator = values.makeIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options) { columns in
+        return try await runBulkCopy(table: table, columns: columns, options: options, next: .sync { columns in
             guard let value = iterator.next() else { return nil }
             return try BulkCopyRowEncoder.row(value, columns: columns, timeZone: options.timeZone)
-        }
+        })
     }
 
     /// As ``bulkInsert(into:columns:values:options:)-(_,_,Sequence,_)`` from an `AsyncSequence`.
@@ -152,10 +156,10 @@ extension SQLConnection {
                                                 options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element: Encodable {
         var iterator = values.makeAsyncIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options) { columns in
+        return try await runBulkCopy(table: table, columns: columns, options: options, next: .async { columns in
             guard let value = try await iterator.next() else { return nil }
             return try BulkCopyRowEncoder.row(value, columns: columns, timeZone: options.timeZone)
-        }
+        })
     }
 }
 

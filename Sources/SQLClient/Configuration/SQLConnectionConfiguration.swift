@@ -77,6 +77,7 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
     public var logger: SQLClientLogger? = nil
 
+    /// A configuration by parts; the other options keep their defaults (see each property).
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),
                 connectTimeout: Duration = .seconds(15), applicationName: String = "SQLClient",

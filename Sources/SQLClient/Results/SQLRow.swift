@@ -13,6 +13,7 @@ public struct SQLColumn: Sendable, Hashable {
     /// COLMETADATA UserType (0x50 for timestamp/rowversion) and Flags (identity, computed…),
     /// as the server sent them ([MS-TDS] 2.2.7.4).
     public internal(set) var userType: UInt32 = 0
+    /// COLMETADATA Flags: nullable, identity, computed, updatable… ([MS-TDS] 2.2.7.4).
     public internal(set) var flags: ColumnFlags = []
 
     /// A column as COLMETADATA describes it.

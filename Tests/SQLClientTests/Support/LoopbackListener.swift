@@ -105,7 +105,9 @@ final class LoopbackListener: @unchecked Sendable {
         return n > 0 ? Array(buffer[0 ..< n]) : []
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Sends all of `bytes`; false when the peer is gone first.
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
             #if canImport(Darwin)
@@ -114,8 +116,10 @@ final class LoopbackListener: @unchecked Sendable {
             let flags = Int32(MSG_NOSIGNAL)
             #endif
             let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, flags) }
-            if n <= 0 { return }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { return false }
             sent += n
         }
+        return true
     }
 }

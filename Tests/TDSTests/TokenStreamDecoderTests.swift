@@ -1,6 +1,7 @@
 import XCTest
 @testable import TDS
 import SQLClientTesting
+import TDS
 
 /// Streaming behaviour of TokenStreamDecoder: resumability, partial rows, big PLP values,
 /// bounded memory, hostile lengths, errors with offsets and token names.

@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// Checks a configuration before anything is sent: every value a user can type is either
 /// accepted, clamped (durations, documented below) or refused with `.invalidConfiguration`

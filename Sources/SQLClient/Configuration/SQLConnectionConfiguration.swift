@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// Everything needed to open a ``SQLConnection``: where, who, and how.
 ///

@@ -1,3 +1,5 @@
+import TDS
+
 /// A timer the state machine asks the driver to run (``ConnectionStateMachine/Action/scheduleTimeout(_:deadline:)``).
 enum TimerID: Hashable, Sendable, CustomStringConvertible {
     /// The login: one budget for PRELOGIN, TLS and LOGIN7 (the driver counts DNS and TCP in it).

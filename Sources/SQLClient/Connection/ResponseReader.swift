@@ -1,3 +1,5 @@
+import TDS
+
 /// The receive side of a connection, without I/O: the one packet framer (``PacketAssembler``)
 /// and the token decoder, fed with the bytes the driver reads. Packets of a response
 /// (TABULAR_RESULT, [MS-TDS] 2.2.4) go to the decoder one payload at a time, straight from the

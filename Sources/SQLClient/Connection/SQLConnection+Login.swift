@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import TDS
 
 /// Connecting and logging in ([MS-TDS] 3.2.5.1–3.2.5.3): PRELOGIN, the TLS handshake inside
 /// PRELOGIN packets, LOGIN7 and the login response, under one time budget.

@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// A connection to SQL Server over TDS 7.x: the driver that performs the actions of
 /// ``ConnectionStateMachine`` on a ``ByteStream``.

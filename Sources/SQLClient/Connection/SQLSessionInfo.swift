@@ -1,3 +1,5 @@
+import TDS
+
 /// How the client negotiates encryption in PRELOGIN ([MS-TDS] 2.2.6.5 ENCRYPTION, 3.2.5.1).
 public enum SQLEncryption: String, Sendable, Hashable, CaseIterable {
     /// Send ENCRYPT_ON: the whole session runs under TLS and the certificate is verified (unless

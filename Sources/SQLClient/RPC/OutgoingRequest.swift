@@ -1,3 +1,5 @@
+import TDS
+
 /// A request the connection sends and reads a response to: a SQL batch ([MS-TDS] 2.2.6.7), an
 /// RPC request (2.2.6.6), a Transaction Manager request (2.2.6.9), each carrying ALL_HEADERS
 /// with the session's current transaction descriptor (0 outside a transaction) from TDS 7.2

@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// One column of a result set ([MS-TDS] 2.2.7.4 COLMETADATA).
 public struct SQLColumn: Sendable, Hashable {

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import TDS
 
 /// A TCP connection over a non-blocking POSIX socket (IPv4 or IPv6).
 ///

@@ -186,7 +186,7 @@ final class SQLBulkCopyTests: XCTestCase {
         } catch let error as SQLBulkCopyError {
             XCTAssertEqual(error.error.code, .invalidParameter)
         }
-        let empty = try await connection.bulkInsert(into: "people", rows: [[SQLValue]]())
+        let empty = try await connection.bulkInsert(into: "people", rows: [] as [[SQLValue]])
         XCTAssertEqual(empty.rowsCopied, 0)
         XCTAssertEqual(empty.batches, 0)
         XCTAssertTrue(server.loads.isEmpty)

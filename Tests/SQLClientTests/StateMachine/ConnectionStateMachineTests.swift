@@ -1,5 +1,6 @@
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// The connection state machine as tables of events and expected actions (no I/O, no sleeping:
 /// time is a number the table moves forward).

@@ -35,7 +35,8 @@ let package = Package(
             ]
         ),
         // Test support: the replay server (TLS inside PRELOGIN through OpenSSL on Linux), the
-        // recording proxy, captures turned into sessions, the conformance fixtures.
+        // recording proxy, captures turned into sessions, the conformance fixtures, the login
+        // scenario server (TDS 8.0 TLS first).
         .target(
             name: "SQLClientTesting",
             dependencies: [

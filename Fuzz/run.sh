@@ -95,9 +95,11 @@ build_module() {  # build_module NAME SOURCE-DIR [extra swiftc args]
     if stale "$T/mods/$name.o" "$dir"; then
         echo "fuzz: building module $name ($OPT)"
         # shellcheck disable=SC2046
-        swiftc -parse-as-library -module-name "$name" -emit-module -emit-module-path "$T/mods/$name.swiftmodule" \
+        swiftc -parse-as-library -module-name "$name" -package-name SQLClient -emit-module -emit-module-path "$T/mods/$name.swiftmodule" \
             -wmo "$OPT" "${SAN[@]}" -I "$T/mods" "$@" -c $(find "$dir" -name '*.swift' | sort) \
             -o "$T/mods/$name.o" 2> >(grep -v 'warning' >&2) || { echo "fuzz: module $name failed to build" >&2; exit 2; }
+        # swiftc leaves an output whose bytes did not change untouched (old mtime): mark it fresh.
+        touch "$T/mods/$name.o" "$T/mods/$name.swiftmodule"
     fi
 }
 
@@ -139,7 +141,7 @@ build_harness() {  # build_harness NAME
     local bin="$T/bin/$h"
     if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "${objs[@]}" "${HOOKS[@]:0:1}" -newer "$bin" -print -quit)" ]; then
         echo "fuzz: building harness $h"
-        swiftc -parse-as-library "$OPT" "${SAN[@]}" -I "$T/mods" "${extra[@]}" "${srcs[@]}" "${objs[@]}" -o "$bin" \
+        swiftc -parse-as-library -package-name SQLClient "$OPT" "${SAN[@]}" -I "$T/mods" "${extra[@]}" "${srcs[@]}" "${objs[@]}" -o "$bin" \
             2> >(grep -v -e 'warning' -e 'Cannot export local symbol' >&2) || { echo "fuzz: harness $h failed to build" >&2; return 1; }
     fi
 }
@@ -158,6 +160,9 @@ if [ "$VOLUME" = 1 ]; then summary=/dev/null; else summary="$T/summary.txt"; : >
 history="$T/history.tsv"
 commit="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 [ -n "$(git -C "$ROOT" status --porcelain -- Sources Fuzz 2>/dev/null)" ] && commit="$commit+changes"
+# Swift's runtime backtracer would take a trap's SIGILL from libFuzzer, which then writes no
+# artifact and no final statistics.
+export SWIFT_BACKTRACE=enable=no
 FLAGS=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 -max_len=20000 -print_final_stats=1)
 
 # The sum of one statistic over a harness's logs.
@@ -195,6 +200,11 @@ for h in "${built[@]}"; do
         log="${logs[0]}"
     fi
     execs=$(stat_sum number_of_executed_units "${logs[@]}")
+    # A process that died without its final statistics: its last status line's count.
+    for l in "${logs[@]}"; do
+        grep -q 'stat::number_of_executed_units' "$l" 2>/dev/null && continue
+        execs=$(( execs + $(grep -o '^#[0-9]*' "$l" 2>/dev/null | tail -1 | tr -d '#' | sed 's/^$/0/') ))
+    done
     cov=$(cat "${logs[@]}" | grep -o 'cov: [0-9]*' | awk '$2 > m { m = $2 } END { print m + 0 }')
     corpus=$(find "$T/corpus/$h" -type f | wc -l)
     if [ "$VOLUME" = 1 ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the live test server (pysqlbridge 2.1.3) on 127.0.0.1 with the demo tables.
 #
-#   scripts/pysqlbridge.sh install   create .venv and install pysqlbridge==2.1.3 if missing
+#   scripts/pysqlbridge.sh install   create .venv and install pysqlbridge==2.1.3 and pyspnego==0.12.4 if missing
 #   scripts/pysqlbridge.sh start     install if needed, start in the background, wait for the port
 #   scripts/pysqlbridge.sh stop      stop the server started by `start`
 #   scripts/pysqlbridge.sh status    exit 0 when it is running
@@ -37,6 +37,7 @@ PY
 
 install() {
     if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("pysqlbridge") != "2.1.3")' 2>/dev/null; then
+        install_pyspnego
         return 0
     fi
     if [ ! -x "$VENV/bin/python" ]; then
@@ -45,6 +46,16 @@ install() {
     fi
     echo "installing pysqlbridge==2.1.3 into $VENV" >&2
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "pysqlbridge==2.1.3"
+    install_pyspnego
+}
+
+# pyspnego 0.12.4: the NTLM acceptor of the NTLM tests (scripts/pysqlbridge_ntlm.py).
+install_pyspnego() {
+    if "$VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("pyspnego") != "0.12.4")' 2>/dev/null; then
+        return 0
+    fi
+    echo "installing pyspnego==0.12.4 into $VENV" >&2
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "pyspnego==0.12.4"
 }
 
 running() {

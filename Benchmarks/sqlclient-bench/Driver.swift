@@ -30,6 +30,8 @@ struct Driver {
         /// End to end through `query` (one SQLRow per row).
         var sqlclientRows: Sample?
         var freetds: Sample?
+        /// Microsoft ODBC Driver 18 (Benchmarks/msodbc/bench.c).
+        var msodbc: Sample?
         var sqlclientSmallPackets: Sample?
         var freetdsSmallPackets: Sample?
     }
@@ -72,13 +74,37 @@ struct Driver {
         return nil
     }
 
-    /// Compiles the malloc counter and the FreeTDS program into a scratch directory.
-    func buildHelpers() -> (counter: String?, freetds: String?) {
+    /// The Microsoft ODBC Driver 18 library: `SQLCLIENT_MSODBC_DRIVER`, else the one
+    /// `scripts/msodbc.sh install` put in the project's `.venv`.
+    static func msodbcDriver() -> String? {
+        if let path = ProcessInfo.processInfo.environment["SQLCLIENT_MSODBC_DRIVER"], !path.isEmpty {
+            return FileManager.default.fileExists(atPath: path) ? path : nil
+        }
+        let lib = benchmarksDirectory.deletingLastPathComponent().appendingPathComponent(".venv/lib")
+        for python in ((try? FileManager.default.contentsOfDirectory(atPath: lib.path)) ?? []).sorted() where python.hasPrefix("python") {
+            let dir = lib.appendingPathComponent("\(python)/site-packages/mssql_python_odbc/libs/linux/debian_ubuntu/x86_64/lib")
+            if let name = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).sorted().last(where: { $0.hasPrefix("libmsodbcsql-18") }) {
+                return dir.appendingPathComponent(name).path
+            }
+        }
+        return nil
+    }
+
+    /// A peer that was asked for (no `--no-freetds` / `--no-odbc`) and cannot be built: the
+    /// bench stops with an error naming it rather than print a column of nulls.
+    static func peerMissing(_ what: String, _ detail: String) -> Never {
+        note("sqlclient-bench: \(what) cannot be built: \(detail)")
+        exit(3)
+    }
+
+    /// Compiles the malloc counter and the peers' programs into a scratch directory.
+    func buildHelpers() -> (counter: String?, freetds: String?, msodbc: (exe: String, driver: String)?) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sqlclient-bench-\(getuid())")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         guard let cc = Driver.which("cc") else {
-            note("sqlclient-bench: no C compiler (cc): no allocation counts, no FreeTDS")
-            return (nil, nil)
+            if options.freetds || options.msodbc { Driver.peerMissing("the peers (FreeTDS, Microsoft ODBC)", "no C compiler (cc)") }
+            note("sqlclient-bench: no C compiler (cc): no allocation counts")
+            return (nil, nil, nil)
         }
         let src = Driver.benchmarksDirectory
         let counter = dir.appendingPathComponent("libmalloc_counter.so").path
@@ -89,9 +115,20 @@ struct Driver {
         if options.freetds {
             let exe = dir.appendingPathComponent("freetds-bench").path
             let (s2, _, e2) = Driver.run(cc, ["-O2", "-o", exe, src.appendingPathComponent("freetds/bench.c").path, "-lsybdb", "-ldl"])
-            if s2 == 0 { freetds = exe } else { note("sqlclient-bench: FreeTDS program not built (freetds-dev missing?):\n\(e2)") }
+            if s2 == 0 { freetds = exe } else { Driver.peerMissing("FreeTDS (Benchmarks/freetds/bench.c)", "freetds-dev missing? (--no-freetds skips it)\n\(e2)") }
         }
-        return (s1 == 0 ? counter : nil, freetds)
+        var msodbc: (exe: String, driver: String)?
+        if options.msodbc {
+            guard let driver = Driver.msodbcDriver() else {
+                Driver.peerMissing("Microsoft ODBC Driver 18", "libmsodbcsql-18 not found in .venv: scripts/msodbc.sh install (--no-odbc skips it)")
+            }
+            let exe = dir.appendingPathComponent("msodbc-bench").path
+            let (s3, _, e3) = Driver.run(cc, ["-O2", "-o", exe, src.appendingPathComponent("msodbc/bench.c").path, "-lodbc", "-ldl"])
+            if s3 == 0 { msodbc = (exe, driver) } else {
+                Driver.peerMissing("Microsoft ODBC Driver 18 (Benchmarks/msodbc/bench.c)", "unixodbc-dev missing? (--no-odbc skips it)\n\(e3)")
+            }
+        }
+        return (s1 == 0 ? counter : nil, freetds, msodbc)
     }
 
     /// Runs `sqlclient-bench <args>` (or another program) as a child and parses its JSON line.
@@ -129,7 +166,7 @@ struct Driver {
         var names = options.workloads.isEmpty ? Workload.names : options.workloads
         if options.memoryTest && options.workloads.isEmpty { names.append("stream-1gb") }
         let workloads = names.map { workload($0, options) }
-        let (counter, freetds) = buildHelpers()
+        let (counter, freetds, msodbc) = buildHelpers()
         let load0 = Driver.loadAverage()
 
         // The replay server, in its own process.
@@ -160,7 +197,7 @@ struct Driver {
                 if line.first == "READY" { break readLoop }
             }
         }
-        note("sqlclient-bench: replay server on 127.0.0.1:\(port); counter \(counter == nil ? "absent" : "loaded"), FreeTDS \(freetds == nil ? "absent" : "built")")
+        note("sqlclient-bench: replay server on 127.0.0.1:\(port); counter \(counter == nil ? "absent" : "loaded"), FreeTDS \(freetds == nil ? "absent" : "built"), Microsoft ODBC \(msodbc == nil ? "absent" : "built")")
 
         let me = Driver.selfExecutable
         var results: [Result] = []
@@ -185,6 +222,11 @@ struct Driver {
                 r.freetds = repeatable ? median { child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter) }
                                        : child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter)
             }
+            if let msodbc {
+                // ODBC environment of the bench's own: no DSN or odbcinst.ini of the machine's.
+                let args = [msodbc.driver, "127.0.0.1:\(port)", w.sql, String(options.packetSize)]
+                r.msodbc = repeatable ? median { child(msodbc.exe, args, counter: counter) } : child(msodbc.exe, args, counter: counter)
+            }
             if options.comparePacketSizes && w.name != "stream-1gb" {
                 r.sqlclientSmallPackets = median { child(me, ["client"] + common + ["--packet-size", "4096", "--port", String(port), "--client-api", "blocks"], counter: counter) }
                 if let freetds {
@@ -192,7 +234,7 @@ struct Driver {
                 }
             }
             for (label, s) in [("decode", r.decode), ("decode(tokens)", r.decodeTokens), ("sqlclient", r.sqlclient), ("sqlclient(rows)", r.sqlclientRows),
-                               ("freetds", r.freetds), ("sqlclient@4096", r.sqlclientSmallPackets), ("freetds@4096", r.freetdsSmallPackets)] {
+                               ("freetds", r.freetds), ("msodbc", r.msodbc), ("sqlclient@4096", r.sqlclientSmallPackets), ("freetds@4096", r.freetdsSmallPackets)] {
                 if let s, s.checksum != r.expected || s.rows != w.rows {
                     note("sqlclient-bench: \(w.name) \(label): checksum \(s.checksum) rows \(s.rows), expected \(r.expected) rows \(w.rows)")
                 }
@@ -228,8 +270,8 @@ struct Driver {
     }
 
     func table(_ results: [Result], load: (Double, Double)) -> String {
-        var t = "| workload | rows | stream MB | server MB/s | decode rows/s | decode MB/s | decode allocs/row | SQLClient rows/s | SQLClient MB/s | SQLClient allocs/row | SQLClient peak RSS MB | FreeTDS rows/s | FreeTDS MB/s | FreeTDS allocs/row | FreeTDS peak RSS MB | ratio |\n"
-        t += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        var t = "| workload | rows | stream MB | server MB/s | decode rows/s | decode MB/s | decode allocs/row | SQLClient rows/s | SQLClient MB/s | SQLClient allocs/row | SQLClient peak RSS MB | FreeTDS rows/s | FreeTDS MB/s | FreeTDS allocs/row | FreeTDS peak RSS MB | MSODBC rows/s | MSODBC allocs/row | MSODBC peak RSS MB | ratio |\n"
+        t += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for r in results {
             let mbytes = Double(r.streamBytes) / 1e6
             let server = r.serverSeconds.map { mbytes / $0 }
@@ -239,6 +281,7 @@ struct Driver {
             t += "| \(r.decode.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(r.decode == nil ? "" : ok(r.decode, r)) | \(Driver.num(mbps(r.decode), "%.0f")) | \(Driver.num(r.decode?.allocationsPerRow, "%.3f")) "
             t += "| \(r.sqlclient.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(ok(r.sqlclient, r)) | \(Driver.num(mbps(r.sqlclient), "%.0f")) | \(Driver.num(r.sqlclient?.allocationsPerRow, "%.3f")) | \(Driver.mb(r.sqlclient?.peakRSS)) "
             t += "| \(r.freetds.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(r.freetds == nil ? "" : ok(r.freetds, r)) | \(Driver.num(mbps(r.freetds), "%.0f")) | \(Driver.num(r.freetds?.allocationsPerRow, "%.3f")) | \(Driver.mb(r.freetds?.peakRSS)) "
+            t += "| \(r.msodbc.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(r.msodbc == nil ? "" : ok(r.msodbc, r)) | \(Driver.num(r.msodbc?.allocationsPerRow, "%.3f")) | \(Driver.mb(r.msodbc?.peakRSS)) "
             t += "| \(Driver.num(ratio)) |\n"
         }
         if results.contains(where: { $0.sqlclientRows != nil }) {
@@ -295,7 +338,14 @@ struct Driver {
                 "sqlclient_query": sampleObject(r.sqlclientRows, r),
                 "sqlclient_query_rows_per_s": r.sqlclientRows?.rowsPerSecond as Any? ?? NSNull(),
                 "freetds": sampleObject(r.freetds, r),
+                "msodbc": sampleObject(r.msodbc, r),
             ]
+            // Every client's figures by name; a new read path adds one pair here.
+            let clients: [(String, Sample?)] = [
+                ("freetds", r.freetds), ("msodbc", r.msodbc),
+                ("sqlclient_blocks", r.sqlclient), ("sqlclient_query", r.sqlclientRows),
+            ]
+            o["clients"] = Dictionary(uniqueKeysWithValues: clients.map { ($0.0, sampleObject($0.1, r)) })
             if options.comparePacketSizes {
                 o["sqlclient_4096"] = sampleObject(r.sqlclientSmallPackets, r)
                 o["freetds_4096"] = sampleObject(r.freetdsSmallPackets, r)

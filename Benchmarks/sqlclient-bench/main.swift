@@ -12,12 +12,12 @@ import Darwin
 
 let usage = """
 usage: sqlclient-bench [--json] [--rows N] [--workload NAME]... [--packet-size N] [--repeat N]
-                       [--compare-packet-sizes] [--blob-mb N] [--no-freetds] [--no-memory-test] [--smoke]
+                       [--compare-packet-sizes] [--blob-mb N] [--no-freetds] [--no-odbc] [--no-memory-test] [--smoke]
 
 Generates result streams (narrow, wide, strings, exact: --rows rows each, default 1,000,000;
 varbinary: one --blob-mb MB value, default 100), serves them from the replay server in its own
 process over loopback, and measures for each: SQLClient's in-memory decode, SQLClient end to
-end, FreeTDS (db-lib) end to end, and the server's own rate. Then streams 1 GiB through
+end, FreeTDS (db-lib) and Microsoft ODBC Driver 18 end to end, and the server's own rate. Then streams 1 GiB through
 SQLClient to check its resident memory (skip with --no-memory-test).
 
   --json                   one JSON object instead of the table
@@ -26,7 +26,9 @@ SQLClient to check its resident memory (skip with --no-memory-test).
   --packet-size N          packet size both clients ask for (default 32767)
   --compare-packet-sizes   also run both clients end to end at 4096-byte packets
   --blob-mb N              size of the varbinary(max) value in MB (default 100)
-  --no-freetds             skip FreeTDS
+  --no-freetds             skip FreeTDS (else a FreeTDS program that cannot be built is an error)
+  --no-odbc                skip Microsoft ODBC Driver 18 (else a missing driver is an error;
+                           scripts/bench.sh installs it)
   --no-memory-test         skip the 1 GiB streaming memory test
   --repeat N                end-to-end runs per client and workload, the median is kept (default 3)
   --smoke                  a few seconds: --rows 10000 --blob-mb 2 --no-memory-test --repeat 1
@@ -40,6 +42,7 @@ struct Options {
     var comparePacketSizes = false
     var blobMB = 100
     var freetds = true
+    var msodbc = true
     var memoryTest = true
     var port = 0
     var api = DecodeCommand.API.reuse
@@ -70,6 +73,7 @@ func parseOptions(_ args: ArraySlice<String>) -> Options {
         case "--compare-packet-sizes": o.comparePacketSizes = true
         case "--blob-mb": o.blobMB = int(a)
         case "--no-freetds": o.freetds = false
+        case "--no-odbc": o.msodbc = false
         case "--no-memory-test": o.memoryTest = false
         case "--smoke": o.rows = 10_000; o.blobMB = 2; o.memoryTest = false; o.repeats = 1
         case "--repeat": o.repeats = int(a)

@@ -1,4 +1,4 @@
-// libFuzzer harness: the whole client (SQLConnection: PacketReader, PRELOGIN, the connection
+// libFuzzer harness: the whole client (SQLConnection: the packet framer, PRELOGIN, the connection
 // state machine, the token decoder, row delivery) against a server whose every byte is the
 // fuzz input. Byte 0 picks the read size; the rest is what the server sends: a PRELOGIN
 // response, a login response and the response to one SQL batch, as TDS packets.

@@ -8,7 +8,9 @@ public enum BulkLoadFixtures {
     /// One column of the fixture table: its COLMETADATA as SQL Server reports it for
     /// `SELECT TOP 0 * FROM table`, and its T-SQL type.
     public struct Column: Sendable {
+        /// The column's COLMETADATA as SQL Server reports it.
         public var metadata: ColumnMetadata
+        /// Its T-SQL type, for example `decimal(10,2)`.
         public var sqlType: String
     }
 

@@ -26,9 +26,11 @@ public final class BulkLoadServer: @unchecked Sendable {
     public struct Load: Sendable {
         /// The INSERT BULK statement that announced it (nil if none came first).
         public var statement: String?
+        /// The BULKLOAD COLMETADATA.
         public var columns: [ColumnMetadata] = []
         /// The rows (empty when the server does not record rows).
         public var rows: [[SQLValue]] = []
+        /// The number of rows received.
         public var rowCount = 0
         /// Packets the message came in, and their payload sizes.
         public var packetSizes: [Int] = []
@@ -72,6 +74,7 @@ public final class BulkLoadServer: @unchecked Sendable {
     private var clients: Set<Int32> = []
     private let group = DispatchGroup()
 
+    /// A server knowing `tables` (name → columns, answered to `SELECT TOP 0 * FROM name`); it keeps the rows unless `recordsRows` is false, and with `failAtRow` answers the load with an error at that row.
     public init(tables: [String: [ColumnMetadata]], recordsRows: Bool = true, failAtRow: Int? = nil) {
         var t: [String: [ColumnMetadata]] = [:]
         for (k, v) in tables { t[BulkLoadServer.key(k)] = v }

@@ -11,8 +11,11 @@ public enum DecoderVerifier {
     /// What one decoding run produced: the tokens up to the end or the first error, and that
     /// error (including a `.truncated` from `finish()` when the stream ends inside a token).
     public struct Outcome: Hashable, Sendable, CustomStringConvertible {
+        /// The tokens decoded, in order.
         public var tokens: [Token]
+        /// The first error, nil when the stream decoded to its end.
         public var error: TDSDecodingError?
+        /// An outcome from its parts.
         public init(tokens: [Token], error: TDSDecodingError?) { self.tokens = tokens; self.error = error }
         public var description: String {
             var text = tokens.map(\.name).joined(separator: " ")
@@ -25,7 +28,9 @@ public enum DecoderVerifier {
     public struct Mismatch: Error, Sendable, CustomStringConvertible {
         /// How the differing run was fed, e.g. "byte by byte" or "random split #3 (seed 7): [12, 40]".
         public var feeding: String
+        /// The outcome of feeding the bytes whole.
         public var expected: Outcome
+        /// The outcome of this feeding.
         public var actual: Outcome
         public var description: String {
             var text = "decoder mismatch when fed \(feeding):\n  whole: \(expected)\n  split: \(actual)"
@@ -115,6 +120,7 @@ public enum DecoderVerifier {
 /// A small seeded pseudo-random generator (SplitMix64) so split tests are reproducible.
 public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
+    /// A generator whose sequence is fixed by `seed`.
     public init(seed: UInt64) { state = seed }
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15

@@ -19,10 +19,13 @@ import TDS
 public enum OracleFixtures {
     /// One value of a type case, with a label for reports ("min", "tick .003", …).
     public struct ValueCase: Hashable, Sendable {
+        /// A label for reports ("min", "tick .003", …).
         public var label: String
+        /// The value sent.
         public var value: SQLValue
         /// PLP chunking for this value (max types only).
         public var chunking: ServerTokens.PLPChunking?
+        /// A value case.
         public init(_ label: String, _ value: SQLValue, chunking: ServerTokens.PLPChunking? = nil) {
             self.label = label; self.value = value; self.chunking = chunking
         }
@@ -32,9 +35,13 @@ public enum OracleFixtures {
     public struct TypeCase: Hashable, Sendable {
         /// The SQL type as declared, e.g. "datetime2(3)", "varchar(40) Cyrillic_General_CI_AS".
         public var name: String
+        /// The TYPE_INFO sent in COLMETADATA.
         public var type: TypeInfo
+        /// COLMETADATA UserType (for example 0x50 for timestamp).
         public var userType: UInt32
+        /// The values, one row each.
         public var values: [ValueCase]
+        /// A type case.
         public init(_ name: String, _ type: TypeInfo, userType: UInt32 = 0, _ values: [ValueCase]) {
             self.name = name; self.type = type; self.userType = userType; self.values = values
         }
@@ -42,6 +49,7 @@ public enum OracleFixtures {
 
     /// Row token format.
     public enum RowFormat: String, Hashable, Sendable, CaseIterable {
+        /// ROW tokens, or NBCROW tokens (NULL bitmap).
         case row, nbcrow
     }
 
@@ -50,6 +58,7 @@ public enum OracleFixtures {
     public struct Expectation: Hashable, Sendable {
         /// A result set (`SELECT`), or output parameters (RETURNVALUE tokens answering an RPC).
         public enum Kind: String, Hashable, Sendable { case resultSet, outputParameters }
+        /// A result set or output parameters.
         public var kind: Kind = .resultSet
         /// The SQL text; for output parameters `-- @@rpc <procedure>` (how the FreeTDS program
         /// is told to make an RPC call).
@@ -62,11 +71,15 @@ public enum OracleFixtures {
         public var typeName: String
         /// The SQL type actually sent at this version (e.g. "nvarchar(27)" for datetime2 at 7.2).
         public var sentTypeName: String
+        /// The column names.
         public var columns: [String]
         /// Per column, the type case it shows (for the wide result) or `typeName`.
         public var columnTypeNames: [String]
+        /// Per row, each value's canonical text (nil = NULL).
         public var rows: [[String?]]
+        /// Per row, the value case's label.
         public var labels: [String]
+        /// The count DONE reports.
         public var rowCount: Int
         /// Per column, the TYPE_INFO actually sent at this version (how a peer binds an output
         /// parameter of it).
@@ -75,10 +88,15 @@ public enum OracleFixtures {
 
     /// A generated session and its expectations.
     public struct Fixture: Sendable {
+        /// The `.tdssession` file's name.
         public var fileName: String
+        /// The TDS version the session is generated for.
         public var version: TDSVersion
+        /// ROW or NBCROW.
         public var format: RowFormat
+        /// The session the replay server plays.
         public var session: ReplaySession
+        /// What a client must decode from each exchange.
         public var expectations: [Expectation]
     }
 
@@ -511,12 +529,14 @@ public enum OracleFixtures {
             if let first = nonNull.first { picked.append(first) }
             if let last = nonNull.last, nonNull.count > 1 { picked.append(last) }
             for v in picked {
+                // ParamOrdinal counts the RPC's parameters from 0, as SQL Server sends it (the
+                // ODBC drivers map RETURNVALUEs to bound parameters by it or by name).
                 let ordinal = outNames.count + 1
                 let name = "@p\(ordinal)"
                 let shown = v.value.canonicalText.map { $0.count > 60 ? String($0.prefix(57)) + "..." : $0 }
                 outSegments.append(.init(
                     comment: "RETURNVALUE \(name) \(type.sqlTypeName): \(c.name) \(v.label) = \(shown.map(JSONText.quote) ?? "NULL")",
-                    bytes: try ServerTokens.returnValue(ordinal: UInt16(ordinal), name: name, userType: c.userType, type: type,
+                    bytes: try ServerTokens.returnValue(ordinal: UInt16(ordinal - 1), name: name, userType: c.userType, type: type,
                                                         value: v.value, chunking: v.chunking, version: version)))
                 outNames.append(name); outTypes.append(c.name); outLabels.append("\(c.name) \(v.label)")
                 outValues.append(v.value.canonicalText)
@@ -584,6 +604,7 @@ public enum OracleFixtures {
     /// its base type...), as raw ROW bytes, to check each length rule of SQLClient's codec
     /// against what Microsoft's driver accepts.
     public struct LengthProbe: Hashable, Sendable {
+        /// A name for reports.
         public var label: String
         /// The column's TYPE_INFO.
         public var type: TypeInfo

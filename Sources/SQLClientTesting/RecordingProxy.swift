@@ -27,6 +27,7 @@ import CSQLClientOpenSSL
 ///
 /// TDS 8.0 strict (TLS before PRELOGIN) is not relayed.
 public final class RecordingProxy: @unchecked Sendable {
+    /// Where the proxy relays to, how it checks the upstream and shows itself to clients, and where recordings go.
     public struct Configuration: Sendable {
         /// Where files go.
         public enum Output: Sendable, Hashable {
@@ -39,7 +40,9 @@ public final class RecordingProxy: @unchecked Sendable {
             case none
         }
 
+        /// The upstream SQL Server's host.
         public var upstreamHost: String
+        /// The upstream's TCP port.
         public var upstreamPort: Int
         /// How the upstream's certificate is checked (default: against the system's trust store, with its host name).
         public var upstreamTLS: TLSConfiguration
@@ -47,12 +50,14 @@ public final class RecordingProxy: @unchecked Sendable {
         public var upstreamTLSProvider: (any TLSProvider)?
         /// What clients are shown (nil: ``TLSServerIdentity/generated()``).
         public var identity: TLSServerIdentity?
+        /// Where recordings are written.
         public var output: Output
         /// Seconds allowed for connecting to the upstream.
         public var connectTimeout: Double
         /// Comment lines at the top of the recording (nil: one naming the upstream).
         public var comment: String?
 
+        /// A configuration; by default the upstream's certificate is verified and nothing is written.
         public init(upstreamHost: String, upstreamPort: Int, upstreamTLS: TLSConfiguration = TLSConfiguration(),
                     upstreamTLSProvider: (any TLSProvider)? = nil, identity: TLSServerIdentity? = nil,
                     output: Output = .none, connectTimeout: Double = 15, comment: String? = nil) {
@@ -67,6 +72,7 @@ public final class RecordingProxy: @unchecked Sendable {
         }
     }
 
+    /// The configuration the proxy runs with.
     public let configuration: Configuration
     /// The certificate shown to clients.
     public let identity: TLSServerIdentity

@@ -19,6 +19,7 @@ extension ReplayServer {
         /// connection's ``ConnectionLog/requestMessages`` (for tests that check what a client sent).
         public var recordsRequestMessages: Bool
 
+        /// Plaintext, lenient matching, no request bytes kept, unless told otherwise.
         public init(tls: TLSServerIdentity? = nil, strict: Bool = false,
                     parameterInsensitive: [ParameterInsensitiveRequest] = [], recordsRequestMessages: Bool = false) {
             self.tls = tls
@@ -142,7 +143,7 @@ extension ReplayServer {
     /// manager request types) equal ignoring case and, when the recording lists parameters, the
     /// same values in the same order (`*` matches any value; names are compared only when both
     /// sides have one), or, for a ``ParameterInsensitiveRequest``, only the statement.
-    static func matches(recorded: ReplaySession.Request, received: ReplaySession.Request,
+    public static func matches(recorded: ReplaySession.Request, received: ReplaySession.Request,
                         ignoringParameters rules: [ParameterInsensitiveRequest] = []) -> Bool {
         switch (recorded, received) {
         case (.sqlBatch(let a), .sqlBatch(let b)):
@@ -285,8 +286,8 @@ enum LineDiff {
         var i = 0, j = 0
         while i < x.count || j < y.count {
             if i < x.count, j < y.count, x[i] == y[j] { out.append("  " + x[i]); i += 1; j += 1 }
-            else if j < y.count, i == x.count || lcs[i][j + 1] >= lcs[i + 1][j] { out.append("+ " + y[j]); j += 1 }
-            else { out.append("- " + x[i]); i += 1 }
+            else if i < x.count, j == y.count || lcs[i + 1][j] >= lcs[i][j + 1] { out.append("- " + x[i]); i += 1 }
+            else { out.append("+ " + y[j]); j += 1 }
         }
         if a.count > x.count || b.count > y.count { out.append("  …") }
         return out.joined(separator: "\n")

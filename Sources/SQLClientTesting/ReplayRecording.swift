@@ -26,8 +26,10 @@ import Foundation
 public struct ReplayRecording: Hashable, Sendable {
     /// Comment lines at the top of the file.
     public var comment: String?
+    /// The sections, one per client connection in order.
     public var sections: [ReplaySession]
 
+    /// A recording of `sections`.
     public init(comment: String? = nil, sections: [ReplaySession]) {
         self.comment = comment
         self.sections = sections

@@ -40,7 +40,9 @@ import Darwin
 public final class ReplayServer: @unchecked Sendable {
     /// A failure to start listening (the `errno` of the failing call).
     public struct StartError: Error, Sendable, CustomStringConvertible {
+        /// The failing call, for example `bind`.
         public var call: String
+        /// Its `errno`.
         public var errno: Int32
         public var description: String { "ReplayServer: \(call) failed: \(String(cString: strerror(errno)))" }
     }
@@ -63,7 +65,9 @@ public final class ReplayServer: @unchecked Sendable {
         public var tlsLoginOnly = false
         /// The recording section (0-based) this connection was served from.
         public var section = 0
+        /// Every request received (LOGIN7 included), decoded as the server matches it.
         public var requests: [ReplaySession.Request] = []
+        /// ATTENTION messages received.
         public var attentions = 0
         /// Bytes written to the socket for recorded responses (packet headers included).
         public var responseBytesSent = 0
@@ -89,6 +93,7 @@ public final class ReplayServer: @unchecked Sendable {
     public let session: ReplaySession
     /// What the server plays: one section per client connection.
     public let recording: ReplayRecording
+    /// How the server serves and matches.
     public let options: Options
     /// Each section's responses flattened once, and its SQL index.
     let sections: [PreparedSection]
@@ -483,7 +488,7 @@ final class ReplayConnection {
     // MARK: Handling
 
     func handle(type: UInt8, payload: [UInt8]) {
-        if server.recordsRequestMessages, type == PacketType.sqlBatch.rawValue || type == PacketType.rpc.rawValue
+        if server.options.recordsRequestMessages, type == PacketType.sqlBatch.rawValue || type == PacketType.rpc.rawValue
             || type == PacketType.transactionManager.rawValue {
             log.requestMessages.append(ReplayServer.RequestMessage(type: PacketType(rawValue: type), payload: payload))
         }

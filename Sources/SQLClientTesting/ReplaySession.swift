@@ -253,7 +253,8 @@ public struct ReplaySession: Hashable, Sendable {
                 let name = head.dropFirst(isRPC ? 3 : 19).trimmingCharacters(in: .whitespaces)
                 guard !name.isEmpty else { throw fail(isRPC ? "RPC needs a procedure name" : "TRANSACTION_MANAGER needs a request type") }
                 var params: [Parameter] = []
-                for p in body {
+                for line in body {
+                    let p = line.hasPrefix("= ") ? " " + line : line   // an unnamed parameter written with one space
                     guard let eq = p.range(of: " = ") else { throw ParseError(line: index, message: "parameter line needs ' = '") }
                     let pname = String(p[..<eq.lowerBound])
                     let raw = String(p[eq.upperBound...])

@@ -138,7 +138,7 @@ public struct ReplaySessionBuilder: Sendable {
         }
         if let c = current {
             exchanges[c].bytes += payload
-            if c == loginIndex { noteLoginVersion(payload) }
+            if c == loginIndex, noteLoginVersion(payload) { current = nil }   // logged in: nothing more answers LOGIN7
             return
         }
         if skippedResponse { return }
@@ -146,8 +146,8 @@ public struct ReplaySessionBuilder: Sendable {
         if loginIndex == nil, Self.containsLoginAck(payload, version: version) {
             exchanges.append(Pending(request: .login7, comments: takeNotes() + ["login response (its LOGIN7 was not captured)"], bytes: payload))
             loginIndex = exchanges.count - 1
-            noteLoginVersion(payload)
-            current = loginIndex
+            _ = noteLoginVersion(payload)
+            current = nil
             return
         }
         orphans += 1
@@ -158,7 +158,9 @@ public struct ReplaySessionBuilder: Sendable {
 
     /// The session so far (every exchange begun; the last one's response as far as it came).
     public mutating func build() -> ReplaySession {
-        var session = ReplaySession(name: name, comment: comment, version: ackedVersion, packetSize: packetSize)
+        // Without a login (a capture that starts mid-connection) the server acknowledges the version the messages were read at.
+        var session = ReplaySession(name: name, comment: comment, version: ackedVersion ?? (loginIndex == nil ? version : nil),
+                                    packetSize: packetSize)
         for i in exchanges.indices {
             if let r = exchanges[i].rendered {
                 session.exchanges.append(r)
@@ -220,13 +222,16 @@ public struct ReplaySessionBuilder: Sendable {
         current = loginIndex
     }
 
-    private mutating func noteLoginVersion(_ payload: [UInt8]) {
+    /// Reads the login response's LOGINACK version and packet size; true when it holds LOGINACK.
+    private mutating func noteLoginVersion(_ payload: [UInt8]) -> Bool {
         var decoder = TokenStreamDecoder(version: version)
         decoder.append(payload)
+        var acknowledged = false
         while let token = try? decoder.next() {
             switch token {
             case .loginAck(let ack):
                 ackedVersion = ack.tdsVersion
+                acknowledged = true
             case .envChange(let e):
                 if let size = e.newPacketSize, (512...32767).contains(size) { packetSize = size }
             default: break
@@ -234,6 +239,7 @@ public struct ReplaySessionBuilder: Sendable {
         }
         decoderOptions = decoder.options
         if let acked = ackedVersion { version = acked }
+        return acknowledged
     }
 
     /// Cuts an exchange's response into one commented segment per token, leaves SSPI tokens

@@ -36,6 +36,7 @@ extension ServerTokens {
         public var sizes: [Int]
         /// Send PLP_UNKNOWN_LEN (0xFFFFFFFFFFFFFFFE) instead of the total length.
         public var unknownLength: Bool
+        /// Chunking with `sizes` (the last repeating), optionally without the total length.
         public init(sizes: [Int], unknownLength: Bool = false) { self.sizes = sizes; self.unknownLength = unknownLength }
     }
 

@@ -16,6 +16,7 @@ public struct SecretRedaction: Sendable {
     public let secrets: [String]
     private let patterns: [(secret: [UInt8], replacement: [UInt8])]
 
+    /// A redactor of `secrets` (shorter ones than ``minimumLength`` are ignored).
     public init(secrets: [String]) {
         let kept = Array(Set(secrets.filter { $0.count >= Self.minimumLength })).sorted { $0.count > $1.count }
         self.secrets = kept

@@ -8,12 +8,19 @@ public enum ServerTokens {
     public struct DoneStatus: OptionSet, Hashable, Sendable {
         public let rawValue: UInt16
         public init(rawValue: UInt16) { self.rawValue = rawValue }
+        /// No bit: the final DONE.
         public static let final: DoneStatus = []
+        /// DONE_MORE: more results follow.
         public static let more = DoneStatus(rawValue: 0x0001)
+        /// DONE_ERROR: the statement failed.
         public static let error = DoneStatus(rawValue: 0x0002)
+        /// DONE_INXACT: a transaction is open.
         public static let inTransaction = DoneStatus(rawValue: 0x0004)
+        /// DONE_COUNT: the row count is valid.
         public static let count = DoneStatus(rawValue: 0x0010)
+        /// DONE_ATTN: acknowledges an ATTENTION.
         public static let attention = DoneStatus(rawValue: 0x0020)
+        /// DONE_SRVERROR: a severe error ended the batch.
         public static let serverError = DoneStatus(rawValue: 0x0100)
     }
 

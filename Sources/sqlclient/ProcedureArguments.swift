@@ -3,7 +3,7 @@ import SQLClient
 
 /// Parsing of `--param`, `--output`, `--inout` and `--default` arguments of `sqlclient --exec`:
 /// SQL type names (`int`, `decimal(10,2)`, `nvarchar(max)`, `datetime2(3)`…) and values in their
-/// canonical text (DESIGN.md: `2024-02-29`, `13:14:15.123`, `2024-02-29 13:14:15 +02:00`, `0xDEAD`…).
+/// canonical text (SQLValue.canonicalText: `2024-02-29`, `13:14:15.123`, `2024-02-29 13:14:15 +02:00`, `0xDEAD`…).
 enum ProcedureArguments {
     struct ParseError: Error, CustomStringConvertible {
         var description: String

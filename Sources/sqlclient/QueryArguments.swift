@@ -66,6 +66,12 @@ struct QueryOptions {
     var packetSize: Int?
     var applicationName: String?
     var workstation: String?
+    /// --access-token-file: an Entra ID access token, read from the file (whitespace trimmed).
+    var accessTokenFile: String?
+    /// -K / --application-intent ReadOnly|ReadWrite.
+    var applicationIntent: SQLApplicationIntent?
+    /// -M / --multi-subnet-failover.
+    var multiSubnetFailover = false
     /// --exec PROCEDURE and its parameters.
     var procedure: ProcedureCommand.Spec?
     var help = false
@@ -101,7 +107,8 @@ enum QueryArguments {
         "--null": "null", "--encrypt": "encrypt", "--ca-file": "caFile", "-F": "hostNameInCertificate",
         "--host-name-in-certificate": "hostNameInCertificate", "--tds-version": "tdsVersion",
         "--text-size": "textSize", "-a": "packetSize", "--packet-size": "packetSize", "--app-name": "appName",
-        "-H": "workstation", "--workstation-name": "workstation",
+        "-H": "workstation", "--workstation-name": "workstation", "--access-token-file": "accessTokenFile",
+        "-K": "applicationIntent", "--application-intent": "applicationIntent",
         "--exec": "exec", "--param": "param", "--output": "outputParam", "--inout": "inout", "--default": "default",
     ]
     /// Flags without a value.
@@ -109,11 +116,11 @@ enum QueryArguments {
         "-?": "help", "--help": "help", "-help": "help", "--version": "version", "-C": "trust",
         "--trust-server-certificate": "trust", "-W": "trim", "--trim-spaces": "trim", "-b": "exitOnError",
         "--exit-on-error": "exitOnError", "-e": "echo", "--echo-input": "echo", "-x": "noVariables",
-        "--disable-variable-substitution": "noVariables",
+        "--disable-variable-substitution": "noVariables", "-M": "multiSubnetFailover",
+        "--multi-subnet-failover": "multiSubnetFailover",
         // Accepted for compatibility, with nothing to do: quoted identifiers are always on (-I),
-        // regional settings are not used (-R), failover detection is not done (-M), and server
-        // messages always go to standard error (-r).
-        "-I": "none", "-R": "none", "-M": "none", "-r": "none", "-r0": "none", "-r1": "none",
+        // regional settings are not used (-R), and server messages always go to standard error (-r).
+        "-I": "none", "-R": "none", "-r": "none", "-r0": "none", "-r1": "none",
     ]
     /// The values `-N` takes (anything else after a bare `-N` is the next argument).
     private static let encryptionValues: [String: SQLEncryption] = [
@@ -195,7 +202,10 @@ enum QueryArguments {
             if name == "connectionString" { secretFrom = min(secretFrom, i) }
             guard let v = value else { continue }
             func number(_ range: ClosedRange<Int>, _ what: String) throws(UsageError) -> Int {
-                guard let n = Int(v), range.contains(n) else { throw bad("\(what) (\(range.lowerBound)–\(range.upperBound)):", valueIndex) }
+                guard let n = Int(v), range.contains(n) else {
+                    let bounds = range.upperBound == Int.max ? "\(range.lowerBound) or more" : "\(range.lowerBound)–\(range.upperBound)"
+                    throw bad("\(what) (\(bounds)):", valueIndex)
+                }
                 return n
             }
             switch name {
@@ -223,8 +233,9 @@ enum QueryArguments {
                 guard !v.isEmpty else { throw UsageError("-s needs a separator") }
                 options.separator = v
             case "screenWidth": options.screenWidth = try number(9...65535, "invalid screen width")
-            case "queryTimeout": options.queryTimeout = try number(0...65534, "invalid query timeout in seconds")
-            case "loginTimeout": options.loginTimeout = try number(0...65534, "invalid login timeout in seconds")
+            // Any whole number of seconds (the configuration clamps what is too large to wait for).
+            case "queryTimeout": options.queryTimeout = try number(0...Int.max, "invalid query timeout in seconds")
+            case "loginTimeout": options.loginTimeout = try number(0...Int.max, "invalid login timeout in seconds")
             case "errorLevel": options.errorLevel = try number(-1...25, "invalid error level")
             case "variable":
                 var index = valueIndex
@@ -254,6 +265,13 @@ enum QueryArguments {
             case "packetSize": options.packetSize = try number(512...32767, "invalid packet size")
             case "appName": options.applicationName = v
             case "workstation": options.workstation = v
+            case "accessTokenFile": options.accessTokenFile = v
+            case "applicationIntent":
+                switch v.lowercased() {
+                case "readonly": options.applicationIntent = .readOnly
+                case "readwrite": options.applicationIntent = .readWrite
+                default: throw bad("unknown application intent (ReadOnly, ReadWrite):", valueIndex)
+                }
             case "exec", "param", "outputParam", "inout", "default":
                 var spec = options.procedure ?? ProcedureCommand.Spec(procedure: "")
                 do {
@@ -297,6 +315,7 @@ enum QueryArguments {
         case "exitOnError": options.exitOnError = true
         case "echo": options.echo = true
         case "noVariables": options.disableVariables = true
+        case "multiSubnetFailover": options.multiSubnetFailover = true
         default: break
         }
     }

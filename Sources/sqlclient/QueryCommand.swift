@@ -35,7 +35,11 @@ enum QueryCommand {
            sqlclient … --exec PROCEDURE [--param @name[:type]=value]… [--output @name:type]…
                      [--inout @name[:type]=value]… [--default @name]…
            sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json]
-           sqlclient replay SESSION.tdssession [--host H] [--port P]   (serve a recorded session until stdin closes)
+                     [--to-session FILE.tdssession]   (a capture's conversations as replay sessions)
+           sqlclient record --upstream SERVER (--out FILE.tdssession | --out-dir DIR) [--listen HOST:PORT] …
+                     (a recording proxy; sqlclient record --help)
+           sqlclient replay SESSION.tdssession [--host H] [--port P] [--tls] [--strict] …
+                     (serve a recorded session until stdin closes; sqlclient replay --help)
 
     Connection
       -S server             host, host,port, host:port, host\\instance[,port|:port], [IPv6]:port
@@ -46,6 +50,10 @@ enum QueryCommand {
       -C                    trust the server certificate without verifying it (--trust-server-certificate)
       --ca-file PEM  -F name (--host-name-in-certificate)  --tds-version 7.1|7.2|7.3|7.4 (or TDSVER)
       --text-size N  --app-name NAME
+      -U DOMAIN\\user       Windows authentication (NTLM) with -P's password; Kerberos is not supported
+      --access-token-file F an Entra ID access token from file F (Azure SQL, Fabric); no -U or -P
+      -K ReadOnly           application intent (--application-intent ReadOnly|ReadWrite)
+      -M                    multi-subnet failover: every address of the host at once (--multi-subnet-failover)
     Input
       -Q sql                run the batches of sql, then exit      -q sql  run them, then read stdin
       -i file…              run script files (UTF-8, or UTF-16 with a byte order mark)
@@ -95,9 +103,12 @@ enum QueryCommand {
             }
         } else {
             guard let server = options.server else { throw UsageError("-S server is required") }
-            guard let user = options.user else { throw UsageError("-U user is required") }
+            let user = options.user ?? ""
+            guard !user.isEmpty || options.accessTokenFile != nil else { throw UsageError("-U user is required") }
             let password: String
-            if let given = options.password ?? environment["SQLCMDPASSWORD"] {
+            if options.accessTokenFile != nil {
+                password = ""
+            } else if let given = options.password ?? environment["SQLCMDPASSWORD"] {
                 password = given
             } else if Terminal.isTerminal(STDIN_FILENO) {
                 guard let typed = Terminal.readHiddenLine(prompt: "Password: ") else {
@@ -123,11 +134,25 @@ enum QueryCommand {
         if let ca = options.caFile { config.tls.caFile = ca }
         if let name = options.hostNameInCertificate { config.tls.hostNameInCertificate = name }
         if let v = options.tdsVersion { config.tdsVersion = v }
-        if let t = options.loginTimeout { config.connectTimeout = .seconds(t == 0 ? 86_400 * 365 : t) }
+        if let t = options.loginTimeout { config.connectTimeout = t == 0 ? SQLConnectionConfiguration.maximumTimeout : .seconds(t) }
         if let t = options.queryTimeout { config.queryTimeout = t == 0 ? nil : .seconds(t) }
         if let t = options.textSize { config.textSize = t }
         if let p = options.packetSize { config.packetSize = p }
         if let w = options.workstation { config.workstationID = w }
+        if let intent = options.applicationIntent { config.applicationIntent = intent }
+        if options.multiSubnetFailover { config.multiSubnetFailover = true }
+        if let file = options.accessTokenFile {
+            // The token is a credential: never echoed, only its file named.
+            guard let data = FileManager.default.contents(atPath: file),
+                  let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
+                  !text.isEmpty else {
+                throw UsageError("cannot read an access token from --access-token-file \"\(file)\"")
+            }
+            config.authentication = .accessToken(text)
+        } else if case .sqlPassword = config.authentication, config.user.contains("\\") {
+            // DOMAIN\user: Windows authentication (NTLM), as in a connection string.
+            config.authentication = .ntlm(try NTLMCredentials(qualifiedUser: config.user, password: config.password.reveal()))
+        }
         config.applicationName = options.applicationName ?? "sqlclient"
         return config
     }

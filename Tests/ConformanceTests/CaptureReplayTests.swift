@@ -7,9 +7,7 @@ import XCTest
 
 /// Real server bytes from ../shared/captures (read at test time, never copied) replayed through
 /// FreeTDS and through SQLClient (the full client path and the token decoder), compared value
-/// by value. Sessions are built in memory: each recorded SQL batch with the response that
-/// followed it, and each whole plaintext result packet of the `.hex` files under a synthetic
-/// batch text.
+/// by value. The sessions are what `sqlclient decode --to-session` makes of each capture.
 final class CaptureReplayTests: XCTestCase {
     var capturesDirectory: URL {
         get throws {
@@ -30,27 +28,40 @@ final class CaptureReplayTests: XCTestCase {
         "pysqlbridge/result.hex",
     ]
 
-    /// A token stream from a `.hex` file: the payload of the TDS packets it holds, or the bytes
-    /// themselves when they are a bare token stream.
-    static func tokenStream(_ hex: HexCapture) throws -> [UInt8] {
-        var assembler = PacketAssembler()
-        assembler.append(hex.bytes)
-        if let messages = try? assembler.nextMessages(), let m = messages.first,
-           m.type == .tabularResult, assembler.bufferedByteCount == 0 {
-            return m.payload
+    /// The sessions `sqlclient decode --to-session` makes of a capture (ReplayRecording(capture:)),
+    /// as FreeTDS's oracle program can ask for them: each RPC's response under a synthetic batch
+    /// text (FreeTDS then reads the same tokens: rows, RETURNSTATUS, RETURNVALUE, DONEPROC), other
+    /// requests without a response left out.
+    static func batchSessions(_ path: String, in dir: URL) throws -> [ReplaySession] {
+        let bytes = [UInt8](try Data(contentsOf: dir.appendingPathComponent(path)))
+        var sessions: [ReplaySession] = []
+        for var section in try ReplayRecording(capture: bytes, fileName: path).sections {
+            var rpcCount = 0
+            section.exchanges = section.exchanges.compactMap { e in
+                var e = e
+                switch e.request {
+                case .login7: return e.responseBytes.isEmpty ? nil : e
+                case .sqlBatch: return e.responseBytes.isEmpty ? nil : e
+                case .rpc(let name, _):
+                    rpcCount += 1
+                    e.request = .sqlBatch("-- capture RPC \(rpcCount): \(name)")
+                    return e.responseBytes.isEmpty ? nil : e
+                default: return nil
+                }
+            }
+            if !section.exchanges.isEmpty { sessions.append(section) }
         }
-        return hex.bytes
+        return sessions
     }
 
     func testHexCaptureResultsDecodeLikeFreeTDS() async throws {
         let dir = try capturesDirectory
         var session = ReplaySession(name: "hex captures", version: .v7_4)
         for path in Self.hexResponses {
-            let url = dir.appendingPathComponent(path)
-            guard let data = try? Data(contentsOf: url) else { XCTFail("cannot read \(path)"); continue }
-            let hex = try HexCapture.parse(Array(data))
-            session.exchanges.append(.init(request: .sqlBatch("-- capture \(path)"),
-                                           response: [.init(comment: path, bytes: try Self.tokenStream(hex))]))
+            guard let response = try Self.batchSessions(path, in: dir).first?.exchanges.first else {
+                XCTFail("\(path) holds no response"); continue
+            }
+            session.exchanges.append(.init(request: .sqlBatch("-- capture \(path)"), response: response.response))
         }
         let outcome = try await CaptureComparison.run(session: session, version: .v7_4)
         print(outcome.report)
@@ -58,56 +69,17 @@ final class CaptureReplayTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(outcome.valuesCompared, 40, outcome.report)
     }
 
-    static func isLoginResponse(_ payload: [UInt8], version: TDSVersion) -> Bool {
-        var decoder = TokenStreamDecoder(version: version)
-        decoder.append(payload)
-        while let t = try? decoder.next() { if case .loginAck = t { return true } }
-        return false
-    }
-
     func testPcapSessionsDecodeLikeFreeTDS() async throws {
         let dir = try capturesDirectory
         var total = 0
         var reports: [String] = []
         for name in ["packetbeat_mssql_login_and_select.pcap", "packetbeat_mssql_login_and_insert.pcap", "ndpi_mssql_tds.pcap"] {
-            let data = try Data(contentsOf: dir.appendingPathComponent(name))
-            let capture = try CaptureFile(bytes: Array(data), fileName: name)
-            for (index, tds) in try capture.tdsSessions().enumerated() where tds.legacyProtocolReason == nil {
-                let version = tds.version.version
-                var session = ReplaySession(name: "\(name) #\(index)", version: version)
-                // Each SQL batch with the response that followed it; each RPC's response under a
-                // synthetic batch text (FreeTDS then reads the same tokens: rows, RETURNSTATUS,
-                // RETURNVALUE, DONEPROC); a plaintext login response as the recorded LOGIN7 answer.
-                var pending: String?
-                var rpcCount = 0
-                for message in tds.messages {
-                    guard let m = message.message else { pending = nil; continue }
-                    if message.direction == .client {
-                        switch m.type {
-                        case .sqlBatch: pending = (try? SQLBatch.decode(from: m.payload, version: version))?.text
-                        case .rpc:
-                            rpcCount += 1
-                            let name = (try? RPCRequest.decode(from: m.payload, version: version)).flatMap { r -> String? in
-                                guard let call = r.calls.first else { return nil }
-                                switch call.procedure { case .id(let id): return id.description; case .name(let n): return n }
-                            } ?? "?"
-                            pending = "-- capture RPC \(rpcCount): \(name)"
-                        default: pending = nil
-                        }
-                    } else if m.type == .tabularResult {
-                        if let sql = pending {
-                            session.exchanges.append(.init(request: .sqlBatch(sql), response: [.init(bytes: m.payload)]))
-                        } else if session.loginResponse == nil, Self.isLoginResponse(m.payload, version: version) {
-                            session.exchanges.append(.init(request: .login7, response: [.init(comment: "recorded login response", bytes: m.payload)]))
-                        }
-                        pending = nil
-                    }
-                }
-                guard !session.exchanges.isEmpty else { continue }
+            for session in try Self.batchSessions(name, in: dir) {
+                let version = session.version ?? .v7_4
                 let outcome = try await CaptureComparison.run(session: session, version: version)
-                reports.append("\(name) #\(index) (TDS \(version)): " + outcome.report)
+                reports.append("\(name) \(session.name) (TDS \(version)): " + outcome.report)
                 total += outcome.valuesCompared
-                for f in outcome.failures { XCTFail("\(name) #\(index): \(f)") }
+                for f in outcome.failures { XCTFail("\(name) \(session.name): \(f)") }
             }
         }
         print(reports.joined(separator: "\n"))
@@ -126,8 +98,10 @@ enum CaptureComparison {
         var rowCounts = 0
         var messages = 0
         var recordedLogin = false
+        /// Values compared with Microsoft ODBC Driver 18 (0 where it is not installed or the session is 7.1).
+        var msodbcValuesCompared = 0
         var report: String {
-            (recordedLogin ? "recorded login response; " : "") + "\(rowCounts) DONE counts, \(resultSets) result sets, \(valuesCompared) values compared, \(returnStatuses) return statuses, \(messages) INFO/ERROR, \(explained) explained FreeTDS deviations, \(failures.count) failures"
+            (recordedLogin ? "recorded login response; " : "") + "\(rowCounts) DONE counts, \(resultSets) result sets, \(valuesCompared) values compared, \(returnStatuses) return statuses, \(messages) INFO/ERROR, \(explained) explained FreeTDS deviations, \(msodbcValuesCompared) values compared with MSODBC, \(failures.count) failures"
         }
     }
 
@@ -211,6 +185,32 @@ enum CaptureComparison {
             freetds = try FreeTDSOracle.query(port: port, version: versionArgument(version), batches: batches)
         } catch let e as FreeTDSOracle.Unavailable {
             throw XCTSkip(e.description)
+        }
+
+        // Microsoft ODBC Driver 18 (TDS 7.2 and later), where installed: result sets and values.
+        if version.generation >= 0x72, (try? MSODBCOracle.executable()) != nil {
+            let msodbc = try MSODBCOracle.query(port: port, batches: batches)
+            for (b, sql) in batches.enumerated() {
+                let ours = b < decoded.count ? decoded[b] : []
+                let theirs = b < msodbc.batches.count ? msodbc.batches[b] : FreeTDSOracle.Batch()
+                if theirs.results.count != ours.count {
+                    outcome.failures.append("MSODBC returned \(theirs.results.count) result sets for \(sql.prefix(60)), SQLClient \(ours.count); \(theirs.failures) \(theirs.messages.prefix(2))")
+                }
+                for (s, (theirSet, ourRows)) in zip(theirs.results, ours).enumerated() {
+                    if theirSet.rows.count != ourRows.count {
+                        outcome.failures.append("MSODBC returned \(theirSet.rows.count) rows in result \(s + 1) of \(sql.prefix(60)), SQLClient \(ourRows.count)")
+                    }
+                    for (r, (theirRow, ourRow)) in zip(theirSet.rows, ourRows).enumerated() {
+                        for (c, (their, our)) in zip(theirRow, ourRow).enumerated() {
+                            outcome.msodbcValuesCompared += 1
+                            let odbcType = c < theirSet.columnTypes.count ? theirSet.columnTypes[c] : 0
+                            let typeName = odbcType == 7 ? "real" : odbcType == 6 || odbcType == 8 ? "float" : "ODBC type \(odbcType)"
+                            if CanonicalComparison.same(their, our, type: typeName, label: "") { continue }
+                            outcome.failures.append("\(sql.prefix(60)) result \(s + 1) row \(r + 1) column \(c + 1) (\(typeName)): MSODBC \(their ?? "NULL"), SQLClient \(our ?? "NULL")")
+                        }
+                    }
+                }
+            }
         }
 
         for (b, sql) in batches.enumerated() {

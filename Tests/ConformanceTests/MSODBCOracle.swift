@@ -31,6 +31,18 @@ enum MSODBCOracle {
         return nil
     }
 
+    /// Microsoft's Rust TDS core (mssql-python-rs, pulled by mssql-python), which ships an ODBC
+    /// driver of its own (`mssql_py_core/.../mssqlodbc.so`): the same program drives it.
+    static func rustDriverPath() -> String? {
+        let lib = FreeTDSOracle.packageRoot.appendingPathComponent(".venv/lib")
+        guard let pythons = try? FileManager.default.contentsOfDirectory(atPath: lib.path) else { return nil }
+        for python in pythons.sorted() where python.hasPrefix("python") {
+            let path = lib.appendingPathComponent("\(python)/site-packages/mssql_py_core/libs/linux/glibc/x86_64/lib/mssqlodbc.so").path
+            if FileManager.default.fileExists(atPath: path) { return path }
+        }
+        return nil
+    }
+
     /// Compiles the program once per test run; throws ``FreeTDSOracle/Unavailable`` (the
     /// comparison with Microsoft's driver is skipped) when unixodbc-dev or the driver is missing.
     static func executable() throws -> (exe: URL, driver: String) {
@@ -59,11 +71,11 @@ enum MSODBCOracle {
     /// takes the version the server acknowledges). A batch the driver never finishes (it waits
     /// for bytes a malformed value made it expect) is returned with the failure `timeout`, and
     /// the batches after it run in a new process.
-    static func query(port: UInt16, batches: [String]) throws -> FreeTDSOracle.Output {
+    static func query(port: UInt16, batches: [String], driver: String? = nil) throws -> FreeTDSOracle.Output {
         var combined = FreeTDSOracle.Output()
         var start = 0
         while start < batches.count {
-            var part = try run(port: port, batches: Array(batches[start...]))
+            var part = try run(port: port, batches: Array(batches[start...]), driver: driver)
             combined.raw += part.raw
             guard let last = part.batches.last, last.failures.contains("timeout") else {
                 combined.batches += part.batches
@@ -78,8 +90,9 @@ enum MSODBCOracle {
         return combined
     }
 
-    private static func run(port: UInt16, batches: [String]) throws -> FreeTDSOracle.Output {
-        let (exe, driver) = try executable()
+    private static func run(port: UInt16, batches: [String], driver: String?) throws -> FreeTDSOracle.Output {
+        let (exe, msodbc) = try executable()
+        let driver = driver ?? msodbc
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("msodbc-batches-\(UUID().uuidString).sql")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(batches.map { "-- @@batch\n" + $0 }.joined(separator: "\n").utf8).write(to: file)
@@ -158,4 +171,29 @@ enum MSODBCDeviations {
     static func speaks(_ version: TDSVersion) -> Bool { version.generation >= 0x72 }
 
     static let rules = PeerRules(peer: "MSODBC", deviations: all, observedOn: [.client])
+}
+
+/// Known differences of Microsoft's Rust TDS core (mssql-python-rs 0.3.0, its `mssqlodbc.so`)
+/// from the correct value, driven by the same program as Microsoft ODBC Driver 18.
+enum MSRustDeviations {
+    static let all: [PeerDeviation] = [
+        PeerDeviation(
+            id: "variant-unsupported",
+            reason: "sql_variant values cannot be read: SQLColAttribute(SQL_CA_SS_VARIANT_SQL_TYPE) fails with HY091 (invalid descriptor field identifier), so the base type is unknown",
+            explains: { type, _, _, expected, value in type == "sql_variant" && expected != nil && value == "REFUSED" }),
+        PeerDeviation(
+            id: "bom-dropped",
+            reason: "a leading U+FEFF of an nvarchar value is dropped when read as SQL_C_WCHAR, as Microsoft ODBC Driver 18 and FreeTDS drop it",
+            explains: { _, _, _, expected, value in
+                guard let expected, let value, expected.unicodeScalars.first == "\u{FEFF}" else { return false }
+                return value == String(String.UnicodeScalarView(expected.unicodeScalars.dropFirst()))
+            }),
+        PeerDeviation(
+            id: "empty-image-is-null",
+            reason: "an empty image value (TextPtr present, length 0) is read as NULL",
+            explains: { type, _, _, expected, value in type == "image" && expected == "0x" && value == nil }),
+    ]
+
+    static let rules = PeerRules(peer: "MSRust", deviations: all, reportsRowCounts: false, observedOn: [.client],
+                                 outputParametersShifted: true)
 }

@@ -72,6 +72,11 @@ final class OracleConformanceTests: XCTestCase {
             if msodbcMissing == nil, MSODBCDeviations.speaks(fixture.version) {
                 peers.append((MSODBCDeviations.rules,
                               try MSODBCOracle.query(port: port, batches: fixture.expectations.map(MSODBCOracle.batch(for:)))))
+                // Microsoft's Rust core, through its own ODBC driver, where mssql-python-rs is installed.
+                if let rust = MSODBCOracle.rustDriverPath() {
+                    peers.append((MSRustDeviations.rules,
+                                  try MSODBCOracle.query(port: port, batches: fixture.expectations.map(MSODBCOracle.batch(for:)), driver: rust)))
+                }
             }
             server.stop()
             // Every client logged in at the fixture's version (Microsoft's driver asks 7.4 and
@@ -99,8 +104,10 @@ final class OracleConformanceTests: XCTestCase {
         // peer changes, the README and the rules must change with it).
         var rules = [FreeTDSDeviations.rules]
         if msodbcMissing == nil { rules.append(MSODBCDeviations.rules) }
+        if msodbcMissing == nil, MSODBCOracle.rustDriverPath() != nil { rules.append(MSRustDeviations.rules) }
         for r in rules {
-            for id in r.deviations.map(\.id) + r.lostRows.map(\.id) where r.observedOn.contains(path) && (packetSize == nil || r.observedWithSmallPackets) {
+            let shifted = r.outputParametersShifted ? ["output-parameters-shifted"] : []
+            for id in r.deviations.map(\.id) + r.lostRows.map(\.id) + shifted where r.observedOn.contains(path) && (packetSize == nil || r.observedWithSmallPackets) {
                 XCTAssertGreaterThan(report.explained[r.peer + " " + id, default: 0], 0, "\(r.peer) deviation \(id) was not observed: update the README")
             }
         }
@@ -232,9 +239,15 @@ struct PeerRules: Sendable {
     var deviations: [PeerDeviation]
     /// Rows the peer never returns because it fails on them.
     var lostRows: [(id: String, type: String, label: String, reason: String)] = []
-    /// Where the deviations show (a deviation must still be seen there, or the README is stale).
+    /// False for a peer whose row counts are not compared (it reports -1 after a SELECT).
+    var reportsRowCounts = true
     var observedOn: Set<SQLClientSide.Path> = [.client, .tokenStream]
     var observedWithSmallPackets = true
+    /// True for a peer that puts each output parameter's value into the parameter before it
+    /// (RETURNVALUE ParamOrdinal k into ODBC parameter k + 1, which counts the `? =` return
+    /// status): checked as that shift (deviation "output-parameters-shifted"), not value by value.
+    var outputParametersShifted = false
+    // observedOn: where the deviations show (a deviation must still be seen there, or the README is stale).
 
     func explainLostRow(type: String, label: String) -> String? {
         lostRows.first { $0.type == type && $0.label == label }?.id
@@ -371,8 +384,19 @@ struct ConformanceReport {
                 if !outputs, let names = theirs.results.first?.columns, names != e.columns {
                     failures.append("\(name) column names for \(e.typeName) at \(where_): \(names.prefix(4))")
                 }
-                if !outputs, theirs.counts.first != e.rowCount && !lostRowsExplained {
+                if !outputs, rules.reportsRowCounts, theirs.counts.first != e.rowCount && !lostRowsExplained {
                     failures.append("\(name) row count for \(e.typeName) at \(where_): \(theirs.counts), expected \(e.rowCount)")
+                }
+                if outputs, rules.outputParametersShifted, let expectedRow = e.rows.first {
+                    let got = rows.first ?? []
+                    let shifted = got.count == expectedRow.count && got.count > 1
+                        && (0 ..< got.count - 1).allSatisfy { CanonicalComparison.same(got[$0], expectedRow[$0 + 1], type: e.columnTypeNames[$0 + 1], label: "") }
+                    if shifted {
+                        explained[name + " output-parameters-shifted", default: 0] += got.count
+                    } else {
+                        failures.append("\(name) output parameters at \(where_) are no longer shifted by one: \(got.prefix(4))")
+                    }
+                    continue
                 }
                 theirRows[name] = rows
                 if name == "FreeTDS", !outputs, let notes = theirs.results.first?.notes {

@@ -25,6 +25,25 @@ final class MessagePreloginTests: XCTestCase {
         XCTAssertEqual(d.encode(), bytes)
     }
 
+    /// PL_OFFSET is a USHORT: options whose data would start past offset 65,535 are left out
+    /// (their offsets once wrapped, so the encoding decoded to other options).
+    func testEncodingLeavesOutOptionsPastOffset65535() throws {
+        let big = (0..<3).map { Prelogin.RawOption(token: 0x40 + UInt8($0), data: Array(repeating: UInt8($0), count: 33_000)) }
+        let p = Prelogin(encryption: .off, unknownOptions: big)
+        let bytes = p.encode()
+        // With all four options 0x42 would start at 4 * 5 + 1 + 1 + 66,000 = 66,022: left out.
+        // Three entries and the terminator (16 bytes), then ENCRYPTION at 16, 0x40 at 17, 0x41 at 33,017.
+        XCTAssertEqual(Array(bytes[0..<5]), [0x01, 0x00, 16, 0x00, 0x01])
+        XCTAssertEqual(Array(bytes[5..<10]), [0x40, 0x00, 17, 0x80, 0xE8])
+        XCTAssertEqual(Array(bytes[10..<15]), [0x41, 0x80, 0xF9, 0x80, 0xE8])
+        XCTAssertEqual(bytes[15], 0xFF)
+        XCTAssertEqual(bytes.count, 16 + 1 + 66_000)
+        let d = try Prelogin.decode(from: bytes)
+        XCTAssertEqual(d.encryption, .off)
+        XCTAssertEqual(d.unknownOptions, Array(big.prefix(2)))
+        XCTAssertEqual(d.encode(), bytes)
+    }
+
     func testEncryptionValues() throws {
         for (e, raw) in [(Prelogin.Encryption.off, 0), (.on, 1), (.notSupported, 2), (.required, 3)] as [(Prelogin.Encryption, UInt8)] {
             XCTAssertEqual(e.rawValue, raw)

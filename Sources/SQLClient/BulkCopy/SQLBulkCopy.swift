@@ -4,15 +4,14 @@ import TDS
 /// A destination column of ``SQLConnection/bulkInsert(into:columns:rows:options:)``: its name and,
 /// optionally, its type. Columns without a type take it from the table's own metadata.
 public struct SQLBulkColumn: Sendable, Hashable, ExpressibleByStringLiteral {
-    /// The destination column's name (bracket-quoted in INSERT BULK; matched case-insensitively
-    /// against the table's metadata).
+    /// The column's name in the destination table (sent bracket-quoted in INSERT BULK).
     public var name: String
     /// The SQL type values are sent as; nil to read it from the table (`SELECT TOP 0 * FROM table`).
     public var type: TypeInfo?
-    /// Whether NULL may be sent (with a type from the table, the table's nullability is used).
+    /// Whether NULL may be sent for the column (COLMETADATA's nullable flag).
     public var isNullable: Bool
 
-    /// A column named `name`, of `type` (nil: the table's), NULL allowed unless `nullable` is false.
+    /// A column named `name`, of `type` (nil: the table's own), nullable unless told otherwise.
     public init(_ name: String, type: TypeInfo? = nil, nullable: Bool = true) {
         self.name = name
         self.type = type
@@ -49,8 +48,7 @@ public struct SQLBulkCopyOptions: Sendable {
     /// A query timeout for each request of the load; nil uses the connection's.
     public var timeout: Duration?
 
-    /// Options as their properties describe; the defaults are INSERT BULK's (no WITH options,
-    /// one batch, identity columns left to the server).
+    /// Options as INSERT BULK's WITH hints and the batching of the load; every default is the server's.
     public init(checkConstraints: Bool = false, fireTriggers: Bool = false, keepNulls: Bool = false,
                 tableLock: Bool = false, order: [(column: String, descending: Bool)] = [], rowsPerBatch: Int? = nil,
                 kilobytesPerBatch: Int? = nil, batchSize: Int? = nil, keepIdentity: Bool = false,

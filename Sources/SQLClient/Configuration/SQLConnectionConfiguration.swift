@@ -18,6 +18,17 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public var encryption: SQLEncryption
     /// Certificate checks and TLS versions.
     public var tls: TLSConfiguration
+    /// How the client authenticates (default `.sqlPassword`: ``user`` and ``password``); see ``SQLAuthentication``.
+    public var authentication: SQLAuthentication = .sqlPassword
+    /// Retrying a login that failed with a transient error (`ConnectRetryCount`, `ConnectRetryInterval`).
+    public var connectRetry = SQLConnectRetryPolicy()
+    /// TCP keep-alive on the socket (default 30 s idle, then a probe every 1 s, as SqlClient); nil: off.
+    public var keepAlive: SQLKeepAlive? = .default
+    /// LOGIN7 ApplicationIntent: `.readOnly` sets fReadOnlyIntent (availability group read-only routing).
+    public var applicationIntent: SQLApplicationIntent = .readWrite
+    /// Connect to every address the host resolves to at once and keep the first that answers
+    /// (availability group listeners spanning subnets); default false: one address after another.
+    public var multiSubnetFailover = false
     /// With `encryption == .off` (TLS for LOGIN7 only), verify the certificate anyway (default false,
     /// as Microsoft's drivers do).
     public var verifyCertificateWhenLoginOnly: Bool
@@ -65,6 +76,7 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
     public var logger: SQLClientLogger? = nil
 
+    /// A configuration by parts; the other options keep their defaults (see each property).
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),
                 connectTimeout: Duration = .seconds(15), applicationName: String = "SQLClient",
@@ -143,8 +155,10 @@ extension SQLConnectionConfiguration {
         var language = ""
         var textSize: Int?
 
+        var connectivity = ConnectivityKeys()
         for (rawKey, value) in pairs {
             let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
+            if try connectivity.take(key, value: value, rawKey: rawKey) { continue }
             switch key {
             case "server", "data source", "address", "addr", "network address":
                 do {
@@ -209,10 +223,10 @@ extension SQLConnectionConfiguration {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (-1 or more bytes)")
                 }
                 textSize = size
-            case "integrated security", "trusted connection", "multipleactiveresultsets",
+            case "multipleactiveresultsets",
                  "multiple active result sets", "mars connection", "user instance", "replication",
-                 "context connection", "asynchronous processing", "async", "multisubnetfailover",
-                 "multi subnet failover", "transparent network ip resolution", "transparentnetworkipresolution",
+                 "context connection", "asynchronous processing", "async",
+                 "transparent network ip resolution", "transparentnetworkipresolution",
                  "enlist", "pooling":
                 // Booleans whose "off" value is what this client does anyway.
                 let off: Bool
@@ -226,12 +240,11 @@ extension SQLConnectionConfiguration {
                     off = ["false", "no", "0"].contains(value.lowercased())
                 }
                 if !off { throw SQLClientError(.unsupported, "\(rawKey): this value is not supported") }
-            case "authentication", "attachdbfilename", "extended properties", "initial file name",
+            case "attachdbfilename", "extended properties", "initial file name",
                  "failover partner", "column encryption setting", "enclave attestation url",
                  "attestation protocol", "max pool size", "min pool size", "connection lifetime",
                  "load balance timeout", "transaction binding", "type system version",
-                 "persist security info", "persistsecurityinfo", "connect retry count", "connect retry interval",
-                 "application intent", "applicationintent", "ip address preference", "pool blocking period",
+                 "persist security info", "persistsecurityinfo", "ip address preference", "pool blocking period",
                  "network library", "net", "server spn", "failover partner spn",
                  "encrypt strict", "load balance", "connection reset":
                 throw SQLClientError(.unsupported, "the connection string key \"\(rawKey)\" is not supported")
@@ -253,6 +266,11 @@ extension SQLConnectionConfiguration {
         self.workstationID = workstation
         self.language = language
         self.queryTimeout = commandTimeout
+        self.authentication = try connectivity.resolvedAuthentication(user: user, password: password)
+        self.connectRetry = connectivity.retry
+        self.keepAlive = connectivity.keepAlive
+        self.applicationIntent = connectivity.applicationIntent
+        self.multiSubnetFailover = connectivity.multiSubnetFailover
     }
 
     private static func bool(_ value: String, key: String) throws -> Bool {

@@ -1,58 +1,33 @@
-/// How the client negotiates encryption in PRELOGIN ([MS-TDS] 2.2.6.5 ENCRYPTION, 3.2.5.1).
-public enum SQLEncryption: String, Sendable, Hashable, CaseIterable {
-    /// Send ENCRYPT_ON: the whole session runs under TLS and the certificate is verified (unless
-    /// trusted). A server that answers NOT_SUP or OFF is refused (`.encryptionNotAvailable`). The default.
-    case on
-    /// Like `.on` (sent as ENCRYPT_ON); named for sqlcmd's and FreeTDS's "require".
-    case required
-    /// Send ENCRYPT_OFF: only the LOGIN7 packet travels under TLS, then the session is plaintext
-    /// (full TLS if the server insists with ON/REQ). As in Microsoft's drivers, the certificate
-    /// is not verified in this mode unless `verifyCertificateWhenLoginOnly` asks for it.
-    case off
-    /// Send ENCRYPT_NOT_SUP: no TLS at all (the password travels obfuscated only). A server that
-    /// requires encryption refuses the connection.
-    case notSupported
+/// A timer the state machine asks the driver to run (``ConnectionStateMachine/Action/scheduleTimeout(_:deadline:)``).
+enum TimerID: Hashable, Sendable, CustomStringConvertible {
+    /// The login: one budget for PRELOGIN, TLS and LOGIN7 (the driver counts DNS and TCP in it).
+    case login
+    /// A request's query timeout, counted from when its first packet is written.
+    case query(RequestID)
+    /// The bound on a cancelled request's ATTENTION acknowledgement (``SQLConnectionConfiguration/cancelTimeout``).
+    case cancel(RequestID)
 
-    /// The PRELOGIN ENCRYPTION byte sent for this setting.
-    var preloginValue: Prelogin.Encryption {
+    var description: String {
         switch self {
-        case .on, .required: return .on
-        case .off: return .off
-        case .notSupported: return .notSupported
+        case .login: return "login"
+        case .query(let id): return "query\(id)"
+        case .cancel(let id): return "cancel\(id)"
         }
     }
 }
 
-/// What the session looks like after login and as ENVCHANGE tokens update it.
-public struct SQLSessionInfo: Sendable, Hashable {
-    /// The current database ([MS-TDS] ENVCHANGE type 1).
-    public var database: String = ""
-    /// The current language (ENVCHANGE type 2).
-    public var language: String = ""
-    /// The session's default collation (ENVCHANGE type 7), 5 bytes on the wire.
-    public var collation: Collation?
-    /// The negotiated packet size in bytes (ENVCHANGE type 4).
-    public var packetSize: Int = Packet.defaultSize
-    /// The TDS version the server accepted (LOGINACK).
-    public var tdsVersion: TDSVersion = .v7_4
-    /// The server's program name from LOGINACK (for example "Microsoft SQL Server"), without the
-    /// NUL padding SQL Server sends.
-    public var serverProgramName: String = ""
-    /// The server's version from LOGINACK.
-    public var serverVersion: String = ""
-    /// The descriptor of the open transaction, nil when none (ENVCHANGE types 8–10).
-    public var transactionDescriptor: [UInt8]?
-    /// How the session is encrypted: "full" (every packet), "login" (LOGIN7 only) or "none".
-    public var encryption: String = "none"
-
-    public init() {}
-}
-
 /// The connection as a pure state machine ([MS-TDS] 3.2.5 client states): events in, actions
-/// out, no I/O. One driver (``SQLConnection``) performs the actions.
+/// out, no I/O and no clock of its own. One driver (``SQLConnection``) performs the actions.
+///
+/// Modelled on PostgresNIO's `ConnectionStateMachine` with its `ExtendedQueryStateMachine`: the
+/// login, the queue of waiting requests, the running request (a ``RequestStateMachine``: its
+/// writing, cancellation and response), every timeout and the closing of the connection are
+/// events and actions here. Time comes in as `now` (a ``ConnectionClock`` reading): timers are
+/// actions (`scheduleTimeout(id, deadline)`), their firing is an event (`timeoutFired(id, now:)`),
+/// and `tick(now:)` fires whatever is due, so tests drive time without sleeping.
 ///
 /// States: `initialized` → `preloginSent` → (`tlsHandshake`) → `loginSent` → `ready` ⇄ `executing`
-/// (→ `cancelling` after an ATTENTION) → `closed`.
+/// (→ `cancelling` after a cancel) → `closed`.
 struct ConnectionStateMachine: Sendable {
     enum State: Sendable, Equatable {
         case initialized
@@ -63,6 +38,14 @@ struct ConnectionStateMachine: Sendable {
         case executing
         case cancelling
         case closed
+    }
+
+    /// What closing fails: the error for everyone, the queued requests to fail with it, the
+    /// timers to stop. A request being run gets the error from its own reader or writer.
+    struct CloseContext: Sendable {
+        var error: SQLClientError
+        var failedRequests: [RequestID] = []
+        var cancelledTimers: [TimerID] = []
     }
 
     /// What the driver must do next.
@@ -78,12 +61,24 @@ struct ConnectionStateMachine: Sendable {
         case sendLogin7(throughTLS: Bool)
         /// Login completed.
         case loginSucceeded(SQLSessionInfo)
-        /// The connection cannot be used: close the transport and fail whoever waits.
-        case closeConnection(SQLClientError)
-        /// Send the request (SQL batch or RPC) prepared by the caller.
-        case sendRequest
-        /// Send an ATTENTION packet.
-        case sendAttention
+
+        /// The request may be written now (its turn came): resume whoever waits for it.
+        case startRequest(RequestID)
+        /// A request that was not running fails (cancelled while queued, connection closed).
+        case failRequest(RequestID, SQLClientError)
+        /// Start (or restart) a timer; fire `timeoutFired(id, now:)` at `deadline`.
+        case scheduleTimeout(TimerID, deadline: Duration)
+        /// Stop a timer.
+        case cancelTimeout(TimerID)
+        /// Stop writing the request: send its last packet with EOM|IGNORE ([MS-TDS] 2.2.3.1.2).
+        case endRequestWithIgnore(RequestID)
+        /// Send an ATTENTION packet ([MS-TDS] 2.2.1.7) for the request, after its last packet.
+        case sendAttention(RequestID)
+        /// Nobody reads the request's response any more: read it to its end in the background.
+        case drainRequest(RequestID)
+        /// The connection cannot be used: close the transport, fail the listed requests and stop the timers.
+        case closeConnection(CloseContext)
+
         /// A result set starts with these columns.
         case forwardColumns([ColumnMetadata])
         /// A row of the current result set.
@@ -99,52 +94,100 @@ struct ConnectionStateMachine: Sendable {
         /// The session changed (database, language, collation, transaction).
         case sessionChanged(SQLSessionInfo)
         /// The request is over: the connection is ready again. `error` when the server reported one.
-        case requestCompleted(error: SQLClientError?)
-        /// The request was cancelled and the server acknowledged the ATTENTION.
-        case requestCancelled
+        case requestCompleted(RequestID, error: SQLClientError?)
+        /// The request was cancelled and the server acknowledged the ATTENTION: its reader gets `error`.
+        case requestCancelled(RequestID, SQLClientError)
     }
 
-    private(set) var state: State = .initialized
+    /// A request waiting for its turn.
+    private struct Queued: Sendable {
+        var id: RequestID
+        var owner: Int?
+        var timeout: Duration?
+    }
+
+    private enum Phase: Sendable, Equatable {
+        case initialized, preloginSent, tlsHandshake(fullSession: Bool), loginSent, ready, closed
+    }
+
+    private var phase: Phase = .initialized
     private(set) var session = SQLSessionInfo()
     let encryption: SQLEncryption
     let verifyWhenLoginOnly: Bool
     let trustServerCertificate: Bool
+    /// How long a cancelled request waits for the ATTENTION acknowledgement.
+    let cancelTimeout: Duration
 
     // Login progress
     private var loginAck: LoginAck?
     private var loginErrors: [SQLServerMessage] = []
-    // Request progress
-    private var requestErrors: [SQLServerMessage] = []
-    private var fatalError: SQLServerMessage?
-    private var attentionAcknowledged = false
-    private var attentionSent = false
-    /// RETURNVALUE tokens of the current request, in arrival order (taken by the RPC layer).
-    private(set) var returnValues: [ReturnValue] = []
+    private var loginFatal: SQLServerMessage?
+    private var loginLimit: Duration?
 
-    init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false) {
+    /// The running request, if any.
+    private(set) var request: RequestStateMachine?
+    private var queue: [Queued] = []
+    /// Armed timers and their deadlines (time since the clock's origin).
+    private(set) var timers: [TimerID: Duration] = [:]
+    /// Why the connection closed; what a reader or writer of the running request then gets.
+    private(set) var closeError: SQLClientError?
+    /// Requests cancelled because their own task started another one: their reader, when it
+    /// comes back, gets `.cancelled` rather than a silent end. Bounded.
+    private var preempted: Set<RequestID> = []
+    /// RETURNVALUE tokens of completed requests that had some (the last 16).
+    private var completedReturnValues: [RequestID: [ReturnValue]] = [:]
+
+    init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
+         cancelTimeout: Duration = .seconds(5)) {
         self.encryption = encryption
         self.trustServerCertificate = trustServerCertificate
         self.verifyWhenLoginOnly = verifyWhenLoginOnly
+        self.cancelTimeout = cancelTimeout
     }
+
+    var state: State {
+        switch phase {
+        case .initialized: return .initialized
+        case .preloginSent: return .preloginSent
+        case .tlsHandshake(let full): return .tlsHandshake(fullSession: full)
+        case .loginSent: return .loginSent
+        case .closed: return .closed
+        case .ready:
+            guard let request else { return .ready }
+            return request.forwardsResults ? .executing : .cancelling
+        }
+    }
+
+    /// Requests waiting for their turn, in order.
+    var queuedRequests: [RequestID] { queue.map(\.id) }
+
+    /// Whether `id` is the running request.
+    func isRunning(_ id: RequestID) -> Bool { request?.id == id }
 
     // MARK: - Connecting
 
-    /// The transport is connected: send PRELOGIN.
-    mutating func connected() -> Action {
-        guard state == .initialized else { return invalid("connected") }
-        state = .preloginSent
-        return .sendPrelogin(encryption.preloginValue)
+    /// The transport is connected: send PRELOGIN, and bound the login by `deadline` (nil: no
+    /// bound); `budget`: the configured limit, named in the timeout's message.
+    mutating func connected(now: Duration = .zero, deadline: Duration? = nil, budget: Duration? = nil) -> [Action] {
+        guard phase == .initialized else { return [invalid("connected")] }
+        phase = .preloginSent
+        var actions: [Action] = [.sendPrelogin(encryption.preloginValue)]
+        if let deadline {
+            loginLimit = budget ?? (deadline - now)
+            actions.append(arm(.login, deadline))
+        }
+        return actions
     }
 
     /// The server's PRELOGIN response arrived ([MS-TDS] 2.2.6.5; answered in a TABULAR_RESULT packet).
     mutating func preloginReceived(_ response: Prelogin) -> Action {
-        guard state == .preloginSent else { return invalid("PRELOGIN response") }
+        guard phase == .preloginSent else { return invalid("PRELOGIN response") }
         let server = response.encryption?.mode ?? .notSupported
         let verify = !trustServerCertificate
         switch encryption {
         case .on, .required:
             if server == .on || server == .required {
-                state = .tlsHandshake(fullSession: true)
+                phase = .tlsHandshake(fullSession: true)
                 session.encryption = "full"
                 return .startTLSHandshake(fullSession: true, verify: verify)
             }
@@ -153,16 +196,16 @@ struct ConnectionStateMachine: Sendable {
                                        + " connect with encrypt=off or notSupported to allow it"))
         case .off:
             if server == .on || server == .required {
-                state = .tlsHandshake(fullSession: true)
+                phase = .tlsHandshake(fullSession: true)
                 session.encryption = "full"
                 return .startTLSHandshake(fullSession: true, verify: verify && verifyWhenLoginOnly)
             }
             if server == .off {
-                state = .tlsHandshake(fullSession: false)
+                phase = .tlsHandshake(fullSession: false)
                 session.encryption = "login"
                 return .startTLSHandshake(fullSession: false, verify: verify && verifyWhenLoginOnly)
             }
-            state = .loginSent
+            phase = .loginSent
             session.encryption = "none"
             return .sendLogin7(throughTLS: false)
         case .notSupported:
@@ -174,7 +217,7 @@ struct ConnectionStateMachine: Sendable {
                                            "the server requires encryption (PRELOGIN \(server == .on ? "ENCRYPT_ON" : "ENCRYPT_REQ")) "
                                            + "but this client was configured with encryption not supported"))
             }
-            state = .loginSent
+            phase = .loginSent
             session.encryption = "none"
             return .sendLogin7(throughTLS: false)
         }
@@ -182,74 +225,218 @@ struct ConnectionStateMachine: Sendable {
 
     /// The TLS handshake inside PRELOGIN completed.
     mutating func tlsEstablished() -> Action {
-        guard case .tlsHandshake = state else { return invalid("TLS established") }
-        state = .loginSent
+        guard case .tlsHandshake = phase else { return invalid("TLS established") }
+        phase = .loginSent
         return .sendLogin7(throughTLS: true)
     }
 
     // MARK: - Requests
 
-    /// The caller wants to send a request (SQL batch or RPC).
-    mutating func requestStarted() -> Action {
-        switch state {
-        case .ready:
-            state = .executing
-            requestErrors = []
-            returnValues = []
-            attentionSent = false
-            attentionAcknowledged = false
-            return .sendRequest
+    /// A request wants to run: it starts at once when the connection is idle, else it waits for
+    /// its turn. `owner` identifies the calling task: when the running request belongs to the
+    /// same task and is being read (its stream left unfinished, as a `break` in top-level code
+    /// does), nobody else could ever finish it, so it is cancelled (pre-empted) and drained, and
+    /// this one runs after it. `timeout`: the query timeout, armed when it starts.
+    mutating func enqueue(_ id: RequestID, owner: Int?, timeout: Duration?, now: Duration) -> [Action] {
+        switch phase {
         case .closed:
-            return .closeConnection(SQLClientError(.connectionClosed, "the connection is closed"))
+            return [.failRequest(id, SQLClientError(.connectionClosed,
+                                                    "the connection is closed" + (closeError.map { ": \($0.message)" } ?? ""),
+                                                    underlying: closeError))]
+        case .ready:
+            break
         default:
-            return .requestCompleted(error: SQLClientError(.invalidState,
-                                                           "another request is in progress on this connection"))
+            return [.failRequest(id, SQLClientError(.invalidState, "the connection is not logged in"))]
+        }
+        guard var running = request else {
+            return start(Queued(id: id, owner: owner, timeout: timeout), now: now)
+        }
+        queue.append(Queued(id: id, owner: owner, timeout: timeout))
+        guard let owner, running.owner == owner, running.phase == .reading, running.forwardsResults,
+              !running.isAbandoned else { return [] }
+        if preempted.count >= 64 { preempted.removeAll() }
+        preempted.insert(running.id)
+        running.isAbandoned = true
+        _ = running.cancel(.preempted)
+        request = running
+        return [.sendAttention(running.id), arm(.cancel(running.id), now + cancelTimeout), .drainRequest(running.id)]
+    }
+
+    private mutating func start(_ next: Queued, now: Duration) -> [Action] {
+        request = RequestStateMachine(id: next.id, owner: next.owner, timeout: next.timeout)
+        return [.startRequest(next.id)]
+    }
+
+    /// The writer is about to write the first packet of request `id` (encoded, the write path
+    /// held): its query timeout starts now, so that it counts the request's time on the wire,
+    /// not the time it waited for its turn or took to encode.
+    mutating func writingStarted(_ id: RequestID, now: Duration) -> [Action] {
+        guard let running = request, running.id == id, running.phase == .writing,
+              let limit = running.timeout, timers[.query(id)] == nil else { return [] }
+        return [arm(.query(id), now + limit)]
+    }
+
+    /// The writer wrote some packets of request `id`; `complete`: the last one (EOM) among them.
+    /// Answers `endRequestWithIgnore` + `sendAttention` when a cancel came while writing and
+    /// packets remain, `sendAttention` when it came during the last packets, else nothing.
+    mutating func packetsWritten(_ id: RequestID, complete: Bool) -> [Action] {
+        guard var running = request, running.id == id else { return [] }
+        let step = running.packetsWritten(complete: complete)
+        request = running
+        switch step {
+        case .proceed: return []
+        case .endWithIgnore: return [.endRequestWithIgnore(id), .sendAttention(id)]
+        case .sendAttention: return [.sendAttention(id)]
         }
     }
 
-    /// Hands over the RETURNVALUE tokens collected for the current request.
-    mutating func takeReturnValues() -> [ReturnValue] {
-        defer { returnValues = [] }
-        return returnValues
+    /// Cancel request `id` (nil: the running one): a queued request fails at once; the running
+    /// one sends ATTENTION (after its last packet) and its reader gets `reason`'s error once
+    /// the server acknowledges, within ``cancelTimeout`` or the connection is closed. Nothing
+    /// for a request that already finished.
+    mutating func cancelRequested(_ id: RequestID? = nil, reason: CancelReason = .cancelled, now: Duration) -> [Action] {
+        if let id, let index = queue.firstIndex(where: { $0.id == id }) {
+            queue.remove(at: index)
+            return [.failRequest(id, reason.error)]
+        }
+        guard var running = request, id == nil || running.id == id else { return [] }
+        let sendNow = running.cancel(reason)
+        request = running
+        guard running.cancellation.reason == reason else { return [] }   // cancelled already
+        var actions: [Action] = []
+        if sendNow { actions.append(.sendAttention(running.id)) }
+        if timers[.cancel(running.id)] == nil { actions.append(arm(.cancel(running.id), now + cancelTimeout)) }
+        return actions
     }
 
-    /// The caller wants to cancel the running request.
-    mutating func cancelRequested() -> Action {
-        guard state == .executing else { return .none }
-        state = .cancelling
-        attentionSent = true
-        return .sendAttention
+    /// The reader of request `id` is gone (its stream was dropped, or its task cancelled):
+    /// a queued request is removed; the running one is cancelled (unless it is already) and
+    /// drained by the driver.
+    mutating func requestAbandoned(_ id: RequestID, now: Duration) -> [Action] {
+        if queue.contains(where: { $0.id == id }) { return cancelRequested(id, reason: .abandoned, now: now) }
+        guard var running = request, running.id == id, !running.isAbandoned else { return [] }
+        running.isAbandoned = true
+        request = running
+        var actions = running.forwardsResults ? cancelRequested(id, reason: .abandoned, now: now) : []
+        actions.append(.drainRequest(id))
+        return actions
     }
 
-    /// The caller closes the connection.
-    mutating func closeRequested() -> Action {
-        if state == .closed { return .none }
-        state = .closed
-        return .closeConnection(SQLClientError(.connectionClosed, "the connection was closed"))
+    /// Request `id` (whose turn came) was not written at all (it could not be encoded): it is
+    /// over, and the next request starts.
+    mutating func requestNotSent(_ id: RequestID, now: Duration) -> [Action] {
+        guard let running = request, running.id == id, running.phase == .writing else { return [] }
+        return Array(finish(id, .none, now: now).dropFirst())
+    }
+
+    /// Whether request `id` was pre-empted (once: the record is consumed).
+    mutating func takePreempted(_ id: RequestID) -> Bool {
+        preempted.remove(id) != nil
+    }
+
+    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of request `id`, once it
+    /// completed (once: they are handed over).
+    mutating func takeReturnValues(of id: RequestID) -> [ReturnValue] {
+        completedReturnValues.removeValue(forKey: id) ?? []
+    }
+
+    // MARK: - Time
+
+    /// Timer `id` fired at `now`. A timer that is no longer armed, or not due yet (a stale
+    /// firing), does nothing.
+    mutating func timeoutFired(_ id: TimerID, now: Duration) -> [Action] {
+        guard let deadline = timers[id], deadline <= now else { return [] }
+        timers[id] = nil
+        switch id {
+        case .login:
+            guard [.preloginSent, .loginSent].contains(phase) || isTLSHandshake else { return [] }
+            let limit = loginLimit.map { " within \($0)" } ?? ""
+            return [closeAll(SQLClientError(.timeout, "the login did not finish\(limit)"))]
+        case .query(let rid):
+            guard let running = request, running.id == rid, let limit = running.timeout else { return [] }
+            return cancelRequested(rid, reason: .timedOut(limit), now: now)
+        case .cancel(let rid):
+            guard let running = request, running.id == rid, !running.forwardsResults else { return [] }
+            let because = running.cancellation.reason.map { reason -> String in
+                if case .timedOut(let limit) = reason { return "the request did not finish within \(limit); " }
+                return ""
+            } ?? ""
+            return [closeAll(SQLClientError(.timeout, because + "the server did not acknowledge the cancellation "
+                                            + "(ATTENTION) within \(cancelTimeout); the connection was closed"))]
+        }
+    }
+
+    /// The clock reads `now`: fires every armed timer that is due, earliest first.
+    mutating func tick(now: Duration) -> [Action] {
+        var actions: [Action] = []
+        for (id, _) in timers.filter({ $0.value <= now }).sorted(by: { $0.value < $1.value }) {
+            actions += timeoutFired(id, now: now)
+        }
+        return actions
+    }
+
+    private var isTLSHandshake: Bool {
+        if case .tlsHandshake = phase { return true }
+        return false
+    }
+
+    private mutating func arm(_ id: TimerID, _ deadline: Duration) -> Action {
+        timers[id] = deadline
+        return .scheduleTimeout(id, deadline: deadline)
+    }
+
+    private mutating func disarm(_ id: TimerID) -> Action? {
+        guard timers.removeValue(forKey: id) != nil else { return nil }
+        return .cancelTimeout(id)
+    }
+
+    // MARK: - Closing
+
+    /// The caller closes the connection: every queued request fails with `.connectionClosed`;
+    /// the running request's reader or writer gets it when the transport closes under it.
+    mutating func closeRequested() -> [Action] {
+        guard phase != .closed else { return [] }
+        return [closeAll(SQLClientError(.connectionClosed, "the connection was closed"))]
     }
 
     /// The transport failed or the peer closed it.
     mutating func transportFailed(_ error: SQLClientError) -> Action {
-        if state == .closed { return .none }
-        state = .closed
-        return .closeConnection(error)
+        guard phase != .closed else { return .none }
+        return closeAll(error)
+    }
+
+    private mutating func closeAll(_ error: SQLClientError) -> Action {
+        guard phase != .closed else { return .none }   // the first reason stays
+        phase = .closed
+        closeError = error
+        let context = CloseContext(error: error, failedRequests: queue.map(\.id),
+                                   cancelledTimers: Array(timers.keys))
+        queue = []
+        timers = [:]
+        return .closeConnection(context)
     }
 
     // MARK: - Tokens
 
-    /// One token of the server's response.
     /// Whether a ROW or NBCROW received now would be forwarded to the reader, i.e. whether
-    /// ``tokenReceived(_:)`` answers `.forwardRow` for it (while executing a request). The
-    /// driver's batch reader relies on this to hand rows over without passing each one through
-    /// ``tokenReceived(_:)``: rows change no state here.
-    var forwardsRows: Bool { state == .executing }
+    /// ``tokenReceived(_:)`` answers `.forwardRow` for it. The driver's batch reader relies on
+    /// this to hand rows over without passing each one through ``tokenReceived(_:)``: rows
+    /// change no state here.
+    var forwardsRows: Bool { phase == .ready && request?.forwardsResults == true }
 
+    /// One token of the server's response.
     mutating func tokenReceived(_ token: Token) -> Action {
-        switch state {
+        switch phase {
         case .loginSent:
             return loginToken(token)
-        case .executing, .cancelling:
-            return requestToken(token)
+        case .ready:
+            guard request != nil else {
+                return fail(SQLClientError(.protocolError, "the server sent \(token.name) with no request running"))
+            }
+            if case .envChange(let change) = token { return applyEnvChange(change) }
+            let action = request!.token(token)
+            if case .closeConnection(let context) = action { return closeAll(context.error) }
+            return action
         case .closed:
             return .none
         default:
@@ -258,40 +445,55 @@ struct ConnectionStateMachine: Sendable {
     }
 
     /// The server's response message ended (the packet with EOM was decoded).
-    mutating func messageEnded() -> Action {
-        switch state {
+    mutating func messageEnded(now: Duration = .zero) -> [Action] {
+        switch phase {
         case .loginSent:
-            if let fatal = fatalError, loginAck == nil {
-                return fail(loginError(from: [fatal] + loginErrors.filter { $0 != fatal }))
+            if let fatal = loginFatal, loginAck == nil {
+                return [fail(loginError(from: [fatal] + loginErrors.filter { $0 != fatal }))]
             }
-            guard let ack = loginAck else {
-                return fail(loginError(from: loginErrors))
-            }
-            state = .ready
+            guard let ack = loginAck else { return [fail(loginError(from: loginErrors))] }
+            phase = .ready
             session.tdsVersion = ack.tdsVersion
             session.serverProgramName = ack.trimmedProgramName
             session.serverVersion = ack.serverVersion.description
-            return .loginSucceeded(session)
-        case .executing:
-            if let fatal = fatalError {
-                return fail(SQLClientError(.serverError, fatal.message, serverMessage: fatal,
-                                           serverMessages: requestErrors))
+            var actions: [Action] = [.loginSucceeded(session)]
+            if let stop = disarm(.login) { actions.append(stop) }
+            return actions
+        case .ready:
+            guard var running = request else {
+                return [fail(SQLClientError(.protocolError, "the server sent a response with no request running"))]
             }
-            state = .ready
-            guard let first = requestErrors.first else { return .requestCompleted(error: nil) }
-            return .requestCompleted(error: SQLClientError(.serverError, first.message, serverMessage: first,
-                                                          serverMessages: requestErrors))
-        case .cancelling:
-            if let fatal = fatalError {
-                return fail(SQLClientError(.serverError, fatal.message, serverMessage: fatal))
+            let end = running.messageEnded()
+            request = running
+            switch end {
+            case .keepReading:
+                return []
+            case .fatal(let error):
+                return [closeAll(error)]
+            case .completed(let error):
+                return finish(running.id, .requestCompleted(running.id, error: error), now: now)
+            case .cancelled(let error):
+                return finish(running.id, .requestCancelled(running.id, error), now: now)
             }
-            // The ATTENTION acknowledgement may come in its own message after the response ends.
-            guard attentionAcknowledged else { return .none }
-            state = .ready
-            return .requestCancelled
         default:
-            return .none
+            return []
         }
+    }
+
+    /// The running request is over: stop its timers, end it, start the next one.
+    private mutating func finish(_ id: RequestID, _ end: Action, now: Duration) -> [Action] {
+        var actions: [Action] = [end]
+        if let values = request?.returnValues, !values.isEmpty {
+            if completedReturnValues.count >= 16, let oldest = completedReturnValues.keys.min() {
+                completedReturnValues[oldest] = nil
+            }
+            completedReturnValues[id] = values
+        }
+        if let a = disarm(.query(id)) { actions.append(a) }
+        if let a = disarm(.cancel(id)) { actions.append(a) }
+        request = nil
+        if !queue.isEmpty { actions += start(queue.removeFirst(), now: now) }
+        return actions
     }
 
     private mutating func loginToken(_ token: Token) -> Action {
@@ -304,7 +506,7 @@ struct ConnectionStateMachine: Sendable {
         case .error(let e):
             let m = SQLServerMessage(e.message, isError: true)
             loginErrors.append(m)
-            if m.severity >= 20 { fatalError = fatalError ?? m }
+            if m.severity >= 20 { loginFatal = loginFatal ?? m }
             return .forwardMessage(m)
         case .info(let i):
             return .forwardMessage(SQLServerMessage(i.message, isError: false))
@@ -317,72 +519,10 @@ struct ConnectionStateMachine: Sendable {
         }
     }
 
-    private mutating func requestToken(_ token: Token) -> Action {
-        let discarding = state == .cancelling
-        switch token {
-        case .colMetadata(let meta):
-            return discarding || meta.isNoMetadata ? .none : .forwardColumns(meta.columns)
-        case .row, .nbcRow:
-            guard !discarding, let values = token.rowValues else { return .none }
-            return .forwardRow(values)
-        case .done(let d):
-            if d.status.contains(.attention) { attentionAcknowledged = true; return .none }
-            if discarding { return .none }
-            return .forwardStatementDone(rowsAffected: d.affectedRows)
-        case .doneInProc(let d):
-            if discarding { return .none }
-            return .forwardStatementDone(rowsAffected: d.status.contains(.count) ? d.rowCount : nil)
-        case .doneProc(let d):
-            if d.status.contains(.attention) { attentionAcknowledged = true }
-            return .none
-        case .error(let e):
-            let m = SQLServerMessage(e.message, isError: true)
-            if m.severity >= 20 { fatalError = fatalError ?? m }
-            if !discarding { requestErrors.append(m) }
-            return .forwardMessage(m)
-        case .info(let i):
-            return .forwardMessage(SQLServerMessage(i.message, isError: false))
-        case .envChange(let change):
-            return applyEnvChange(change)
-        case .returnStatus(let s):
-            return discarding ? .none : .forwardReturnStatus(s.value)
-        case .returnValue(let value):
-            // [MS-TDS] 2.2.7.19: an OUTPUT parameter or UDF result; kept for the request's result.
-            if !discarding { returnValues.append(value) }
-            return .none
-        case .order, .colInfo, .tabName, .altMetadata, .altRow, .offset, .dataClassification,
-             .sessionState, .featureExtAck:
-            return .none
-        case .loginAck, .sspi, .fedAuthInfo:
-            return fail(SQLClientError(.protocolError, "unexpected \(token.name) token in a response"))
-        }
-    }
-
     private mutating func applyEnvChange(_ change: EnvChange) -> Action {
-        switch change.type {
-        case .database:
-            session.database = change.newText ?? session.database
-        case .language:
-            session.language = change.newText ?? session.language
-        case .sqlCollation:
-            if let bytes = change.newValue.bytes, bytes.count == 5 {
-                var reader = ByteReader(bytes)
-                session.collation = try? Collation.decode(from: &reader)
-            }
-        case .packetSize:
-            if let size = change.newPacketSize, size >= Packet.minimumSize, size <= Int(UInt16.max) {
-                session.packetSize = size
-                return .packetSizeChanged(size)
-            }
-            return .none
-        case .beginTransaction:
-            session.transactionDescriptor = change.transactionDescriptor
-        case .commitTransaction, .rollbackTransaction, .transactionEnded:
-            session.transactionDescriptor = nil
-        default:
-            return .none
-        }
-        return state == .loginSent ? .none : .sessionChanged(session)
+        let (packetSize, changed) = session.apply(change)
+        if let packetSize { return .packetSizeChanged(packetSize) }
+        return changed && phase != .loginSent ? .sessionChanged(session) : .none
     }
 
     private func loginError(from errors: [SQLServerMessage]) -> SQLClientError {
@@ -393,20 +533,10 @@ struct ConnectionStateMachine: Sendable {
     }
 
     private mutating func fail(_ error: SQLClientError) -> Action {
-        state = .closed
-        return .closeConnection(error)
+        closeAll(error)
     }
 
     private mutating func invalid(_ event: String) -> Action {
         fail(SQLClientError(.invalidState, "\(event) is not expected in state \(state)"))
-    }
-}
-
-extension SQLServerMessage {
-    /// A public message from a decoded ERROR or INFO token body.
-    init(_ m: ServerMessage, isError: Bool) {
-        self.init(number: m.number, state: m.state, severity: m.severity, message: m.message,
-                  serverName: m.serverName, procedureName: m.procedureName, lineNumber: m.lineNumber,
-                  isError: isError)
     }
 }

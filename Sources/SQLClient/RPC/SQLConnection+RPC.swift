@@ -20,7 +20,7 @@ extension SQLConnection {
     /// Streams the rows of a parameterized query (all its result sets), reading from the socket
     /// only as rows are consumed. Breaking out of the loop cancels the rest (ATTENTION).
     public nonisolated func query(literal query: SQLQuery, timeout: Duration? = nil) -> SQLQueryRowSequence {
-        SQLQueryRowSequence(events: SQLQueryEventSequence(connection: self, query: query, timeout: timeout))
+        SQLQueryRowSequence(connection: self, query: query, timeout: timeout)
     }
 
     /// Streams the events (result set starts, rows, counts, messages, return statuses) of a parameterized query.
@@ -139,42 +139,6 @@ extension SQLConnection {
         return .rpc([try query.rpcCall(version: session.tdsVersion,
                                        collation: session.collation ?? .sqlLatin1GeneralCP1CIAS)])
     }
-
-    /// Sends `request` and buffers everything it returns.
-    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLProcedureResult {
-        let id = try await startRequest(request, timeout: timeout)
-        var result = SQLProcedureResult()
-        var current: SQLResultSet?
-        while let event = try await nextEvent(id) {
-            if Task.isCancelled {
-                // Events may already be buffered: stop now; ATTENTION and the drain run off this task.
-                Task { await self.abandon(id) }
-                throw SQLClientError(.cancelled, "the request was cancelled")
-            }
-            switch event {
-            case .columns(let columns):
-                if let open = current { result.statements.append(.resultSet(open)) }
-                current = SQLResultSet(columns: columns)
-            case .row(let row):
-                current?.rows.append(row)
-            case .statementDone(let count):
-                if var open = current {
-                    open.rowsAffected = count
-                    result.statements.append(.resultSet(open))
-                    current = nil
-                } else if count != nil {
-                    result.statements.append(.rowsAffected(count))
-                }
-            case .message(let message):
-                result.messages.append(message)
-            case .returnStatus(let status):
-                result.returnStatuses.append(status)
-            }
-        }
-        if let open = current { result.statements.append(.resultSet(open)) }
-        result.outputs = takeReturnValues(id).map(SQLOutputValue.init)
-        return result
-    }
 }
 
 /// A statement prepared with `sp_prepare`: the server's handle and the parameter types it was declared with.
@@ -197,83 +161,18 @@ public struct SQLQueryEventSequence: AsyncSequence, Sendable {
     let timeout: Duration?
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: Cursor(connection: connection, query: query, timeout: timeout))
+        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let cursor: Cursor
+        let cursor: ResponseCursor
         public mutating func next() async throws -> SQLResponseEvent? {
-            try await cursor.next()
-        }
-    }
-
-    /// Sends the request on the first `next()`; cancels it (ATTENTION) when dropped before its end.
-    /// Events are fetched in batches (the ones the received bytes already hold, see
-    /// `SQLConnection.nextEvents`), so a large result does not cross into the actor once per row.
-    final class Cursor: @unchecked Sendable {
-        let connection: SQLConnection
-        let query: SQLQuery
-        let timeout: Duration?
-        private var id: UInt64?
-        /// The request is over on the connection (completed, failed or abandoned).
-        private var finished = false
-        /// Fetched events, each moved out (set to nil) as it is delivered.
-        private var buffered: [SQLResponseEvent?] = []
-        private var position = 0
-        /// The request's error, thrown after the buffered events.
-        private var pendingError: (any Error)?
-        static let batchLimit = 512
-
-        init(connection: SQLConnection, query: SQLQuery, timeout: Duration?) {
-            self.connection = connection
-            self.query = query
-            self.timeout = timeout
+            try await cursor.nextEvent()
         }
 
-        func next() async throws -> SQLResponseEvent? {
-            if !finished, let id, Task.isCancelled {
-                // Rows may already be buffered: stop here rather than at the next socket read.
-                finished = true
-                buffered = []
-                position = 0
-                let connection = self.connection
-                Task { await connection.abandon(id) }
-                throw SQLClientError(.cancelled, "the request was cancelled")
-            }
-            if position < buffered.count {
-                var event: SQLResponseEvent?
-                swap(&event, &buffered[position])
-                position += 1
-                return event
-            }
-            if let error = pendingError {
-                pendingError = nil
-                throw error
-            }
-            if finished { return nil }
-            do {
-                if id == nil {
-                    let request = try await connection.request(for: query)
-                    id = try await connection.startRequest(request, timeout: timeout)
-                }
-                guard let id else { return nil }
-                let batch = await connection.nextEvents(id, limit: Cursor.batchLimit)
-                if batch.ended || batch.error != nil { finished = true }
-                buffered = batch.events
-                position = 0
-                pendingError = batch.error
-                return try await next()
-            } catch {
-                finished = true
-                throw error
-            }
-        }
-
-        deinit {
-            if let id, !finished {
-                let connection = self.connection
-                Task { await connection.abandon(id) }
-            }
+        /// As ``next()``, run in the caller's isolation (`for try await` calls this).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLResponseEvent? {
+            try await cursor.nextEvent(isolation: actor)
         }
     }
 }
@@ -281,19 +180,23 @@ public struct SQLQueryEventSequence: AsyncSequence, Sendable {
 /// The rows of one parameterized query, streamed. See ``SQLConnection/query(literal:timeout:)``.
 public struct SQLQueryRowSequence: AsyncSequence, Sendable {
     public typealias Element = SQLRow
-    let events: SQLQueryEventSequence
+    let connection: SQLConnection
+    let query: SQLQuery
+    let timeout: Duration?
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(inner: events.makeAsyncIterator())
+        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var inner: SQLQueryEventSequence.AsyncIterator
+        let cursor: ResponseCursor
         public mutating func next() async throws -> SQLRow? {
-            while let event = try await inner.next() {
-                if case .row(let row) = event { return row }
-            }
-            return nil
+            try await cursor.nextRow()
+        }
+
+        /// As ``next()``, run in the caller's isolation (`for try await` calls this).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLRow? {
+            try await cursor.nextRow(isolation: actor)
         }
     }
 }

@@ -43,6 +43,9 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     public internal(set) var conversionFailure: String?
     /// The table of a table-valued parameter (``table(_:columns:rows:)``); nil for scalar parameters.
     public internal(set) var table: TableValuedParameter?
+    /// The character type was given without a collation: it is sent with the session's
+    /// (``rpcParameter(version:collation:)``'s `collation`).
+    public internal(set) var usesSessionCollation = false
 
     /// A parameter with an explicit value and, optionally, an explicit type.
     public init(_ value: SQLValue, type: TypeInfo? = nil, name: String? = nil, direction: Direction = .input,
@@ -150,27 +153,37 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     // MARK: - Typed constructors (when inference is wrong). A nil value sends NULL of the type.
 
     /// `varchar(length)` (1...8000 bytes), `varchar(max)` when `length` is nil: the text in the
-    /// collation's code page. Encoding fails (`.invalidParameter`) when a character has no
-    /// representation in that code page.
-    public static func varchar(_ value: String?, length: Int? = 8000,
-                               collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
-        SQLParameter(value.map(SQLValue.string) ?? .null, type: .varchar(length, collation: collation))
+    /// collation's code page. `collation` nil (the default) declares the parameter with the
+    /// session's collation (ENVCHANGE type 7 at login, `session.collation`) and encodes it with that
+    /// collation's code page, as SQL Server converts a varchar parameter by its declared collation:
+    /// on a Cyrillic_General_CI_AS session "Привет" goes as cp1251 bytes. Encoding fails
+    /// (`.invalidParameter`) when a character has no representation in that code page; send such
+    /// text as ``nvarchar(_:length:collation:)`` (or an interpolated `String`, which is nvarchar).
+    public static func varchar(_ value: String?, length: Int? = 8000, collation: Collation? = nil) -> SQLParameter {
+        sessionCollated(value, .varchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
-    /// `nvarchar(length)` (1...4000 characters), `nvarchar(max)` when `length` is nil.
-    public static func nvarchar(_ value: String?, length: Int? = 4000,
-                                collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
-        SQLParameter(value.map(SQLValue.string) ?? .null, type: .nvarchar(length, collation: collation))
+    /// `nvarchar(length)` (1...4000 characters), `nvarchar(max)` when `length` is nil; `collation`
+    /// nil declares the session's collation.
+    public static func nvarchar(_ value: String?, length: Int? = 4000, collation: Collation? = nil) -> SQLParameter {
+        sessionCollated(value, .nvarchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
-    /// `char(length)` in bytes.
-    public static func char(_ value: String?, length: Int, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
-        SQLParameter(value.map(SQLValue.string) ?? .null, type: .char(length, collation: collation))
+    /// `char(length)` in bytes, in the code page of `collation` (nil: the session's, as for ``varchar(_:length:collation:)``).
+    public static func char(_ value: String?, length: Int, collation: Collation? = nil) -> SQLParameter {
+        sessionCollated(value, .char(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
-    /// `nchar(length)` in characters.
-    public static func nchar(_ value: String?, length: Int, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> SQLParameter {
-        SQLParameter(value.map(SQLValue.string) ?? .null, type: .nchar(length, collation: collation))
+    /// `nchar(length)` in characters; `collation` nil declares the session's collation.
+    public static func nchar(_ value: String?, length: Int, collation: Collation? = nil) -> SQLParameter {
+        sessionCollated(value, .nchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
+    }
+
+    /// A character parameter of `type`; with no explicit collation it takes the session's when sent.
+    private static func sessionCollated(_ value: String?, _ type: TypeInfo, _ collation: Collation?) -> SQLParameter {
+        var p = SQLParameter(value.map(SQLValue.string) ?? .null, type: type)
+        p.usesSessionCollation = collation == nil
+        return p
     }
 
     /// `decimal(precision, scale)`; the value is rounded to `scale` digits (nil → NULL; a value that does not
@@ -345,6 +358,8 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         let sent: SQLValue = direction == .output || usesDefault ? .null : value
         let info: TypeInfo
         let wireValue: SQLValue
+        var type = self.type
+        if usesSessionCollation, type?.collation != nil { type?.collation = collation }
         if let type, let older = SQLParameter.downgraded(type, for: version) {
             // A type the TDS version lacks: the form SQL Server converts implicitly.
             if older.type == .nvarchar {

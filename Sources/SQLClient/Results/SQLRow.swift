@@ -12,7 +12,7 @@ public struct SQLColumn: Sendable, Hashable {
     /// COLMETADATA UserType as the server sent it: 0 for base types, 0x50 for timestamp/rowversion
     /// ([MS-TDS] 2.2.7.4).
     public internal(set) var userType: UInt32 = 0
-    /// COLMETADATA Flags: fNullable, fIdentity, fComputed… ([MS-TDS] 2.2.7.4).
+    /// COLMETADATA Flags: nullable, identity, computed, updatable… ([MS-TDS] 2.2.7.4).
     public internal(set) var flags: ColumnFlags = []
 
     /// A column as COLMETADATA describes it.

@@ -33,7 +33,7 @@ public struct SQLRowBlock: Sendable, RandomAccessCollection {
 
 extension SQLConnection {
     /// Streams the rows of a batch (of all its result sets) in blocks: each ``SQLRowBlock`` holds
-    /// the rows of one result set that had been received when it was made (at most 4,096), the
+    /// consecutive rows of one result set that had been received when it was made (at most 4,096), the
     /// socket being read only as blocks are consumed. Breaking out of the loop cancels the rest of
     /// the batch (ATTENTION), as with ``query(_:)``.
     ///
@@ -55,64 +55,18 @@ public struct SQLRowBlockSequence: AsyncSequence, Sendable {
     let sql: String
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: Cursor(connection: connection, sql: sql))
+        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .request(.sqlBatch(sql))))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let cursor: Cursor
+        let cursor: ResponseCursor
         public mutating func next() async throws -> SQLRowBlock? {
-            try await cursor.next()
-        }
-    }
-
-    /// Owns the request: sends it on the first `next()`, and cancels it (ATTENTION) if dropped
-    /// before its end.
-    final class Cursor: @unchecked Sendable {
-        let connection: SQLConnection
-        let sql: String
-        private var id: UInt64?
-        private var finished = false
-        private var pendingError: (any Error)?
-        static let blockLimit = 4096
-
-        init(connection: SQLConnection, sql: String) {
-            self.connection = connection
-            self.sql = sql
+            try await cursor.nextBlock()
         }
 
-        func next() async throws -> SQLRowBlock? {
-            if let error = pendingError {
-                pendingError = nil
-                throw error
-            }
-            if finished { return nil }
-            if Task.isCancelled, let id {
-                finished = true
-                let connection = self.connection
-                Task { await connection.abandon(id) }
-                throw SQLClientError(.cancelled, "the request was cancelled")
-            }
-            do {
-                if id == nil { id = try await connection.startBatch(sql) }
-                guard let id else { return nil }
-                let batch = await connection.nextRowBlock(id, limit: Cursor.blockLimit)
-                if batch.ended || batch.error != nil { finished = true }
-                pendingError = batch.error
-                if let columns = batch.columns, batch.rowCount > 0 {
-                    return SQLRowBlock(columns: columns, values: batch.values)
-                }
-                return try await next()
-            } catch {
-                finished = true
-                throw error
-            }
-        }
-
-        deinit {
-            if let id, !finished {
-                let connection = self.connection
-                Task { await connection.abandon(id) }
-            }
+        /// As ``next()``, run in the caller's isolation (`for try await` calls this).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLRowBlock? {
+            try await cursor.nextBlock(isolation: actor)
         }
     }
 }

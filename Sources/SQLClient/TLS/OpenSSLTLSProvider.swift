@@ -24,10 +24,10 @@ public struct OpenSSLTLSProvider: TLSProvider {
 /// One OpenSSL client session over memory BIOs. See ``TLSSession``.
 public final class OpenSSLTLSSession: TLSSession {
     private let ctx: OpaquePointer
-    private let ssl: OpaquePointer
+    let ssl: OpaquePointer   // internal: the TDS 8.0 extension (StrictTLS.swift) sets ALPN on it
     private let readBIO: OpaquePointer   // bytes from the server, read by OpenSSL
     private let writeBIO: OpaquePointer  // bytes from OpenSSL, to send to the server
-    private var handshakeDone = false
+    private(set) var handshakeDone = false
     private let serverName: String
     /// The certificate the server must present (``TLSConfiguration/serverCertificate``), DER; nil when none is pinned.
     private let pinnedCertificate: [UInt8]?

@@ -92,6 +92,10 @@ public protocol TLSProvider: Sendable {
     /// certificate's name check unless `configuration.hostNameInCertificate` overrides it).
     /// - Throws: ``SQLClientError`` `.tlsFailed` when the session cannot be created (for example an unreadable CA file).
     func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession
+    /// Creates a client session for TDS 8.0 (strict): the handshake runs straight on the socket before
+    /// PRELOGIN, offers ALPN `tds/8.0`, TLS 1.2–1.3, and always verifies the certificate
+    /// (`trustServerCertificate` does not apply). The default implementation throws `.unsupported`.
+    func makeStrictClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession
 }
 
 /// The result of feeding server bytes to a handshake.
@@ -127,6 +131,8 @@ public protocol TLSSession: AnyObject {
     var negotiatedProtocol: String? { get }
     /// The server's certificate as DER bytes, once the handshake is complete.
     var peerCertificateDER: [UInt8]? { get }
+    /// The ALPN protocol the server chose (for example "tds/8.0"), nil when none; default nil.
+    var applicationProtocol: String? { get }
 }
 
 /// The TLS provider this platform offers by default, or nil when there is none.

@@ -1,6 +1,7 @@
 /// A bidirectional byte stream: a TCP socket, a TLS tunnel over one, or a test double.
 ///
-/// One reader and one writer at a time (the connection driver serialises them). Reads return
+/// One reader and one writer at a time: ``SQLConnection`` writes through one ordered path (its
+/// write gate) and reads from one reader at a time. Reads return
 /// whatever is available, at most `maxLength` bytes, waiting without blocking a thread of the
 /// Swift cooperative pool; an empty array means the peer closed the stream. Every failure is a
 /// ``SQLClientError`` (`.ioError`, `.connectionClosed`, `.timeout`, `.tlsFailed`, `.cancelled`).

@@ -15,8 +15,15 @@ import Foundation
 /// `DispatchSource` reports the descriptor ready. `TCP_NODELAY` is set (TDS sends whole packets);
 /// `SIGPIPE` is suppressed per call (`MSG_NOSIGNAL`) or per socket (`SO_NOSIGPIPE`).
 ///
-/// Cancelling the task that waits in `read` or `write` makes that call throw `.cancelled`
-/// without closing the socket.
+/// Cancelling the task that waits in `read` makes that call throw `.cancelled` without closing
+/// the socket (no byte is lost: the wait is before `recv`). A `write` is not interrupted by
+/// cancellation (it would leave half a packet on the wire): it ends when every byte is sent or
+/// the stream is closed.
+///
+/// `close()` may be called from any thread at any time: waiting reads and writes fail with
+/// `.connectionClosed` at once, and the descriptor itself is closed only once no `recv`, `send`
+/// or readiness source uses it any more (so a descriptor number reused by another socket is
+/// never read or written).
 public final class SocketStream: ByteStream, @unchecked Sendable {
     /// The address actually connected to, for example `127.0.0.1:1433` or `[::1]:1433`.
     public let remoteAddress: String
@@ -26,17 +33,17 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     private let lock = NSLock()
     private var isClosed = false
     private var fdClosed = false
+    /// Readiness sources registered, and syscalls in flight, on `fd`.
     private var activeSources = 0
-    private var readWaiter: Waiter?
-    private var writeWaiter: Waiter?
+    private var syscallsInFlight = 0
+    /// Tasks waiting for readiness, by id (any number per direction: none is ever stranded).
+    private var waiters: [UInt64: Waiter] = [:]
     private var nextWaiterID: UInt64 = 0
 
     private final class Waiter {
-        let id: UInt64
         let source: DispatchSourceProtocol
         let continuation: CheckedContinuation<Void, Error>
-        init(id: UInt64, source: DispatchSourceProtocol, continuation: CheckedContinuation<Void, Error>) {
-            self.id = id
+        init(source: DispatchSourceProtocol, continuation: CheckedContinuation<Void, Error>) {
             self.source = source
             self.continuation = continuation
         }
@@ -68,7 +75,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
             throw SQLClientError(.invalidConfiguration, "port \(port) is out of range 1–65535")
         }
         let deadline: DispatchTime? = timeout.map { DispatchTime.now() + $0.dispatchInterval }
-        let addresses = try await resolve(host: host, port: port)
+        let addresses = try await resolve(host: host, port: port, deadline: deadline)
         var failures: [String] = []
         for address in addresses {
             try Task.checkCancellation(orThrow: SQLClientError(.cancelled, "connecting to \(host):\(port) was cancelled"))
@@ -96,10 +103,30 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
         var text: String
     }
 
-    static func resolve(host: String, port: Int) async throws -> [ResolvedAddress] {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[ResolvedAddress], Error>) in
+    /// Resolves `host` on a Dispatch queue (`getaddrinfo` blocks), giving up at `deadline`
+    /// (`.timeout`; the lookup itself finishes in the background and is dropped).
+    static func resolve(host: String, port: Int, deadline: DispatchTime? = nil) async throws -> [ResolvedAddress] {
+        final class Once: @unchecked Sendable {
+            private let lock = NSLock()
+            private var continuation: CheckedContinuation<[ResolvedAddress], Error>?
+            init(_ c: CheckedContinuation<[ResolvedAddress], Error>) { continuation = c }
+            func resume(_ result: Result<[ResolvedAddress], Error>) {
+                let c: CheckedContinuation<[ResolvedAddress], Error>? = lock.withLock {
+                    defer { continuation = nil }
+                    return continuation
+                }
+                c?.resume(with: result)
+            }
+        }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[ResolvedAddress], Error>) in
+            let once = Once(continuation)
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try resolveBlocking(host: host, port: port) })
+                once.resume(Result { try resolveBlocking(host: host, port: port) })
+            }
+            if let deadline {
+                DispatchQueue.global().asyncAfter(deadline: deadline) {
+                    once.resume(.failure(SQLClientError(.timeout, "resolving host \"\(host)\" timed out")))
+                }
             }
         }
     }
@@ -222,7 +249,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     public func read(maxLength: Int) async throws -> [UInt8] {
         let capacity = max(1, maxLength)
         while true {
-            try checkOpen()
+            try beginSyscall()
             // Received straight into uninitialized storage (no zero-filling of 64 KB per read).
             var n = 0
             var err: Int32 = 0
@@ -231,11 +258,12 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
                 if n < 0 { err = errno }
                 count = max(n, 0)
             }
+            endSyscall()
             if n > 0 { return buffer }
             if n == 0 { return [] }
             if err == EINTR { continue }
             if err == EAGAIN || err == EWOULDBLOCK {
-                try await wait(readable: true, deadline: nil)
+                try await wait(readable: true, deadline: nil, cancellable: true)
                 continue
             }
             if err == ECONNRESET {
@@ -245,12 +273,12 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    /// Writes all of `bytes`.
-    /// - Throws: ``SQLClientError`` `.ioError`, `.connectionClosed` or `.cancelled`.
+    /// Writes all of `bytes` (not interrupted by task cancellation: see the type's notes).
+    /// - Throws: ``SQLClientError`` `.ioError` or `.connectionClosed`.
     public func write(_ bytes: [UInt8]) async throws {
         var sent = 0
         while sent < bytes.count {
-            try checkOpen()
+            try beginSyscall()
             let n = bytes.withUnsafeBytes { raw -> Int in
                 guard let base = raw.baseAddress else { return 0 }
                 #if canImport(Darwin)
@@ -259,11 +287,12 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
                 return send(fd, base + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
                 #endif
             }
-            if n > 0 { sent += n; continue }
             let err = errno
+            endSyscall()
+            if n > 0 { sent += n; continue }
             if n < 0 && err == EINTR { continue }
             if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
-                try await wait(readable: false, deadline: nil)
+                try await wait(readable: false, deadline: nil, cancellable: false)
                 continue
             }
             if err == EPIPE || err == ECONNRESET {
@@ -278,15 +307,11 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
         lock.lock()
         if isClosed { lock.unlock(); return }
         isClosed = true
-        let waiters = [readWaiter, writeWaiter].compactMap { $0 }
-        readWaiter = nil
-        writeWaiter = nil
-        if activeSources == 0 && !fdClosed {
-            fdClosed = true
-            _ = systemClose(fd)
-        }
+        let pending = Array(waiters.values)
+        waiters = [:]
+        closeDescriptorIfUnused()
         lock.unlock()
-        for waiter in waiters {
+        for waiter in pending {
             waiter.source.cancel()
             waiter.continuation.resume(throwing: SQLClientError.closed())
         }
@@ -299,16 +324,32 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
         if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) }
     }
 
-    private func checkOpen() throws {
+    /// Marks a syscall on `fd` in flight; throws when the stream is closed.
+    private func beginSyscall() throws {
         lock.lock()
-        let closed = isClosed
+        defer { lock.unlock() }
+        if isClosed { throw SQLClientError.closed() }
+        syscallsInFlight += 1
+    }
+
+    private func endSyscall() {
+        lock.lock()
+        syscallsInFlight -= 1
+        closeDescriptorIfUnused()
         lock.unlock()
-        if closed { throw SQLClientError.closed() }
+    }
+
+    /// Closes `fd` once the stream is closed and nothing uses it (called with the lock held).
+    private func closeDescriptorIfUnused() {
+        if isClosed && activeSources == 0 && syscallsInFlight == 0 && !fdClosed {
+            fdClosed = true
+            _ = systemClose(fd)
+        }
     }
 
     // MARK: - Waiting for readiness
 
-    private func wait(readable: Bool, deadline: DispatchTime?) async throws {
+    private func wait(readable: Bool, deadline: DispatchTime?, cancellable: Bool = true) async throws {
         let id: UInt64 = {
             lock.lock()
             defer { lock.unlock() }
@@ -326,14 +367,13 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
                 let source: DispatchSourceProtocol = readable
                     ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
                     : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-                let waiter = Waiter(id: id, source: source, continuation: continuation)
-                if readable { readWaiter = waiter } else { writeWaiter = waiter }
+                waiters[id] = Waiter(source: source, continuation: continuation)
                 activeSources += 1
                 // The handlers hold the stream strongly until the source is cancelled: were it
                 // freed first, deinit would close the descriptor while the source is still
                 // registered, and a new socket reusing that number could miss its events.
                 source.setEventHandler {
-                    self.finishWait(readable: readable, id: id, with: .success(()))
+                    self.finishWait(id: id, with: .success(()))
                 }
                 source.setCancelHandler {
                     self.sourceCancelled()
@@ -342,30 +382,27 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
                 source.resume()
                 if let deadline {
                     queue.asyncAfter(deadline: deadline) { [weak self] in
-                        self?.finishWait(readable: readable, id: id,
-                                         with: .failure(SQLClientError(.timeout, "timed out")))
+                        self?.finishWait(id: id, with: .failure(SQLClientError(.timeout, "timed out")))
                     }
                 }
                 // A cancellation that arrived before the waiter was registered found nothing to cancel.
-                if Task.isCancelled {
-                    finishWait(readable: readable, id: id,
-                               with: .failure(SQLClientError(.cancelled, "the operation was cancelled")))
+                if cancellable && Task.isCancelled {
+                    finishWait(id: id, with: .failure(SQLClientError(.cancelled, "the operation was cancelled")))
                 }
             }
         } onCancel: {
-            self.finishWait(readable: readable, id: id,
-                            with: .failure(SQLClientError(.cancelled, "the operation was cancelled")))
+            if cancellable {
+                self.finishWait(id: id, with: .failure(SQLClientError(.cancelled, "the operation was cancelled")))
+            }
         }
     }
 
-    private func finishWait(readable: Bool, id: UInt64, with result: Result<Void, Error>) {
+    private func finishWait(id: UInt64, with result: Result<Void, Error>) {
         lock.lock()
-        let current = readable ? readWaiter : writeWaiter
-        guard let waiter = current, waiter.id == id else {
+        guard let waiter = waiters.removeValue(forKey: id) else {
             lock.unlock()
             return
         }
-        if readable { readWaiter = nil } else { writeWaiter = nil }
         lock.unlock()
         waiter.source.cancel()
         waiter.continuation.resume(with: result)
@@ -374,10 +411,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     private func sourceCancelled() {
         lock.lock()
         activeSources -= 1
-        if isClosed && activeSources == 0 && !fdClosed {
-            fdClosed = true
-            _ = systemClose(fd)
-        }
+        closeDescriptorIfUnused()
         lock.unlock()
     }
 }

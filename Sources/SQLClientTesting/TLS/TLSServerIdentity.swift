@@ -21,6 +21,7 @@ public struct TLSServerIdentity: Sendable, Hashable {
     /// for one read from files (whose CA its owner knows).
     public var caCertificatePEM: String?
 
+    /// An identity from PEM text (certificate, private key and, optionally, the CA that signed it).
     public init(certificatePEM: String, privateKeyPEM: String, caCertificatePEM: String? = nil) {
         self.certificatePEM = certificatePEM
         self.privateKeyPEM = privateKeyPEM
@@ -95,7 +96,9 @@ public struct TLSServerIdentity: Sendable, Hashable {
 
 /// A failure of the TLS test server side (certificate generation, a handshake, a record).
 public struct TLSServerError: Error, Sendable, CustomStringConvertible {
+    /// What failed.
     public var message: String
+    /// An error saying `message`.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }

@@ -16,6 +16,7 @@ public struct AllHeaders: Hashable, Sendable {
         /// Type 1 (query notifications) and any other type, raw.
         case other(type: UInt16, data: [UInt8])
 
+        /// The header's HeaderType (1 query notifications, 2 transaction descriptor, 3 trace activity).
         public var type: UInt16 {
             switch self {
             case .transactionDescriptor: return 2
@@ -25,12 +26,17 @@ public struct AllHeaders: Hashable, Sendable {
         }
     }
 
+    /// HeaderType 1: query notifications.
     public static let queryNotificationsType: UInt16 = 1
+    /// HeaderType 2: transaction descriptor and outstanding request count.
     public static let transactionDescriptorType: UInt16 = 2
+    /// HeaderType 3: trace activity (an activity id and sequence).
     public static let traceActivityType: UInt16 = 3
 
+    /// The headers in wire order.
     public var headers: [Header]
 
+    /// ALL_HEADERS of `headers`.
     public init(headers: [Header]) { self.headers = headers }
 
     /// The usual block: one transaction descriptor header (descriptor 0 = auto-commit, one
@@ -86,6 +92,7 @@ public struct AllHeaders: Hashable, Sendable {
         }
     }
 
+    /// Appends ALL_HEADERS: TotalLength (4 bytes LE, itself included), then each header's HeaderLength, HeaderType and data.
     public func encode(into writer: inout ByteWriter) {
         let start = writer.count
         writer.writeUInt32LE(0)
@@ -109,6 +116,7 @@ public struct AllHeaders: Hashable, Sendable {
         writer.setUInt32LE(UInt32(truncatingIfNeeded: writer.count - start), at: start)
     }
 
+    /// The encoded bytes (see ``encode(into:)``).
     public var bytes: [UInt8] {
         var w = ByteWriter()
         encode(into: &w)

@@ -5,16 +5,23 @@
 /// PRELOGIN packets that carry TLS handshake records (during the login's TLS negotiation) are
 /// recognised by the TLS record header and returned as `.tlsPayload`.
 public enum ClientRequest: Hashable, Sendable {
+    /// [MS-TDS] 2.2.6.5 PRELOGIN (0x12).
     case prelogin(Prelogin)
     /// TLS records carried in PRELOGIN packets (the bytes are opaque to TDS).
     case tlsPayload([UInt8])
+    /// [MS-TDS] 2.2.6.4 LOGIN7 (0x10).
     case login7(Login7)
+    /// [MS-TDS] 2.2.6.7 SQL batch (0x01).
     case sqlBatch(SQLBatch)
+    /// [MS-TDS] 2.2.6.6 RPC request (0x03).
     case rpc(RPCRequest)
+    /// [MS-TDS] 2.2.1.7 ATTENTION (0x06), no body.
     case attention
+    /// [MS-TDS] 2.2.6.9 Transaction Manager request (0x0E).
     case transactionManager(TransactionManagerRequest)
     /// [MS-TDS] 2.2.6.8 SSPI message (0x11): the SSPI/GSS-API token, raw.
     case sspi([UInt8])
+    /// [MS-TDS] 2.2.6.3 FEDAUTH_TOKEN (0x08).
     case fedAuthToken(FedAuthTokenMessage)
     /// BULK_LOAD (0x07), PRE_TDS7_LOGIN (0x02) or an unknown type.
     case raw(type: PacketType, payload: [UInt8])
@@ -56,6 +63,7 @@ public enum ClientRequest: Hashable, Sendable {
         }
     }
 
+    /// Decodes a whole client message by its packet type (see ``decode(type:payload:version:allHeaders:)``).
     public static func decode(_ message: TDSMessage, version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> ClientRequest {
         try decode(type: message.type, payload: message.payload, version: version, allHeaders: allHeaders)
     }

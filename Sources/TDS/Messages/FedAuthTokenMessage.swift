@@ -5,10 +5,12 @@
 /// sent a NONCEOPT in PRELOGIN, the 32-byte Nonce. The token is a credential: it is held in
 /// ``RedactedBytes`` and never printed.
 public struct FedAuthTokenMessage: Hashable, Sendable, CustomStringConvertible {
+    /// The access token (never printed).
     public var token: RedactedBytes
     /// The 32-byte nonce echoed from the server's PRELOGIN, if any.
     public var nonce: [UInt8]?
 
+    /// A FEDAUTH_TOKEN message with `token` and, when the server asked for one, the `nonce`.
     public init(token: [UInt8], nonce: [UInt8]? = nil) {
         self.token = RedactedBytes(token)
         self.nonce = nonce
@@ -21,6 +23,8 @@ public struct FedAuthTokenMessage: Hashable, Sendable, CustomStringConvertible {
         self.init(token: w.bytes, nonce: nonce)
     }
 
+    /// Decodes a FEDAUTH_TOKEN message body.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from bytes: [UInt8], version: TDSVersion = .v7_4) throws(TDSDecodingError) -> FedAuthTokenMessage {
         var reader = ByteReader(bytes)
         return try decode(from: &reader, version: version)
@@ -50,6 +54,7 @@ public struct FedAuthTokenMessage: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The message body: DataLen, TokenLen, the token, then the nonce when present.
     public func encode(version: TDSVersion = .v7_4) -> [UInt8] {
         let t = token.reveal()
         let nonceBytes = nonce.map { Array($0.prefix(32)) + [UInt8](repeating: 0, count: max(0, 32 - $0.count)) } ?? []

@@ -24,6 +24,29 @@ public struct Login7Feature: Hashable, Sendable, CustomStringConvertible, Custom
     /// UTF8_SUPPORT (0x0A), no data: the client accepts UTF-8 collations.
     public static let utf8Support = Login7Feature(id: utf8SupportID, data: [])
 
+    /// FEDAUTH (0x02) for the security-token library: the caller already holds an access token.
+    ///
+    /// FeatureData: Options (bFedAuthLibrary `0x01` shifted left by one, fFedAuthEcho in bit 0 — it
+    /// MUST equal the server's PRELOGIN FEDAUTHREQUIRED answer, or the server closes the
+    /// connection), FedAuthToken (4-byte little-endian length, then the token, UTF-16LE for an access
+    /// token), then the 32-byte Nonce when the server sent NONCEOPT in PRELOGIN.
+    /// ([MS-TDS] 2.2.6.4 FEDAUTH FeatureExt.)
+    public static func fedAuthSecurityToken(_ token: [UInt8], echo: Bool, nonce: [UInt8]? = nil) -> Login7Feature {
+        var w = ByteWriter(capacity: 5 + token.count + 32)
+        w.writeUInt8(FedAuth.Library.securityToken.rawValue << 1 | (echo ? 1 : 0))
+        w.writeUInt32LE(UInt32(truncatingIfNeeded: token.count))
+        w.writeBytes(token)
+        if let nonce { w.writeBytes(nonce.prefix(32)); w.writeBytes([UInt8](repeating: 0, count: max(0, 32 - nonce.count))) }
+        return Login7Feature(id: fedAuthID, data: w.bytes)
+    }
+
+    /// FEDAUTH with an access token string, sent as UTF-16LE.
+    public static func fedAuthAccessToken(_ accessToken: String, echo: Bool, nonce: [UInt8]? = nil) -> Login7Feature {
+        var w = ByteWriter(capacity: accessToken.utf16.count * 2)
+        w.writeUTF16LE(accessToken)
+        return fedAuthSecurityToken(w.bytes, echo: echo, nonce: nonce)
+    }
+
     /// The [MS-TDS] name of the feature.
     public var name: String {
         switch id {
@@ -68,5 +91,78 @@ public struct Login7Feature: Hashable, Sendable, CustomStringConvertible, Custom
             writer.writeBytes(f.data)
         }
         writer.writeUInt8(terminator)
+    }
+}
+
+/// The FEDAUTH feature's data ([MS-TDS] 2.2.6.4): which library, the echo bit, and for the
+/// security-token library the token (kept in ``RedactedBytes``: never printed) and the nonce.
+public struct FedAuth: Hashable, Sendable, CustomStringConvertible {
+    /// bFedAuthLibrary (7 bits).
+    public struct Library: RawRepresentable, Hashable, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let liveIDCompactToken = Library(rawValue: 0x00)
+        /// The client brings a token (for example an Entra ID access token).
+        public static let securityToken = Library(rawValue: 0x01)
+        /// The client gets the token after FEDAUTHINFO (ADAL/MSAL workflows).
+        public static let adal = Library(rawValue: 0x02)
+    }
+
+    public var library: Library
+    /// fFedAuthEcho: the client's copy of the server's PRELOGIN FEDAUTHREQUIRED answer.
+    public var echo: Bool
+    /// FedAuthToken, for the security-token library.
+    public var token: RedactedBytes?
+    /// The 32-byte nonce, when present.
+    public var nonce: [UInt8]?
+    /// bWorkflow, for the ADAL library.
+    public var workflow: UInt8?
+
+    public init(library: Library, echo: Bool, token: [UInt8]? = nil, nonce: [UInt8]? = nil, workflow: UInt8? = nil) {
+        self.library = library
+        self.echo = echo
+        self.token = token.map(RedactedBytes.init)
+        self.nonce = nonce
+        self.workflow = workflow
+    }
+
+    /// The access token as text (UTF-16LE), for the security-token library.
+    public var accessToken: String? {
+        guard let bytes = token?.reveal(), bytes.count % 2 == 0 else { return nil }
+        var r = ByteReader(bytes)
+        return try? r.readUTF16LE(byteCount: bytes.count)
+    }
+
+    /// Decodes FEDAUTH FeatureData.
+    /// - Throws: `.truncated` for data shorter than its lengths; `.invalidLength` when bytes follow
+    ///   the token other than a 32-byte nonce.
+    public static func decode(_ data: [UInt8]) throws(TDSDecodingError) -> FedAuth {
+        do throws(TDSDecodingError) {
+            var r = ByteReader(data)
+            let options = try r.readUInt8()
+            var result = FedAuth(library: Library(rawValue: options >> 1), echo: options & 1 != 0)
+            switch result.library {
+            case .securityToken:
+                let length = Int(try r.readUInt32LE())
+                guard length <= r.remaining else { throw r.truncated(length, "FedAuthToken") }
+                result.token = RedactedBytes(try r.readBytes(length))
+                switch r.remaining {
+                case 0: break
+                case 32: result.nonce = try r.readBytes(32)
+                default: throw r.error(.invalidLength, "\(r.remaining) byte(s) after FedAuthToken: expected none or a 32-byte nonce")
+                }
+            case .adal:
+                result.workflow = try r.readUInt8()
+            default:
+                break
+            }
+            return result
+        } catch {
+            throw error.withContext("FEDAUTH")
+        }
+    }
+
+    public var description: String {
+        "FEDAUTH library=0x\(String(library.rawValue, radix: 16)) echo=\(echo)" + (token.map { " token=\($0)" } ?? "")
     }
 }

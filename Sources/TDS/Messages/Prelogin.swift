@@ -232,9 +232,22 @@ public struct Prelogin: Hashable, Sendable {
         return out.enumerated().sorted { ($0.element.token, $0.offset) < ($1.element.token, $1.offset) }.map(\.element)
     }
 
-    /// Encodes the message body (no packet header). Option data longer than 65,535 bytes is cut.
+    /// Encodes the message body (no packet header). Option data longer than 65,535 bytes is cut,
+    /// and options whose data would start past offset 65,535 (PL_OFFSET is a USHORT) are left out:
+    /// the options that fit, in token order, are written whole, so the encoding decodes to them.
     public func encode(version: TDSVersion = .v7_4) -> [UInt8] {
-        let opts = options
+        var opts = options
+        // The longest prefix of options whose last one still starts at an addressable offset.
+        var fitting = 0
+        var dataBefore = 0
+        for (i, o) in opts.enumerated() {
+            // Kept with the options before it, option i starts after i + 1 table entries, the
+            // terminator and their data.
+            if 5 * (i + 1) + 1 + dataBefore > Int(UInt16.max) { break }
+            fitting = i + 1
+            dataBefore += min(o.data.count, Int(UInt16.max))
+        }
+        opts.removeSubrange(fitting...)
         var w = ByteWriter(capacity: 64)
         var dataOffset = opts.count * 5 + 1
         for o in opts {

@@ -14,13 +14,16 @@
 public struct RPCRequest: Hashable, Sendable {
     /// ALL_HEADERS; nil for TDS 7.1 and earlier, or for bodies recorded without it.
     public var allHeaders: AllHeaders?
+    /// The calls in order (several in one request are separated by their ``RPCCall/separator``).
     public var calls: [RPCCall]
 
+    /// An RPC request of `calls` with ALL_HEADERS (by default: no transaction).
     public init(calls: [RPCCall], allHeaders: AllHeaders? = .transaction()) {
         self.calls = calls
         self.allHeaders = allHeaders
     }
 
+    /// An RPC request of one call.
     public init(_ call: RPCCall, allHeaders: AllHeaders? = .transaction()) {
         self.init(calls: [call], allHeaders: allHeaders)
     }
@@ -30,6 +33,8 @@ public struct RPCRequest: Hashable, Sendable {
     /// NoExecFlag (7.2 and later).
     public static let noExecFlag: UInt8 = 0xFE
 
+    /// Decodes a whole RPC request message body. `allHeaders`: whether it starts with ALL_HEADERS (nil: from TDS 7.2 on).
+    /// - Throws: ``TDSDecodingError`` with the offset of what is malformed.
     public static func decode(from bytes: [UInt8], version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> RPCRequest {
         var reader = ByteReader(bytes)
         return try decode(from: &reader, version: version, allHeaders: allHeaders)
@@ -85,20 +90,35 @@ public struct RPCCall: Hashable, Sendable {
     public struct ProcID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public var rawValue: UInt16
         public init(rawValue: UInt16) { self.rawValue = rawValue }
+        /// ProcID 1, sp_cursor.
         public static let spCursor = ProcID(rawValue: 1)
+        /// ProcID 2, sp_cursoropen.
         public static let spCursorOpen = ProcID(rawValue: 2)
+        /// ProcID 3, sp_cursorprepare.
         public static let spCursorPrepare = ProcID(rawValue: 3)
+        /// ProcID 4, sp_cursorexecute.
         public static let spCursorExecute = ProcID(rawValue: 4)
+        /// ProcID 5, sp_cursorprepexec.
         public static let spCursorPrepExec = ProcID(rawValue: 5)
+        /// ProcID 6, sp_cursorunprepare.
         public static let spCursorUnprepare = ProcID(rawValue: 6)
+        /// ProcID 7, sp_cursorfetch.
         public static let spCursorFetch = ProcID(rawValue: 7)
+        /// ProcID 8, sp_cursoroption.
         public static let spCursorOption = ProcID(rawValue: 8)
+        /// ProcID 9, sp_cursorclose.
         public static let spCursorClose = ProcID(rawValue: 9)
+        /// ProcID 10, sp_executesql (statement, parameter declaration, values).
         public static let spExecuteSQL = ProcID(rawValue: 10)
+        /// ProcID 11, sp_prepare.
         public static let spPrepare = ProcID(rawValue: 11)
+        /// ProcID 12, sp_execute.
         public static let spExecute = ProcID(rawValue: 12)
+        /// ProcID 13, sp_prepexec.
         public static let spPrepExec = ProcID(rawValue: 13)
+        /// ProcID 14, sp_prepexecrpc.
         public static let spPrepExecRPC = ProcID(rawValue: 14)
+        /// ProcID 15, sp_unprepare.
         public static let spUnprepare = ProcID(rawValue: 15)
 
         /// The procedure's name ("sp_executesql"), or "ProcID n".
@@ -111,8 +131,11 @@ public struct RPCCall: Hashable, Sendable {
         }
     }
 
+    /// Which procedure a call runs: a well-known ProcID (ProcIDSwitch 0xFFFF) or a name (US_VARCHAR).
     public enum Procedure: Hashable, Sendable {
+        /// A well-known procedure by number.
         case id(ProcID)
+        /// A procedure by name, for example `dbo.transfer`.
         case name(String)
     }
 
@@ -120,8 +143,11 @@ public struct RPCCall: Hashable, Sendable {
     public struct Options: OptionSet, Hashable, Sendable {
         public let rawValue: UInt16
         public init(rawValue: UInt16) { self.rawValue = rawValue }
+        /// fWithRecomp: recompile the procedure.
         public static let withRecompile = Options(rawValue: 0x01)
+        /// fNoMetaData: send no COLMETADATA (the client keeps the earlier one).
         public static let noMetadata = Options(rawValue: 0x02)
+        /// fReuseMetaData: reuse the metadata of the previous call.
         public static let reuseMetadata = Options(rawValue: 0x04)
     }
 
@@ -133,12 +159,16 @@ public struct RPCCall: Hashable, Sendable {
         case noExec
     }
 
+    /// The procedure to run.
     public var procedure: Procedure
+    /// OptionFlags.
     public var options: Options
+    /// ParameterData, in order.
     public var parameters: [RPCParameter]
     /// The separator written after this call; nil when none (the last call usually has none).
     public var separator: Separator?
 
+    /// A call of `procedure` with `parameters`.
     public init(procedure: Procedure, options: Options = [], parameters: [RPCParameter] = [], separator: Separator? = nil) {
         self.procedure = procedure
         self.options = options
@@ -169,6 +199,8 @@ public struct RPCCall: Hashable, Sendable {
         return RPCCall(procedure: procedure, options: options, parameters: parameters)
     }
 
+    /// Appends the call: the name or ProcID, OptionFlags, each parameter, then the separator when set.
+    /// - Throws: ``TDSDecodingError`` when a value does not fit its TYPE_INFO.
     public func encode(into w: inout ByteWriter, version: TDSVersion) throws(TDSDecodingError) {
         switch procedure {
         case .id(let id):
@@ -188,21 +220,28 @@ public struct RPCParameter: Hashable, Sendable {
     public struct Status: OptionSet, Hashable, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// fByRefValue: an OUTPUT parameter (its value comes back in RETURNVALUE).
         public static let byRefValue = Status(rawValue: 0x01)
+        /// fDefaultValue: use the parameter's declared default (the value is sent NULL).
         public static let defaultValue = Status(rawValue: 0x02)
+        /// fEncrypted: the value is encrypted (Always Encrypted; not supported here).
         public static let encrypted = Status(rawValue: 0x08)
     }
 
     /// The parameter name with its '@', or "" for a positional parameter.
     public var name: String
+    /// StatusFlags.
     public var status: Status
+    /// The TYPE_INFO the value is sent as.
     public var typeInfo: TypeInfo
+    /// The value (NULL for a pure output parameter).
     public var value: SQLValue
 
     /// A table-valued parameter (TVP_TYPE_INFO, TDS 7.3+); nil for scalar parameters. When set,
     /// `typeInfo` is the TVP type byte 0xF3 and `value` is `.null`.
     public var table: TableValuedParameter?
 
+    /// A scalar parameter.
     public init(name: String = "", status: Status = [], typeInfo: TypeInfo, value: SQLValue) {
         self.name = name
         self.status = status
@@ -272,6 +311,8 @@ public struct RPCParameter: Hashable, Sendable {
         t == .text || t == .ntext || t == .image
     }
 
+    /// Reads one ParameterData: name, StatusFlags, TYPE_INFO (or TVP_TYPE_INFO) and the value.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> RPCParameter {
         let start = reader.offset
         let name = try reader.readBVarChar()
@@ -306,6 +347,8 @@ public struct RPCParameter: Hashable, Sendable {
         return data
     }
 
+    /// Appends the ParameterData.
+    /// - Throws: ``TDSDecodingError`` when the value does not fit its TYPE_INFO.
     public func encode(into w: inout ByteWriter, version: TDSVersion) throws(TDSDecodingError) {
         w.writeBVarChar(name)
         w.writeUInt8(status.rawValue)

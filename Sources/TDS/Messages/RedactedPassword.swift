@@ -6,6 +6,7 @@ public struct RedactedPassword: Hashable, Sendable, ExpressibleByStringLiteral,
     CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     private var secret: String
 
+    /// Keeps `secret`, which no description shows.
     public init(_ secret: String) { self.secret = secret }
     public init(stringLiteral value: String) { self.secret = value }
 
@@ -23,9 +24,11 @@ public struct RedactedPassword: Hashable, Sendable, ExpressibleByStringLiteral,
 /// only the length. Call `reveal()` to get them.
 public struct RedactedBytes: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     private var secret: [UInt8]
+    /// Keeps `secret`, which no description shows.
     public init(_ secret: [UInt8]) { self.secret = secret }
     /// The secret bytes. Do not log them.
     public func reveal() -> [UInt8] { secret }
+    /// The number of secret bytes.
     public var count: Int { secret.count }
     public var description: String { "<redacted \(secret.count) bytes>" }
     public var debugDescription: String { description }

@@ -5,8 +5,10 @@
 public struct SQLBatch: Hashable, Sendable {
     /// ALL_HEADERS; nil for TDS 7.1 and earlier.
     public var allHeaders: AllHeaders?
+    /// The SQL text (UTF-16LE on the wire).
     public var text: String
 
+    /// A batch of `text` with ALL_HEADERS (by default: no transaction).
     public init(text: String, allHeaders: AllHeaders? = .transaction()) {
         self.text = text
         self.allHeaders = allHeaders

@@ -22,20 +22,29 @@ public struct TableValuedParameter: Hashable, Sendable {
         public struct Flags: OptionSet, Hashable, Sendable {
             public let rawValue: UInt16
             public init(rawValue: UInt16) { self.rawValue = rawValue }
+            /// fNullable.
             public static let nullable = Flags(rawValue: 0x0001)
+            /// fCaseSen.
             public static let caseSensitive = Flags(rawValue: 0x0002)
+            /// fIdentity.
             public static let identity = Flags(rawValue: 0x0010)
+            /// fComputed.
             public static let computed = Flags(rawValue: 0x0020)
+            /// fFixedLenCLRType.
             public static let fixedLengthCLRType = Flags(rawValue: 0x0100)
             /// The column takes its default: rows carry no value for it.
             public static let defaultValue = Flags(rawValue: 0x0200)
         }
+        /// UserType of the column.
         public var userType: UInt32
+        /// The column's flags.
         public var flags: Flags
+        /// The column's TYPE_INFO.
         public var typeInfo: TypeInfo
         /// Must be empty on the wire ([MS-TDS]); kept as read.
         public var name: String
 
+        /// A TVP column (nullable by default).
         public init(userType: UInt32 = 0, flags: Flags = [.nullable], typeInfo: TypeInfo, name: String = "") {
             self.userType = userType
             self.flags = flags
@@ -47,22 +56,30 @@ public struct TableValuedParameter: Hashable, Sendable {
     /// One entry of TVP_ORDER_UNIQUE: a 1-based column number and fOrderAsc 0x01 / fOrderDesc
     /// 0x02 / fUnique 0x04.
     public struct OrderUnique: Hashable, Sendable {
+        /// The 1-based column number.
         public var column: UInt16
+        /// 0x01 ascending, 0x02 descending, 0x04 unique.
         public var flags: UInt8
+        /// A TVP_ORDER_UNIQUE entry.
         public init(column: UInt16, flags: UInt8) { self.column = column; self.flags = flags }
     }
 
+    /// The database of the table type (empty: the current one).
     public var databaseName: String
+    /// The table type's schema (empty: dbo).
     public var schemaName: String
+    /// The table type's name.
     public var typeName: String
     /// The columns; nil for TVP_NULL_TOKEN (no metadata: a NULL/default table).
     public var columns: [Column]?
+    /// TVP_ORDER_UNIQUE, when sent.
     public var orderUnique: [OrderUnique]?
     /// TVP_COLUMN_ORDERING: 1-based column numbers.
     public var columnOrdering: [UInt16]?
     /// One value per column without fDefault, in column order.
     public var rows: [[SQLValue]]
 
+    /// A table-valued parameter of `typeName` with its columns (nil: TVP_NULL_TOKEN metadata) and rows.
     public init(databaseName: String = "", schemaName: String, typeName: String, columns: [Column]?,
                 orderUnique: [OrderUnique]? = nil, columnOrdering: [UInt16]? = nil, rows: [[SQLValue]] = []) {
         self.databaseName = databaseName

@@ -17,31 +17,48 @@ public struct TransactionManagerRequest: Hashable, Sendable {
     public struct IsolationLevel: RawRepresentable, Hashable, Sendable {
         public var rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// 0: keep the session's isolation level.
         public static let noChange = IsolationLevel(rawValue: 0)
+        /// 1: read uncommitted.
         public static let readUncommitted = IsolationLevel(rawValue: 1)
+        /// 2: read committed.
         public static let readCommitted = IsolationLevel(rawValue: 2)
+        /// 3: repeatable read.
         public static let repeatableRead = IsolationLevel(rawValue: 3)
+        /// 4: serializable.
         public static let serializable = IsolationLevel(rawValue: 4)
+        /// 5: snapshot.
         public static let snapshot = IsolationLevel(rawValue: 5)
     }
 
     /// A transaction to begin after a commit or rollback (fBeginXact).
     public struct NewTransaction: Hashable, Sendable {
+        /// The new transaction's isolation level.
         public var isolationLevel: IsolationLevel
+        /// The new transaction's name (empty: none).
         public var name: String
+        /// A transaction to begin right after the commit or rollback.
         public init(isolationLevel: IsolationLevel = .noChange, name: String = "") {
             self.isolationLevel = isolationLevel
             self.name = name
         }
     }
 
+    /// The RequestType and its payload.
     public enum Request: Hashable, Sendable {
+        /// TM_GET_DTC_ADDRESS (0).
         case getDTCAddress
+        /// TM_PROPAGATE_XACT (1) with the DTC cookie.
         case propagate(cookie: [UInt8])
+        /// TM_BEGIN_XACT (5).
         case begin(isolationLevel: IsolationLevel, name: String)
+        /// TM_PROMOTE_XACT (6).
         case promote
+        /// TM_COMMIT_XACT (7), optionally beginning a new transaction (fBeginXact).
         case commit(name: String, thenBegin: NewTransaction?)
+        /// TM_ROLLBACK_XACT (8), whole or to the savepoint `name`, optionally beginning a new transaction.
         case rollback(name: String, thenBegin: NewTransaction?)
+        /// TM_SAVE_XACT (9): a savepoint named `name`.
         case save(name: String)
         /// A request type this module does not know, with the rest of the message.
         case unknown(type: UInt16, payload: [UInt8])
@@ -63,13 +80,17 @@ public struct TransactionManagerRequest: Hashable, Sendable {
 
     /// ALL_HEADERS; nil for TDS 7.1 and earlier.
     public var allHeaders: AllHeaders?
+    /// What is asked.
     public var request: Request
 
+    /// A request with ALL_HEADERS (by default: no transaction).
     public init(_ request: Request, allHeaders: AllHeaders? = .transaction()) {
         self.request = request
         self.allHeaders = allHeaders
     }
 
+    /// Decodes a whole Transaction Manager request body.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from bytes: [UInt8], version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> TransactionManagerRequest {
         var reader = ByteReader(bytes)
         return try decode(from: &reader, version: version, allHeaders: allHeaders)

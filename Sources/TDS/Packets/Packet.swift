@@ -25,7 +25,8 @@ public struct Packet: Hashable, Sendable {
     /// (4096 bytes, SQL Server's default network packet size).
     public static let defaultSize = 4096
 
-    /// Splits a message into packets of at most `packetSize` bytes (header included).
+    /// Splits a message into packets of at most `packetSize` bytes (header included), with
+    /// ``MessagePacketizer``.
     ///
     /// Packet ids start at `firstPacketID` and increment mod 256; the last packet carries EOM.
     /// `status` bits other than EOM (IGNORE, RESETCONNECTION, RESETCONNECTIONSKIPTRAN) are set on
@@ -34,41 +35,23 @@ public struct Packet: Hashable, Sendable {
     public static func split(message: [UInt8], type: PacketType, packetSize: Int,
                              status: PacketStatus = [], spid: UInt16 = 0,
                              firstPacketID: UInt8 = 1) -> [Packet] {
-        let size = min(max(packetSize, PacketHeader.size + 1), Int(UInt16.max))
-        let chunk = size - PacketHeader.size
+        var framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+        framer.append(encode(message: message, type: type, packetSize: packetSize, status: status,
+                             spid: spid, firstPacketID: firstPacketID))
         var packets: [Packet] = []
-        packets.reserveCapacity(message.count / chunk + 1)
-        var start = 0
-        var id = firstPacketID
-        repeat {
-            let end = min(start + chunk, message.count)
-            let isFirst = start == 0
-            let isLast = end == message.count
-            var st: PacketStatus = []
-            if isFirst { st.formUnion(status.subtracting(.endOfMessage)) }
-            if status.contains(.ignore) { st.insert(.ignore) }
-            if isLast { st.insert(.endOfMessage) }
-            let payload = Array(message[start..<end])
-            let header = PacketHeader(type: type, status: st,
-                                      length: UInt16(PacketHeader.size + payload.count),
-                                      spid: spid, packetID: id)
-            packets.append(Packet(header: header, payload: payload))
-            id &+= 1
-            start = end
-        } while start < message.count
+        while let output = try? framer.next() { packets.append(output.packet) }
         return packets
     }
 
-    /// `split(...)` flattened into the bytes to write to the socket.
+    /// The packets of `message` (see ``split(message:type:packetSize:status:spid:firstPacketID:)``)
+    /// as the bytes to write to the socket.
     public static func encode(message: [UInt8], type: PacketType, packetSize: Int,
                               status: PacketStatus = [], spid: UInt16 = 0,
                               firstPacketID: UInt8 = 1) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(message.count + (message.count / max(packetSize - 8, 1) + 1) * 8)
-        for p in split(message: message, type: type, packetSize: packetSize, status: status,
-                       spid: spid, firstPacketID: firstPacketID) {
-            out.append(contentsOf: p.bytes)
-        }
+        var packetizer = MessagePacketizer(type: type, packetSize: packetSize, firstPacketStatus: status,
+                                           spid: spid, firstPacketID: firstPacketID)
+        var out = packetizer.append(message)
+        out.append(contentsOf: packetizer.finish())
         return out
     }
 }

@@ -150,6 +150,14 @@ public struct PacketAssembler: Sendable {
         return try body(header, buffer[(start + PacketHeader.size) ..< (start + length)])
     }
 
+    /// Consumes the packet whose header ``peekHeader()`` just returned, appending its payload to
+    /// `decoder` straight from the receive buffer.
+    public mutating func consumePacket(into decoder: inout TokenStreamDecoder) {
+        consumePacket { _, payload in
+            if !payload.isEmpty { decoder.append(contentsOf: payload) }
+        }
+    }
+
     /// Bookkeeping for a consumed packet: the current message's size, type and packet count.
     private mutating func record(_ header: PacketHeader, offset: Int) {
         lastPacketID = header.packetID

@@ -33,7 +33,9 @@ public struct PacketHeader: Hashable, Sendable, CustomStringConvertible {
     /// The size of a packet header in bytes.
     public static let size = 8
 
+    /// The message type.
     public var type: PacketType
+    /// The status bits (EOM on a message's last packet).
     public var status: PacketStatus
     /// The length of the whole packet in bytes, header included (8...65535).
     public var length: UInt16
@@ -44,6 +46,7 @@ public struct PacketHeader: Hashable, Sendable, CustomStringConvertible {
     /// Unused; should be 0.
     public var window: UInt8
 
+    /// A header from its fields.
     public init(type: PacketType, status: PacketStatus = .endOfMessage, length: UInt16,
                 spid: UInt16 = 0, packetID: UInt8 = 1, window: UInt8 = 0) {
         self.type = type
@@ -88,6 +91,7 @@ public struct PacketHeader: Hashable, Sendable, CustomStringConvertible {
         return try decode(from: &reader)
     }
 
+    /// Appends the 8 header bytes (length and SPID big-endian).
     public func encode(into writer: inout ByteWriter) {
         writer.writeUInt8(type.rawValue)
         writer.writeUInt8(status.rawValue)

@@ -10,6 +10,7 @@ import Foundation
 /// `offset` is an index into `bytes`; `absoluteOffset` adds `baseOffset`, the position of
 /// `bytes[0]` in the whole message or stream, and is what errors report.
 public struct ByteReader: Sendable {
+    /// The whole buffer (reads stay within `offset..<endIndex`).
     public let bytes: [UInt8]
     /// The index of the next byte to read, in `bytes`.
     public var offset: Int
@@ -27,12 +28,14 @@ public struct ByteReader: Sendable {
         self.baseOffset = baseOffset
     }
 
+    /// Reads all of `bytes`.
     public init<S: Sequence>(bytes: S) where S.Element == UInt8 {
         self.init(Array(bytes))
     }
 
     /// Bytes left to read.
     @inlinable public var remaining: Int { endIndex - offset }
+    /// True when no byte is left.
     @inlinable public var isAtEnd: Bool { offset >= endIndex }
     /// The offset of the next byte in the whole message or stream.
     @inlinable public var absoluteOffset: Int { baseOffset &+ offset }
@@ -54,16 +57,22 @@ public struct ByteReader: Sendable {
         guard count <= endIndex - offset else { throw truncated(count) }
     }
 
+    /// Skips `count` bytes.
+    /// - Throws: `.truncated` when fewer remain, `.invalidLength` for a negative count.
     public mutating func skip(_ count: Int) throws(TDSDecodingError) {
         try require(count)
         offset += count
     }
 
+    /// The next byte, not consumed.
+    /// - Throws: `.truncated` at the end.
     public func peekUInt8() throws(TDSDecodingError) -> UInt8 {
         try require(1)
         return bytes[offset]
     }
 
+    /// Reads one byte.
+    /// - Throws: `.truncated` at the end.
     @inlinable public mutating func readUInt8() throws(TDSDecodingError) -> UInt8 {
         guard offset < endIndex else { throw truncated(1) }
         let b = bytes[offset]
@@ -71,10 +80,14 @@ public struct ByteReader: Sendable {
         return b
     }
 
+    /// Reads one signed byte.
+    /// - Throws: `.truncated`.
     public mutating func readInt8() throws(TDSDecodingError) -> Int8 {
         Int8(bitPattern: try readUInt8())
     }
 
+    /// Reads 2 bytes, little-endian.
+    /// - Throws: `.truncated`.
     @inlinable public mutating func readUInt16LE() throws(TDSDecodingError) -> UInt16 {
         try require(2)
         let v = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
@@ -82,6 +95,8 @@ public struct ByteReader: Sendable {
         return v
     }
 
+    /// Reads 2 bytes, big-endian (packet headers, PRELOGIN offsets).
+    /// - Throws: `.truncated`.
     public mutating func readUInt16BE() throws(TDSDecodingError) -> UInt16 {
         try require(2)
         let v = UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1])
@@ -89,6 +104,8 @@ public struct ByteReader: Sendable {
         return v
     }
 
+    /// Reads 4 bytes, little-endian.
+    /// - Throws: `.truncated`.
     @inlinable public mutating func readUInt32LE() throws(TDSDecodingError) -> UInt32 {
         try require(4)
         var v: UInt32 = 0
@@ -97,6 +114,8 @@ public struct ByteReader: Sendable {
         return v
     }
 
+    /// Reads 4 bytes, big-endian.
+    /// - Throws: `.truncated`.
     public mutating func readUInt32BE() throws(TDSDecodingError) -> UInt32 {
         try require(4)
         var v: UInt32 = 0
@@ -105,6 +124,8 @@ public struct ByteReader: Sendable {
         return v
     }
 
+    /// Reads 8 bytes, little-endian.
+    /// - Throws: `.truncated`.
     @inlinable public mutating func readUInt64LE() throws(TDSDecodingError) -> UInt64 {
         try require(8)
         var v: UInt64 = 0
@@ -123,10 +144,15 @@ public struct ByteReader: Sendable {
         return v
     }
 
+    /// Reads a 2-byte signed integer, little-endian.
     public mutating func readInt16LE() throws(TDSDecodingError) -> Int16 { Int16(bitPattern: try readUInt16LE()) }
+    /// Reads a 4-byte signed integer, little-endian.
     public mutating func readInt32LE() throws(TDSDecodingError) -> Int32 { Int32(bitPattern: try readUInt32LE()) }
+    /// Reads an 8-byte signed integer, little-endian.
     public mutating func readInt64LE() throws(TDSDecodingError) -> Int64 { Int64(bitPattern: try readUInt64LE()) }
+    /// Reads an IEEE 754 single, little-endian.
     public mutating func readFloat32LE() throws(TDSDecodingError) -> Float { Float(bitPattern: try readUInt32LE()) }
+    /// Reads an IEEE 754 double, little-endian.
     public mutating func readFloat64LE() throws(TDSDecodingError) -> Double { Double(bitPattern: try readUInt64LE()) }
 
     /// Reads `count` bytes (a length from the wire is checked first).

@@ -3,29 +3,39 @@
 /// Multi-byte writes name their endianness. Strings are written as UTF-16LE, as TDS requires
 /// for every Unicode field.
 public struct ByteWriter: Sendable {
+    /// The bytes written so far.
     public var bytes: [UInt8]
 
+    /// An empty buffer with room for `capacity` bytes.
     public init(capacity: Int = 64) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
+    /// The number of bytes written.
     public var count: Int { bytes.count }
 
+    /// Appends one byte.
     public mutating func writeUInt8(_ v: UInt8) { bytes.append(v) }
+    /// Appends one signed byte.
     public mutating func writeInt8(_ v: Int8) { bytes.append(UInt8(bitPattern: v)) }
+    /// Appends 2 bytes, little-endian.
     public mutating func writeUInt16LE(_ v: UInt16) {
         bytes.append(UInt8(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 8))
     }
+    /// Appends 2 bytes, big-endian (packet headers, PRELOGIN offsets).
     public mutating func writeUInt16BE(_ v: UInt16) {
         bytes.append(UInt8(truncatingIfNeeded: v >> 8)); bytes.append(UInt8(truncatingIfNeeded: v))
     }
+    /// Appends 4 bytes, little-endian.
     public mutating func writeUInt32LE(_ v: UInt32) {
         for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
     }
+    /// Appends 4 bytes, big-endian.
     public mutating func writeUInt32BE(_ v: UInt32) {
         for i in (0..<4).reversed() { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
     }
+    /// Appends 8 bytes, little-endian.
     public mutating func writeUInt64LE(_ v: UInt64) {
         for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
     }
@@ -33,11 +43,17 @@ public struct ByteWriter: Sendable {
     public mutating func writeUIntLE(_ v: UInt64, count: Int) {
         for i in 0..<min(max(count, 0), 8) { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
     }
+    /// Appends a 2-byte signed integer, little-endian.
     public mutating func writeInt16LE(_ v: Int16) { writeUInt16LE(UInt16(bitPattern: v)) }
+    /// Appends a 4-byte signed integer, little-endian.
     public mutating func writeInt32LE(_ v: Int32) { writeUInt32LE(UInt32(bitPattern: v)) }
+    /// Appends an 8-byte signed integer, little-endian.
     public mutating func writeInt64LE(_ v: Int64) { writeUInt64LE(UInt64(bitPattern: v)) }
+    /// Appends an IEEE 754 single, little-endian.
     public mutating func writeFloat32LE(_ v: Float) { writeUInt32LE(v.bitPattern) }
+    /// Appends an IEEE 754 double, little-endian.
     public mutating func writeFloat64LE(_ v: Double) { writeUInt64LE(v.bitPattern) }
+    /// Appends bytes as they are.
     public mutating func writeBytes<S: Sequence>(_ s: S) where S.Element == UInt8 { bytes.append(contentsOf: s) }
 
     /// Writes `s` as UTF-16LE with no length prefix.
@@ -61,10 +77,12 @@ public struct ByteWriter: Sendable {
         guard index >= 0, index + 2 <= bytes.count else { return }
         bytes[index] = UInt8(truncatingIfNeeded: v); bytes[index + 1] = UInt8(truncatingIfNeeded: v >> 8)
     }
+    /// Overwrites 2 bytes at `index` (big-endian); does nothing when `index` was not written yet.
     public mutating func setUInt16BE(_ v: UInt16, at index: Int) {
         guard index >= 0, index + 2 <= bytes.count else { return }
         bytes[index] = UInt8(truncatingIfNeeded: v >> 8); bytes[index + 1] = UInt8(truncatingIfNeeded: v)
     }
+    /// Overwrites 4 bytes at `index` (little-endian); does nothing when `index` was not written yet.
     public mutating func setUInt32LE(_ v: UInt32, at index: Int) {
         guard index >= 0, index + 4 <= bytes.count else { return }
         for i in 0..<4 { bytes[index + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }

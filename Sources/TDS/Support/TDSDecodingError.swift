@@ -11,7 +11,9 @@
 public struct TDSDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An extensible error code.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, for example `truncated`.
         public let name: String
+        /// A code named `name`.
         public init(_ name: String) { self.name = name }
         public var description: String { name }
 
@@ -40,6 +42,7 @@ public struct TDSDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         public static let limitExceeded = Code("limitExceeded")
     }
 
+    /// What kind of malformation this is.
     public var code: Code
     /// Absolute byte offset from the start of the decoded message or stream.
     public var offset: Int
@@ -48,6 +51,7 @@ public struct TDSDecodingError: Error, Sendable, Hashable, CustomStringConvertib
     /// A human-readable explanation. Never contains a password.
     public var detail: String
 
+    /// An error of `code` at byte `offset` of the message or stream, in `context` (the structure being read).
     public init(_ code: Code, offset: Int, context: String = "", _ detail: String = "") {
         self.code = code
         self.offset = offset

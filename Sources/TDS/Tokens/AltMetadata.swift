@@ -5,12 +5,15 @@
 /// ColNum USHORT × ByCols, then ComputeData × Count: Op BYTE, Operand USHORT, UserType, Flags
 /// USHORT, TYPE_INFO, [TableName for text/ntext/image], ColName B_VARCHAR.
 public struct AltMetadata: Hashable, Sendable {
+    /// One aggregate column of a COMPUTE clause.
     public struct Column: Hashable, Sendable {
         /// The aggregate operator (e.g. 0x4D SUM, 0x09 COUNT, 0x4F AVG, 0x51 MIN, 0x52 MAX).
         public var op: UInt8
         /// The 1-based column of the main result the operator applies to.
         public var operand: UInt16
+        /// The column's metadata.
         public var metadata: ColumnMetadata
+        /// An aggregate column from its fields.
         public init(op: UInt8, operand: UInt16, metadata: ColumnMetadata) { self.op = op; self.operand = operand; self.metadata = metadata }
     }
 
@@ -18,10 +21,14 @@ public struct AltMetadata: Hashable, Sendable {
     public var id: UInt16
     /// The BY columns (1-based column numbers).
     public var byColumns: [UInt16]
+    /// The aggregate columns.
     public var columns: [Column]
 
+    /// An ALTMETADATA from its fields.
     public init(id: UInt16, byColumns: [UInt16], columns: [Column]) { self.id = id; self.byColumns = byColumns; self.columns = columns }
 
+    /// Decodes the token after its type byte.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> AltMetadata {
         do throws(TDSDecodingError) {
             let count = Int(try reader.readUInt16LE())

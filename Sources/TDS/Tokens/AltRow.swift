@@ -3,8 +3,11 @@
 /// Wire shape after the token byte: Id USHORT (the ALTMETADATA it belongs to), then one value
 /// per column of that ALTMETADATA, encoded as in ROW.
 public struct AltRow: Hashable, Sendable {
+    /// The ALTMETADATA id this row belongs to.
     public var id: UInt16
+    /// The aggregate values.
     public var values: [SQLValue]
+    /// An ALTROW from its fields.
     public init(id: UInt16, values: [SQLValue]) { self.id = id; self.values = values }
 
     /// Decodes a whole ALTROW body (after the 0xD3 byte). `metadata` finds the ALTMETADATA by

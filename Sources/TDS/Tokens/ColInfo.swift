@@ -18,22 +18,29 @@ public struct ColInfo: Hashable, Sendable {
         public static let differentName = Status(rawValue: 0x20)
     }
 
+    /// One column's browse-mode information.
     public struct Column: Hashable, Sendable {
         /// 1-based column number in the result set.
         public var columnNumber: UInt8
         /// 1-based index into the preceding TABNAME; 0 for an expression.
         public var tableNumber: UInt8
+        /// Status bits (expression, key, hidden, different name).
         public var status: Status
         /// The base column name when `status` has `.differentName`.
         public var baseName: String?
+        /// A COLINFO entry from its fields.
         public init(columnNumber: UInt8, tableNumber: UInt8, status: Status, baseName: String? = nil) {
             self.columnNumber = columnNumber; self.tableNumber = tableNumber; self.status = status; self.baseName = baseName
         }
     }
 
+    /// One entry per result column.
     public var columns: [Column]
+    /// A COLINFO of `columns`.
     public init(columns: [Column]) { self.columns = columns }
 
+    /// Decodes the token after its type byte.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> ColInfo {
         do throws(TDSDecodingError) {
             var body = try reader.tokenBody16()

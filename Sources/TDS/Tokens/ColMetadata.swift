@@ -33,21 +33,31 @@ public struct ColumnFlags: OptionSet, Hashable, Sendable {
 public struct CEKEntry: Hashable, Sendable {
     /// One EncryptionKeyValue: the CEK encrypted with a column master key.
     public struct Value: Hashable, Sendable {
+        /// The CEK, encrypted with the column master key.
         public var encryptedKey: [UInt8]
+        /// The key store provider of the column master key.
         public var keyStoreName: String
+        /// The column master key's path in its store.
         public var keyPath: String
+        /// The asymmetric algorithm that encrypted the CEK.
         public var algorithm: String
+        /// An EncryptionKeyValue from its fields.
         public init(encryptedKey: [UInt8], keyStoreName: String, keyPath: String, algorithm: String) {
             self.encryptedKey = encryptedKey; self.keyStoreName = keyStoreName; self.keyPath = keyPath; self.algorithm = algorithm
         }
     }
+    /// DatabaseId.
     public var databaseID: UInt32
+    /// CekId.
     public var cekID: UInt32
+    /// CekVersion.
     public var cekVersion: UInt32
     /// CekMDVersion (8 bytes).
     public var cekMetadataVersion: UInt64
+    /// The CEK encrypted under each column master key.
     public var values: [Value]
 
+    /// An EK_INFO entry from its fields.
     public init(databaseID: UInt32, cekID: UInt32, cekVersion: UInt32, cekMetadataVersion: UInt64, values: [Value]) {
         self.databaseID = databaseID; self.cekID = cekID; self.cekVersion = cekVersion
         self.cekMetadataVersion = cekMetadataVersion; self.values = values
@@ -84,14 +94,17 @@ public struct CEKEntry: Hashable, Sendable {
 public struct CryptoMetadata: Hashable, Sendable {
     /// Index into the COLMETADATA CEK table (absent in RETURNVALUE).
     public var ordinal: UInt16?
+    /// UserType of the plaintext column.
     public var userType: UInt32
     /// The plaintext type.
     public var baseType: TypeInfo
     /// EncryptionAlgo: 0 = custom (see `algorithmName`), 2 = AEAD_AES_256_CBC_HMAC_SHA256.
     public var algorithm: UInt8
+    /// The custom algorithm's name when `algorithm` is 0.
     public var algorithmName: String?
     /// EncryptionAlgoType: 1 = deterministic, 2 = randomized.
     public var encryptionType: UInt8
+    /// NormVersion: the normalization rules of the plaintext.
     public var normalizationVersion: UInt8
 
     static func decode(from reader: inout ByteReader, version: TDSVersion, withOrdinal: Bool) throws(TDSDecodingError) -> CryptoMetadata {
@@ -111,7 +124,9 @@ public struct CryptoMetadata: Hashable, Sendable {
 public struct ColumnMetadata: Hashable, Sendable {
     /// UserType: the user-defined type id, 0 for base types (USHORT before TDS 7.2, ULONG after).
     public var userType: UInt32
+    /// Flags: nullable, case-sensitive, updatable, identity, computed, encrypted…
     public var flags: ColumnFlags
+    /// TYPE_INFO: the column's type.
     public var typeInfo: TypeInfo
     /// For text, ntext and image columns: the table name parts.
     public var tableName: [String]?
@@ -120,12 +135,14 @@ public struct ColumnMetadata: Hashable, Sendable {
     /// The column name (empty for an unnamed expression).
     public var name: String
 
+    /// A column from its fields (nullable by default).
     public init(userType: UInt32 = 0, flags: ColumnFlags = [.nullable], typeInfo: TypeInfo,
                 tableName: [String]? = nil, cryptoMetadata: CryptoMetadata? = nil, name: String) {
         self.userType = userType; self.flags = flags; self.typeInfo = typeInfo
         self.tableName = tableName; self.cryptoMetadata = cryptoMetadata; self.name = name
     }
 
+    /// True when Flags has fNullable.
     public var isNullable: Bool { flags.contains(.nullable) }
 
     /// UserType, Flags and TYPE_INFO, then TableName for text/ntext/image (NumParts + parts from
@@ -161,6 +178,7 @@ public struct ColMetadata: Hashable, Sendable {
     /// Count was 0xFFFF: the server sent no metadata (the previous metadata still applies).
     public var isNoMetadata: Bool
 
+    /// A COLMETADATA of `columns`.
     public init(columns: [ColumnMetadata], cekTable: [CEKEntry]? = nil, isNoMetadata: Bool = false) {
         self.columns = columns; self.cekTable = cekTable; self.isNoMetadata = isNoMetadata
     }

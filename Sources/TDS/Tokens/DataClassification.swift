@@ -7,11 +7,16 @@
 /// from version 2 SensitivityRank LONG) each. The version is the one acknowledged in
 /// FEATUREEXTACK (DATACLASSIFICATION).
 public struct DataClassification: Hashable, Sendable {
+    /// A sensitivity label or information type: its name and id.
     public struct Label: Hashable, Sendable {
+        /// The display name.
         public var name: String
+        /// The id.
         public var id: String
+        /// A label from its fields.
         public init(name: String, id: String) { self.name = name; self.id = id }
     }
+    /// One classification of a column: indexes into the label and information type lists.
     public struct Property: Hashable, Sendable {
         /// Index into `labels`, 0xFFFF for none.
         public var labelIndex: UInt16
@@ -19,22 +24,28 @@ public struct DataClassification: Hashable, Sendable {
         public var informationTypeIndex: UInt16
         /// Version 2 only: -1 not defined, 0 none, 10 low, 20 medium, 30 high, 40 critical.
         public var rank: Int32?
+        /// A property from its fields.
         public init(labelIndex: UInt16, informationTypeIndex: UInt16, rank: Int32? = nil) {
             self.labelIndex = labelIndex; self.informationTypeIndex = informationTypeIndex; self.rank = rank
         }
     }
 
+    /// The sensitivity labels referred to by index.
     public var labels: [Label]
+    /// The information types referred to by index.
     public var informationTypes: [Label]
     /// Version 2 only: the query's overall sensitivity rank.
     public var rank: Int32?
     /// Per result column, its sensitivity properties.
     public var columns: [[Property]]
 
+    /// A DATACLASSIFICATION from its fields.
     public init(labels: [Label], informationTypes: [Label], rank: Int32?, columns: [[Property]]) {
         self.labels = labels; self.informationTypes = informationTypes; self.rank = rank; self.columns = columns
     }
 
+    /// Decodes the token after its type byte for classification `version` (1 or 2: rank from 2).
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader, version: UInt8) throws(TDSDecodingError) -> DataClassification {
         do throws(TDSDecodingError) {
             let withRank = version >= 2

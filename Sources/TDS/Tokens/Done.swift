@@ -75,12 +75,14 @@ struct DoneBody: Hashable, Sendable {
 /// Wire shape after the token byte: Status USHORT, CurCmd USHORT, DoneRowCount (LONG before
 /// TDS 7.2, ULONGLONG from 7.2). `rowCount` is meaningful only when `status` has `.count`.
 public struct Done: Hashable, Sendable {
+    /// The status bits (MORE, ERROR, INXACT, COUNT, ATTN, SRVERROR).
     public var status: DoneStatus
     /// The token of the current SQL statement (CurCmd), e.g. 0xC1 for SELECT.
     public var currentCommand: UInt16
     /// Rows affected or returned; valid only when `status.contains(.count)`.
     public var rowCount: UInt64
 
+    /// A DONE from its fields.
     public init(status: DoneStatus, currentCommand: UInt16 = 0, rowCount: UInt64 = 0) {
         self.status = status
         self.currentCommand = currentCommand

@@ -3,12 +3,14 @@
 /// Same body as DONE ([MS-TDS] 2.2.7.6): Status USHORT, CurCmd USHORT, DoneRowCount (LONG before
 /// TDS 7.2, ULONGLONG from 7.2). `rowCount` is meaningful only when `status` has `.count`.
 public struct DoneProc: Hashable, Sendable {
+    /// The status bits (see ``DoneStatus``).
     public var status: DoneStatus
     /// The token of the current SQL statement (CurCmd).
     public var currentCommand: UInt16
     /// Rows affected or returned; valid only when `status.contains(.count)`.
     public var rowCount: UInt64
 
+    /// A DONEPROC from its fields.
     public init(status: DoneStatus, currentCommand: UInt16 = 0, rowCount: UInt64 = 0) {
         self.status = status
         self.currentCommand = currentCommand

@@ -3,31 +3,46 @@ public struct EnvChangeType: RawRepresentable, Hashable, Sendable, CustomStringC
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// 1: the current database changed (USE, login).
     public static let database = EnvChangeType(rawValue: 1)
+    /// 2: the session language changed.
     public static let language = EnvChangeType(rawValue: 2)
+    /// 3: the character set changed (TDS 7.0 servers).
     public static let charset = EnvChangeType(rawValue: 3)
+    /// 4: the packet size the server uses from now on (text, in bytes).
     public static let packetSize = EnvChangeType(rawValue: 4)
     /// Unicode data sorting local id.
     public static let unicodeSortLocale = EnvChangeType(rawValue: 5)
     /// Unicode data sorting comparison flags.
     public static let unicodeSortFlags = EnvChangeType(rawValue: 6)
+    /// 7: the session's default collation (5 bytes).
     public static let sqlCollation = EnvChangeType(rawValue: 7)
+    /// 8: a transaction began; NewValue is its 8-byte descriptor.
     public static let beginTransaction = EnvChangeType(rawValue: 8)
+    /// 9: the transaction committed; OldValue is its descriptor.
     public static let commitTransaction = EnvChangeType(rawValue: 9)
+    /// 10: the transaction rolled back; OldValue is its descriptor.
     public static let rollbackTransaction = EnvChangeType(rawValue: 10)
+    /// 11: enlisted in a distributed (DTC) transaction.
     public static let enlistDTCTransaction = EnvChangeType(rawValue: 11)
+    /// 12: defected from a distributed transaction.
     public static let defectTransaction = EnvChangeType(rawValue: 12)
     /// Real-time log shipping / database mirroring partner.
     public static let mirrorPartner = EnvChangeType(rawValue: 13)
+    /// 15: the transaction was promoted to a distributed one (DTC token).
     public static let promoteTransaction = EnvChangeType(rawValue: 15)
+    /// 16: the transaction manager's address.
     public static let transactionManagerAddress = EnvChangeType(rawValue: 16)
+    /// 17: the transaction ended (for example a batch-level rollback).
     public static let transactionEnded = EnvChangeType(rawValue: 17)
     /// RESETCONNECTION / RESETCONNECTIONSKIPTRAN completion acknowledgement.
     public static let resetConnectionAck = EnvChangeType(rawValue: 18)
     /// The user instance name sent back after a login to a user instance.
     public static let userInstance = EnvChangeType(rawValue: 19)
+    /// 20: redirect the client to another server (Azure SQL).
     public static let routing = EnvChangeType(rawValue: 20)
 
+    /// The type's name as [MS-TDS] lists it (`Database`, `PacketSize`…), or `0xNN`.
     public var name: String {
         switch rawValue {
         case 1: return "Database"
@@ -84,24 +99,35 @@ public struct EnvChange: Hashable, Sendable {
         public var `protocol`: UInt8
         /// The TCP port.
         public var port: UInt16
+        /// The server to connect to instead.
         public var server: String
+        /// A routing target (protocol 0 = TCP).
         public init(protocol: UInt8 = 0, port: UInt16, server: String) { self.protocol = `protocol`; self.port = port; self.server = server }
     }
 
     /// One NewValue or OldValue.
     public enum Value: Hashable, Sendable {
+        /// A B_VARCHAR value (database, language, packet size…).
         case text(String)
+        /// A B_VARBYTE value (collation, transaction descriptor…).
         case bytes([UInt8])
+        /// A routing value (type 20); nil when empty.
         case routing(Routing?)
 
+        /// The text of a ``text(_:)`` value.
         public var text: String? { if case .text(let s) = self { return s }; return nil }
+        /// The bytes of a ``bytes(_:)`` value.
         public var bytes: [UInt8]? { if case .bytes(let b) = self { return b }; return nil }
     }
 
+    /// What changed.
     public var type: EnvChangeType
+    /// The new value.
     public var newValue: Value
+    /// The old value (often empty).
     public var oldValue: Value
 
+    /// An ENVCHANGE of `type` from `oldValue` to `newValue`.
     public init(type: EnvChangeType, newValue: Value, oldValue: Value) {
         self.type = type; self.newValue = newValue; self.oldValue = oldValue
     }

@@ -10,13 +10,16 @@ public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
     public var state: UInt8
     /// The severity, [MS-TDS] "Class": 0–10 informational, 11–16 user errors, 17+ fatal.
     public var severity: UInt8
+    /// The message text.
     public var message: String
+    /// The name of the server that sent it.
     public var serverName: String
     /// The stored procedure or RPC name, empty when none.
     public var procedureName: String
     /// The line number in the batch or procedure (1-based; 0 when unknown).
     public var lineNumber: Int32
 
+    /// A message from its fields.
     public init(number: Int32, state: UInt8, severity: UInt8, message: String,
                 serverName: String = "", procedureName: String = "", lineNumber: Int32 = 0) {
         self.number = number; self.state = state; self.severity = severity; self.message = message
@@ -73,7 +76,9 @@ public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
 ///
 /// See ``ServerMessage`` for the fields and wire shape.
 public struct ErrorToken: Hashable, Sendable {
+    /// The message's fields.
     public var message: ServerMessage
+    /// An ERROR token carrying `message`.
     public init(_ message: ServerMessage) { self.message = message }
 
     /// Decodes the body after the 0xAA byte. Throws `.truncated` until the declared length is

@@ -60,6 +60,16 @@ public struct FeatureExtAck: Hashable, Sendable {
     /// UTF8_SUPPORT acknowledged and enabled.
     public var utf8Supported: Bool { data(for: .utf8Support)?.first.map { $0 != 0 } ?? false }
 
+    /// Checks the acknowledgement against the features the client asked for in LOGIN7: a server
+    /// MUST NOT acknowledge a feature the client did not request ([MS-TDS] 2.2.7.11).
+    /// - Throws: `.unexpectedToken` naming the first unrequested feature.
+    public func validate(requested: Set<FeatureID>) throws(TDSDecodingError) {
+        if let extra = features.first(where: { !requested.contains($0.id) }) {
+            throw TDSDecodingError(.unexpectedToken, offset: 0,
+                                   "FEATUREEXTACK acknowledges \(extra.id), which the client did not request")
+        }
+    }
+
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> FeatureExtAck {
         do throws(TDSDecodingError) {
             var features: [Feature] = []

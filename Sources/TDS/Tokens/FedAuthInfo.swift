@@ -5,13 +5,19 @@
 /// offset counted from CountOfInfoIDs), then the data. IDs: 0x01 STSURL, 0x02 SPN; both are
 /// UTF-16LE text.
 public struct FedAuthInfo: Hashable, Sendable {
+    /// One FedAuthInfoOpt: its id (1 STSURL, 2 SPN) and data.
     public struct Option: Hashable, Sendable {
+        /// FedAuthInfoID.
         public var id: UInt8
+        /// FedAuthInfoData (UTF-16LE text for STSURL and SPN).
         public var data: [UInt8]
+        /// An option from its fields.
         public init(id: UInt8, data: [UInt8]) { self.id = id; self.data = data }
     }
 
+    /// The options in order.
     public var options: [Option]
+    /// A FEDAUTHINFO of `options`.
     public init(options: [Option]) { self.options = options }
 
     /// The token endpoint URL (STSURL, id 0x01).
@@ -25,6 +31,8 @@ public struct FedAuthInfo: Hashable, Sendable {
         return try? r.readUTF16LE(byteCount: d.count)
     }
 
+    /// Decodes the token after its type byte.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> FedAuthInfo {
         do throws(TDSDecodingError) {
             var body = try reader.tokenBody32()

@@ -3,7 +3,9 @@
 ///
 /// Same shape as ERROR; see ``ServerMessage``.
 public struct InfoToken: Hashable, Sendable {
+    /// The message's fields.
     public var message: ServerMessage
+    /// An INFO token carrying `message`.
     public init(_ message: ServerMessage) { self.message = message }
 
     /// Decodes the body after the 0xAB byte. Throws `.truncated` until the declared length is

@@ -6,15 +6,19 @@
 public struct LoginAck: Hashable, Sendable {
     /// The server's product version, e.g. 16.0.1000 for SQL Server 2022.
     public struct ServerVersion: Hashable, Sendable, CustomStringConvertible {
+        /// The server's major version.
         public var major: UInt8
+        /// The server's minor version.
         public var minor: UInt8
         /// BuildNumHi * 256 + BuildNumLow.
         public var build: UInt16
+        /// A version from its fields.
         public init(major: UInt8, minor: UInt8, build: UInt16) { self.major = major; self.minor = minor; self.build = build }
         /// "major.minor.build", e.g. "15.0.2000".
         public var description: String { "\(major).\(minor).\(build)" }
     }
 
+    /// Interface: 1 = T-SQL.
     public var interface: UInt8
     /// The TDS version the server chose.
     public var tdsVersion: TDSVersion
@@ -27,8 +31,10 @@ public struct LoginAck: Hashable, Sendable {
         while s.last == "\0" { s = s.dropLast() }
         return String(s)
     }
+    /// ProgVersion.
     public var serverVersion: ServerVersion
 
+    /// A LOGINACK from its fields.
     public init(interface: UInt8 = 1, tdsVersion: TDSVersion, programName: String, serverVersion: ServerVersion) {
         self.interface = interface; self.tdsVersion = tdsVersion; self.programName = programName; self.serverVersion = serverVersion
     }

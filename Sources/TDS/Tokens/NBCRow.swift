@@ -4,7 +4,9 @@
 /// byte `i / 8` set = column `i` is NULL and has no bytes), then the values of the non-NULL
 /// columns as in ROW. `values` holds every column, `.null` where the bitmap says so.
 public struct NBCRow: Hashable, Sendable {
+    /// The values in column order (NULLs from the bitmap included).
     public var values: [SQLValue]
+    /// An NBCROW of `values`.
     public init(values: [SQLValue]) { self.values = values }
 
     /// Decodes a whole NBCROW body (after the 0xD2 byte) for `columns`. Throws `.truncated` if

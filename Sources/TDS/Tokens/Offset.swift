@@ -3,11 +3,15 @@
 ///
 /// Wire shape after the token byte: Identifier USHORT (the keyword), OffSetLen USHORT.
 public struct Offset: Hashable, Sendable {
+    /// The keyword identifier.
     public var identifier: UInt16
     /// The offset of the keyword in the SQL text, in characters.
     public var offset: UInt16
+    /// An OFFSET from its fields.
     public init(identifier: UInt16, offset: UInt16) { self.identifier = identifier; self.offset = offset }
 
+    /// Decodes the token after its type byte.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> Offset {
         do throws(TDSDecodingError) {
             let id = try reader.readUInt16LE()

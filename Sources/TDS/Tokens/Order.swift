@@ -4,6 +4,7 @@
 public struct Order: Hashable, Sendable {
     /// 1-based column numbers in ORDER BY sequence.
     public var columns: [UInt16]
+    /// An ORDER of `columns`.
     public init(columns: [UInt16]) { self.columns = columns }
 
     /// Decodes the body after the 0xA9 byte. An odd length is `.invalidLength`.

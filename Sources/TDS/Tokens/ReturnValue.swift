@@ -5,17 +5,24 @@
 /// (USHORT before TDS 7.2, ULONG after), Flags USHORT, TYPE_INFO, [CryptoMetadata when
 /// encrypted and column encryption was negotiated], then the value as in ROW.
 public struct ReturnValue: Hashable, Sendable {
+    /// ParamOrdinal: the parameter's position in the call.
     public var ordinal: UInt16
     /// The parameter name including `@`, empty for a UDF return value.
     public var name: String
     /// 0x01 = output parameter of an RPC, 0x02 = return value of a user-defined function.
     public var status: UInt8
+    /// UserType.
     public var userType: UInt32
+    /// Flags.
     public var flags: ColumnFlags
+    /// The value's TYPE_INFO.
     public var typeInfo: TypeInfo
+    /// Always Encrypted metadata, when the value is encrypted.
     public var cryptoMetadata: CryptoMetadata?
+    /// The value.
     public var value: SQLValue
 
+    /// A RETURNVALUE from its fields.
     public init(ordinal: UInt16, name: String, status: UInt8 = 1, userType: UInt32 = 0, flags: ColumnFlags = [.nullable],
                 typeInfo: TypeInfo, cryptoMetadata: CryptoMetadata? = nil, value: SQLValue) {
         self.ordinal = ordinal; self.name = name; self.status = status; self.userType = userType

@@ -5,6 +5,7 @@
 public struct Row: Hashable, Sendable {
     /// One value per column, in column order.
     public var values: [SQLValue]
+    /// A ROW of `values`.
     public init(values: [SQLValue]) { self.values = values }
 
     /// Decodes a whole ROW body (after the 0xD1 byte) for `columns`. Throws `.truncated` if the

@@ -4,23 +4,32 @@
 /// fRecoverable), then SessionStateData to the end: StateId BYTE, StateLen BYTE (0xFF means a
 /// DWORD length follows), StateValue.
 public struct SessionState: Hashable, Sendable {
+    /// One StateId and its value.
     public struct State: Hashable, Sendable {
+        /// StateId.
         public var id: UInt8
+        /// StateValue.
         public var value: [UInt8]
+        /// A state from its fields.
         public init(id: UInt8, value: [UInt8]) { self.id = id; self.value = value }
     }
 
+    /// SeqNo.
     public var sequenceNumber: UInt32
     /// The raw Status byte.
     public var status: UInt8
     /// fRecoverable: the session state is recoverable.
     public var isRecoverable: Bool { status & 0x01 != 0 }
+    /// The states in order.
     public var states: [State]
 
+    /// A SESSIONSTATE from its fields.
     public init(sequenceNumber: UInt32, status: UInt8, states: [State]) {
         self.sequenceNumber = sequenceNumber; self.status = status; self.states = states
     }
 
+    /// Decodes the token after its type byte.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> SessionState {
         do throws(TDSDecodingError) {
             var body = try reader.tokenBody32()

@@ -7,8 +7,11 @@
 public struct TabName: Hashable, Sendable {
     /// One entry per table; each is the list of its name parts.
     public var tables: [[String]]
+    /// A TABNAME of `tables`.
     public init(tables: [[String]]) { self.tables = tables }
 
+    /// Decodes the token after its type byte.
+    /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> TabName {
         do throws(TDSDecodingError) {
             let body = try reader.tokenBody16()

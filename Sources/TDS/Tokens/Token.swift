@@ -4,28 +4,51 @@
 /// however the input is split. The rare, large tokens are `indirect` so that a `Token` stays a
 /// few words wide and rows (the hot path) are passed around without copying big payloads.
 public enum Token: Hashable, Sendable {
+    /// [MS-TDS] ALTMETADATA (0x88), 2.2.7.1.
     indirect case altMetadata(AltMetadata)
+    /// [MS-TDS] ALTROW (0xD3), 2.2.7.2.
     case altRow(AltRow)
+    /// [MS-TDS] COLINFO (0xA5), 2.2.7.3.
     indirect case colInfo(ColInfo)
+    /// [MS-TDS] COLMETADATA (0x81), 2.2.7.4.
     indirect case colMetadata(ColMetadata)
+    /// [MS-TDS] DATACLASSIFICATION (0xA3), 2.2.7.5.
     indirect case dataClassification(DataClassification)
+    /// [MS-TDS] DONE (0xFD), 2.2.7.6.
     case done(Done)
+    /// [MS-TDS] DONEINPROC (0xFF), 2.2.7.7.
     case doneInProc(DoneInProc)
+    /// [MS-TDS] DONEPROC (0xFE), 2.2.7.8.
     case doneProc(DoneProc)
+    /// [MS-TDS] ENVCHANGE (0xE3), 2.2.7.9.
     indirect case envChange(EnvChange)
+    /// [MS-TDS] ERROR (0xAA), 2.2.7.10.
     indirect case error(ErrorToken)
+    /// [MS-TDS] FEATUREEXTACK (0xAE), 2.2.7.11.
     indirect case featureExtAck(FeatureExtAck)
+    /// [MS-TDS] FEDAUTHINFO (0xEE), 2.2.7.12.
     indirect case fedAuthInfo(FedAuthInfo)
+    /// [MS-TDS] INFO (0xAB), 2.2.7.13.
     indirect case info(InfoToken)
+    /// [MS-TDS] LOGINACK (0xAD), 2.2.7.14.
     indirect case loginAck(LoginAck)
+    /// [MS-TDS] NBCROW (0xD2), 2.2.7.15.
     case nbcRow(NBCRow)
+    /// [MS-TDS] OFFSET (0x78), 2.2.7.16.
     case offset(Offset)
+    /// [MS-TDS] ORDER (0xA9), 2.2.7.17.
     case order(Order)
+    /// [MS-TDS] RETURNSTATUS (0x79), 2.2.7.18.
     case returnStatus(ReturnStatus)
+    /// [MS-TDS] RETURNVALUE (0xAC), 2.2.7.19.
     indirect case returnValue(ReturnValue)
+    /// [MS-TDS] ROW (0xD1), 2.2.7.20.
     case row(Row)
+    /// [MS-TDS] SESSIONSTATE (0xE4), 2.2.7.21.
     indirect case sessionState(SessionState)
+    /// [MS-TDS] SSPI (0xED), 2.2.7.22.
     case sspi(SSPIToken)
+    /// [MS-TDS] TABNAME (0xA4), 2.2.7.23.
     indirect case tabName(TabName)
 
     /// The token type byte.

@@ -59,6 +59,7 @@ public struct TokenStreamDecoder: Sendable {
 
     /// The TDS version tokens are decoded for (row counts, line numbers, UserType sizes).
     public private(set) var version: TDSVersion
+    /// The caps in effect (see ``Options``).
     public private(set) var options: Options
     /// The current result's columns (from the last COLMETADATA); rows are decoded with these.
     public private(set) var columns: [ColumnMetadata] = []
@@ -97,6 +98,7 @@ public struct TokenStreamDecoder: Sendable {
         var returnValue: ReturnValue.Header?
     }
 
+    /// A decoder for a stream of `version`, with `options`' caps.
     public init(version: TDSVersion, options: Options = Options()) {
         self.version = version
         self.options = options

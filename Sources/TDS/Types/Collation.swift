@@ -24,15 +24,23 @@ public struct Collation: Hashable, Sendable, CustomStringConvertible {
     public struct Flags: OptionSet, Hashable, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// fIgnoreCase: case-insensitive (`_CI`).
         public static let ignoreCase = Flags(rawValue: 1 << 0)
+        /// fIgnoreAccent: accent-insensitive (`_AI`).
         public static let ignoreAccent = Flags(rawValue: 1 << 1)
+        /// fIgnoreKana: kana-insensitive (without `_KS`).
         public static let ignoreKana = Flags(rawValue: 1 << 2)
+        /// fIgnoreWidth: width-insensitive (without `_WS`).
         public static let ignoreWidth = Flags(rawValue: 1 << 3)
+        /// fBinary: binary sort (`_BIN`).
         public static let binary = Flags(rawValue: 1 << 4)
+        /// fBinary2: code-point binary sort (`_BIN2`).
         public static let binary2 = Flags(rawValue: 1 << 5)
+        /// fUTF8: varchar data is UTF-8 (`_UTF8`, SQL Server 2019+).
         public static let utf8 = Flags(rawValue: 1 << 6)
     }
 
+    /// A collation from its fields (LCID kept to 20 bits, version to 4).
     public init(lcid: UInt32, flags: Flags = [], version: UInt8 = 0, sortID: UInt8 = 0) {
         self.lcid = lcid & 0xF_FFFF
         self.flags = flags

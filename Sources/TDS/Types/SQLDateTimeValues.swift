@@ -59,6 +59,7 @@ import Foundation
 public struct SQLDate: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Days since 0001-01-01.
     public var days: Int32
+    /// A date `days` after 0001-01-01 (not checked: see ``isValid``).
     public init(days: Int32) { self.days = days }
 
     /// Nil unless the date is a valid date in 0001-01-01 ... 9999-12-31.
@@ -70,10 +71,14 @@ public struct SQLDate: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     public static func < (a: SQLDate, b: SQLDate) -> Bool { a.days < b.days }
+    /// 0001-01-01.
     public static let min = SQLDate(days: 0)
+    /// 9999-12-31.
     public static let max = SQLDate(days: Int32(Civil.maxDay))
 
+    /// True within 0001-01-01 … 9999-12-31.
     public var isValid: Bool { days >= 0 && Int(days) <= Civil.maxDay }
+    /// Year, month (1–12) and day (1–31), proleptic Gregorian.
     public var components: (year: Int, month: Int, day: Int) { Civil.date(days: Int(days)) }
     /// "YYYY-MM-DD".
     public var canonicalText: String { Civil.dateText(days: Int(days)) }
@@ -93,6 +98,7 @@ public struct SQLTime: Hashable, Sendable, CustomStringConvertible {
     /// Fractional-second digits (0...7).
     public var scale: UInt8
 
+    /// A time of `ticks` units of 10^-`scale` s since midnight (not checked: see ``isValid``).
     public init(ticks: UInt64, scale: UInt8) {
         self.ticks = ticks
         self.scale = scale
@@ -115,6 +121,7 @@ public struct SQLTime: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// True when the scale is 0…7 and the time is before midnight.
     public var isValid: Bool { scale <= 7 && ticks < 86_400 * Civil.powersOf10[Int(scale)] }
 
     /// The time in 100 ns units (scale 7).
@@ -140,13 +147,17 @@ public struct SQLTime: Hashable, Sendable, CustomStringConvertible {
 
 /// [MS-TDS] 2.2.5.5.1.8 datetime2(scale): a time then a date (no time zone).
 public struct SQLDateTime2: Hashable, Sendable, CustomStringConvertible {
+    /// The date part.
     public var date: SQLDate
+    /// The time part (its scale is the value's).
     public var time: SQLTime
+    /// A datetime2 of `date` at `time`.
     public init(date: SQLDate, time: SQLTime) {
         self.date = date
         self.time = time
     }
 
+    /// Fractional-second digits (0…7), the time's.
     public var scale: UInt8 { time.scale }
     /// "YYYY-MM-DD hh:mm:ss[.f…]".
     public var canonicalText: String { date.canonicalText + " " + time.canonicalText }
@@ -166,6 +177,7 @@ public struct SQLDateTimeOffset: Hashable, Sendable, CustomStringConvertible {
     public var utc: SQLDateTime2
     /// Minutes east of UTC (-840 ... 840).
     public var offsetMinutes: Int16
+    /// The instant `utc`, written in a zone `offsetMinutes` east of UTC.
     public init(utc: SQLDateTime2, offsetMinutes: Int16) {
         self.utc = utc
         self.offsetMinutes = offsetMinutes
@@ -210,15 +222,20 @@ public struct SQLDateTime: Hashable, Sendable, CustomStringConvertible {
     public var days: Int32
     /// 1/300 s units since midnight.
     public var ticks: UInt32
+    /// A datetime from its wire fields (not checked: see ``isValid``).
     public init(days: Int32, ticks: UInt32) {
         self.days = days
         self.ticks = ticks
     }
 
+    /// 1753-01-01, the first day datetime holds.
     public static let minDays: Int32 = -53_690
+    /// 9999-12-31, the last day datetime holds.
     public static let maxDays: Int32 = 2_958_463
+    /// 1/300 s ticks in a day (300 × 86,400).
     public static let ticksPerDay: UInt32 = 25_920_000
 
+    /// True within 1753-01-01 … 9999-12-31 with ticks below a day.
     public var isValid: Bool { days >= SQLDateTime.minDays && days <= SQLDateTime.maxDays && ticks < SQLDateTime.ticksPerDay }
 
     /// Milliseconds since midnight as SQL Server rounds them (…, .000, .003, .007, .010, …).
@@ -251,13 +268,17 @@ public struct SQLDateTime: Hashable, Sendable, CustomStringConvertible {
 /// [MS-TDS] 2.2.5.5.1.8 smalldatetime: days since 1900-01-01 (UInt16, up to 2079-06-06) and
 /// minutes since midnight (UInt16, 0 ... 1439).
 public struct SQLSmallDateTime: Hashable, Sendable, CustomStringConvertible {
+    /// Days since 1900-01-01 (up to 2079-06-06).
     public var days: UInt16
+    /// Minutes since midnight (0…1439).
     public var minutes: UInt16
+    /// A smalldatetime from its wire fields (not checked: see ``isValid``).
     public init(days: UInt16, minutes: UInt16) {
         self.days = days
         self.minutes = minutes
     }
 
+    /// True when the minutes are within a day.
     public var isValid: Bool { minutes < 1440 }
 
     /// "YYYY-MM-DD hh:mm:00".

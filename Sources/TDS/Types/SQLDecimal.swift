@@ -7,6 +7,7 @@ import Foundation
 /// Equality is structural (same sign, precision, scale and magnitude), so `1.0` as decimal(2,1)
 /// and `1.00` as decimal(3,2) differ, as their canonical texts do. Negative zero is kept as sent.
 public struct SQLDecimal: Hashable, Sendable, CustomStringConvertible {
+    /// The sign (0 = negative on the wire).
     public var isNegative: Bool
     /// Total number of decimal digits the column allows (1...38).
     public var precision: UInt8
@@ -18,6 +19,7 @@ public struct SQLDecimal: Hashable, Sendable, CustomStringConvertible {
     /// The largest magnitude any decimal can hold: 10^38 - 1.
     public static let maxMagnitude: UInt128 = 99_999_999_999_999_999_999_999_999_999_999_999_999
 
+    /// A decimal from its parts (magnitude not checked against the precision).
     public init(isNegative: Bool = false, precision: UInt8, scale: UInt8, magnitude: UInt128) {
         self.isNegative = isNegative
         self.precision = precision

@@ -8,6 +8,7 @@ public struct SQLMoney: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// The value in units of 1/10,000 (0.0001).
     public var units: Int64
 
+    /// A money value of `units` × 0.0001.
     public init(units: Int64) { self.units = units }
 
     public static func < (a: SQLMoney, b: SQLMoney) -> Bool { a.units < b.units }
@@ -31,6 +32,7 @@ public struct SQLMoney: Hashable, Sendable, Comparable, CustomStringConvertible 
         SQLDecimal(isNegative: units < 0, precision: 19, scale: 4, magnitude: UInt128(units.magnitude))
     }
 
+    /// The nearest Double (not exact: prefer ``decimalValue``).
     public var doubleValue: Double { Double(units) / 10_000 }
 
     /// Exactly 4 decimals: "-922337203685477.5808", "0.0000", "1.2300".

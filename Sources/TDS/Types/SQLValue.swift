@@ -7,33 +7,60 @@ import Foundation
 /// sql_variant (its base type and value). ``canonicalText`` is the text listed in the README's
 /// type mapping table (column "canonical text"); nil for NULL.
 public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
+    /// NULL, of any type. Canonical text: none (nil).
     case null
+    /// bit ([MS-TDS] 2.2.5.4.1 BITTYPE/BITNTYPE). Text `1` or `0`.
     case bit(Bool)
+    /// tinyint, 0…255 (INT1TYPE). Text in decimal.
     case tinyint(UInt8)
+    /// smallint (INT2TYPE). Text in decimal.
     case smallint(Int16)
+    /// int (INT4TYPE). Text in decimal.
     case int(Int32)
+    /// bigint (INT8TYPE). Text in decimal.
     case bigint(Int64)
+    /// real, 4-byte IEEE 754 (FLT4TYPE). Text: Swift's shortest round-trip `description`.
     case real(Float)
+    /// float, 8-byte IEEE 754 (FLT8TYPE). Text: Swift's shortest round-trip `description` (`1.5`, `1e+16`).
     case float(Double)
+    /// decimal/numeric(p,s), exact to 38 digits (2.2.5.5.1.6). Text with exactly `s` digits after the point.
     case decimal(SQLDecimal)
+    /// money, exact in units of 1/10000 (2.2.5.5.1.4). Text with 4 digits after the point.
     case money(SQLMoney)
+    /// smallmoney, exact in units of 1/10000. Text with 4 digits after the point.
     case smallMoney(SQLMoney)
+    /// date, days since 0001-01-01 (2.2.5.5.1.8). Text `YYYY-MM-DD`.
     case date(SQLDate)
+    /// time(n), 100 ns ticks since midnight and the scale. Text `hh:mm:ss[.f…]` with `n` fraction digits.
     case time(SQLTime)
+    /// datetime2(n), no time zone. Text `YYYY-MM-DD hh:mm:ss[.f…]` with `n` fraction digits.
     case datetime2(SQLDateTime2)
+    /// datetimeoffset(n): UTC instant and offset. Text: the local time (UTC plus the offset) then ` +hh:mm`/` -hh:mm`.
     case datetimeOffset(SQLDateTimeOffset)
+    /// datetime, days since 1900-01-01 and 1/300 s ticks (2.2.5.5.1.8). Text `YYYY-MM-DD hh:mm:ss.fff`
+    /// rounded as SQL Server displays it (.000, .003, .007).
     case datetime(SQLDateTime)
+    /// smalldatetime, days since 1900-01-01 and minutes. Text `YYYY-MM-DD hh:mm:00`.
     case smallDateTime(SQLSmallDateTime)
+    /// uniqueidentifier (GUIDTYPE), bytes in SQL Server's mixed-endian order decoded. Text uppercase `8-4-4-4-12`.
     case uniqueIdentifier(UUID)
+    /// char, varchar, text, nchar, nvarchar, ntext (and `max`), decoded with the column's
+    /// collation code page (or UTF-8/UTF-16). Text: the string itself.
     case string(String)
+    /// xml (2.2.5.5.3). Text: the document.
     case xml(String)
+    /// binary, varbinary, image, timestamp/rowversion. Text `0x` + uppercase hex.
     case binary([UInt8])
+    /// sql_variant: its base type and value (2.2.5.5.4). Text: the base value's text.
     indirect case variant(SQLVariant)
+    /// A CLR user-defined type's bytes, uninterpreted (geography, hierarchyid…). Text `0x` + uppercase hex.
     case udt([UInt8])
 
+    /// True for ``null`` (a variant is never NULL itself: its base value may be).
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
-    /// The canonical text (DESIGN.md): nil for NULL.
+    /// The canonical text of the value, as each case's documentation gives it (the `sqlclient`
+    /// command prints it; the conformance tests compare it with other clients); nil for NULL.
     public var canonicalText: String? {
         switch self {
         case .null: return nil
@@ -133,6 +160,7 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// bit as is; an integer as `!= 0`; nil for other types.
     public var boolValue: Bool? {
         switch baseValue {
         case .bit(let b): return b
@@ -149,6 +177,7 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A uniqueidentifier's UUID; nil for other types.
     public var uuidValue: UUID? {
         if case .uniqueIdentifier(let u) = baseValue { return u }
         return nil
@@ -162,6 +191,7 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// ``bytesValue`` as `Data`.
     public var dataValue: Data? { bytesValue.map { Data($0) } }
 
     /// date, datetime, smalldatetime and datetime2 read as wall-clock time in `timeZone`
@@ -181,8 +211,11 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
 /// [MS-TDS] 2.2.5.5.4 sql_variant: the base type (a TYPE_INFO built from the variant's base type
 /// byte and properties) and the value.
 public struct SQLVariant: Hashable, Sendable {
+    /// The base type (for example `int`, `nvarchar(30)` with its collation, `decimal(10,2)`).
     public var baseType: TypeInfo
+    /// The value, decoded as a value of ``baseType``.
     public var value: SQLValue
+    /// A variant of `baseType` holding `value`.
     public init(baseType: TypeInfo, value: SQLValue) {
         self.baseType = baseType
         self.value = value

@@ -7,6 +7,7 @@
 public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8
     @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// The type for byte `rawValue` (any byte: see ``isKnown``).
     @inlinable public init(_ rawValue: UInt8) { self.rawValue = rawValue }
 
     // MARK: 2.2.5.4.1 Fixed-length data types (no length in TYPE_INFO or value)

@@ -159,7 +159,7 @@ extension ValueLayout {
             if isPLP { break }
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
-            if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 2, in: reader) }
+            // Longer than declared: read (see ushortLength below).
             return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: Int(n)))
         default: break
         }
@@ -180,7 +180,11 @@ extension ValueLayout {
         case .ushortLength:
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
-            if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 2, in: reader) }
+            // A character or binary value longer than its TYPE_INFO declares is read when its bytes
+            // are present (Microsoft's ODBC driver refuses it). pysqlbridge declares nvarchar(n) in
+            // code points, so "héllo 😀" (7 code points, 8 UTF-16 units) comes as 16 bytes in an
+            // nvarchar(7); the USHORTLEN itself bounds the value (at most 65,534 bytes), so reading
+            // it costs no unbounded memory. Fixtures/oracle/README.md, "Length rules".
             return try decodeData(from: &reader, count: Int(n), baseScale: scale)
         case .longLength:
             if type == .ssVariant {
@@ -210,9 +214,10 @@ extension ValueLayout {
         }
     }
 
-    /// A value longer than its column's TYPE_INFO allows (an INTN(4) of 8 bytes, 12 bytes in an
-    /// nvarchar(5)): Microsoft's ODBC driver refuses it ("Protocol error in TDS stream"), and so do
-    /// we. A declared length of 0 (no maximum given) is not checked.
+    /// A fixed-size or BYTELEN value longer than its column's TYPE_INFO allows (an INTN(4) of 8
+    /// bytes): Microsoft's ODBC driver refuses it ("Protocol error in TDS stream"), and so do we.
+    /// A declared length of 0 (no maximum given) is not checked. USHORTLEN character and binary
+    /// values longer than declared are read (see ``decodeValue(from:)``).
     @inline(never)
     private func longerThanDeclared(_ n: Int, at offset: Int, in reader: ByteReader) -> TDSDecodingError {
         reader.error(.invalidLength, at: offset, "\(n) data byte(s) for \(sqlTypeName), longer than the \(length) its TYPE_INFO declares")

@@ -1,8 +1,12 @@
 /// [MS-TDS] 2.2.5.6 TYPE_INFO XML_INFO: whether a schema collection is bound, and its names.
 public struct XMLSchemaInfo: Hashable, Sendable {
+    /// The database of the schema collection.
     public var databaseName: String
+    /// The schema that owns the collection.
     public var owningSchema: String
+    /// The schema collection's name.
     public var schemaCollection: String
+    /// Names as XML_INFO carries them.
     public init(databaseName: String, owningSchema: String, schemaCollection: String) {
         self.databaseName = databaseName
         self.owningSchema = owningSchema
@@ -15,10 +19,15 @@ public struct XMLSchemaInfo: Hashable, Sendable {
 public struct UDTInfo: Hashable, Sendable {
     /// Max byte size (0xFFFF for large UDTs).
     public var maxByteSize: UInt16
+    /// The database the type is defined in.
     public var databaseName: String
+    /// The type's schema.
     public var schemaName: String
+    /// The type's name (for example `geography`).
     public var typeName: String
+    /// The CLR type's assembly-qualified name.
     public var assemblyQualifiedName: String
+    /// UDT_INFO from its fields.
     public init(maxByteSize: UInt16, databaseName: String, schemaName: String, typeName: String,
                 assemblyQualifiedName: String) {
         self.maxByteSize = maxByteSize
@@ -38,6 +47,7 @@ public struct UDTInfo: Hashable, Sendable {
 /// DATETIME2N/DATETIMEOFFSETN (which carry no length), and -1 for xml (always PLP).
 /// Value bytes are decoded with ``decodeValue(from:)`` (or ``decodePLPValue(_:)`` when ``isPLP``).
 public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
+    /// The data type byte ([MS-TDS] 2.2.5.4).
     public var type: TDSDataType
     /// Declared max length in bytes (see the type's docs).
     public var length: Int
@@ -55,6 +65,7 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
     /// UDT names (UDT only).
     public var udt: UDTInfo?
 
+    /// A TYPE_INFO from its fields (prefer the static constructors).
     public init(type: TDSDataType, length: Int = 0, precision: UInt8 = 0, scale: UInt8 = 0,
                 collation: Collation? = nil, isPLP: Bool = false, xmlSchema: XMLSchemaInfo? = nil,
                 udt: UDTInfo? = nil) {
@@ -68,24 +79,40 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         self.udt = udt
     }
 
+    /// The wire type name then the SQL declaration, for example `INTN int`.
     public var description: String { "\(type.name) \(sqlTypeName)" }
 
     // MARK: Convenience constructors (the types SQL Server sends in COLMETADATA for TDS 7.2+)
 
+    /// int: INTN, 4 bytes.
     public static let int = TypeInfo(type: .intN, length: 4)
+    /// bigint: INTN, 8 bytes.
     public static let bigint = TypeInfo(type: .intN, length: 8)
+    /// smallint: INTN, 2 bytes.
     public static let smallint = TypeInfo(type: .intN, length: 2)
+    /// tinyint: INTN, 1 byte.
     public static let tinyint = TypeInfo(type: .intN, length: 1)
+    /// bit: BITN, 1 byte.
     public static let bit = TypeInfo(type: .bitN, length: 1)
+    /// real: FLTN, 4 bytes.
     public static let real = TypeInfo(type: .fltN, length: 4)
+    /// float: FLTN, 8 bytes.
     public static let float = TypeInfo(type: .fltN, length: 8)
+    /// money: MONEYN, 8 bytes.
     public static let money = TypeInfo(type: .moneyN, length: 8)
+    /// smallmoney: MONEYN, 4 bytes.
     public static let smallMoney = TypeInfo(type: .moneyN, length: 4)
+    /// datetime: DATETIMN, 8 bytes.
     public static let datetime = TypeInfo(type: .datetimN, length: 8)
+    /// smalldatetime: DATETIMN, 4 bytes.
     public static let smallDateTime = TypeInfo(type: .datetimN, length: 4)
+    /// uniqueidentifier: GUID, 16 bytes.
     public static let uniqueIdentifier = TypeInfo(type: .guid, length: 16)
+    /// date: DATEN, 3 bytes.
     public static let date = TypeInfo(type: .dateN, length: 3)
+    /// xml: XML, always PLP.
     public static let xml = TypeInfo(type: .xml, length: -1, isPLP: true)
+    /// sql_variant: SSVARIANT, at most 8016 bytes.
     public static let sqlVariant = TypeInfo(type: .ssVariant, length: 8016)
 
     /// decimal(p,s) (DECIMALNTYPE).
@@ -96,12 +123,15 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
     public static func numeric(precision: UInt8, scale: UInt8) -> TypeInfo {
         TypeInfo(type: .numericN, length: SQLDecimal.wireLength(precision: precision), precision: precision, scale: scale)
     }
+    /// time(scale): TIMEN, 3–5 bytes by scale (0…7).
     public static func time(scale: UInt8) -> TypeInfo {
         TypeInfo(type: .timeN, length: SQLTime.wireLength(scale: scale), scale: scale)
     }
+    /// datetime2(scale): DATETIME2N, the time's bytes + 3 for the date.
     public static func datetime2(scale: UInt8) -> TypeInfo {
         TypeInfo(type: .datetime2N, length: SQLTime.wireLength(scale: scale) + 3, scale: scale)
     }
+    /// datetimeoffset(scale): DATETIMEOFFSETN, the time's bytes + 3 for the date + 2 for the offset.
     public static func datetimeOffset(scale: UInt8) -> TypeInfo {
         TypeInfo(type: .datetimeOffsetN, length: SQLTime.wireLength(scale: scale) + 5, scale: scale)
     }
@@ -110,6 +140,7 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         guard let n = maxCharacters else { return TypeInfo(type: .nvarchar, length: 0xFFFF, collation: collation, isPLP: true) }
         return TypeInfo(type: .nvarchar, length: n * 2, collation: collation)
     }
+    /// nchar(n), n in characters (NCHAR, 2n bytes).
     public static func nchar(_ characters: Int, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> TypeInfo {
         TypeInfo(type: .nchar, length: characters * 2, collation: collation)
     }
@@ -118,6 +149,7 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         guard let n = maxBytes else { return TypeInfo(type: .bigVarChar, length: 0xFFFF, collation: collation, isPLP: true) }
         return TypeInfo(type: .bigVarChar, length: n, collation: collation)
     }
+    /// char(n), n in bytes (BIGCHAR).
     public static func char(_ bytes: Int, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> TypeInfo {
         TypeInfo(type: .bigChar, length: bytes, collation: collation)
     }
@@ -126,13 +158,17 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         guard let n = maxBytes else { return TypeInfo(type: .bigVarBinary, length: 0xFFFF, isPLP: true) }
         return TypeInfo(type: .bigVarBinary, length: n)
     }
+    /// binary(n), n in bytes (BIGBINARY).
     public static func binary(_ bytes: Int) -> TypeInfo { TypeInfo(type: .bigBinary, length: bytes) }
+    /// text (TEXT, LONGLEN, deprecated by SQL Server for varchar(max)).
     public static func text(collation: Collation = .sqlLatin1GeneralCP1CIAS) -> TypeInfo {
         TypeInfo(type: .text, length: 0x7FFF_FFFF, collation: collation)
     }
+    /// ntext (NTEXT, LONGLEN, deprecated by SQL Server for nvarchar(max)).
     public static func ntext(collation: Collation = .sqlLatin1GeneralCP1CIAS) -> TypeInfo {
         TypeInfo(type: .ntext, length: 0x7FFF_FFFE, collation: collation)
     }
+    /// image (IMAGE, LONGLEN, deprecated by SQL Server for varbinary(max)).
     public static let image = TypeInfo(type: .image, length: 0x7FFF_FFFF)
 
     // MARK: Decoding

@@ -37,16 +37,26 @@ extension ReplayConnectionTests {
         XCTAssertTrue(r.stdout.contains("1,r1"), r.stdout)
     }
 
-    /// `-l 9223372036854775807` (and `-l 0`, no timeout) do not trap: the configuration clamps them.
-    func testCLIHugeLoginTimeoutDoesNotTrap() throws {
+    /// `-l`/`-t` of 9223372036854775807 never trap: the CLI takes any whole number of seconds and
+    /// the configuration clamps it (``SQLConnectionConfiguration/maximumTimeout``), as it does the
+    /// same seconds through a connection string: the batch runs.
+    func testCLIHugeTimeoutsDoNotTrap() throws {
         let binary = try binary()
-        for seconds in ["9223372036854775807", "0"] {
+        let huge = "9223372036854775807"
+        for flags in [["-l", huge], ["-t", huge], ["-l", "0"]] {
             let server = try start([answer("SELECT id, name FROM a", 3)])
-            let r = try CLIComparisonTests.run(binary.path, args(server) + ["-l", seconds, "-Q", "SELECT id, name FROM a"])
+            let r = try CLIComparisonTests.run(binary.path, args(server) + flags + ["-Q", "SELECT id, name FROM a"])
             server.stop()
-            XCTAssertEqual(r.status, 0, "-l \(seconds): \(r.stderr)")
-            XCTAssertTrue(r.stdout.contains("3,r3"), r.stdout)
+            XCTAssertEqual(r.status, 0, "\(flags): \(r.stderr)")
+            XCTAssertTrue(r.stdout.contains("3,r3"), "\(flags): \(r.stdout)")
         }
+        let server = try start([answer("SELECT id, name FROM a", 3)])
+        let cs = "Server=127.0.0.1,\(server.port);User ID=u;Password=p;Encrypt=notsupported;"
+            + "Connect Timeout=\(huge);Command Timeout=\(huge)"
+        let r = try CLIComparisonTests.run(binary.path, ["--connection-string", cs, "--format", "csv", "-Q", "SELECT id, name FROM a"])
+        server.stop()
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("3,r3"), r.stdout)
     }
 
     func testCLIRejectsBadGOCountsBeforeRunning() throws {

@@ -20,25 +20,10 @@ final class CLIComparisonTests: XCTestCase {
 
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
                     stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        let done = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in done.signal() }
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        let status = try process.waitForExit(done, timeout: 120)
-        return (status, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        let r = try CLI.execute(executable, arguments, environment: env, stdin: stdin)
+        return (r.status, r.stdout, r.stderr)
     }
 
     static func tsqlPath() -> String? {

@@ -36,10 +36,17 @@ enum CLI {
     /// Runs sqlclient with `arguments`, `stdin` written then closed (a pipe, not a terminal).
     static func run(_ arguments: [String], environment extra: [String: String] = [:], stdin: String? = nil,
                     directory: URL? = nil) throws -> Result {
+        try execute(try binary(), arguments, environment: environment(extra), stdin: stdin, directory: directory)
+    }
+
+    /// Runs `executable` with exactly `environment`, `stdin` written then closed; both output
+    /// pipes are drained at once, the child waited for with a bound.
+    static func execute(_ executable: String, _ arguments: [String], environment: [String: String],
+                        stdin: String? = nil, directory: URL? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try binary())
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = environment(extra)
+        process.environment = environment
         if let directory { process.currentDirectoryURL = directory }
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out

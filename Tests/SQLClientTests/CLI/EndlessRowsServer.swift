@@ -157,20 +157,9 @@ final class EndlessRowsServer: @unchecked Sendable {
             var packet: [UInt8] = [0x04, last ? 0x01 : 0x00, UInt8(length >> 8), UInt8(length & 0xFF), 0, 0, packetID, 0]
             packet += payload
             packetID &+= 1
-            var sent = 0
-            while sent < packet.count {
-                #if canImport(Darwin)
-                let flags: Int32 = 0
-                #else
-                let flags = Int32(MSG_NOSIGNAL)
-                #endif
-                let n = packet.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, flags) }
-                if n <= 0 {
-                    if n < 0, errno == EINTR { continue }
-                    closed = true
-                    return false
-                }
-                sent += n
+            guard LoopbackListener.writeAll(fd, packet) else {
+                closed = true
+                return false
             }
             return true
         }

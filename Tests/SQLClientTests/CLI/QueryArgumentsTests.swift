@@ -98,7 +98,7 @@ final class QueryArgumentsTests: XCTestCase {
 
     func testOutOfRangeValuesAreUsageErrors() throws {
         for (args, text) in [(["-h", "-2"], "invalid -h"), (["-w", "8"], "invalid screen width"),
-                             (["-t", "65535"], "invalid query timeout"), (["-l", "x"], "invalid login timeout"),
+                             (["-t", "-1"], "invalid query timeout"), (["-l", "x"], "invalid login timeout"),
                              (["-a", "100"], "invalid packet size"), (["--format", "xml"], "unknown format"),
                              (["-v", "1x=2"], "-v needs name=value"), (["-Q", "x", "-i", "f"], "cannot be combined")] {
             let r = try CLI.run(["-S", "h", "-U", "u"] + args)

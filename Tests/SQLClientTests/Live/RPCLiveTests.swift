@@ -8,12 +8,16 @@ final class RPCLiveTests: XCTestCase {
     func testParameterizedSelectsWithIntFloatBitNVarcharAndNull() async throws {
         let connection = try await LiveServer.connect()
         defer { Task { await connection.close() } }
-        let r = try await connection.execute(literal: "SELECT \(Int32(41)) + 1 AS a, \(2.25) AS b, \(true) AS c, \("héllo 😀") AS d, \(nil as String?) AS e")
+        // pysqlbridge declares nvarchar(n) with n in characters, not UTF-16 code units: a character
+        // outside the BMP (two units) makes its value longer than its TYPE_INFO, which the decoder
+        // refuses (as Microsoft's driver does). The emoji travels only to a real SQL Server.
+        let text = LiveServer.isPysqlbridge ? "héllo ✓" : "héllo 😀"
+        let r = try await connection.execute(literal: "SELECT \(Int32(41)) + 1 AS a, \(2.25) AS b, \(true) AS c, \(text) AS d, \(nil as String?) AS e")
         let row = try XCTUnwrap(r.rows.first)
         XCTAssertEqual(row["a"]?.intValue, 42)
         XCTAssertEqual(row["b"]?.doubleValue, 2.25)
         XCTAssertEqual(row["c"]?.boolValue, true)
-        XCTAssertEqual(row["d"]?.stringValue, "héllo 😀")
+        XCTAssertEqual(row["d"]?.stringValue, text)
         XCTAssertEqual(row["e"], .null)
 
         // Parameters in WHERE clauses of the demo table.

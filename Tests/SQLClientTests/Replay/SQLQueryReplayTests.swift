@@ -60,7 +60,7 @@ final class SQLQueryReplayTests: XCTestCase {
 
     func testEveryInterpolatedValueIsAnRPCParameterNeverSQLText() async throws {
         let cases = try Self.cases()
-        let server = ReplayServer(session: ReplaySession(name: "any", exchanges: []), recordsRequestMessages: true)
+        let server = ReplayServer(session: ReplaySession(name: "any", exchanges: []), options: .init(recordsRequestMessages: true))
         _ = try server.start()
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server)
@@ -89,7 +89,7 @@ final class SQLQueryReplayTests: XCTestCase {
     }
 
     func testListsAndIdentifiersKeepValuesOutOfTheText() async throws {
-        let server = ReplayServer(session: ReplaySession(name: "any", exchanges: []), recordsRequestMessages: true)
+        let server = ReplayServer(session: ReplaySession(name: "any", exchanges: []), options: .init(recordsRequestMessages: true))
         _ = try server.start()
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server)

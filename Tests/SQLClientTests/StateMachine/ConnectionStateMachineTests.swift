@@ -1,18 +1,34 @@
 import XCTest
 @testable import SQLClient
 
-/// The connection state machine as tables of events and expected actions (no I/O).
+/// The connection state machine as tables of events and expected actions (no I/O, no sleeping:
+/// time is a number the table moves forward).
 final class ConnectionStateMachineTests: XCTestCase {
     enum Event {
-        case connected
+        case connected(deadline: Duration? = nil)
         case prelogin(Prelogin.Encryption?)
         case tlsEstablished
         case token(Token)
         case messageEnded
-        case requestStarted
-        case cancel
+        /// A request wants to run (`owner`: the task; `timeout`: its query timeout).
+        case enqueue(UInt64, owner: Int? = nil, timeout: Duration? = nil)
+        /// The writer starts writing request n (its query timeout starts).
+        case writing(UInt64)
+        /// Packets of request n were written; `complete`: its last packet among them.
+        case written(UInt64, complete: Bool)
+        case cancel(UInt64?)
+        case abandon(UInt64)
+        /// The clock moves forward by this much; what is due fires (`tick`).
+        case advance(Duration)
+        /// The driver reports that timer fired (possibly stale, or early).
+        case fired(TimerID)
         case close
         case transportFailed
+    }
+
+    static func seconds(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        return atto == 0 ? "\(s)s" : "\(s * 1000 + atto / 1_000_000_000_000_000)ms"
     }
 
     /// A short, comparable description of an action.
@@ -23,9 +39,16 @@ final class ConnectionStateMachineTests: XCTestCase {
         case .startTLSHandshake(let full, let verify): return "startTLS(full: \(full), verify: \(verify))"
         case .sendLogin7(let tls): return "sendLogin7(tls: \(tls))"
         case .loginSucceeded(let s): return "loginSucceeded(db: \(s.database), \(s.tdsVersion), packet: \(s.packetSize))"
-        case .closeConnection(let e): return "close(\(e.code)\(e.number.map { " \($0)" } ?? ""))"
-        case .sendRequest: return "sendRequest"
-        case .sendAttention: return "sendAttention"
+        case .startRequest(let id): return "start\(id)"
+        case .failRequest(let id, let e): return "fail\(id)(\(e.code))"
+        case .scheduleTimeout(let t, let deadline): return "schedule(\(t)@\(seconds(deadline)))"
+        case .cancelTimeout(let t): return "stop(\(t))"
+        case .endRequestWithIgnore(let id): return "ignore\(id)"
+        case .sendAttention(let id): return "attention\(id)"
+        case .drainRequest(let id): return "drain\(id)"
+        case .closeConnection(let c):
+            let failing = c.failedRequests.isEmpty ? "" : "; failing \(c.failedRequests.map(\.description).joined(separator: ","))"
+            return "close(\(c.error.code)\(c.error.number.map { " \($0)" } ?? "")\(failing))"
         case .forwardColumns(let c): return "columns(\(c.map(\.name).joined(separator: ",")))"
         case .forwardRow(let v): return "row(\(v.map(\.description).joined(separator: ",")))"
         case .forwardStatementDone(let n): return "statementDone(\(n.map(String.init) ?? "nil"))"
@@ -33,26 +56,51 @@ final class ConnectionStateMachineTests: XCTestCase {
         case .forwardReturnStatus(let s): return "returnStatus(\(s))"
         case .packetSizeChanged(let n): return "packetSize(\(n))"
         case .sessionChanged(let s): return "session(db: \(s.database))"
-        case .requestCompleted(let e): return "completed(\(e.map { "\($0.code) \($0.number ?? 0)" } ?? "ok"))"
-        case .requestCancelled: return "cancelled"
+        case .requestCompleted(let id, let e): return "completed\(id)(\(e.map { "\($0.code) \($0.number ?? 0)" } ?? "ok"))"
+        case .requestCancelled(let id, let e): return "cancelled\(id)(\(e.code))"
+        }
+    }
+
+    /// Runs the events, each giving its actions joined by "; " ("-" for none). `now` is the clock.
+    func run(_ machine: inout ConnectionStateMachine, _ events: [Event], now: inout Duration) -> [String] {
+        events.map { event in
+            let actions: [ConnectionStateMachine.Action]
+            switch event {
+            case .connected(let deadline): actions = machine.connected(now: now, deadline: deadline.map { now + $0 })
+            case .prelogin(let e): actions = [machine.preloginReceived(Prelogin(encryption: e))]
+            case .tlsEstablished: actions = [machine.tlsEstablished()]
+            case .token(let t): actions = [machine.tokenReceived(t)]
+            case .messageEnded: actions = machine.messageEnded(now: now)
+            case .enqueue(let n, let owner, let timeout):
+                actions = machine.enqueue(RequestID(value: n), owner: owner, timeout: timeout, now: now)
+            case .writing(let n): actions = machine.writingStarted(RequestID(value: n), now: now)
+            case .written(let n, let complete): actions = machine.packetsWritten(RequestID(value: n), complete: complete)
+            case .cancel(let n): actions = machine.cancelRequested(n.map { RequestID(value: $0) }, now: now)
+            case .abandon(let n): actions = machine.requestAbandoned(RequestID(value: n), now: now)
+            case .advance(let d):
+                now += d
+                actions = machine.tick(now: now)
+            case .fired(let t): actions = machine.timeoutFired(t, now: now)
+            case .close: actions = machine.closeRequested()
+            case .transportFailed: actions = [machine.transportFailed(SQLClientError(.connectionClosed, "gone"))]
+            }
+            let shown = actions.map(Self.summary).filter { $0 != "none" }
+            return shown.isEmpty ? "-" : shown.joined(separator: "; ")
         }
     }
 
     func run(_ machine: inout ConnectionStateMachine, _ events: [Event]) -> [String] {
-        events.map { event in
-            let action: ConnectionStateMachine.Action
-            switch event {
-            case .connected: action = machine.connected()
-            case .prelogin(let e): action = machine.preloginReceived(Prelogin(encryption: e))
-            case .tlsEstablished: action = machine.tlsEstablished()
-            case .token(let t): action = machine.tokenReceived(t)
-            case .messageEnded: action = machine.messageEnded()
-            case .requestStarted: action = machine.requestStarted()
-            case .cancel: action = machine.cancelRequested()
-            case .close: action = machine.closeRequested()
-            case .transportFailed: action = machine.transportFailed(SQLClientError(.connectionClosed, "gone"))
-            }
-            return Self.summary(action)
+        var now = Duration.zero
+        return run(&machine, events, now: &now)
+    }
+
+    /// Checks a table of (event, expected actions) rows, naming the row that differs.
+    func check(_ machine: inout ConnectionStateMachine, _ table: [(Event, String)],
+               file: StaticString = #filePath, line: UInt = #line) {
+        var now = Duration.zero
+        for (i, (event, expected)) in table.enumerated() {
+            let got = run(&machine, [event], now: &now)[0]
+            XCTAssertEqual(got, expected, "row \(i): \(event) at \(Self.seconds(now))", file: file, line: line)
         }
     }
 
@@ -71,16 +119,26 @@ final class ConnectionStateMachineTests: XCTestCase {
         .error(ErrorToken(ServerMessage(number: n, state: 1, severity: severity, message: "error \(n)", lineNumber: 1)))
     }
     static func done(_ status: DoneStatus, _ count: UInt64 = 0) -> Token { .done(Done(status: status, rowCount: count)) }
+    static let attentionAck = done([.attention])
     static let columns = Token.colMetadata(ColMetadata(columns: [
         ColumnMetadata(typeInfo: .int, name: "id"), ColumnMetadata(typeInfo: .int, name: "n"),
     ]))
     static func row(_ a: Int32, _ b: SQLValue) -> Token { .row(Row(values: [.int(a), b])) }
 
     static let login: [Event] = [
-        .connected, .prelogin(.on), .tlsEstablished,
+        .connected(), .prelogin(.on), .tlsEstablished,
         .token(ack), .token(env(.database, "shop", "master")), .token(info(5701)),
         .token(env(.packetSize, "8192", "4096")), .token(done([])), .messageEnded,
     ]
+
+    func loggedIn(cancelTimeout: Duration = .seconds(5)) -> ConnectionStateMachine {
+        var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false, cancelTimeout: cancelTimeout)
+        _ = run(&machine, Self.login)
+        XCTAssertEqual(machine.state, .ready)
+        return machine
+    }
+
+    // MARK: - Login
 
     func testEncryptionNegotiationTable() {
         // (client setting, server answer) -> the first two actions.
@@ -105,11 +163,11 @@ final class ConnectionStateMachineTests: XCTestCase {
         ]
         for (setting, server, trust, expected) in table {
             var machine = ConnectionStateMachine(encryption: setting, trustServerCertificate: trust)
-            let actions = run(&machine, [.connected, .prelogin(server)])
+            let actions = run(&machine, [.connected(), .prelogin(server)])
             XCTAssertEqual(actions, ["sendPrelogin(\(setting.preloginValue))", expected], "\(setting) vs \(String(describing: server))")
         }
         var verifying = ConnectionStateMachine(encryption: .off, trustServerCertificate: false, verifyWhenLoginOnly: true)
-        XCTAssertEqual(run(&verifying, [.connected, .prelogin(.off)]).last, "startTLS(full: false, verify: true)")
+        XCTAssertEqual(run(&verifying, [.connected(), .prelogin(.off)]).last, "startTLS(full: false, verify: true)")
     }
 
     func testLoginTracksEnvChangesAndSucceedsAtTheEndOfTheMessage() {
@@ -117,7 +175,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         let actions = run(&machine, Self.login)
         XCTAssertEqual(actions, [
             "sendPrelogin(ENCRYPT_ON)", "startTLS(full: true, verify: true)", "sendLogin7(tls: true)",
-            "none", "none", "message(info 5701)", "packetSize(8192)", "none",
+            "-", "-", "message(info 5701)", "packetSize(8192)", "-",
             "loginSucceeded(db: shop, 7.4, packet: 8192)",
         ])
         XCTAssertEqual(machine.state, .ready)
@@ -125,120 +183,124 @@ final class ConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.session.encryption, "full")
     }
 
+    /// One budget for the whole login: its timer is armed at `connected`, stopped at LOGINACK's
+    /// message end; if it fires first the connection closes with `.timeout`.
+    func testLoginTimeout() {
+        var finished = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
+        check(&finished, [
+            (.connected(deadline: .seconds(15)), "sendPrelogin(ENCRYPT_NOT_SUP); schedule(login@15s)"),
+            (.prelogin(.notSupported), "sendLogin7(tls: false)"),
+            (.advance(.seconds(14)), "-"),
+            (.token(Self.ack), "-"), (.token(Self.done([])), "-"),
+            (.messageEnded, "loginSucceeded(db: , 7.4, packet: 4096); stop(login)"),
+            (.advance(.seconds(5)), "-"),
+            (.fired(.login), "-"),   // a stale firing does nothing
+        ])
+        var stalled = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
+        check(&stalled, [
+            (.connected(deadline: .seconds(15)), "sendPrelogin(ENCRYPT_ON); schedule(login@15s)"),
+            (.prelogin(.on), "startTLS(full: true, verify: true)"),
+            (.fired(.login), "-"),   // early: not due yet
+            (.advance(.seconds(15)), "close(timeout)"),
+            (.tlsEstablished, "-"),   // closed: the first reason stays
+        ])
+        XCTAssertEqual(stalled.closeError?.code, .timeout)
+        XCTAssertTrue(stalled.closeError?.message.contains("within 15.0 seconds") ?? false, "\(String(describing: stalled.closeError))")
+    }
+
     func testLoginAt71() {
         var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
-        let actions = run(&machine, [.connected, .prelogin(.notSupported), .token(Self.ack71), .token(Self.done([])), .messageEnded])
+        let actions = run(&machine, [.connected(), .prelogin(.notSupported), .token(Self.ack71), .token(Self.done([])), .messageEnded])
         XCTAssertEqual(actions.last, "loginSucceeded(db: , 7.1, packet: 4096)")
     }
 
     func testFailedLoginIsTypedWithTheServerNumber() {
         var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: true)
-        let actions = run(&machine, [.connected, .prelogin(.on), .tlsEstablished,
+        let actions = run(&machine, [.connected(), .prelogin(.on), .tlsEstablished,
                                      .token(Self.error(18456, severity: 14)), .token(Self.done([.error])), .messageEnded,
-                                     .requestStarted])
-        XCTAssertEqual(Array(actions.suffix(4)), ["message(error 18456)", "none", "close(loginFailed 18456)",
-                                                  "close(connectionClosed)"])
+                                     .enqueue(1)])
+        XCTAssertEqual(Array(actions.suffix(4)), ["message(error 18456)", "-", "close(loginFailed 18456)",
+                                                  "fail#1(connectionClosed)"])
         XCTAssertEqual(machine.state, .closed)
     }
 
     func testLoginResponseWithoutLoginAckOrErrorFails() {
         var machine = ConnectionStateMachine(encryption: .off, trustServerCertificate: false)
-        let actions = run(&machine, [.connected, .prelogin(.notSupported), .token(Self.done([])), .messageEnded])
+        let actions = run(&machine, [.connected(), .prelogin(.notSupported), .token(Self.done([])), .messageEnded])
         XCTAssertEqual(actions.last, "close(loginFailed)")
     }
 
     func testTokensBeforeLoginAreAProtocolError() {
         var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        XCTAssertEqual(run(&machine, [.connected, .token(Self.done([]))]), ["sendPrelogin(ENCRYPT_ON)", "close(protocolError)"])
+        XCTAssertEqual(run(&machine, [.connected(), .token(Self.done([]))]), ["sendPrelogin(ENCRYPT_ON)", "close(protocolError)"])
         var other = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
         XCTAssertEqual(run(&other, [.tlsEstablished]), ["close(invalidState)"])
     }
 
+    /// The session's server program name comes without LOGINACK's NUL padding.
+    func testServerProgramNameIsTrimmedOfNULPadding() {
+        var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
+        let ack = Token.loginAck(LoginAck(tdsVersion: .v7_4, programName: "Microsoft SQL Server\0\0",
+                                          serverVersion: .init(major: 16, minor: 0, build: 4135)))
+        _ = run(&machine, [.connected(), .prelogin(.notSupported), .token(ack), .token(Self.done([])), .messageEnded])
+        XCTAssertEqual(machine.state, .ready)
+        XCTAssertEqual(machine.session.serverProgramName, "Microsoft SQL Server")
+    }
+
+    // MARK: - Responses
+
     func testBatchWithTwoResultSetsCountsAndMessagesBetweenRows() {
-        var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        _ = run(&machine, Self.login)
-        let actions = run(&machine, [
-            .requestStarted,
-            .token(Self.columns), .token(Self.row(1, .int(10))), .token(Self.info(0)), .token(Self.row(2, .null)),
-            .token(Self.done([.more, .count], 2)),
-            .token(Self.done([.more, .count], 3)),            // an INSERT of 3 rows
-            .token(Self.done([.more])),                      // a SET: no count
-            .token(Self.columns), .token(Self.row(3, .int(30))), .token(Self.done([.count], 1)),
-            .messageEnded,
-        ])
-        XCTAssertEqual(actions, [
-            "sendRequest",
-            "columns(id,n)", "row(1,10)", "message(info 0)", "row(2,NULL)", "statementDone(2)",
-            "statementDone(3)", "statementDone(nil)",
-            "columns(id,n)", "row(3,30)", "statementDone(1)",
-            "completed(ok)",
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1), "start#1"),
+            (.written(1, complete: true), "-"),
+            (.token(Self.columns), "columns(id,n)"), (.token(Self.row(1, .int(10))), "row(1,10)"),
+            (.token(Self.info(0)), "message(info 0)"), (.token(Self.row(2, .null)), "row(2,NULL)"),
+            (.token(Self.done([.more, .count], 2)), "statementDone(2)"),
+            (.token(Self.done([.more, .count], 3)), "statementDone(3)"),      // an INSERT of 3 rows
+            (.token(Self.done([.more])), "statementDone(nil)"),             // a SET: no count
+            (.token(Self.columns), "columns(id,n)"), (.token(Self.row(3, .int(30))), "row(3,30)"),
+            (.token(Self.done([.count], 1)), "statementDone(1)"),
+            (.messageEnded, "completed#1(ok)"),
         ])
         XCTAssertEqual(machine.state, .ready)
     }
 
     func testErrorMidBatchCompletesWithTheErrorAndStaysUsable() {
-        var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        _ = run(&machine, Self.login)
-        let actions = run(&machine, [
-            .requestStarted,
-            .token(Self.columns), .token(Self.row(1, .int(1))), .token(Self.done([.more, .count], 1)),
-            .token(Self.error(208)), .token(Self.done([.more, .error])),
-            .token(Self.error(50000, severity: 11)), .token(Self.done([.error])),
-            .messageEnded,
-            .requestStarted,
-        ])
-        XCTAssertEqual(actions, [
-            "sendRequest", "columns(id,n)", "row(1,1)", "statementDone(1)",
-            "message(error 208)", "statementDone(nil)", "message(error 50000)", "statementDone(nil)",
-            "completed(serverError 208)", "sendRequest",
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1), "start#1"), (.written(1, complete: true), "-"),
+            (.token(Self.columns), "columns(id,n)"), (.token(Self.row(1, .int(1))), "row(1,1)"),
+            (.token(Self.done([.more, .count], 1)), "statementDone(1)"),
+            (.token(Self.error(208)), "message(error 208)"), (.token(Self.done([.more, .error])), "statementDone(nil)"),
+            (.token(Self.error(50000, severity: 11)), "message(error 50000)"), (.token(Self.done([.error])), "statementDone(nil)"),
+            (.messageEnded, "completed#1(serverError 208)"),
+            (.enqueue(2), "start#2"),
         ])
     }
 
     func testSeverity20ClosesTheConnection() {
-        var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        _ = run(&machine, Self.login)
-        let actions = run(&machine, [.requestStarted, .token(Self.error(605, severity: 21)), .token(Self.done([.error])),
-                                     .messageEnded, .requestStarted])
-        XCTAssertEqual(actions, ["sendRequest", "message(error 605)", "statementDone(nil)", "close(serverError 605)",
-                                 "close(connectionClosed)"])
-    }
-
-    func testOneRequestAtATime() {
-        var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        _ = run(&machine, Self.login)
-        XCTAssertEqual(run(&machine, [.requestStarted, .requestStarted]), ["sendRequest", "completed(invalidState 0)"])
-    }
-
-    func testAttentionDiscardsTheRestAndWaitsForTheAcknowledgement() {
-        var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        _ = run(&machine, Self.login)
-        let actions = run(&machine, [
-            .requestStarted, .token(Self.columns), .token(Self.row(1, .int(1))),
-            .cancel, .cancel,
-            .token(Self.row(2, .int(2))), .token(Self.done([.more, .count], 2)), .messageEnded,  // the response's end
-            .token(Self.done([.attention])), .messageEnded,                                     // the acknowledgement
-            .requestStarted,
-        ])
-        XCTAssertEqual(actions, [
-            "sendRequest", "columns(id,n)", "row(1,1)",
-            "sendAttention", "none",
-            "none", "none", "none",
-            "none", "cancelled",
-            "sendRequest",
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1), "start#1"), (.enqueue(2), "-"), (.written(1, complete: true), "-"),
+            (.token(Self.error(605, severity: 21)), "message(error 605)"), (.token(Self.done([.error])), "statementDone(nil)"),
+            (.messageEnded, "close(serverError 605; failing #2)"),
+            (.enqueue(3), "fail#3(connectionClosed)"),
         ])
     }
 
     func testEnvChangesDuringARequestUpdateTheSession() {
-        var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        _ = run(&machine, Self.login)
+        var machine = loggedIn()
         let begin = Token.envChange(EnvChange(type: .beginTransaction, newValue: .bytes([1, 0, 0, 0, 0, 0, 0, 0]),
                                               oldValue: .bytes([])))
         let commit = Token.envChange(EnvChange(type: .commitTransaction, newValue: .bytes([]),
                                                oldValue: .bytes([1, 0, 0, 0, 0, 0, 0, 0])))
-        let actions = run(&machine, [.requestStarted, .token(Self.env(.database, "archive", "shop")), .token(Self.info(5701)),
-                                     .token(begin), .token(Self.done([]))])
-        XCTAssertEqual(actions, ["sendRequest", "session(db: archive)", "message(info 5701)", "session(db: archive)",
-                                 "statementDone(nil)"])
+        check(&machine, [
+            (.enqueue(1), "start#1"), (.written(1, complete: true), "-"),
+            (.token(Self.env(.database, "archive", "shop")), "session(db: archive)"),
+            (.token(Self.info(5701)), "message(info 5701)"), (.token(begin), "session(db: archive)"),
+            (.token(Self.done([])), "statementDone(nil)"),
+        ])
         XCTAssertEqual(machine.session.database, "archive")
         XCTAssertEqual(machine.session.transactionDescriptor, [1, 0, 0, 0, 0, 0, 0, 0])
         _ = run(&machine, [.token(commit), .messageEnded])
@@ -247,22 +309,178 @@ final class ConnectionStateMachineTests: XCTestCase {
     }
 
     func testTransportFailureAndCloseAreTerminal() {
-        var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        _ = run(&machine, Self.login)
-        XCTAssertEqual(run(&machine, [.requestStarted, .transportFailed, .transportFailed, .close]),
-                       ["sendRequest", "close(connectionClosed)", "none", "none"])
-        var other = ConnectionStateMachine(encryption: .on, trustServerCertificate: false)
-        _ = run(&other, Self.login)
-        XCTAssertEqual(run(&other, [.close, .requestStarted]), ["close(connectionClosed)", "close(connectionClosed)"])
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1), "start#1"), (.transportFailed, "close(connectionClosed)"), (.transportFailed, "-"), (.close, "-"),
+        ])
+        var other = loggedIn()
+        check(&other, [(.close, "close(connectionClosed)"), (.enqueue(1), "fail#1(connectionClosed)")])
     }
 
-    /// The session's server program name comes without LOGINACK's NUL padding.
-    func testServerProgramNameIsTrimmedOfNULPadding() {
-        var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
-        let ack = Token.loginAck(LoginAck(tdsVersion: .v7_4, programName: "Microsoft SQL Server\0\0",
-                                          serverVersion: .init(major: 16, minor: 0, build: 4135)))
-        _ = run(&machine, [.connected, .prelogin(.notSupported), .token(ack), .token(Self.done([])), .messageEnded])
-        XCTAssertEqual(machine.state, .ready)
-        XCTAssertEqual(machine.session.serverProgramName, "Microsoft SQL Server")
+    // MARK: - The request lifecycle
+
+    /// Requests wait for their turn in order; each starts when the one before completes.
+    func testRequestsQueueInOrder() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, owner: 1), "start#1"), (.enqueue(2, owner: 2), "-"), (.enqueue(3, owner: 3), "-"),
+            (.written(1, complete: true), "-"), (.token(Self.done([])), "statementDone(nil)"),
+            (.messageEnded, "completed#1(ok); start#2"),
+            (.written(2, complete: true), "-"), (.messageEnded, "completed#2(ok); start#3"),
+        ])
+        XCTAssertEqual(machine.queuedRequests, [])
+    }
+
+    /// Must show: a query timeout while a multi-packet request is being written. The timeout is
+    /// only noted (and the ATTENTION bound armed); after the packets in flight the writer ends
+    /// the message with EOM|IGNORE and sends ATTENTION; the acknowledgement ends the request
+    /// with `.timeout`, and the connection runs the next request.
+    func testTimeoutWhileWritingAMultiPacketRequest() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, timeout: .seconds(2)), "start#1"),
+            (.advance(.seconds(1)), "-"),                            // encoding: not counted
+            (.writing(1), "schedule(query#1@3s)"),
+            (.written(1, complete: false), "-"),
+            (.advance(.seconds(1)), "-"),
+            (.written(1, complete: false), "-"),
+            (.advance(.seconds(1)), "schedule(cancel#1@8s)"),       // due: noted, nothing written now
+            (.cancel(1), "-"),                                       // a second cancel changes nothing
+            (.written(1, complete: false), "ignore#1; attention#1"), // after the packets in flight
+            (.written(1, complete: false), "-"),
+            (.token(Self.done([])), "-"),                             // the DONE for the ignored message
+            (.messageEnded, "-"),
+            (.token(Self.attentionAck), "-"),
+            (.messageEnded, "cancelled#1(timeout); stop(cancel#1)"),
+            (.advance(.seconds(10)), "-"),                           // no stale timer fires
+            (.enqueue(2), "start#2"),
+        ])
+    }
+
+    /// Must show: a cancel while writing. In the middle: IGNORE then ATTENTION after the packets
+    /// in flight; during the last packets: the message is complete, ATTENTION follows it.
+    func testCancelWhileWriting() {
+        var middle = loggedIn()
+        check(&middle, [
+            (.enqueue(1), "start#1"), (.written(1, complete: false), "-"),
+            (.cancel(nil), "schedule(cancel#1@5s)"),
+            (.written(1, complete: false), "ignore#1; attention#1"),
+            (.token(Self.attentionAck), "-"), (.messageEnded, "cancelled#1(cancelled); stop(cancel#1)"),
+        ])
+        var last = loggedIn()
+        check(&last, [
+            (.enqueue(1), "start#1"), (.written(1, complete: false), "-"),
+            (.cancel(1), "schedule(cancel#1@5s)"),
+            (.written(1, complete: true), "attention#1"),
+            (.token(Self.columns), "-"), (.token(Self.row(1, .int(1))), "-"),   // discarded
+            (.token(Self.done([.count], 1)), "-"), (.messageEnded, "-"),
+            (.token(Self.attentionAck), "-"), (.messageEnded, "cancelled#1(cancelled); stop(cancel#1)"),
+            (.enqueue(2), "start#2"),
+        ])
+    }
+
+    /// Must show: a cancel (or its timer) after the response finished does nothing: no ATTENTION,
+    /// no bound armed for a request that is over.
+    func testCancelAfterTheResponseFinished() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, timeout: .seconds(3)), "start#1"), (.writing(1), "schedule(query#1@3s)"),
+            (.written(1, complete: true), "-"),
+            (.token(Self.done([.count], 1)), "statementDone(1)"),
+            (.messageEnded, "completed#1(ok); stop(query#1)"),
+            (.cancel(1), "-"), (.cancel(nil), "-"), (.abandon(1), "-"),
+            (.fired(.query(RequestID(value: 1))), "-"),
+            (.advance(.seconds(60)), "-"),
+            (.enqueue(2), "start#2"),
+        ])
+    }
+
+    /// Must show: an ATTENTION never acknowledged: the response ends, no acknowledgement comes;
+    /// the cancel bound closes the connection with `.timeout`, failing the queued requests.
+    func testAttentionNeverAcknowledged() {
+        var machine = loggedIn(cancelTimeout: .seconds(5))
+        check(&machine, [
+            (.enqueue(1, owner: 1), "start#1"), (.written(1, complete: true), "-"),
+            (.token(Self.columns), "columns(id,n)"),
+            (.cancel(1), "attention#1; schedule(cancel#1@5s)"),
+            (.enqueue(2, owner: 2), "-"),
+            (.token(Self.row(2, .int(2))), "-"), (.token(Self.done([.count], 2)), "-"), (.messageEnded, "-"),
+            (.advance(.seconds(4)), "-"),
+            (.advance(.seconds(1)), "close(timeout; failing #2)"),
+            (.token(Self.attentionAck), "-"),
+        ])
+        XCTAssertEqual(machine.state, .closed)
+        XCTAssertTrue(machine.closeError?.message.contains("ATTENTION") ?? false)
+    }
+
+    /// A query timeout while reading: ATTENTION at once; the acknowledgement gives `.timeout`.
+    func testQueryTimeoutWhileReading() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, timeout: .milliseconds(300)), "start#1"), (.writing(1), "schedule(query#1@300ms)"),
+            (.written(1, complete: true), "-"), (.token(Self.columns), "columns(id,n)"),
+            (.advance(.milliseconds(300)), "attention#1; schedule(cancel#1@5300ms)"),
+            (.token(Self.row(1, .int(1))), "-"),
+            (.token(Self.attentionAck), "-"), (.messageEnded, "cancelled#1(timeout); stop(cancel#1)"),
+        ])
+    }
+
+    /// Must show: close with queued and running requests: the queued ones fail at once, the
+    /// running one's reader gets the error; every timer stops.
+    func testCloseWithQueuedAndRunningRequests() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, owner: 1, timeout: .seconds(30)), "start#1"), (.writing(1), "schedule(query#1@30s)"),
+            (.enqueue(2, owner: 2), "-"), (.enqueue(3, owner: 3), "-"),
+            (.written(1, complete: true), "-"),
+            (.close, "close(connectionClosed; failing #2,#3)"),
+            (.advance(.seconds(60)), "-"),
+            (.enqueue(4), "fail#4(connectionClosed)"),
+            (.messageEnded, "-"),
+        ])
+        XCTAssertTrue(machine.timers.isEmpty)
+        XCTAssertEqual(machine.closeError?.code, .connectionClosed)
+    }
+
+    /// A request cancelled while it waits for its turn fails at once; the others keep their order.
+    func testCancelWhileQueued() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, owner: 1), "start#1"), (.enqueue(2, owner: 2), "-"), (.enqueue(3, owner: 3), "-"),
+            (.cancel(2), "fail#2(cancelled)"), (.abandon(3), "fail#3(cancelled)"),
+            (.written(1, complete: true), "-"), (.messageEnded, "completed#1(ok)"),
+        ])
+    }
+
+    /// Must show: a second request from the same task while its iterator is held: the held
+    /// request is cancelled and drained (nobody else could finish it), the new one runs after
+    /// the acknowledgement, and the held request's reader learns it was pre-empted. A request
+    /// of another task just waits.
+    func testSecondRequestFromTheSameTaskWhileAnIteratorIsHeld() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, owner: 7), "start#1"), (.written(1, complete: true), "-"),
+            (.token(Self.columns), "columns(id,n)"), (.token(Self.row(1, .int(1))), "row(1,1)"),
+            (.enqueue(2, owner: 8), "-"),                                      // another task: waits
+            (.enqueue(3, owner: 7), "attention#1; schedule(cancel#1@5s); drain#1"),
+            (.token(Self.row(2, .int(2))), "-"),
+            (.token(Self.attentionAck), "-"),
+            (.messageEnded, "cancelled#1(cancelled); stop(cancel#1); start#2"),
+            (.written(2, complete: true), "-"), (.messageEnded, "completed#2(ok); start#3"),
+        ])
+        XCTAssertTrue(machine.takePreempted(RequestID(value: 1)))
+        XCTAssertFalse(machine.takePreempted(RequestID(value: 1)), "once")
+    }
+
+    /// An abandoned stream (dropped iterator): ATTENTION and a drain; its timers stop at the end.
+    func testAbandonedRequestIsCancelledAndDrained() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, timeout: .seconds(9)), "start#1"), (.writing(1), "schedule(query#1@9s)"),
+            (.written(1, complete: true), "-"),
+            (.abandon(1), "attention#1; schedule(cancel#1@5s); drain#1"),
+            (.abandon(1), "-"),
+            (.token(Self.attentionAck), "-"), (.messageEnded, "cancelled#1(cancelled); stop(query#1); stop(cancel#1)"),
+        ])
     }
 }

@@ -14,7 +14,7 @@ final class RPCStateMachineTests: XCTestCase {
         _ = m.tokenReceived(.loginAck(LoginAck(tdsVersion: .v7_4, programName: "Microsoft SQL Server",
                                                serverVersion: .init(major: 16, minor: 0, build: 1))))
         _ = m.tokenReceived(.done(Done(status: [])))
-        guard case .loginSucceeded = m.messageEnded() else { XCTFail("login did not succeed"); return m }
+        guard case .loginSucceeded? = m.messageEnded().first else { XCTFail("login did not succeed"); return m }
         return m
     }
 
@@ -22,9 +22,19 @@ final class RPCStateMachineTests: XCTestCase {
         .returnValue(ReturnValue(ordinal: ordinal, name: name, typeInfo: .int, value: value))
     }
 
+    private func start(_ m: inout ConnectionStateMachine, _ n: UInt64) -> RequestID {
+        let id = RequestID(value: n)
+        guard case .startRequest(id)? = m.enqueue(id, owner: nil, timeout: nil, now: .zero).first else {
+            XCTFail("request \(n) did not start")
+            return id
+        }
+        _ = m.packetsWritten(id, complete: true)
+        return id
+    }
+
     func testReturnValuesAreCollectedPerRequest() {
         var m = loggedIn()
-        guard case .sendRequest = m.requestStarted() else { return XCTFail() }
+        let first = start(&m, 1)
         guard case .forwardStatementDone(rowsAffected: 4) = m.tokenReceived(.doneInProc(DoneInProc(status: [.more, .count], rowCount: 4))) else {
             return XCTFail("DONEINPROC count")
         }
@@ -32,31 +42,32 @@ final class RPCStateMachineTests: XCTestCase {
         guard case .none = m.tokenReceived(returnValue(1, "@a", .int(10))) else { return XCTFail() }
         guard case .none = m.tokenReceived(returnValue(2, "@b", .null)) else { return XCTFail() }
         guard case .none = m.tokenReceived(.doneProc(DoneProc(status: []))) else { return XCTFail("DONEPROC") }
-        guard case .requestCompleted(error: nil) = m.messageEnded() else { return XCTFail() }
-        let values = m.takeReturnValues()
+        guard case .requestCompleted(first, error: nil)? = m.messageEnded().first else { return XCTFail() }
+        let values = m.takeReturnValues(of: first)
         XCTAssertEqual(values.map(\.name), ["@a", "@b"])
         XCTAssertEqual(values.map(\.value), [.int(10), .null])
-        XCTAssertTrue(m.takeReturnValues().isEmpty, "taken once")
+        XCTAssertTrue(m.takeReturnValues(of: first).isEmpty, "taken once")
         // A new request starts with none.
-        guard case .sendRequest = m.requestStarted() else { return XCTFail() }
-        XCTAssertTrue(m.returnValues.isEmpty)
+        let second = start(&m, 2)
+        _ = m.messageEnded()
+        XCTAssertTrue(m.takeReturnValues(of: second).isEmpty)
     }
 
     func testCancelledRequestDropsReturnValuesAndDoneProcAttentionAcknowledges() {
         var m = loggedIn()
-        _ = m.requestStarted()
-        guard case .sendAttention = m.cancelRequested() else { return XCTFail() }
+        let id = start(&m, 1)
+        guard case .sendAttention(id)? = m.cancelRequested(id, now: .zero).first else { return XCTFail() }
         _ = m.tokenReceived(returnValue(1, "@a", .int(10)))
         guard case .none = m.tokenReceived(.returnStatus(ReturnStatus(value: 1))) else { return XCTFail("discarded while cancelling") }
         _ = m.tokenReceived(.doneProc(DoneProc(status: [.attention])))
-        guard case .requestCancelled = m.messageEnded() else { return XCTFail("DONEPROC with ATTN acknowledges") }
-        XCTAssertTrue(m.takeReturnValues().isEmpty)
+        guard case .requestCancelled(id, _)? = m.messageEnded().first else { return XCTFail("DONEPROC with ATTN acknowledges") }
+        XCTAssertTrue(m.takeReturnValues(of: id).isEmpty)
         XCTAssertEqual(m.state, .ready)
     }
 
     func testTransactionEnvChangesTrackTheDescriptor() {
         var m = loggedIn()
-        _ = m.requestStarted()
+        _ = start(&m, 1)
         let d: [UInt8] = [1, 0, 0, 0, 0, 0, 0, 0x80]
         guard case .sessionChanged(let s) = m.tokenReceived(.envChange(EnvChange(type: .beginTransaction, newValue: .bytes(d), oldValue: .bytes([])))) else {
             return XCTFail()

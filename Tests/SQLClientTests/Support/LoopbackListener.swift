@@ -13,9 +13,9 @@ final class LoopbackListener: @unchecked Sendable {
     private let handler: @Sendable (Int32) -> Void
     private let accepting: Bool
 
-    /// Listens on `address` ("127.0.0.1" or "::1") on an ephemeral port. `backlog` 0 and
+    /// Listens on `address` ("127.0.0.1" or "::1") on `port` (0: an ephemeral port). `backlog` 0 and
     /// `accepting` false make a listener whose queue fills up (for connect timeouts).
-    init(address: String = "127.0.0.1", backlog: Int32 = 16, accepting: Bool = true,
+    init(address: String = "127.0.0.1", port requestedPort: UInt16 = 0, backlog: Int32 = 16, accepting: Bool = true,
          handler: @escaping @Sendable (Int32) -> Void = { _ in }) throws {
         let v6 = address.contains(":")
         #if canImport(Darwin)
@@ -30,7 +30,7 @@ final class LoopbackListener: @unchecked Sendable {
         if v6 {
             var sin6 = sockaddr_in6()
             sin6.sin6_family = sa_family_t(AF_INET6)
-            sin6.sin6_port = 0
+            sin6.sin6_port = requestedPort.bigEndian
             inet_pton(AF_INET6, address, &sin6.sin6_addr)
             rc = withUnsafePointer(to: &sin6) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
@@ -38,7 +38,7 @@ final class LoopbackListener: @unchecked Sendable {
         } else {
             var sin = sockaddr_in()
             sin.sin_family = sa_family_t(AF_INET)
-            sin.sin_port = 0
+            sin.sin_port = requestedPort.bigEndian
             inet_pton(AF_INET, address, &sin.sin_addr)
             rc = withUnsafePointer(to: &sin) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -105,7 +105,9 @@ final class LoopbackListener: @unchecked Sendable {
         return n > 0 ? Array(buffer[0 ..< n]) : []
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Sends all of `bytes`; false when the peer is gone first.
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
             #if canImport(Darwin)
@@ -114,8 +116,10 @@ final class LoopbackListener: @unchecked Sendable {
             let flags = Int32(MSG_NOSIGNAL)
             #endif
             let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, flags) }
-            if n <= 0 { return }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { return false }
             sent += n
         }
+        return true
     }
 }

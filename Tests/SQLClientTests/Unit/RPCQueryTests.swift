@@ -189,7 +189,7 @@ final class RPCQueryTests: XCTestCase {
                                            .transactionManager(.commit(name: "", thenBegin: nil))]
         for r in requests {
             let (type, body) = try r.encode(descriptor: descriptor, version: .v7_4)
-            let decoded = try ClientRequest.decode(type: type, payload: body, version: .v7_4)
+            let decoded = try ClientRequest.decode(type: type, payload: XCTUnwrap(body.wholeBytes), version: .v7_4)
             let headers: AllHeaders?
             switch decoded {
             case .sqlBatch(let b): headers = b.allHeaders
@@ -209,7 +209,7 @@ final class RPCQueryTests: XCTestCase {
         ]
         for (request, type) in tm {
             let (_, body) = try OutgoingRequest.transactionManager(request).encode(descriptor: 9, version: .v7_4)
-            let back = try TransactionManagerRequest.decode(from: body, version: .v7_4)
+            let back = try TransactionManagerRequest.decode(from: XCTUnwrap(body.wholeBytes), version: .v7_4)
             XCTAssertEqual(back.request, request)
             XCTAssertEqual(back.request.type, type)
         }

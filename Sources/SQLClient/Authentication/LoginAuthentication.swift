@@ -1,0 +1,113 @@
+import TDS
+
+/// The authentication part of one login attempt ([MS-TDS] 3.2.5.1–3.2.5.3): what PRELOGIN
+/// announces, what LOGIN7 carries, the SSPI legs, and the check of FEATUREEXTACK.
+///
+/// - SQL password: user and password in LOGIN7.
+/// - Access token (FEDAUTH, security-token library): PRELOGIN sends FEDAUTHREQUIRED = 1; LOGIN7 sends
+///   no user or password and a FEDAUTH FeatureExt whose fFedAuthEcho copies the server's
+///   FEDAUTHREQUIRED answer; the server MUST acknowledge FEDAUTH in FEATUREEXTACK.
+/// - NTLM: fIntSecurity and the NEGOTIATE_MESSAGE in LOGIN7's SSPI field; the server's SSPI token
+///   is answered with an SSPI message (packet type 0x11) holding the AUTHENTICATE_MESSAGE.
+///
+/// UTF8_SUPPORT is requested in every 7.4 LOGIN7.
+struct LoginAuthentication: Sendable {
+    let authentication: SQLAuthentication
+    private(set) var ntlm: NTLMAuthenticator?
+    /// The token for this attempt (fetched from the provider by ``prepare()``).
+    private var accessToken: String?
+    /// The features LOGIN7 asked for (a FEATUREEXTACK for anything else is a protocol error).
+    private(set) var requestedFeatures: Set<FeatureID> = []
+
+    init(_ authentication: SQLAuthentication) {
+        self.authentication = authentication
+    }
+
+    /// Gets what the attempt needs before anything is sent: the access token (a provider is called
+    /// once per attempt, so a retry or a redirect gets a fresh token) and a new NTLM exchange.
+    /// - Throws: ``SQLClientError`` `.invalidConfiguration` for an empty token; `.loginFailed` wrapping
+    ///   the provider's error.
+    mutating func prepare() async throws {
+        switch authentication {
+        case .sqlPassword:
+            break
+        case .accessToken(let token):
+            accessToken = token
+        case .accessTokenProvider(let provider):
+            do {
+                accessToken = try await provider()
+            } catch let error as SQLClientError {
+                throw error
+            } catch {
+                throw SQLClientError(.loginFailed, "the access token provider failed: \(error)", underlying: error)
+            }
+        case .ntlm(let credentials):
+            ntlm = NTLMAuthenticator(credentials: credentials)
+        }
+        if authentication.usesFedAuth, accessToken?.isEmpty ?? true {
+            throw SQLClientError(.invalidConfiguration, "Authentication=ActiveDirectoryAccessToken needs an access token"
+                                 + " (set authentication = .accessToken(…) or use sqlclient --access-token-file)")
+        }
+    }
+
+    /// The PRELOGIN FEDAUTHREQUIRED option to send: 0x01 with an access token, else none.
+    var preloginFedAuthRequired: UInt8? { authentication.usesFedAuth ? 0x01 : nil }
+
+    /// Fills LOGIN7's credentials for this authentication, given the server's PRELOGIN answer, and
+    /// adds UTF8_SUPPORT (7.4).
+    mutating func apply(to login: inout Login7, serverPrelogin: Prelogin?) {
+        var features = login.featureExt ?? []
+        if login.tdsVersion.generation >= 0x74 {
+            if !features.contains(where: { $0.id == Login7Feature.utf8SupportID }) { features.append(.utf8Support) }
+        }
+        switch authentication {
+        case .sqlPassword:
+            break
+        case .accessToken, .accessTokenProvider:
+            login.userName = ""
+            login.password = ""
+            // fFedAuthEcho MUST equal the server's FEDAUTHREQUIRED answer, or it closes the connection.
+            let echo = (serverPrelogin?.fedAuthRequired ?? 0) != 0
+            features.append(.fedAuthAccessToken(accessToken ?? "", echo: echo, nonce: serverPrelogin?.nonce))
+        case .ntlm:
+            login.userName = ""
+            login.password = ""
+            login.optionFlags2.insert(.integratedSecurity)
+            login.sspi = ntlm?.initialToken ?? []
+        }
+        login.featureExt = features.isEmpty || login.tdsVersion.generation < 0x74 ? nil : features
+        requestedFeatures = Set((login.featureExt ?? []).map { FeatureID(rawValue: $0.id) })
+    }
+
+    /// True when LOGIN7 needs TDS 7.4 for this authentication (FEDAUTH lives in FeatureExt).
+    var needsFeatureExt: Bool { authentication.usesFedAuth }
+
+    /// The SSPI message answering the server's SSPI token.
+    /// - Throws: ``SQLClientError`` `.protocolError` when no SSPI exchange is running or the
+    ///   challenge is malformed.
+    mutating func sspiResponse(to token: [UInt8]) throws(SQLClientError) -> [UInt8] {
+        guard var exchange = ntlm else {
+            throw SQLClientError(.protocolError, "the server sent an SSPI token but the login did not ask for Windows authentication")
+        }
+        let answer = try exchange.respond(to: token)
+        ntlm = exchange
+        return answer
+    }
+
+    /// Checks FEATUREEXTACK at the end of a successful login: nothing unrequested acknowledged, and
+    /// FEDAUTH acknowledged when it was sent.
+    /// - Throws: ``SQLClientError`` `.protocolError`.
+    func check(_ ack: FeatureExtAck?) throws(SQLClientError) {
+        if let ack {
+            do {
+                try ack.validate(requested: requestedFeatures)
+            } catch {
+                throw SQLClientError(.protocolError, "the server's login response is invalid: \(error.detail)", underlying: error)
+            }
+        }
+        if requestedFeatures.contains(.fedAuth), ack?.data(for: .fedAuth) == nil {
+            throw SQLClientError(.protocolError, "the server did not acknowledge FEDAUTH (access token) in FEATUREEXTACK:"
+                                 + " it does not support Entra ID authentication")
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import TDS
+
+/// How the client proves who it is in LOGIN7 ([MS-TDS] 2.2.6.4).
+///
+/// `description` never shows a password or a token.
+public enum SQLAuthentication: Sendable, CustomStringConvertible {
+    /// SQL Server authentication with the configuration's `user` and `password` (the default).
+    case sqlPassword
+    /// A Microsoft Entra ID (Azure AD) access token the caller obtained (this library acquires none):
+    /// PRELOGIN sends FEDAUTHREQUIRED and LOGIN7 carries it in the FEDAUTH FeatureExt with the
+    /// security-token library, as UTF-16LE ([MS-TDS] 2.2.6.4, 2.2.7.11). User and password are not sent.
+    /// Connection string `Authentication=ActiveDirectoryAccessToken` leaves the token empty: set it
+    /// here (or with `sqlclient --access-token-file`); an empty token fails the connect with
+    /// `.invalidConfiguration`.
+    case accessToken(String)
+    /// Like ``accessToken(_:)``, with the token fetched by `provider` at every connect (and every
+    /// retry and redirect), so a pool or a reconnect gets a fresh one. An error it throws fails the
+    /// connect as `.loginFailed` with the error as `underlying`.
+    case accessTokenProvider(@Sendable () async throws -> String)
+    /// NTLM (Windows authentication with a user, a domain and a password): SSPI data in LOGIN7 and an
+    /// SSPI message (packet type 0x11) answering the server's challenge ([MS-TDS] 2.2.6.4, 2.2.6.8,
+    /// 2.2.7.22). A `User ID` written `DOMAIN\user` in a connection string selects it.
+    case ntlm(NTLMCredentials)
+
+    public var description: String {
+        switch self {
+        case .sqlPassword: return "sqlPassword"
+        case .accessToken(let t): return t.isEmpty ? "accessToken(missing)" : "accessToken(redacted)"
+        case .accessTokenProvider: return "accessTokenProvider"
+        case .ntlm(let c): return "ntlm(\(c))"
+        }
+    }
+
+    /// True for the FEDAUTH cases.
+    var usesFedAuth: Bool {
+        switch self {
+        case .accessToken, .accessTokenProvider: return true
+        default: return false
+        }
+    }
+}
+
+/// Retrying a login that failed with a transient error, as Microsoft.Data.SqlClient does on open
+/// (its names, ranges and defaults): `ConnectRetryCount` 0–255 (default 1; 2 for Azure SQL endpoints
+/// such as `*.database.windows.net`; 5 for serverless/on-demand endpoints), `ConnectRetryInterval`
+/// 1–60 s (default 10 s). Only the error numbers in ``errorNumbers`` are retried (by default
+/// ``transientErrorNumbers``; ``optInErrorNumbers`` only when added), and every attempt runs inside the
+/// one ``SQLConnectionConfiguration/connectTimeout``: no retry starts when less than the interval remains.
+public struct SQLConnectRetryPolicy: Sendable, Hashable {
+    /// Errors SQL Server and Azure SQL report while a database is starting, moving or busy.
+    public static let transientErrorNumbers: Set<Int32> = [4060, 10928, 10929, 40197, 40501, 40613, 42108, 42109]
+    /// Transient in some deployments only (elastic pools, serverless resume, read-only replicas):
+    /// retried only when added to ``errorNumbers``.
+    public static let optInErrorNumbers: Set<Int32> = [49918, 49919, 49920, 4221]
+
+    /// Retries after the first attempt (0–255); nil: SqlClient's default for the host.
+    public var count: Int?
+    /// The wait before each retry (1–60 s).
+    public var interval: Duration
+    /// The ERROR numbers of a failed login that are retried.
+    public var errorNumbers: Set<Int32>
+
+    public init(count: Int? = nil, interval: Duration = .seconds(10),
+                errorNumbers: Set<Int32> = SQLConnectRetryPolicy.transientErrorNumbers) {
+        self.count = count
+        self.interval = interval
+        self.errorNumbers = errorNumbers
+    }
+
+    /// The retry count used for `host`: ``count``, else 5 for an on-demand (serverless) endpoint,
+    /// 2 for another Azure SQL endpoint, 1 otherwise.
+    public func effectiveCount(host: String) -> Int {
+        if let count { return count }
+        let h = host.lowercased()
+        let azure = [".database.windows.net", ".database.chinacloudapi.cn", ".database.usgovcloudapi.net",
+                     ".database.cloudapi.de", ".sql.azuresynapse.net", ".database.fabric.microsoft.com"]
+        guard azure.contains(where: { h.hasSuffix($0) }) else { return 1 }
+        return h.contains("ondemand") ? 5 : 2
+    }
+
+    /// - Throws: ``SQLClientError`` `.invalidConfiguration` outside the ranges.
+    func validate() throws(SQLClientError) {
+        if let count, !(0 ... 255).contains(count) {
+            throw SQLClientError(.invalidConfiguration, "ConnectRetryCount must be 0–255")
+        }
+        guard interval >= .seconds(1), interval <= .seconds(60) else {
+            throw SQLClientError(.invalidConfiguration, "ConnectRetryInterval must be 1–60 seconds")
+        }
+    }
+}
+
+/// TCP keep-alive on the connection's socket (`SO_KEEPALIVE`): NAT devices and Azure load
+/// balancers drop connections idle for a few minutes. The default is Microsoft.Data.SqlClient's:
+/// the first probe after 30 s idle, then every 1 s.
+public struct SQLKeepAlive: Sendable, Hashable {
+    /// Idle time before the first probe (`TCP_KEEPIDLE`; `TCP_KEEPALIVE` on Apple platforms), whole seconds ≥ 1.
+    public var idle: Duration
+    /// Time between probes (`TCP_KEEPINTVL`), whole seconds ≥ 1.
+    public var interval: Duration
+
+    public init(idle: Duration = .seconds(30), interval: Duration = .seconds(1)) {
+        self.idle = idle
+        self.interval = interval
+    }
+
+    /// 30 s idle, 1 s between probes.
+    public static let `default` = SQLKeepAlive()
+
+    /// The idle time and interval in whole seconds, clamped to 1…32767 (what Linux accepts).
+    var seconds: (idle: Int32, interval: Int32) {
+        func clamp(_ d: Duration) -> Int32 { Int32(min(max(d.components.seconds, 1), 32_767)) }
+        return (clamp(idle), clamp(interval))
+    }
+}
+
+/// LOGIN7 TypeFlags fReadOnlyIntent ([MS-TDS] 2.2.6.4): what the application will do, so that an
+/// availability group listener can route read-only work to a readable secondary.
+public enum SQLApplicationIntent: String, Sendable, Hashable {
+    case readWrite = "ReadWrite"
+    case readOnly = "ReadOnly"
+}
+
+/// The connection-string keys of this file's options, parsed apart from the rest.
+struct ConnectivityKeys {
+    var authentication: SQLAuthentication?
+    var integratedSecurity = false
+    var retry = SQLConnectRetryPolicy()
+    var keepAlive: SQLKeepAlive? = .default
+    var applicationIntent = SQLApplicationIntent.readWrite
+    var multiSubnetFailover = false
+
+    /// Takes `key` (normalised: lower case, single spaces) when it is one of these options; false otherwise.
+    /// - Throws: ``SQLClientError`` `.invalidConfiguration` (bad value, named by key only) or `.unsupported`.
+    mutating func take(_ key: String, value: String, rawKey: String) throws(SQLClientError) -> Bool {
+        func bad() -> SQLClientError { SQLClientError(.invalidConfiguration, "invalid value for \(rawKey)") }
+        func bool() throws(SQLClientError) -> Bool {
+            switch value.lowercased() {
+            case "true", "yes", "1", "on": return true
+            case "false", "no", "0", "off": return false
+            default: throw bad()
+            }
+        }
+        func seconds() throws(SQLClientError) -> Int {
+            guard let n = Int(value.trimmingCharacters(in: .whitespaces)) else { throw bad() }
+            return n
+        }
+        switch key {
+        case "authentication":
+            switch value.lowercased().replacingOccurrences(of: " ", with: "") {
+            case "sqlpassword": authentication = .sqlPassword
+            case "activedirectoryaccesstoken", "accesstoken": authentication = .accessToken("")
+            case "activedirectoryintegrated", "activedirectorypassword", "activedirectoryinteractive",
+                 "activedirectoryserviceprincipal", "activedirectorydeviceflow", "activedirectorymanagedidentity",
+                 "activedirectorymsi", "activedirectorydefault", "activedirectoryworkloadidentity":
+                throw SQLClientError(.unsupported, "Authentication=\(value): this client acquires no Entra ID tokens;"
+                                     + " obtain one yourself and use Authentication=ActiveDirectoryAccessToken")
+            default: throw bad()
+            }
+        case "integrated security", "trusted connection":
+            integratedSecurity = value.lowercased() == "sspi" ? true : try bool()
+        case "connect retry count", "connectretrycount":
+            let n = try seconds()
+            guard (0 ... 255).contains(n) else {
+                throw SQLClientError(.invalidConfiguration, "\(rawKey) must be 0–255")
+            }
+            retry.count = n
+        case "connect retry interval", "connectretryinterval":
+            let n = try seconds()
+            guard (1 ... 60).contains(n) else {
+                throw SQLClientError(.invalidConfiguration, "\(rawKey) must be 1–60 seconds")
+            }
+            retry.interval = .seconds(n)
+        case "keepalive", "keep alive":
+            let n = try seconds()
+            guard n == -1 || n == 0 || (1 ... 32_767).contains(n) else { throw bad() }
+            if n <= 0 { keepAlive = nil } else { keepAlive = SQLKeepAlive(idle: .seconds(n), interval: keepAlive?.interval ?? .seconds(1)) }
+        case "keepaliveinterval", "keep alive interval":
+            let n = try seconds()
+            guard (1 ... 32_767).contains(n) else { throw bad() }
+            keepAlive?.interval = .seconds(n)
+        case "application intent", "applicationintent":
+            switch value.lowercased() {
+            case "readwrite": applicationIntent = .readWrite
+            case "readonly": applicationIntent = .readOnly
+            default: throw bad()
+            }
+        case "multisubnetfailover", "multi subnet failover":
+            multiSubnetFailover = try bool()
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// The authentication these keys and the user name select. `Integrated Security=true` needs a
+    /// `DOMAIN\user` and a password (NTLM; Kerberos and the current Windows login are not supported).
+    func resolvedAuthentication(user: String, password: String) throws(SQLClientError) -> SQLAuthentication {
+        if let authentication, case .sqlPassword = authentication, !integratedSecurity {
+            return .sqlPassword
+        }
+        if let authentication, authentication.usesFedAuth {
+            guard !integratedSecurity else {
+                throw SQLClientError(.invalidConfiguration, "Authentication and Integrated Security cannot be combined")
+            }
+            return authentication
+        }
+        if integratedSecurity || user.contains("\\") {
+            guard !user.isEmpty, !password.isEmpty else {
+                throw SQLClientError(.unsupported, "Integrated Security with the current Windows login (Kerberos/SSPI) is not"
+                                     + " supported; give User ID=DOMAIN\\user and Password for NTLM")
+            }
+            return .ntlm(try NTLMCredentials(qualifiedUser: user, password: password))
+        }
+        return .sqlPassword
+    }
+}

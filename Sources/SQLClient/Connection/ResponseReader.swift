@@ -1,0 +1,83 @@
+/// The receive side of a connection, without I/O: the one packet framer (``PacketAssembler``)
+/// and the token decoder, fed with the bytes the driver reads. Packets of a response
+/// (TABULAR_RESULT, [MS-TDS] 2.2.4) go to the decoder one payload at a time, straight from the
+/// receive buffer, so nothing holds a whole message: memory stays at a packet, a partial token
+/// and the values of one partial row (each value bounded by `maximumValueSize`).
+struct ResponseReader: Sendable {
+    /// What the bytes received so far hold next.
+    enum Item: Sendable {
+        case token(Token)
+        /// The response message ended (its EOM packet was decoded to the end).
+        case messageEnded
+        /// Nothing more until more bytes arrive.
+        case needBytes
+    }
+
+    var framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+    var decoder: TokenStreamDecoder
+    /// The setting named in the error when a message passes `framer.maximumMessageSize`.
+    private var messageCapName = ""
+    private var endOfMessagePending = false
+    private let options: TokenStreamDecoder.Options
+
+    init(version: TDSVersion, options: TokenStreamDecoder.Options) {
+        self.options = options
+        self.decoder = TokenStreamDecoder(version: version, options: options)
+    }
+
+    /// Bounds every following message by `cap` bytes (nil: no bound), naming `capName` when passed.
+    mutating func limitMessages(to cap: Int?, capName: String = "") {
+        framer.maximumMessageSize = cap
+        messageCapName = capName
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        framer.append(bytes)
+    }
+
+    /// Drops every buffer (after the connection closed: memory is released at once).
+    mutating func release() {
+        framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+        decoder = TokenStreamDecoder(version: decoder.version, options: options)
+        endOfMessagePending = false
+    }
+
+    /// The next item the buffered bytes hold.
+    /// - Throws: ``SQLClientError`` `.protocolError` for malformed packets or tokens, a packet
+    ///   that is not TABULAR_RESULT, or a message past the cap.
+    mutating func next() throws(SQLClientError) -> Item {
+        while true {
+            do throws(TDSDecodingError) {
+                if let token = try decoder.next() { return .token(token) }
+                if endOfMessagePending {
+                    endOfMessagePending = false
+                    try decoder.finish()
+                    return .messageEnded
+                }
+            } catch {
+                throw SQLClientError.protocolError(error)
+            }
+            guard try cutPacket() else { return .needBytes }
+        }
+    }
+
+    /// Hands the next whole buffered packet's payload to the decoder; false when none is whole.
+    mutating func cutPacket() throws(SQLClientError) -> Bool {
+        let header: PacketHeader?
+        do {
+            header = try framer.peekHeader()
+        } catch where error.code == .limitExceeded {
+            throw SQLClientError(.protocolError, "the response is longer than its cap of \(framer.maximumMessageSize ?? 0) "
+                                 + "bytes (\(messageCapName))", underlying: error)
+        } catch {
+            throw SQLClientError.protocolError(error)
+        }
+        guard let header else { return false }
+        guard header.type == .tabularResult else {
+            throw SQLClientError(.protocolError, "expected TABULAR_RESULT, got a \(header.type) packet")
+        }
+        framer.consumePacket(into: &decoder)
+        if header.status.contains(.endOfMessage) { endOfMessagePending = true }
+        return true
+    }
+}

@@ -1,0 +1,234 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Connecting and logging in ([MS-TDS] 3.2.5.1–3.2.5.3): PRELOGIN, the TLS handshake inside
+/// PRELOGIN packets, LOGIN7 and the login response, under one time budget.
+extension SQLConnection {
+    /// The largest PRELOGIN response accepted (a real one is under 100 bytes).
+    static let maximumPreloginResponseSize = 64 << 10
+    /// The largest login response accepted (LOGINACK, ENVCHANGEs, INFO, FEATUREEXTACK…).
+    static let maximumLoginResponseSize = 1 << 20
+
+    /// Connects, negotiates encryption, runs the TLS handshake inside PRELOGIN, and logs in.
+    ///
+    /// A named instance without a port is resolved through the SQL Server Browser (UDP).
+    /// ``SQLConnectionConfiguration/connectTimeout`` bounds everything: the Browser, resolving the
+    /// host, connecting, PRELOGIN, TLS and the login.
+    /// - Throws: ``SQLClientError``: `.invalidConfiguration` (before anything is sent),
+    ///   `.hostNotFound`, `.instanceNotFound`, `.connectionFailed`, `.timeout`, `.tlsFailed`,
+    ///   `.certificateVerificationFailed`, `.encryptionNotAvailable`, `.loginFailed` (with the
+    ///   server's number, state and message; never the password), `.protocolError` (also for a
+    ///   server that does not answer with TDS).
+    public static func connect(_ configuration: SQLConnectionConfiguration) async throws -> SQLConnection {
+        let configuration = try configuration.validated()
+        let clock = SystemConnectionClock()
+        let deadline = clock.now() + configuration.connectTimeout
+        func remaining() throws -> Duration {
+            let left = deadline - clock.now()
+            guard left > .zero else {
+                throw SQLClientError(.timeout, "connecting did not finish within \(configuration.connectTimeout)")
+            }
+            return left
+        }
+        let address = configuration.address
+        let port: Int
+        if let p = address.port {
+            port = p
+        } else if let instance = address.instance {
+            port = try await SQLServerBrowser.resolvePort(host: address.host, instance: instance,
+                                                          browserPort: configuration.browserPort,
+                                                          timeout: min(try remaining(), .seconds(5)))
+        } else {
+            port = SQLServerAddress.defaultPort
+        }
+        let socket = try await SocketStream.connect(host: address.host, port: port, timeout: try remaining())
+        return try await logIn(configuration, port: port, over: socket, clock: clock, deadline: deadline)
+    }
+
+    /// Parses `connectionString` (see ``SQLConnectionConfiguration/init(connectionString:)``) and connects.
+    public static func connect(connectionString: String) async throws -> SQLConnection {
+        try await connect(try SQLConnectionConfiguration(connectionString: connectionString))
+    }
+
+    /// Logs in over an already connected stream (a socket, or a test double such as a replay
+    /// stream), within ``SQLConnectionConfiguration/loginTimeout`` (else `connectTimeout`).
+    public static func connect(_ configuration: SQLConnectionConfiguration, port: Int = 0,
+                               over stream: any ByteStream) async throws -> SQLConnection {
+        try await connect(configuration, port: port, over: stream, clock: SystemConnectionClock())
+    }
+
+    /// As ``connect(_:port:over:)``, with the connection's time from `clock` (tests).
+    static func connect(_ configuration: SQLConnectionConfiguration, port: Int = 0, over stream: any ByteStream,
+                        clock: any ConnectionClock) async throws -> SQLConnection {
+        let validated: SQLConnectionConfiguration
+        do {
+            validated = try configuration.validated()
+        } catch {
+            stream.close()
+            throw error
+        }
+        return try await logIn(validated, port: port, over: stream, clock: clock,
+                               deadline: clock.now() + (validated.loginTimeout ?? validated.connectTimeout))
+    }
+
+    /// Logs in over `stream`, closing it on failure. The login ends by `deadline`, or by
+    /// ``SQLConnectionConfiguration/loginTimeout`` from now when that comes first.
+    private static func logIn(_ configuration: SQLConnectionConfiguration, port: Int, over stream: any ByteStream,
+                              clock: any ConnectionClock, deadline: Duration) async throws -> SQLConnection {
+        let connection = SQLConnection(configuration: configuration, port: port, socket: stream, clock: clock)
+        var end = deadline
+        if let limit = configuration.loginTimeout { end = min(end, clock.now() + limit) }
+        do {
+            try await connection.runLogin(deadline: end)
+        } catch {
+            stream.close()
+            await connection.abortLogin()
+            throw error
+        }
+        if let textSize = configuration.textSize {
+            _ = try await connection.executeBatch("SET TEXTSIZE \(textSize)")
+        }
+        return connection
+    }
+
+    private func abortLogin() {
+        if machine.state != .closed { for action in machine.closeRequested() { performNow(action) } }
+        reader.release()
+    }
+
+    /// The login exchange, holding the write path throughout.
+    private func runLogin(deadline: Duration) async throws {
+        try await acquireWriteGate()
+        defer { releaseWriteGate() }
+        do {
+            try await loginSteps(deadline: deadline)
+        } catch {
+            // A login that ran out of time fails with the timeout, whatever the read in flight said.
+            if machine.state == .closed, let reason = machine.closeError, reason.code == .timeout { throw reason }
+            if let error = error as? SQLClientError { throw error }
+            throw SQLClientError(.connectionFailed, "the login failed: \(error)")
+        }
+    }
+
+    private func loginSteps(deadline: Duration) async throws {
+        var pending: [ConnectionStateMachine.Action] = []
+        let budget = configuration.loginTimeout.map { min($0, configuration.connectTimeout) } ?? configuration.connectTimeout
+        for action in machine.connected(now: clock.now(), deadline: deadline, budget: budget) {
+            if case .scheduleTimeout = action { performNow(action) } else { pending.append(action) }
+        }
+        var loginOnlyTLS: (any TLSSession)?
+        while !pending.isEmpty {
+            let action = pending.removeFirst()
+            switch action {
+            case .sendPrelogin(let encryption):
+                var prelogin = Prelogin(version: Prelogin.Version(major: 1, minor: 0, build: 0), encryption: encryption,
+                                        threadID: UInt32(truncatingIfNeeded: getpid()), mars: 0)
+                prelogin.setInstanceName(configuration.address.instance ?? "")
+                try await writeHoldingGate(Packet.encode(message: prelogin.encode(), type: .prelogin,
+                                                         packetSize: Packet.defaultSize))
+                var framer = reader.framer
+                let reply = try await PreloginTLSHandshake.readMessage(
+                    from: transport, framer: &framer, what: "the PRELOGIN response", cap: Self.maximumPreloginResponseSize,
+                    capName: "maximumPreloginResponseSize", firstReplyFrom: "\(configuration.address.host):\(port)")
+                reader.framer = framer
+                let response: Prelogin
+                do {
+                    response = try Prelogin.decode(from: reply)
+                } catch {
+                    throw SQLClientError.protocolError(error)
+                }
+                pending.append(machine.preloginReceived(response))
+
+            case .startTLSHandshake(let fullSession, let verify):
+                guard let provider = configuration.tlsProvider ?? DefaultTLSProvider.provider else {
+                    pending.append(machine.transportFailed(SQLClientError(.encryptionNotAvailable,
+                                                                          "no TLS provider on this platform")))
+                    continue
+                }
+                var tls = configuration.tls
+                if !verify { tls.trustServerCertificate = true }
+                let session = try provider.makeClientSession(serverName: configuration.address.host, configuration: tls)
+                var framer = reader.framer
+                try await PreloginTLSHandshake.perform(session, over: socket, framer: &framer)
+                if fullSession {
+                    transport = try TLSStream(base: socket, session: session, leftover: framer.takeRemaining())
+                } else {
+                    loginOnlyTLS = session
+                }
+                reader.framer = framer
+                pending.append(machine.tlsEstablished())
+
+            case .sendLogin7(let throughTLS):
+                let host = configuration.workstationID
+                    ?? String(ProcessInfo.processInfo.hostName.utf16.prefix(Login7.maximumFieldLength)) ?? ""
+                let login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
+                let bytes = Packet.encode(message: login7.encode(), type: .login7, packetSize: Packet.defaultSize)
+                reader.limitMessages(to: Self.maximumLoginResponseSize, capName: "maximumLoginResponseSize")
+                if throughTLS, let session = loginOnlyTLS {
+                    // ENCRYPT_OFF: LOGIN7 in TLS records, bare on the wire; the rest is plaintext.
+                    try await writeHoldingGate(try session.encrypt(bytes), to: socket)
+                    loginOnlyTLS = nil
+                } else {
+                    try await writeHoldingGate(bytes)
+                }
+                pending += try await nextLoginActions()
+
+            case .loginSucceeded:
+                performNow(action)
+                reader.limitMessages(to: nil)
+                for rest in pending { performNow(rest) }
+                return
+
+            case .closeConnection(let context):
+                performNow(action)
+                throw context.error
+
+            case .scheduleTimeout, .cancelTimeout, .forwardMessage, .packetSizeChanged, .sessionChanged:
+                performNow(action)
+                if pending.isEmpty, machine.state == .loginSent { pending += try await nextLoginActions() }
+
+            case .none:
+                if machine.state == .loginSent { pending += try await nextLoginActions() }
+
+            default:
+                pending.append(machine.transportFailed(SQLClientError(.protocolError, "unexpected step \(action) during login")))
+            }
+        }
+    }
+
+    /// The machine's next actions from the login response (reading the socket as needed).
+    private func nextLoginActions() async throws -> [ConnectionStateMachine.Action] {
+        while true {
+            if machine.state == .closed { return [.closeConnection(.init(error: closedError))] }
+            let item: ResponseReader.Item
+            do {
+                item = try reader.next()
+            } catch {
+                return [machine.transportFailed(error)]
+            }
+            switch item {
+            case .token(let token):
+                let action = machine.tokenReceived(token)
+                if case .none = action { continue }
+                return [action]
+            case .messageEnded:
+                let actions = machine.messageEnded(now: clock.now())
+                if actions.isEmpty { continue }
+                return actions
+            case .needBytes:
+                let bytes = try await transport.read(maxLength: 65_536)
+                if bytes.isEmpty {
+                    return [machine.transportFailed(SQLClientError(.connectionClosed,
+                                                                   "the server closed the connection during the login"))]
+                }
+                reader.append(bytes)
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+/// Running requests: waiting for a turn, and reading a request's response into batches of
+/// events and row blocks for the one cursor (``ResponseCursor``).
+extension SQLConnection {
+    /// What one crossing into the connection hands a cursor: the events and rows the received
+    /// bytes held, in order.
+    struct ResponseBatch: Sendable {
+        enum Item: Sendable {
+            /// Anything but a row.
+            case event(SQLResponseEvent)
+            /// Consecutive rows of one result set, in one flat block.
+            case rows(SQLRowBlock)
+        }
+        var items: [Item] = []
+        var rowCount = 0
+        /// The request completed (without error) after `items`.
+        var ended = false
+        /// The request failed after `items`.
+        var error: (any Error)?
+    }
+
+    /// Rows per batch at most (one block), and other events per batch at most.
+    static let batchRowLimit = 4096
+    static let batchEventLimit = 512
+
+    // MARK: - Starting
+
+    /// Starts a request (SQL batch, RPC, Transaction Manager request, streamed message): waits for
+    /// its turn, encodes it with the current transaction descriptor in ALL_HEADERS, writes it,
+    /// and has its query timeout armed (`timeout`, else ``SQLConnectionConfiguration/queryTimeout``)
+    /// from when it starts to be written. Returns the request's id for ``nextBatch(_:drainer:)``.
+    ///
+    /// When the running request was started by the calling task itself and is still being read
+    /// (a streaming loop left with `break` while its iterator stays alive, as in top-level code),
+    /// nobody else can ever finish it: it is cancelled and drained first (see
+    /// ``ConnectionStateMachine/enqueue(_:owner:timeout:now:)``); its iterator, if resumed,
+    /// throws `.cancelled`. Requests of other tasks are waited for, in order.
+    func startRequest(_ request: OutgoingRequest, timeout: Duration? = nil) async throws -> RequestID {
+        let limit = try (timeout ?? configuration.queryTimeout).map {
+            try SQLConnectionConfiguration.validatedTimeout($0, "the request timeout")
+        }
+        nextRequestNumber &+= 1
+        let id = RequestID(value: nextRequestNumber)
+        let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now())
+        try await waitForTurn(id, after: actions)
+        let encoded: (PacketType, RequestBody)
+        do {
+            encoded = try request.encode(descriptor: OutgoingRequest.descriptor(from: session.transactionDescriptor),
+                                         version: session.tdsVersion)
+        } catch {
+            await perform(machine.requestNotSent(id, now: clock.now()))
+            throw error
+        }
+        try await write(id, type: encoded.0, body: encoded.1)
+        return id
+    }
+
+    /// Performs `actions` (from enqueueing `id`) and waits until `id` may be written.
+    private func waitForTurn(_ id: RequestID, after actions: [ConnectionStateMachine.Action]) async throws {
+        await perform(actions)
+        if let early = earlyTurns.removeValue(forKey: id) {
+            if let error = early { throw error }
+            return
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                requestWaiters[id] = continuation
+            }
+        } onCancel: {
+            Task { await self.abandon(id, reason: .cancelled) }
+        }
+    }
+
+    /// A hash of the current task's handle; nil outside a task.
+    static func currentTaskKey() -> Int? {
+        withUnsafeCurrentTask { $0?.hashValue }
+    }
+
+    // MARK: - Reading
+
+    /// The events and rows of request `id` in order, taken several at a time so that a streaming
+    /// reader crosses into the actor once per batch instead of once per row: waits for the
+    /// first, then adds what the bytes already received hold (the socket is not read for them),
+    /// up to ``batchRowLimit`` rows and ``batchEventLimit`` other events. `ended`: the request
+    /// completed after these; `error`: what it failed with after these (deliver them first).
+    /// `drainer`: the background reader of an abandoned request (its own reader is refused).
+    func nextBatch(_ id: RequestID, drainer: Bool = false) async -> ResponseBatch {
+        var batch = ResponseBatch()
+        guard machine.isRunning(id) else {
+            if machine.takePreempted(id) { batch.error = CancelReason.preempted.error } else { batch.ended = true }
+            return batch
+        }
+        if !drainer, machine.request?.isAbandoned == true {
+            batch.error = machine.takePreempted(id) ? CancelReason.preempted.error : CancelReason.cancelled.error
+            return batch
+        }
+        while true {
+            collect(id, into: &batch)
+            if !batch.items.isEmpty || batch.ended || batch.error != nil { return batch }
+            do {
+                let bytes = try await transport.read(maxLength: 65_536)
+                if bytes.isEmpty {
+                    performNow(machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection")))
+                } else {
+                    reader.append(bytes)
+                }
+            } catch let error as SQLClientError where error.code == .cancelled && machine.state != .closed {
+                // The reading task was cancelled: cancel on the server and drain, off this task.
+                if !drainer { Task { await self.abandon(id, reason: .cancelled) } }
+                batch.error = error
+                return batch
+            } catch {
+                let failure = error as? SQLClientError ?? SQLClientError(.ioError, "reading failed: \(error)")
+                performNow(machine.transportFailed(failure))
+            }
+        }
+    }
+
+    /// Adds to `batch` what the buffered bytes hold for request `id`, synchronously.
+    private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
+        var values: [SQLValue] = []
+        var blockColumns: SQLColumns?
+        func flush() {
+            if let columns = blockColumns, !values.isEmpty {
+                batch.items.append(.rows(SQLRowBlock(columns: columns, values: values)))
+                values = []
+            }
+            blockColumns = nil
+        }
+        func handle(_ action: ConnectionStateMachine.Action) -> Bool {
+            switch action {
+            case .forwardColumns(let columns):
+                flush()
+                let cols = SQLColumns(columns.map(SQLColumn.init))
+                currentColumns = cols
+                batch.items.append(.event(.columns(cols)))
+            case .forwardRow(let rowValues):
+                guard let columns = currentColumns else { return false }
+                if blockColumns !== columns { flush(); blockColumns = columns }
+                values.append(contentsOf: rowValues)
+                batch.rowCount += 1
+            case .forwardStatementDone(let count):
+                flush()
+                currentColumns = nil
+                batch.items.append(.event(.statementDone(rowsAffected: count.map { Int(clamping: $0) })))
+            case .forwardMessage(let message):
+                flush()
+                deliver(message)
+                batch.items.append(.event(.message(message)))
+            case .forwardReturnStatus(let status):
+                flush()
+                batch.items.append(.event(.returnStatus(status)))
+            case .requestCompleted(let rid, let error):
+                flush()
+                currentColumns = nil
+                if rid == id {
+                    if let error { batch.error = error } else { batch.ended = true }
+                    return true
+                }
+            case .requestCancelled(let rid, let error):
+                flush()
+                currentColumns = nil
+                if rid == id {
+                    batch.error = error
+                    return true
+                }
+            case .closeConnection:
+                flush()
+                performNow(action)
+                batch.error = closedError
+                return true
+            default:
+                performNow(action)
+            }
+            return false
+        }
+
+        while batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit {
+            if machine.state == .closed {
+                flush()
+                batch.error = closedError
+                return
+            }
+            if machine.forwardsRows, let columns = currentColumns {
+                // Rows straight from the decoder while they are forwarded as they are (see
+                // `ConnectionStateMachine.forwardsRows`): runs of whole buffered rows in one
+                // pass, into the block's one flat array; anything else one token at a time.
+                if blockColumns !== columns {
+                    flush()
+                    blockColumns = columns
+                }
+                if values.isEmpty { values.reserveCapacity(columns.count * 64) }
+                let run = reader.decoder.appendBufferedRows(to: &values, limit: Self.batchRowLimit - batch.rowCount)
+                if run > 0 {
+                    batch.rowCount += run
+                    continue
+                }
+                let item: TokenStreamDecoder.StreamItem?
+                do {
+                    item = try reader.decoder.next(appendingRowValuesTo: &values)
+                } catch {
+                    if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
+                    continue
+                }
+                switch item {
+                case .row?:
+                    batch.rowCount += 1
+                    continue
+                case .token(let token)?:
+                    let action = machine.tokenReceived(token)
+                    if case .none = action { continue }
+                    if handle(action) { return }
+                    continue
+                case nil:
+                    break   // the next packet, or the message's end: below
+                }
+            }
+            let next: ResponseReader.Item
+            do {
+                next = try reader.next()
+            } catch {
+                if handle(machine.transportFailed(error)) { return }
+                continue
+            }
+            switch next {
+            case .token(let token):
+                let action = machine.tokenReceived(token)
+                if case .none = action { continue }
+                if handle(action) { return }
+            case .messageEnded:
+                // Every action is performed (after the request's end come its timers' and the
+                // next request's start), then the batch ends if the request did.
+                var over = false
+                for action in machine.messageEnded(now: clock.now()) where handle(action) { over = true }
+                if over { return }
+            case .needBytes:
+                flush()
+                return
+            }
+        }
+        flush()
+    }
+
+    // MARK: - Abandoning
+
+    /// The reader of request `id` is gone (its stream dropped, its task cancelled): a queued
+    /// request is taken out; a running one is cancelled on the server (ATTENTION) and its
+    /// response drained in the background, so that the connection can run the next request.
+    func abandon(_ id: RequestID, reason: CancelReason = .abandoned) async {
+        if reason == .cancelled {
+            await perform(machine.cancelRequested(id, reason: .cancelled, now: clock.now()))
+        }
+        await perform(machine.requestAbandoned(id, now: clock.now()))
+    }
+
+    /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it.
+    func drain(_ id: RequestID) async {
+        while machine.isRunning(id), machine.state != .closed {
+            let batch = await nextBatch(id, drainer: true)
+            if batch.ended || batch.error != nil { return }
+        }
+    }
+
+    // MARK: - Results
+
+    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of completed request `id`, once.
+    func takeReturnValues(_ id: RequestID) -> [ReturnValue] {
+        machine.takeReturnValues(of: id)
+    }
+
+    /// Sends `request` and buffers everything it returns.
+    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLProcedureResult {
+        let cursor = ResponseCursor(connection: self, request: .request(request), timeout: timeout)
+        var result = SQLProcedureResult()
+        var current: SQLResultSet?
+        while let event = try await cursor.nextEvent() {
+            switch event {
+            case .columns(let columns):
+                if let open = current { result.statements.append(.resultSet(open)) }
+                current = SQLResultSet(columns: columns)
+            case .row(let row):
+                current?.rows.append(row)
+            case .statementDone(let count):
+                if var open = current {
+                    open.rowsAffected = count
+                    result.statements.append(.resultSet(open))
+                    current = nil
+                } else if count != nil {
+                    result.statements.append(.rowsAffected(count))
+                }
+            case .message(let message):
+                result.messages.append(message)
+            case .returnStatus(let status):
+                result.returnStatuses.append(status)
+            }
+        }
+        if let open = current { result.statements.append(.resultSet(open)) }
+        if let id = cursor.requestID { result.outputs = takeReturnValues(id).map(SQLOutputValue.init) }
+        return result
+    }
+}

@@ -1,0 +1,88 @@
+/// How the client negotiates encryption in PRELOGIN ([MS-TDS] 2.2.6.5 ENCRYPTION, 3.2.5.1).
+public enum SQLEncryption: String, Sendable, Hashable, CaseIterable {
+    /// Send ENCRYPT_ON: the whole session runs under TLS and the certificate is verified (unless
+    /// trusted). A server that answers NOT_SUP or OFF is refused (`.encryptionNotAvailable`). The default.
+    case on
+    /// Like `.on` (sent as ENCRYPT_ON); named for sqlcmd's and FreeTDS's "require".
+    case required
+    /// Send ENCRYPT_OFF: only the LOGIN7 packet travels under TLS, then the session is plaintext
+    /// (full TLS if the server insists with ON/REQ). As in Microsoft's drivers, the certificate
+    /// is not verified in this mode unless `verifyCertificateWhenLoginOnly` asks for it.
+    case off
+    /// Send ENCRYPT_NOT_SUP: no TLS at all (the password travels obfuscated only). A server that
+    /// requires encryption (ENCRYPT_REQ, or ENCRYPT_ON, which is no valid answer to NOT_SUP)
+    /// ends the connection before LOGIN7 is sent (`.encryptionNotAvailable`).
+    case notSupported
+
+    /// The PRELOGIN ENCRYPTION byte sent for this setting.
+    var preloginValue: Prelogin.Encryption {
+        switch self {
+        case .on, .required: return .on
+        case .off: return .off
+        case .notSupported: return .notSupported
+        }
+    }
+}
+
+/// What the session looks like after login and as ENVCHANGE tokens update it.
+public struct SQLSessionInfo: Sendable, Hashable {
+    /// The current database ([MS-TDS] ENVCHANGE type 1).
+    public var database: String = ""
+    /// The current language (ENVCHANGE type 2).
+    public var language: String = ""
+    /// The session's default collation (ENVCHANGE type 7), 5 bytes on the wire.
+    public var collation: Collation?
+    /// The negotiated packet size in bytes (ENVCHANGE type 4).
+    public var packetSize: Int = Packet.defaultSize
+    /// The TDS version the server accepted (LOGINACK).
+    public var tdsVersion: TDSVersion = .v7_4
+    /// The server's program name from LOGINACK (for example "Microsoft SQL Server"), without the
+    /// NUL padding SQL Server sends.
+    public var serverProgramName: String = ""
+    /// The server's version from LOGINACK.
+    public var serverVersion: String = ""
+    /// The descriptor of the open transaction, nil when none (ENVCHANGE types 8–10).
+    public var transactionDescriptor: [UInt8]?
+    /// How the session is encrypted: "full" (every packet), "login" (LOGIN7 only) or "none".
+    public var encryption: String = "none"
+
+    public init() {}
+
+    /// Applies an ENVCHANGE ([MS-TDS] 2.2.7.9); returns the new packet size when it changed,
+    /// and whether anything the session shows changed.
+    mutating func apply(_ change: EnvChange) -> (packetSize: Int?, changed: Bool) {
+        switch change.type {
+        case .database:
+            database = change.newText ?? database
+        case .language:
+            language = change.newText ?? language
+        case .sqlCollation:
+            if let bytes = change.newValue.bytes, bytes.count == 5 {
+                var reader = ByteReader(bytes)
+                collation = try? Collation.decode(from: &reader)
+            }
+        case .packetSize:
+            if let size = change.newPacketSize, size >= Packet.minimumSize, size <= Int(UInt16.max) {
+                packetSize = size
+                return (size, false)
+            }
+            return (nil, false)
+        case .beginTransaction:
+            transactionDescriptor = change.transactionDescriptor
+        case .commitTransaction, .rollbackTransaction, .transactionEnded:
+            transactionDescriptor = nil
+        default:
+            return (nil, false)
+        }
+        return (nil, true)
+    }
+}
+
+extension SQLServerMessage {
+    /// A public message from a decoded ERROR or INFO token body.
+    init(_ m: ServerMessage, isError: Bool) {
+        self.init(number: m.number, state: m.state, severity: m.severity, message: m.message,
+                  serverName: m.serverName, procedureName: m.procedureName, lineNumber: m.lineNumber,
+                  isError: isError)
+    }
+}

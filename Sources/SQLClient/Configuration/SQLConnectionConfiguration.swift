@@ -29,6 +29,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// Connect to every address the host resolves to at once and keep the first that answers
     /// (availability group listeners spanning subnets); default false: one address after another.
     public var multiSubnetFailover = false
+    /// LOGIN7 ServerName when it differs from the host connected to (after a routing redirect: the
+    /// name the ENVCHANGE gave, instance included).
+    var loginServerName: String?
     /// With `encryption == .off` (TLS for LOGIN7 only), verify the certificate anyway (default false,
     /// as Microsoft's drivers do).
     public var verifyCertificateWhenLoginOnly: Bool
@@ -179,8 +182,7 @@ extension SQLConnectionConfiguration {
                 case "false", "no", "optional", "off": encryption = .off
                 case "required", "require": encryption = .required
                 case "notsupported", "not supported", "none": encryption = .notSupported
-                case "strict":
-                    throw SQLClientError(.unsupported, "Encrypt=Strict (TDS 8.0) is not supported yet")
+                case "strict": encryption = .strict
                 default:
                     throw SQLClientError(.invalidConfiguration, "invalid value for Encrypt")
                 }

@@ -221,7 +221,10 @@ enum QueryCommand {
             connection = try await SQLConnection.connect(config)
         } catch let error as SQLClientError {
             printError(error)
-            if error.code == .certificateVerificationFailed {
+            if error.code == .certificateVerificationFailed, config.encryption == .strict {
+                FileHandle.standardError.write(Data(("sqlclient: -N strict always verifies the certificate (-C does not apply);"
+                    + " give --ca-file with the CA that signed it, or -F with the name it carries\n").utf8))
+            } else if error.code == .certificateVerificationFailed {
                 FileHandle.standardError.write(Data(("sqlclient: the server's certificate is not trusted here; give --ca-file "
                     + "with the CA that signed it, or -C to skip verification (a test server with a self-signed certificate)\n").utf8))
             }

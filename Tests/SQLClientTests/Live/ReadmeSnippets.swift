@@ -83,6 +83,23 @@ enum ReadmeSnippets {
         try await connection.withTransaction { conn in _ = try await conn.execute("UPDATE accounts SET …") }
     }
 
+    /// README.md, snippet azureConnect (compile).
+    static func azureConnect() async throws {
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        func connectToAzure(token: String) async throws -> SQLConnection {
+            var config = try SQLConnectionConfiguration(connectionString:
+                "Server=myserver.database.windows.net;Database=shop;Encrypt=Strict;ConnectRetryCount=3")
+            config.authentication = .accessToken(token)          // or .accessTokenProvider { try await fetchToken() }
+            let connection = try await SQLConnection.connect(config)
+            let session = await connection.session
+            print(session.host, session.port, session.redirectedFrom ?? "-")   // where the login ended up
+            return connection
+        }
+    }
+
     /// README.md, snippet errors (compile).
     static func errors(connection: SQLConnection) async throws {
         func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {

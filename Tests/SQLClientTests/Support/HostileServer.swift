@@ -184,11 +184,10 @@ final class HostileServer: @unchecked Sendable {
             var sent = 0
             while sent < bytes.count {
                 #if canImport(Darwin)
-                let flags: Int32 = 0
+                let n = bytes.withUnsafeBytes { Darwin.send(fd, $0.baseAddress! + sent, $0.count - sent, 0) }
                 #else
-                let flags = Int32(MSG_NOSIGNAL)
+                let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
                 #endif
-                let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, flags) }
                 if n <= 0 { return false }
                 sent += n
             }

@@ -99,6 +99,23 @@ enum ReadmeSnippets {
         _ = try await connection.execute(literal: "SELECT name FROM people WHERE id IN (SELECT id FROM \(ids))")
     }
 
+    /// README.md, snippet azureConnect (compile).
+    static func azureConnect() async throws {
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        func connectToAzure(token: String) async throws -> SQLConnection {
+            var config = try SQLConnectionConfiguration(connectionString:
+                "Server=myserver.database.windows.net;Database=shop;Encrypt=Strict;ConnectRetryCount=3")
+            config.authentication = .accessToken(token)          // or .accessTokenProvider { try await fetchToken() }
+            let connection = try await SQLConnection.connect(config)
+            let session = await connection.session
+            print(session.host, session.port, session.redirectedFrom ?? "-")   // where the login ended up
+            return connection
+        }
+    }
+
     /// README.md, snippet errors (compile).
     static func errors(connection: SQLConnection) async throws {
         func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {

@@ -79,6 +79,10 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// packets at trace level); nil logs nothing. Never given a password, token or parameter
     /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
     public var logger: SQLClientLogger? = nil
+    /// How a ``SQLConnectionPool`` made with this configuration sizes itself and retires
+    /// connections (connection string keys `Pooling`, `Min Pool Size`, `Max Pool Size`,
+    /// `Connection Lifetime`/`Load Balance Timeout`). A single ``SQLConnection`` ignores it.
+    public var pool = SQLConnectionPool.Options()
 
     /// A configuration by parts; the other options keep their defaults (see each property).
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
@@ -140,7 +144,10 @@ extension SQLConnectionConfiguration {
     /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`; and the connectivity keys: `Authentication` (`SqlPassword`, `ActiveDirectoryAccessToken`: ``authentication``),
     /// `Integrated Security`/`Trusted_Connection` (NTLM with a `DOMAIN\user`; a `User ID` written so
     /// selects NTLM by itself), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
-    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`.
+    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; the pool keys for ``pool`` (used by
+    /// ``SQLConnectionPool``): `Pooling` (true/false), `Min Pool Size` and `Max Pool Size`
+    /// (connections; the minimum at most the maximum), `Connection Lifetime`/`Load Balance Timeout`
+    /// (seconds, 0 = no limit).
     ///
     /// - Throws: ``SQLClientError`` `.unsupported` for a known key this client does not support
     ///   (`MultipleActiveResultSets=true`, `Authentication=ActiveDirectoryPassword`, `Integrated Security`
@@ -165,9 +172,11 @@ extension SQLConnectionConfiguration {
         var textSize: Int?
 
         var connectivity = ConnectivityKeys()
+        var poolKeys = PoolKeys()
         for (rawKey, value) in pairs {
             let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
             if try connectivity.take(key, value: value, rawKey: rawKey) { continue }
+            if try poolKeys.take(key, value: value, rawKey: rawKey) { continue }
             switch key {
             case "server", "data source", "address", "addr", "network address":
                 do {
@@ -235,12 +244,12 @@ extension SQLConnectionConfiguration {
                  "multiple active result sets", "mars connection", "user instance", "replication",
                  "context connection", "asynchronous processing", "async",
                  "transparent network ip resolution", "transparentnetworkipresolution",
-                 "enlist", "pooling":
+                 "enlist":
                 // Booleans whose "off" value is what this client does anyway.
                 let off: Bool
                 switch key {
-                case "enlist", "pooling":
-                    // Harmless either way only when false; the ADO.NET default (true) implies features we lack.
+                case "enlist":
+                    // Harmless only when false; the ADO.NET default (true) implies features we lack.
                     off = (try? Self.bool(value, key: rawKey)) == false
                 case "transparent network ip resolution", "transparentnetworkipresolution":
                     off = (try? Self.bool(value, key: rawKey)) != nil
@@ -250,8 +259,7 @@ extension SQLConnectionConfiguration {
                 if !off { throw SQLClientError(.unsupported, "\(rawKey): this value is not supported") }
             case "attachdbfilename", "extended properties", "initial file name",
                  "failover partner", "column encryption setting", "enclave attestation url",
-                 "attestation protocol", "max pool size", "min pool size", "connection lifetime",
-                 "load balance timeout", "transaction binding", "type system version",
+                 "attestation protocol", "transaction binding", "type system version",
                  "persist security info", "persistsecurityinfo", "ip address preference", "pool blocking period",
                  "network library", "net", "server spn", "failover partner spn",
                  "encrypt strict", "load balance", "connection reset":
@@ -279,6 +287,7 @@ extension SQLConnectionConfiguration {
         self.keepAlive = connectivity.keepAlive
         self.applicationIntent = connectivity.applicationIntent
         self.multiSubnetFailover = connectivity.multiSubnetFailover
+        self.pool = try poolKeys.resolved()
     }
 
     private static func bool(_ value: String, key: String) throws -> Bool {

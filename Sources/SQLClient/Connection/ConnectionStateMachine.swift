@@ -154,6 +154,10 @@ struct ConnectionStateMachine: Sendable {
     private var preempted: Set<RequestID> = []
     /// RETURNVALUE tokens of completed requests that had some (the last 16).
     private var completedReturnValues: [RequestID: [ReturnValue]] = [:]
+    /// ENVCHANGE type 18 tokens (RESETCONNECTION acknowledged, [MS-TDS] 2.2.7.9) received so far.
+    private(set) var resetAcknowledgements = 0
+    /// The session as the login left it: what RESETCONNECTION returns it to.
+    private var loginSession: SQLSessionInfo?
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
          cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false) {
@@ -495,6 +499,7 @@ struct ConnectionStateMachine: Sendable {
                 timers = [:]
                 return actions
             }
+            loginSession = session
             var actions: [Action] = [.loginSucceeded(session)]
             if let stop = disarm(.login) { actions.append(stop) }
             return actions
@@ -581,9 +586,23 @@ struct ConnectionStateMachine: Sendable {
             loginRouting = routing
             return .none
         }
+        if change.type == .resetConnectionAck { resetAcknowledgements &+= 1 }
         let (packetSize, changed) = session.apply(change)
         if let packetSize { return .packetSizeChanged(packetSize) }
         return changed && phase != .loginSent ? .sessionChanged(session) : .none
+    }
+
+    /// RESETCONNECTION goes out on the next request ([MS-TDS] 2.2.3.1.2): the session returns to
+    /// the login's database, language and collation (the server sends no ENVCHANGE for them, as
+    /// Microsoft.Data.SqlClient assumes too); `keepingTransaction` keeps the transaction descriptor.
+    mutating func sessionReset(keepingTransaction: Bool) -> SQLSessionInfo {
+        if let login = loginSession {
+            session.database = login.database
+            session.language = login.language
+            session.collation = login.collation
+        }
+        if !keepingTransaction { session.transactionDescriptor = nil }
+        return session
     }
 
     private func loginError(from errors: [SQLServerMessage]) -> SQLClientError {

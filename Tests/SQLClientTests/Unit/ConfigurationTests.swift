@@ -103,7 +103,7 @@ final class ConfigurationTests: XCTestCase {
     func testKnownButUnsupportedKeysAreRefusedAsNotSupported() {
         for entry in ["Integrated Security=SSPI", "Trusted_Connection=yes", "MultipleActiveResultSets=true",
                       "Authentication=ActiveDirectoryPassword", "AttachDbFilename=x.mdf", "Failover Partner=b",
-                      "Pooling=true"] {
+                      "User Instance=true"] {
             XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;\(entry)"), entry) { error in
                 XCTAssertEqual((error as? SQLClientError)?.code, .unsupported, "\(entry): \(error)")
             }

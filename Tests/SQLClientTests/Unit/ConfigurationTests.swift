@@ -101,7 +101,7 @@ final class ConfigurationTests: XCTestCase {
     func testKnownButUnsupportedKeysAreRefusedAsNotSupported() {
         for entry in ["Integrated Security=SSPI", "Trusted_Connection=yes", "MultipleActiveResultSets=true",
                       "Authentication=ActiveDirectoryPassword", "AttachDbFilename=x.mdf", "Failover Partner=b",
-                      "Encrypt=Strict", "Pooling=true"] {
+                      "Encrypt=Strict", "Pool Blocking Period=Auto"] {
             XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;\(entry)"), entry) { error in
                 XCTAssertEqual((error as? SQLClientError)?.code, .unsupported, "\(entry): \(error)")
             }

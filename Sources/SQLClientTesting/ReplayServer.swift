@@ -537,7 +537,10 @@ final class ReplayConnection {
         log.packetSize = size
         let response: [UInt8]
         if let recorded = session.loginResponse {
-            response = recorded.responseBytes
+            // A recording's FEATUREEXTACK answers what the recorded client asked for: acknowledge
+            // only what this client asked for ([MS-TDS] 2.2.7.11: nothing unrequested).
+            let features = login?.features ?? []
+            response = recorded.response.flatMap { ReplayServer.acknowledgingOnly(features, $0.bytes) }
             if let i = session.exchanges.firstIndex(where: { $0.request == .login7 }) { server.noteReplayed(section: section, index: i) }
         } else {
             response = ServerTokens.loginResponse(clientVersion: acked, packetSize: size,
@@ -563,5 +566,20 @@ final class ReplayConnection {
                                              text: String(mismatch.description.prefix(4000)), version: version)
                         + ServerTokens.done(status: .error, version: version))
         }
+    }
+}
+
+extension ReplayServer {
+    /// `segment` with a FEATUREEXTACK token ([MS-TDS] 2.2.7.11) reduced to the features in
+    /// `requested`; any other segment (or one that is not exactly that token) unchanged.
+    static func acknowledgingOnly(_ requested: Set<UInt8>, _ segment: [UInt8]) -> [UInt8] {
+        guard segment.first == TokenType.featureExtAck.rawValue else { return segment }
+        var reader = ByteReader(segment, start: 1)
+        guard let ack = try? FeatureExtAck.decode(from: &reader), reader.isAtEnd else { return segment }
+        let kept = ack.features.filter { requested.contains($0.id.rawValue) }
+        guard kept.count != ack.features.count else { return segment }
+        var w = ByteWriter()
+        FeatureExtAck(features: kept).encode(into: &w)
+        return w.bytes
     }
 }

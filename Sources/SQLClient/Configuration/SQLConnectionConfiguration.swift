@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// Everything needed to open a ``SQLConnection``: where, who, and how.
 ///
@@ -29,6 +30,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// Connect to every address the host resolves to at once and keep the first that answers
     /// (availability group listeners spanning subnets); default false: one address after another.
     public var multiSubnetFailover = false
+    /// LOGIN7 ServerName when it differs from the host connected to (after a routing redirect: the
+    /// name the ENVCHANGE gave, instance included).
+    var loginServerName: String?
     /// With `encryption == .off` (TLS for LOGIN7 only), verify the certificate anyway (default false,
     /// as Microsoft's drivers do).
     public var verifyCertificateWhenLoginOnly: Bool
@@ -128,7 +132,8 @@ extension SQLConnectionConfiguration {
     ///
     /// Keys and synonyms: `Server`/`Data Source`/`Address`/`Addr`/`Network Address`;
     /// `Database`/`Initial Catalog`; `User ID`/`UID`/`User`; `Password`/`PWD`;
-    /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`);
+    /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`,
+    /// `strict` = TDS 8.0);
     /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
     /// `ServerCertificate`/`Server Certificate` (the one certificate the server must present, PEM or DER:
     /// ``TLSConfiguration/serverCertificate``); `CA File`/`CAFile` (a PEM file of trusted CAs: ``TLSConfiguration/caFile``);
@@ -136,13 +141,17 @@ extension SQLConnectionConfiguration {
     /// (seconds, 0 = none: ``queryTimeout``) — seconds beyond ``maximumTimeout`` (up to
     /// 9223372036854775807) are clamped to it; `Application Name`/`App`;
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
-    /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`; the pool keys for ``pool`` (used by
+    /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`; and the connectivity keys: `Authentication` (`SqlPassword`, `ActiveDirectoryAccessToken`: ``authentication``),
+    /// `Integrated Security`/`Trusted_Connection` (NTLM with a `DOMAIN\user`; a `User ID` written so
+    /// selects NTLM by itself), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
+    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; the pool keys for ``pool`` (used by
     /// ``SQLConnectionPool``): `Pooling` (true/false), `Min Pool Size` and `Max Pool Size`
     /// (connections; the minimum at most the maximum), `Connection Lifetime`/`Load Balance Timeout`
     /// (seconds, 0 = no limit).
     ///
     /// - Throws: ``SQLClientError`` `.unsupported` for a known key this client does not support
-    ///   (`Integrated Security=true`, `MultipleActiveResultSets=true`, `Authentication`, `Encrypt=Strict`, …),
+    ///   (`MultipleActiveResultSets=true`, `Authentication=ActiveDirectoryPassword`, `Integrated Security`
+    ///   without a user (Kerberos), …),
     ///   `.invalidConfiguration` for an unknown key (named in the message), a bad value or a missing server.
     public init(connectionString: String) throws {
         var mayHoldSecrets: Set<String> = []
@@ -188,8 +197,7 @@ extension SQLConnectionConfiguration {
                 case "false", "no", "optional", "off": encryption = .off
                 case "required", "require": encryption = .required
                 case "notsupported", "not supported", "none": encryption = .notSupported
-                case "strict":
-                    throw SQLClientError(.unsupported, "Encrypt=Strict (TDS 8.0) is not supported yet")
+                case "strict": encryption = .strict
                 default:
                     throw SQLClientError(.invalidConfiguration, "invalid value for Encrypt")
                 }

@@ -1,3 +1,5 @@
+import TDS
+
 /// The isolation level of a transaction begun with a Transaction Manager request
 /// ([MS-TDS] 2.2.6.9 ISOLATION_LEVEL).
 public enum SQLIsolationLevel: String, Sendable, Hashable, CaseIterable {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// The pool's decisions without I/O or a clock: each test feeds events with times of its own and
 /// checks the actions.

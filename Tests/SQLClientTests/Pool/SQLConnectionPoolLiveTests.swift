@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// The pool under load against the live test server (pysqlbridge, see LiveServer): 64 tasks × 50
 /// parameterized queries through a pool of 8. The connections the server sees are counted from

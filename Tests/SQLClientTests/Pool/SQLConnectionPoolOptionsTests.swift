@@ -1,5 +1,6 @@
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// The pool's options: connection string keys (as ADO.NET spells and bounds them) and validation,
 /// which refuses what it must and clamps the rest, never trapping.

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// The pool against the replay server (what the server receives is checked on its bytes) and
 /// against ``FlakyServer`` (connections closed at random). Lease and idle timeouts run on a

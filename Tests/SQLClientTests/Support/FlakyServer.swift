@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// A small TDS server on loopback that closes connections at random, for the pool's recovery
 /// tests: PRELOGIN (answered ENCRYPT_NOT_SUP), LOGIN7 (a generated login response), then each

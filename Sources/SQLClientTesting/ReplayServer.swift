@@ -87,6 +87,9 @@ public final class ReplayServer: @unchecked Sendable {
         public var type: PacketType
         /// The message bytes (ALL_HEADERS first, from TDS 7.2).
         public var payload: [UInt8]
+        /// The status of the message's first packet ([MS-TDS] 2.2.3.1.2: RESETCONNECTION 0x08 and
+        /// RESETCONNECTIONSKIPTRAN 0x10 are set there).
+        public var firstStatus: PacketStatus = []
     }
 
     /// The first (or only) section of ``recording``.
@@ -297,7 +300,7 @@ final class ReplayConnection {
     var log = ReplayServer.ConnectionLog()
     /// What the client sent, cut into messages by the one TDS framer.
     var inbox = PacketAssembler(maximumPacketSize: Int(UInt16.max))
-    var pendingMessages: [(type: UInt8, payload: [UInt8])] = []
+    var pendingMessages: [(type: UInt8, payload: [UInt8], status: PacketStatus)] = []
     var version: TDSVersion = .v7_4
     var packetSize = 4096
     var packetID: UInt8 = 1
@@ -318,7 +321,7 @@ final class ReplayConnection {
 
     func run() -> ReplayServer.ConnectionLog {
         while !closed, let message = nextMessage() {
-            handle(type: message.type, payload: message.payload)
+            handle(type: message.type, payload: message.payload, firstStatus: message.status)
         }
         return log
     }
@@ -343,7 +346,7 @@ final class ReplayConnection {
     /// Cuts one whole message (all packets to EOM) from `inbox`, if complete ([MS-TDS] 2.2.3).
     /// A message the client ended with IGNORE ([MS-TDS] 2.2.3.1.2, a request cancelled while it
     /// was being sent) is answered with a DONE and not passed on. Malformed framing drops the connection.
-    func cutMessage() -> (type: UInt8, payload: [UInt8])? {
+    func cutMessage() -> (type: UInt8, payload: [UInt8], status: PacketStatus)? {
         while true {
             let message: TDSMessage?
             do {
@@ -357,11 +360,11 @@ final class ReplayConnection {
                 sendMessage(ServerTokens.done(version: version))
                 continue
             }
-            return (message.type.rawValue, message.payload)
+            return (message.type.rawValue, message.payload, message.firstStatus)
         }
     }
 
-    func nextMessage() -> (type: UInt8, payload: [UInt8])? {
+    func nextMessage() -> (type: UInt8, payload: [UInt8], status: PacketStatus)? {
         if !pendingMessages.isEmpty { return pendingMessages.removeFirst() }
         while true {
             if let m = cutMessage() { return m }
@@ -487,10 +490,11 @@ final class ReplayConnection {
 
     // MARK: Handling
 
-    func handle(type: UInt8, payload: [UInt8]) {
+    func handle(type: UInt8, payload: [UInt8], firstStatus: PacketStatus = []) {
         if server.options.recordsRequestMessages, type == PacketType.sqlBatch.rawValue || type == PacketType.rpc.rawValue
             || type == PacketType.transactionManager.rawValue {
-            log.requestMessages.append(ReplayServer.RequestMessage(type: PacketType(rawValue: type), payload: payload))
+            log.requestMessages.append(ReplayServer.RequestMessage(type: PacketType(rawValue: type), payload: payload,
+                                                                   firstStatus: firstStatus))
         }
         switch type {
         case PacketType.prelogin.rawValue:

@@ -1,6 +1,7 @@
 import XCTest
 @testable import TDS
 import SQLClientTesting
+import TDS
 
 /// Streaming behaviour of TokenStreamDecoder: resumability, partial rows, big PLP values,
 /// bounded memory, hostile lengths, errors with offsets and token names.
@@ -30,6 +31,41 @@ final class TokenStreamDecoderTests: XCTestCase {
         }
         w.writeUInt32LE(0)
         return w.bytes
+    }
+
+    /// SQL Server 2000 refusing a 7.4 LOGIN7: ERROR (2-byte line number) and a 9-byte DONE, no
+    /// LOGINACK. With acceptsShortDoneBeforeLoginAck the message's end makes that DONE whole; without
+    /// it, or after a LOGINACK, the same bytes stay a truncated token.
+    func testShortDoneBeforeLoginAckIsTheTDS71Form() throws {
+        let bytes = ServerTokens.message(token: 0xAA, number: 18456, severity: 14, text: "Login failed for user 'sa'.",
+                                         version: .v7_1)
+            + ServerTokens.done(status: .error, version: .v7_1)
+        XCTAssertEqual(bytes.suffix(9).first, 0xFD)
+        var options = TokenStreamDecoder.Options()
+        options.acceptsShortDoneBeforeLoginAck = true
+        for split in [bytes.count, 1, 7] {
+            var decoder = TokenStreamDecoder(version: .v7_4, options: options)
+            var tokens: [Token] = []
+            var i = 0
+            while i < bytes.count {
+                decoder.append(Array(bytes[i ..< min(i + split, bytes.count)]))
+                i += split
+                while let t = try decoder.next() { tokens.append(t) }
+            }
+            if let last = try decoder.finish() { tokens.append(last) }
+            XCTAssertEqual(tokens.count, 2, "split \(split)")
+            guard case .error(let e) = tokens.first, case .done(let d) = tokens.last else { return XCTFail("\(tokens)") }
+            XCTAssertEqual(e.message.number, 18456)
+            XCTAssertTrue(d.status.contains(.error))
+        }
+        var strict = TokenStreamDecoder(version: .v7_4)
+        strict.append(bytes)
+        while try strict.next() != nil {}
+        XCTAssertThrowsError(try strict.finish()) { XCTAssertEqual(($0 as? TDSDecodingError)?.code, .truncated) }
+        var afterAck = TokenStreamDecoder(version: .v7_4, options: options)
+        afterAck.append(ServerTokens.loginAck(version: .v7_4) + ServerTokens.done(status: .error, version: .v7_1))
+        while try afterAck.next() != nil {}
+        XCTAssertThrowsError(try afterAck.finish())
     }
 
     func testMultiMegabytePLPValueAssembledAcrossPackets() throws {

@@ -32,6 +32,12 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
         }
     }
 
+    /// True for NTLM (an SSPI exchange).
+    var usesSSPI: Bool {
+        if case .ntlm = self { return true }
+        return false
+    }
+
     /// True for the FEDAUTH cases.
     var usesFedAuth: Bool {
         switch self {

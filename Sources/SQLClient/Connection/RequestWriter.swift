@@ -1,3 +1,5 @@
+import TDS
+
 /// The one write path of a connection: every byte the client sends (PRELOGIN, the TLS
 /// handshake, LOGIN7, requests, ATTENTION) is written by whoever holds the write gate, in the
 /// order the gate was asked for, so two writes never interleave on the socket.

@@ -1,3 +1,5 @@
+import TDS
+
 /// The receive side of a connection, without I/O: the one packet framer (``PacketAssembler``)
 /// and the token decoder, fed with the bytes the driver reads. Packets of a response
 /// (TABULAR_RESULT, [MS-TDS] 2.2.4) go to the decoder one payload at a time, straight from the
@@ -18,6 +20,7 @@ struct ResponseReader: Sendable {
     /// The setting named in the error when a message passes `framer.maximumMessageSize`.
     private var messageCapName = ""
     private var endOfMessagePending = false
+    private var messageEndedAfterToken = false
     private let options: TokenStreamDecoder.Options
     /// Called with each packet's header as it is cut (the trace log), nil when nobody listens.
     var onPacket: (@Sendable (PacketHeader) -> Void)?
@@ -42,6 +45,7 @@ struct ResponseReader: Sendable {
         framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
         decoder = TokenStreamDecoder(version: decoder.version, options: options)
         endOfMessagePending = false
+        messageEndedAfterToken = false
     }
 
     /// The next item the buffered bytes hold.
@@ -51,9 +55,18 @@ struct ResponseReader: Sendable {
         while true {
             do throws(TDSDecodingError) {
                 if let token = try decoder.next() { return .token(token) }
+                if messageEndedAfterToken {
+                    messageEndedAfterToken = false
+                    return .messageEnded
+                }
                 if endOfMessagePending {
                     endOfMessagePending = false
-                    try decoder.finish()
+                    // The decoder may hand back a last token only the message's end made whole
+                    // (a TDS 7.1 server's 9-byte DONE before LOGINACK).
+                    if let last = try decoder.finish() {
+                        messageEndedAfterToken = true
+                        return .token(last)
+                    }
                     return .messageEnded
                 }
             } catch {

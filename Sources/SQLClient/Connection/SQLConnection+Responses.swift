@@ -1,3 +1,5 @@
+import TDS
+
 /// Running requests: waiting for a turn, and reading a request's response into batches of
 /// events and row blocks for the one cursor (``ResponseCursor``).
 extension SQLConnection {

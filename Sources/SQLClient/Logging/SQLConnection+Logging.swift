@@ -32,8 +32,6 @@ extension SQLConnection {
             return ("transaction", "\(r)", [])
         case .streamed(let type, _):
             return ("message", type.name, [])
-        case .bulkLoad:
-            return ("message", "BULK_LOAD", [])
         }
     }
 

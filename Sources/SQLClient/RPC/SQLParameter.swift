@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// One parameter of a remote procedure call ([MS-TDS] 2.2.6.6 ParameterData): an optional
 /// name, a value, an optional explicit SQL type, and a direction.
@@ -272,7 +273,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     ///
     /// ```swift
     /// let ids = SQLParameter.table("dbo.IdList", columns: [.int], rows: [[.int(1)], [.int(2)]])
-    /// try await connection.execute(literal: "SELECT * FROM people WHERE id IN (SELECT id FROM \(ids))")
+    /// try await connection.execute("SELECT * FROM people WHERE id IN (SELECT id FROM \(ids))")
     /// // sp_executesql declares it as `@P1 [dbo].[IdList] READONLY`
     /// try await connection.callProcedure("dbo.importPeople", parameters: [.input("@people", ids)])
     /// ```

@@ -1,3 +1,5 @@
+import TDS
+
 /// The request methods that take a query: buffered (``SQLConnection/execute(_:timeout:)``) and
 /// streamed (``SQLConnection/events(_:timeout:)``, ``SQLConnection/query(_:timeout:)``,
 /// ``SQLConnection/rowBlocks(_:timeout:)``). Every shape reads through the one ``ResponseCursor``.

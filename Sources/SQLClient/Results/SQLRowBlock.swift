@@ -1,3 +1,5 @@
+import TDS
+
 /// Rows of one result set stored together: the values of `count` rows in one flat array, row
 /// after row (`columns.count` values each). Returned by ``SQLConnection/rowBlocks(_:timeout:)``, the
 /// fastest way to read a large result: one allocation per block instead of one per row (values

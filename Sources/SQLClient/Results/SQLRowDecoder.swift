@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// A `Decoder` over one ``SQLRow``: a keyed container whose keys are column names.
 struct SQLRowDecoder: Decoder {

@@ -6,6 +6,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import TDS
 
 /// TLS through the system's OpenSSL (Linux): an `SSL` object over two memory BIOs, so the
 /// handshake bytes can travel inside TDS PRELOGIN packets.

@@ -29,7 +29,7 @@ final class CancelLiveTests: XCTestCase {
         }
     }
 
-    static func executeBig(_ connection: SQLConnection) async -> Result<SQLProcedureResult, SQLClientError> {
+    static func executeBig(_ connection: SQLConnection) async -> Result<SQLResult, SQLClientError> {
         do {
             return .success(try await connection.execute("\(unsafeRaw: big) WHERE a.id > \(Int32(-1))"))
         } catch {

@@ -86,6 +86,39 @@ enum ReadmeSnippets {
         }   // committed; rolled back if the closure throws
     }
 
+    /// README.md, snippet bulkcopy (compile).
+    static func bulkcopy(connection: SQLConnection) async throws {
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+        struct Person: Encodable { let id: Int; let name: String; let joined: Date }
+        let people = [Person(id: 1, name: "Ada", joined: Date()), Person(id: 2, name: "Grace", joined: Date())]
+        let copied = try await connection.bulkInsert(into: "dbo.people", values: people,
+                                                     options: SQLBulkCopyOptions(tableLock: true, batchSize: 50_000))
+        print(copied.rowsCopied)   // the server's count
+        let rows: [[SQLValue]] = [[.int(3), .string("Edsger")]]
+        _ = try await connection.bulkInsert(into: "dbo.people", columns: ["id", "name"], rows: rows)
+        let ids = SQLParameter.table("dbo.IdList", columns: [.int], rows: [[.int(1)], [.int(2)]])
+        _ = try await connection.execute("SELECT name FROM people WHERE id IN (SELECT id FROM \(ids))")
+    }
+
+    /// README.md, snippet azureConnect (compile).
+    static func azureConnect() async throws {
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        func connectToAzure(token: String) async throws -> SQLConnection {
+            var config = try SQLConnectionConfiguration(connectionString:
+                "Server=myserver.database.windows.net;Database=shop;Encrypt=Strict;ConnectRetryCount=3")
+            config.authentication = .accessToken(token)          // or .accessTokenProvider { try await fetchToken() }
+            let connection = try await SQLConnection.connect(config)
+            let session = await connection.session
+            print(session.host, session.port, session.redirectedFrom ?? "-")   // where the login ended up
+            return connection
+        }
+    }
+
     /// README.md, snippet errors (compile).
     static func errors(connection: SQLConnection) async throws {
         func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {

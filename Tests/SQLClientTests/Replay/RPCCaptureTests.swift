@@ -3,6 +3,7 @@ import XCTest
 import TDSCapture
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// The real RPC traffic of `../shared/captures/ndpi_mssql_tds.pcap` (read at test time, never
 /// copied): SQLClient's requests for the same calls decode, with our own decoder, to the same
@@ -165,7 +166,7 @@ final class RPCCaptureTests: XCTestCase {
                     rpc.separator = call.separator
                     ours.append(rpc)
                 }
-                let result: SQLProcedureResult
+                let result: SQLResult
                 if ours.count == 1 {
                     result = try await connection.callProcedure(ours[0].procedure,
                                                                 parameters: c.request.calls[0].parameters.map { Self.sqlParameter(for: $0, version: .v7_4).0 },

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// A TDS server on loopback that misbehaves on purpose, one way per instance, to show that the
 /// client bounds what it accepts: endless PRELOGIN packets, endless TLS handshake packets, a
@@ -180,19 +181,7 @@ final class HostileServer: @unchecked Sendable {
         }
 
         /// Sends all of `bytes`; false once the client is gone.
-        func send(_ bytes: [UInt8]) -> Bool {
-            var sent = 0
-            while sent < bytes.count {
-                #if canImport(Darwin)
-                let n = bytes.withUnsafeBytes { Darwin.send(fd, $0.baseAddress! + sent, $0.count - sent, 0) }
-                #else
-                let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-                #endif
-                if n <= 0 { return false }
-                sent += n
-            }
-            return true
-        }
+        func send(_ bytes: [UInt8]) -> Bool { LoopbackListener.writeAll(fd, bytes) }
 
         /// PRELOGIN (answered ENCRYPT_NOT_SUP), LOGIN7, the login response.
         mutating func login() -> Bool {

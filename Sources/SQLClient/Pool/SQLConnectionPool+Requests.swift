@@ -4,6 +4,8 @@
 extension SQLConnectionPool {
     /// Runs `query` on a pooled connection and returns everything it produced, buffered (see
     /// ``SQLConnection/execute(_:timeout:)``); the connection goes back when it ends.
+    /// - Parameter query: the statement: a literal (interpolations are parameters), or
+    ///   ``SQLQuery/init(unsafeSQL:parameters:)``.
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request
     ///   (the wait for a connection is bounded by ``Options/leaseTimeout``).
     /// - Throws: the lease's errors (``withConnection(isolation:_:)``), then the request's.

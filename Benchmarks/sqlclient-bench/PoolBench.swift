@@ -5,7 +5,8 @@ import TDS
 
 /// `sqlclient-bench pool`: queries per second of `SELECT 1` (one int row) for 1, 8 and 64
 /// concurrent tasks through a `SQLConnectionPool` of 8, beside one new connection per query
-/// (connect, log in, query, close), against the replay server in a process of its own
+/// (connect, log in, query, close) and beside each task on a connection of its own without a
+/// pool, against the replay server in a process of its own
 /// (`sqlclient-bench pool-serve`, plaintext over loopback). See Benchmarks/README.md, "Connection pool".
 enum PoolBench {
     static let usage = """
@@ -107,11 +108,11 @@ enum PoolBench {
         let configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port),
                                                        user: "bench", password: "bench", encryption: .notSupported)
         var results: [Result] = []
-        // Context for the pool's own cost: one task on one connection of its own, no pool.
-        results.append(median(try await (0 ..< o.repeats).asyncMap { _ in
-            try await oneConnection(configuration, queries: o.queries)
-        }))
         for tasks in o.tasks {
+            // Context for the pool's own cost: each task on a connection of its own, no pool.
+            results.append(median(try await (0 ..< o.repeats).asyncMap { _ in
+                try await ownConnections(configuration, tasks: tasks, queries: o.queries)
+            }))
             results.append(median(try await (0 ..< o.repeats).asyncMap { _ in
                 try await pooled(configuration, tasks: tasks, queries: o.queries)
             }))
@@ -125,15 +126,14 @@ enum PoolBench {
             print(String(decoding: data, as: UTF8.self))
             return
         }
-        if let single = results.first(where: { $0.mode == "one connection" }) {
-            print("One task on one connection, no pool: \(Int(single.queriesPerSecond)) queries/s\n")
-        }
-        print("| tasks | pool of \(poolSize): queries/s | one connection per query: queries/s | ratio |")
-        print("|---:|---:|---:|---:|")
+        print("| tasks | pool of \(poolSize): queries/s | one new connection per query: queries/s | pool / new connection | each task on its own connection, no pool: queries/s |")
+        print("|---:|---:|---:|---:|---:|")
         for tasks in o.tasks {
             guard let p = results.first(where: { $0.mode == "pool" && $0.tasks == tasks }),
-                  let c = results.first(where: { $0.mode == "connection per query" && $0.tasks == tasks }) else { continue }
-            print("| \(tasks) | \(Int(p.queriesPerSecond)) | \(Int(c.queriesPerSecond)) | \(String(format: "%.1f", p.queriesPerSecond / c.queriesPerSecond)) |")
+                  let c = results.first(where: { $0.mode == "connection per query" && $0.tasks == tasks }),
+                  let own = results.first(where: { $0.mode == "own connections" && $0.tasks == tasks }) else { continue }
+            print("| \(tasks) | \(Int(p.queriesPerSecond)) | \(Int(c.queriesPerSecond)) | "
+                  + "\(String(format: "%.1f", p.queriesPerSecond / c.queriesPerSecond)) | \(Int(own.queriesPerSecond)) |")
         }
     }
 
@@ -169,18 +169,30 @@ enum PoolBench {
                       queriesPerSecond: Double(queries) / seconds, connectionsOpened: opened)
     }
 
-    /// `queries` queries in a row on one connection (opened beforehand, not timed), without a pool.
-    static func oneConnection(_ configuration: SQLConnectionConfiguration, queries: Int) async throws -> Result {
-        let connection = try await SQLConnection.connect(configuration)
+    /// `queries` queries shared out among `tasks` tasks, each task on a connection of its own
+    /// (opened beforehand, not timed), without a pool.
+    static func ownConnections(_ configuration: SQLConnectionConfiguration, tasks: Int, queries: Int) async throws -> Result {
+        var connections: [SQLConnection] = []
+        for _ in 0 ..< tasks { connections.append(try await SQLConnection.connect(configuration)) }
+        let counter = Counter(queries)
         let start = Measure.now()
-        for _ in 0 ..< queries {
-            let result = try await connection.execute(literal: SQLQuery(stringLiteral: sql))
-            guard result.resultSets.first?.rows.first?[0] == .int(1) else { throw Sink.Failure(description: "wrong answer") }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for connection in connections {
+                group.addTask {
+                    while counter.take() {
+                        let result = try await connection.execute(literal: SQLQuery(stringLiteral: sql))
+                        guard result.resultSets.first?.rows.first?[0] == .int(1) else {
+                            throw Sink.Failure(description: "wrong answer")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
         }
         let seconds = Measure.now() - start
-        await connection.close()
-        return Result(mode: "one connection", tasks: 1, queries: queries, seconds: seconds,
-                      queriesPerSecond: Double(queries) / seconds, connectionsOpened: 1)
+        for connection in connections { await connection.close() }
+        return Result(mode: "own connections", tasks: tasks, queries: queries, seconds: seconds,
+                      queriesPerSecond: Double(queries) / seconds, connectionsOpened: tasks)
     }
 
     /// `queries` queries shared out among `tasks` tasks, each on a connection of its own.

@@ -57,10 +57,12 @@ public struct SQLSessionInfo: Sendable, Hashable {
     /// Where the session ended up: the host and port logged in to (after a routing redirect, the
     /// server the ENVCHANGE named).
     public var host: String = ""
+    /// The TCP port of ``host`` (0 when the connection was made over a stream given by the caller).
     public var port: Int = 0
     /// The server that redirected the login ("host:port"), nil when the client was not redirected.
     public var redirectedFrom: String?
 
+    /// An empty session (no database, language or collation yet; 4,096-byte packets; TDS 7.4).
     public init() {}
 
     /// Applies an ENVCHANGE ([MS-TDS] 2.2.7.9); returns the new packet size when it changed,

@@ -103,7 +103,7 @@ final class ConfigurationTests: XCTestCase {
     func testKnownButUnsupportedKeysAreRefusedAsNotSupported() {
         for entry in ["Integrated Security=SSPI", "Trusted_Connection=yes", "MultipleActiveResultSets=true",
                       "Authentication=ActiveDirectoryPassword", "AttachDbFilename=x.mdf", "Failover Partner=b",
-                      "Pool Blocking Period=Auto"] {
+                      "User Instance=true", "Pool Blocking Period=Auto"] {
             XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;\(entry)"), entry) { error in
                 XCTAssertEqual((error as? SQLClientError)?.code, .unsupported, "\(entry): \(error)")
             }

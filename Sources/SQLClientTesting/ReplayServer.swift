@@ -345,7 +345,7 @@ final class ReplayConnection {
 
     /// Cuts one whole message (all packets to EOM) from `inbox`, if complete ([MS-TDS] 2.2.3).
     /// A message the client ended with IGNORE ([MS-TDS] 2.2.3.1.2, a request cancelled while it
-    /// was being sent) is answered with a DONE and not passed on. Malformed framing drops the connection.
+    /// was being sent) is answered with a DONE with DONE_ERROR ([MS-TDS] 2.2.1.7) and not passed on. Malformed framing drops the connection.
     func cutMessage() -> (type: UInt8, payload: [UInt8], status: PacketStatus)? {
         while true {
             let message: TDSMessage?
@@ -357,7 +357,7 @@ final class ReplayConnection {
             }
             guard let message else { return nil }
             if message.isIgnored {
-                sendMessage(ServerTokens.done(version: version))
+                sendMessage(ServerTokens.done(status: [.error], version: version))
                 continue
             }
             return (message.type.rawValue, message.payload, message.firstStatus)
@@ -467,7 +467,9 @@ final class ReplayConnection {
             guard sendAll(out) else { return }
             i = end
         }
-        if limit == bytes.count { return }
+        // Everything was sent: done, unless the response is empty and a fault is all there is
+        // to it (an exchange that stalls or closes without answering at all).
+        if limit == bytes.count, !bytes.isEmpty { return }
         if response.faults.closeAfter != nil {
             shutdown(fd, Int32(SHUT_RDWR)); closed = true; return
         }

@@ -54,7 +54,12 @@ extension SQLConnection {
             throw error
         }
         logRequestStarted(id, request)
-        try await write(id, type: encoded.0, body: encoded.1)
+        do {
+            try await write(id, type: encoded.0, body: encoded.1)
+        } catch let failure as ProducerFailure {
+            await readCutMessageAnswers(id)
+            throw failure.error
+        }
         return id
     }
 

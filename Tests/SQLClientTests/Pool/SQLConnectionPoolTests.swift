@@ -187,30 +187,24 @@ final class SQLConnectionPoolTests: XCTestCase {
     }
 
     func testConnectionWhoseAttentionTimedOutIsDiscarded() async throws {
-        // The server stalls on SELECT slow and ignores everything after (ATTENTION included).
+        // The server stalls on SELECT slow and ignores the ATTENTION that follows the query timeout.
         var session = try Self.session()
+        session.attention = .ignore
         session.exchanges.append(RPCTokens.batch("SELECT slow", [], faults: .init(stallAfter: 0)))
         let server = try startReplay(session)
         defer { server.stop() }
-        let clock = ManualConnectionClock()
         let port = Int(server.port)
-        let configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port), user: "u",
+        var configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port), user: "u",
                                                        password: "p", encryption: .notSupported, connectTimeout: .seconds(20))
-        // The connections' own timers (query timeout, ATTENTION bound) run on the manual clock too.
-        let pool = try SQLConnectionPool(configuration: configuration, options: .init(maximumConnections: 1), clock: clock) {
-            let socket = try await SocketStream.connect(host: "127.0.0.1", port: port, timeout: .seconds(10))
-            return try await SQLConnection.connect($0, port: port, over: socket, clock: clock)
-        }
-        let slow = Task { try await pool.withConnection { try await $0.execute(literal: "SELECT slow", timeout: .seconds(1)) } }
-        try await clock.waitForSleepers(2)   // the pool's lease timer and the query timeout
-        clock.advance(by: .seconds(1))       // the query timeout: ATTENTION, which the server ignores
-        try await clock.waitForSleepers(2)   // the lease timer and the ATTENTION bound (cancelTimeout, 5 s)
-        clock.advance(by: .seconds(5))
+        configuration.cancelTimeout = .milliseconds(300)
+        let pool = try SQLConnectionPool(configuration: configuration, options: .init(maximumConnections: 1),
+                                         clock: SystemConnectionClock(), connector: { try await SQLConnection.connect($0) })
         do {
-            _ = try await slow.value
+            _ = try await pool.withConnection { try await $0.execute(literal: "SELECT slow", timeout: .milliseconds(200)) }
             XCTFail("the request should fail")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")
+            XCTAssertTrue(error.message.contains("ATTENTION"), error.message)
         }
         XCTAssertEqual(pool.metrics.discarded, 1, "closed by its ATTENTION timeout: not lent again")
         let next = try await pool.execute("SELECT 1")

@@ -187,8 +187,9 @@ final class SQLConnectionPoolTests: XCTestCase {
     }
 
     func testConnectionWhoseAttentionTimedOutIsDiscarded() async throws {
-        // The server stalls on SELECT slow and ignores everything after (ATTENTION included).
+        // The server stalls on SELECT slow and ignores the ATTENTION that follows the query timeout.
         var session = try Self.session()
+        session.attention = .ignore
         session.exchanges.append(RPCTokens.batch("SELECT slow", [], faults: .init(stallAfter: 0)))
         let server = try startReplay(session)
         defer { server.stop() }
@@ -213,6 +214,7 @@ final class SQLConnectionPoolTests: XCTestCase {
             XCTFail("the request should fail")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")
+            XCTAssertTrue(error.message.contains("ATTENTION"), error.message)
         }
         XCTAssertEqual(pool.metrics.discarded, 1, "closed by its ATTENTION timeout: not lent again")
         let next = try await pool.execute("SELECT 1")

@@ -14,6 +14,15 @@ final class TransactionReplayTests: XCTestCase {
         return w.bytes
     }
 
+    /// A connection to `server` whose requests (after the login) `recorder` keeps.
+    static func recordedConnection(_ server: ReplayServer) async throws -> (SQLConnection, RecordingStream) {
+        let socket = try await SocketStream.connect(host: "127.0.0.1", port: Int(server.port), timeout: .seconds(10))
+        let recorder = RecordingStream(socket)
+        let connection = try await SQLConnection.connect(RPCReplay.configuration(server), port: Int(server.port), over: recorder)
+        recorder.startRecording()
+        return (connection, recorder)
+    }
+
     func testBeginTranInABatchIsTrackedAndCarried() async throws {
         let d: [UInt8] = [0x5A, 0, 0, 0, 0x33, 0, 0, 0x01]
         let inTran = DoneStatus.inTransaction
@@ -28,11 +37,8 @@ final class TransactionReplayTests: XCTestCase {
         ])
         let server = try RPCReplay.start(session)
         defer { server.stop() }
-        let socket = try await SocketStream.connect(host: "127.0.0.1", port: Int(server.port), timeout: .seconds(10))
-        let recorder = RecordingStream(socket)
-        let connection = try await SQLConnection.connect(RPCReplay.configuration(server), port: Int(server.port), over: recorder)
+        let (connection, recorder) = try await Self.recordedConnection(server)
         defer { Task { await connection.close() } }
-        recorder.startRecording()
         _ = try await connection.execute("BEGIN TRAN")
         let began = await connection.isInTransaction
         let descriptor = await connection.transactionDescriptor
@@ -102,11 +108,8 @@ final class TransactionReplayTests: XCTestCase {
         ])
         let server = try RPCReplay.start(session)
         defer { server.stop() }
-        let socket = try await SocketStream.connect(host: "127.0.0.1", port: Int(server.port), timeout: .seconds(10))
-        let recorder = RecordingStream(socket)
-        let connection = try await SQLConnection.connect(RPCReplay.configuration(server), port: Int(server.port), over: recorder)
+        let (connection, recorder) = try await Self.recordedConnection(server)
         defer { Task { await connection.close() } }
-        recorder.startRecording()
         let other = try await connection.withTransaction { connection -> Task<Bool, any Error> in
             _ = try await connection.execute("UPDATE accounts SET balance = 0")
             // Another task (detached: no inherited reservation) sends a request now…

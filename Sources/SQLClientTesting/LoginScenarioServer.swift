@@ -30,8 +30,11 @@ import Darwin
 public final class LoginScenarioServer: @unchecked Sendable {
     /// A PEM certificate (chain) and key file, for TLS-first (strict) connections.
     public struct Certificate: Sendable, Hashable {
+        /// The PEM certificate (chain) file.
         public var certificatePath: String
+        /// The PEM private key file.
         public var keyPath: String
+        /// A certificate from its certificate and key files.
         public init(certificatePath: String, keyPath: String) {
             self.certificatePath = certificatePath
             self.keyPath = keyPath
@@ -61,12 +64,15 @@ public final class LoginScenarioServer: @unchecked Sendable {
     public struct LoginContext: Sendable {
         /// 0 for the first connection this server accepted, 1 for the second, …
         public var connectionIndex: Int
+        /// The client's PRELOGIN.
         public var prelogin: Prelogin
+        /// The client's LOGIN7 (its password redacted when printed).
         public var login: Login7
         /// The client's SSPI message (packet type 0x11), when there was an SSPI leg.
         public var sspi: [UInt8]?
     }
 
+    /// How the server answers: TLS, PRELOGIN options, the login collation, and the reply to each login.
     public struct Behaviour: Sendable {
         /// Run TLS before anything else (TDS 8.0 strict) with this certificate.
         public var tlsFirst: Certificate?
@@ -91,6 +97,7 @@ public final class LoginScenarioServer: @unchecked Sendable {
         /// Decides the reply to each login.
         public var login: @Sendable (LoginContext) -> LoginReply
 
+        /// A behaviour from its most used parts; the rest are set on the value.
         public init(tlsFirst: Certificate? = nil, encryption: Prelogin.Encryption = .notSupported,
                     fedAuthRequired: UInt8? = nil, collation: [UInt8] = ServerTokens.latin1GeneralCP1CIAS,
                     login: @escaping @Sendable (LoginContext) -> LoginReply = { _ in .accept }) {
@@ -104,12 +111,15 @@ public final class LoginScenarioServer: @unchecked Sendable {
 
     /// One request after login.
     public struct Request: Sendable, Hashable {
+        /// The packet type (SQL batch 0x01, RPC 0x03, transaction manager 0x0E…).
         public var type: PacketType
+        /// The message body (every packet's payload, concatenated).
         public var payload: [UInt8]
     }
 
     /// What one connection showed the server.
     public struct Record: Sendable {
+        /// 0 for the first connection this server accepted, 1 for the second, …
         public var connectionIndex: Int
         /// The ALPN protocol agreed in a TLS-first handshake.
         public var alpn: String?
@@ -117,16 +127,21 @@ public final class LoginScenarioServer: @unchecked Sendable {
         public var serverNameIndication: String?
         /// Why a TLS-first handshake failed (OpenSSL's reason).
         public var tlsFailure: String?
+        /// The client's PRELOGIN, once read.
         public var prelogin: Prelogin?
+        /// The client's LOGIN7, once read.
         public var login: Login7?
         /// The client's SSPI message (packet type 0x11).
         public var sspi: [UInt8]?
+        /// The requests sent after the login, in order.
         public var requests: [Request] = []
         /// The reply chosen for the login.
         public var reply: String?
     }
 
+    /// The scenario's name (for messages).
     public let name: String
+    /// How the server answers.
     public let behaviour: Behaviour
     private let lock = NSLock()
     private var listenFD: Int32 = -1

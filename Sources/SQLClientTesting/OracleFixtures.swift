@@ -57,7 +57,12 @@ public enum OracleFixtures {
     /// canonical text of each value (nil = NULL), with the value labels.
     public struct Expectation: Hashable, Sendable {
         /// A result set (`SELECT`), or output parameters (RETURNVALUE tokens answering an RPC).
-        public enum Kind: String, Hashable, Sendable { case resultSet, outputParameters }
+        public enum Kind: String, Hashable, Sendable {
+            /// COLMETADATA and ROW tokens: the columns and rows of a `SELECT`.
+            case resultSet
+            /// RETURNVALUE tokens: the OUTPUT parameters of an RPC to `procedure`.
+            case outputParameters
+        }
         /// A result set or output parameters.
         public var kind: Kind = .resultSet
         /// The SQL text; for output parameters `-- @@rpc <procedure>` (how the FreeTDS program

@@ -63,7 +63,9 @@ extension ReplayServer {
         public var section: String
         /// The expected exchange's number in its section (1-based), or nil when every request was replayed.
         public var position: Int?
+        /// The request the section expected next; nil when every request was replayed.
         public var expected: ReplaySession.Request?
+        /// The request that came instead.
         public var received: ReplaySession.Request
 
         /// A line diff of the two requests as a session file writes them: `- ` expected,
@@ -80,17 +82,22 @@ extension ReplayServer {
     public struct ExchangeReference: Sendable, Hashable, CustomStringConvertible {
         /// The section (0-based) and its name.
         public var section: Int
+        /// The section's name (its `@section` line).
         public var sectionName: String
         /// The exchange's index in its section (0-based).
         public var index: Int
+        /// The exchange's recorded request.
         public var request: ReplaySession.Request
         public var description: String { "\(sectionName) exchange \(index + 1): \(request)" }
     }
 
     /// What ``verify(requireAllReplayed:)`` found.
     public struct VerificationFailure: Error, Sendable, CustomStringConvertible {
+        /// Requests refused in strict mode, in arrival order.
         public var mismatches: [Mismatch]
+        /// Requests that matched no recorded exchange (lenient mode).
         public var unmatched: [ReplaySession.Request]
+        /// Recorded exchanges no client asked for (with `requireAllReplayed`).
         public var unreplayed: [ExchangeReference]
         public var description: String {
             var lines: [String] = []

@@ -86,10 +86,13 @@ public struct ReplaySession: Hashable, Sendable {
     /// An RPC parameter as matched by the replay server: its name (may be empty) and the
     /// canonical text of its value (nil = NULL).
     public struct Parameter: Hashable, Sendable, CustomStringConvertible {
+        /// The parameter's name with its `@` (empty for a positional parameter).
         public var name: String
+        /// The canonical text of its value (see `SQLValue.canonicalText`); nil for NULL.
         public var value: String?
         /// A recorded parameter that matches any value (written `@name = *`).
         public var matchesAnyValue: Bool
+        /// A parameter that matches exactly `value` (nil: NULL).
         public init(name: String, value: String?) { self.name = name; self.value = value; self.matchesAnyValue = false }
         /// A parameter that matches whatever value the client sends.
         public static func any(name: String) -> Parameter {
@@ -102,8 +105,11 @@ public struct ReplaySession: Hashable, Sendable {
 
     /// A run of response bytes with the comment that describes them (usually one token).
     public struct Segment: Hashable, Sendable {
+        /// The comment written above the bytes in a session file (usually the token's name).
         public var comment: String?
+        /// The response bytes (whole tokens).
         public var bytes: [UInt8]
+        /// A segment from its bytes and comment.
         public init(comment: String? = nil, bytes: [UInt8]) { self.comment = comment; self.bytes = bytes }
     }
 
@@ -113,19 +119,26 @@ public struct ReplaySession: Hashable, Sendable {
         public var stallAfter: Int?
         /// Send this many response bytes, then close the connection.
         public var closeAfter: Int?
+        /// Faults from their byte counts; nil: none of that kind.
         public init(stallAfter: Int? = nil, closeAfter: Int? = nil) {
             self.stallAfter = stallAfter; self.closeAfter = closeAfter
         }
+        /// True when neither fault is set. A fault count at or past the end of a non-empty response
+        /// does nothing; an empty response with a fault sends nothing and then stalls or closes.
         public var isEmpty: Bool { stallAfter == nil && closeAfter == nil }
     }
 
     /// One request and the server's recorded response (one TABULAR_RESULT message).
     public struct Exchange: Hashable, Sendable {
+        /// The request the client must send (matched as ``ReplayServer/Options`` says).
         public var request: Request
+        /// The recorded response, in segments (sent in packets of the session's packet size).
         public var response: [Segment]
+        /// What goes wrong while the response is sent (none by default).
         public var faults: Faults
         /// Comment lines written before the request.
         public var comment: String?
+        /// An exchange from its request, response segments, faults and comment.
         public init(request: Request, response: [Segment], faults: Faults = Faults(), comment: String? = nil) {
             self.request = request; self.response = response; self.faults = faults; self.comment = comment
         }
@@ -141,6 +154,7 @@ public struct ReplaySession: Hashable, Sendable {
         case ignore
     }
 
+    /// The session's name (the `@session` line; also its file name in Fixtures/sessions).
     public var name: String
     /// Comment lines at the top of the file.
     public var comment: String?
@@ -148,11 +162,15 @@ public struct ReplaySession: Hashable, Sendable {
     public var version: TDSVersion?
     /// The packet size the server sets by ENVCHANGE; nil = the size the client asks.
     public var packetSize: Int?
+    /// What the server does with an ATTENTION (`@attention acknowledge|ignore`).
     public var attention: AttentionPolicy
     /// Acknowledge the UTF8_SUPPORT feature (FEATUREEXTACK) when the client requests it.
     public var utf8Support: Bool
+    /// The recorded exchanges (the login's first, when recorded), matched in order or not as
+    /// ``ReplayServer/Options/strict`` says.
     public var exchanges: [Exchange]
 
+    /// A session from its parts; the defaults acknowledge what the client asks and answer ATTENTION.
     public init(name: String, comment: String? = nil, version: TDSVersion? = nil, packetSize: Int? = nil,
                 attention: AttentionPolicy = .acknowledge, utf8Support: Bool = false, exchanges: [Exchange] = []) {
         self.name = name; self.comment = comment; self.version = version; self.packetSize = packetSize
@@ -166,7 +184,9 @@ public struct ReplaySession: Hashable, Sendable {
 
     /// An error in a session file: the line number (1-based) and what is wrong.
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The line of the session file (1-based).
         public var line: Int
+        /// What is wrong with it.
         public var message: String
         public var description: String { "session line \(line): \(message)" }
     }

@@ -53,6 +53,8 @@ public struct ReplaySessionBuilder: Sendable {
     private var orphans = 0
     private var skippedResponse = false
 
+    /// A builder for a session named `name` whose tokens are decoded as `version` (the login's
+    /// LOGINACK may change it), with `comment` at the top of the file.
     public init(name: String, version: TDSVersion = .v7_4, comment: String? = nil) {
         self.name = name
         self.version = version

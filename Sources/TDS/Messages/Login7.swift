@@ -22,9 +22,13 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
     public struct OptionFlags1: OptionSet, Hashable, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// fByteOrder = ORDER_68000 (0x01): big-endian integers (clear: ORDER_X86, what every client sends).
         public static let byteOrderBigEndian = OptionFlags1(rawValue: 0x01)
+        /// fChar = CHARSET_EBCDIC (0x02) (clear: ASCII).
         public static let charEBCDIC = OptionFlags1(rawValue: 0x02)
+        /// fFloat = FLOAT_VAX (0x04) (clear: IEEE 754).
         public static let floatVAX = OptionFlags1(rawValue: 0x04)
+        /// fFloat = ND5000 (0x08).
         public static let floatND5000 = OptionFlags1(rawValue: 0x08)
         /// fDumpLoad: set to turn dump/load and BCP off.
         public static let dumpLoadOff = OptionFlags1(rawValue: 0x10)
@@ -45,7 +49,9 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
         public static let initLangFatal = OptionFlags2(rawValue: 0x01)
         /// fODBC: ODBC driver defaults (ANSI_DEFAULTS etc. on).
         public static let odbc = OptionFlags2(rawValue: 0x02)
+        /// fTranBoundary (0x04): reserved by [MS-TDS]; sent clear.
         public static let tranBoundary = OptionFlags2(rawValue: 0x04)
+        /// fCacheConnect (0x08): reserved by [MS-TDS]; sent clear.
         public static let cacheConnect = OptionFlags2(rawValue: 0x08)
         /// fUserType = USER_SERVER (1).
         public static let userTypeServer = OptionFlags2(rawValue: 0x10)
@@ -61,8 +67,12 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
     public struct TypeFlags: OptionSet, Hashable, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// fSQLType = SQL_TSQL (1): the client sends T-SQL (clear: SQL_DFLT).
         public static let sqlTypeTSQL = TypeFlags(rawValue: 0x01)
+        /// fOLEDB (0x10): the client is an OLE DB driver (the server then sets its OLE DB session defaults).
         public static let oledb = TypeFlags(rawValue: 0x10)
+        /// fReadOnlyIntent (0x20, TDS 7.4): the application only reads (`ApplicationIntent=ReadOnly`),
+        /// so an availability group listener may route it to a readable secondary.
         public static let readOnlyIntent = TypeFlags(rawValue: 0x20)
     }
 
@@ -71,9 +81,13 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
     public struct OptionFlags3: OptionSet, Hashable, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// fChangePassword (0x01, 7.2+): ChangePassword carries a new password for the login.
         public static let changePassword = OptionFlags3(rawValue: 0x01)
+        /// fUserInstance (0x02): ask for a user instance (SQL Server Express).
         public static let userInstance = OptionFlags3(rawValue: 0x02)
+        /// fSendYukonBinaryXML (0x04): the client understands xml in binary form.
         public static let sendYukonBinaryXML = OptionFlags3(rawValue: 0x04)
+        /// fUnknownCollationHandling (0x08, 7.3+): the client accepts collations it may not know.
         public static let unknownCollationHandling = OptionFlags3(rawValue: 0x08)
         /// fExtension: the Extension field points to FeatureExt (7.4).
         public static let extensionUsed = OptionFlags3(rawValue: 0x10)
@@ -83,36 +97,53 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
     public var tdsVersion: TDSVersion
     /// The packet size the client asks for, in bytes (0 = the server's default).
     public var packetSize: UInt32
+    /// ClientProgVer: the client program's version (an opaque 4-byte value; drivers send their own).
     public var clientProgramVersion: UInt32
+    /// ClientPID: the client's process ID.
     public var clientPID: UInt32
+    /// ConnectionID: 0 for a new physical connection.
     public var connectionID: UInt32
+    /// OptionFlags1 (see ``OptionFlags1``).
     public var optionFlags1: OptionFlags1
+    /// OptionFlags2 (see ``OptionFlags2``).
     public var optionFlags2: OptionFlags2
+    /// TypeFlags (see ``TypeFlags``).
     public var typeFlags: TypeFlags
     /// OptionFlags3. When encoding, fExtension is set exactly when `featureExt` is non-nil (7.4).
     public var optionFlags3: OptionFlags3
     /// Minutes from UTC (signed), as the spec's ClientTimeZone.
     public var clientTimeZone: Int32
+    /// ClientLCID: the client's locale ID (0x0409 = en-US); the server uses it for the session's default language.
     public var clientLCID: UInt32
+    /// HostName: the client machine's name (at most 128 UTF-16 code units).
     public var hostName: String
+    /// UserName: the SQL Server login (empty for integrated security and access tokens; at most 128).
     public var userName: String
+    /// Password: the SQL Server login's password (obfuscated on the wire, never printed; at most 128).
     public var password: RedactedPassword
+    /// AppName: the application's name (`Application Name=`; at most 128).
     public var appName: String
+    /// ServerName: the server name as the client typed it (at most 128).
     public var serverName: String
     /// CltIntName: the client library's name (e.g. "ODBC", "Core .Net SqlClient Data Provider").
     public var libraryName: String
+    /// Language: the initial language (empty: the login's default; at most 128).
     public var language: String
+    /// Database: the initial database (empty: the login's default; at most 128).
     public var database: String
     /// ClientID: 6 bytes (the client's MAC address).
     public var clientID: [UInt8]
     /// SSPI data (bytes); longer than 65,534 bytes uses cbSSPILong (7.2+).
     public var sspi: [UInt8]
+    /// AtchDBFile: a database file to attach as the initial database (`AttachDBFilename=`; at most 260).
     public var attachDBFile: String
     /// ChangePassword (7.2+), obfuscated like the password.
     public var changePassword: RedactedPassword
     /// FeatureExt (7.4); nil when the client sends none (fExtension clear).
     public var featureExt: [Login7Feature]?
 
+    /// A LOGIN7 message from its fields; the defaults are what SQLClient sends (7.4, 4,096-byte
+    /// packets, the initial database and language fatal, ODBC defaults, en-US).
     public init(tdsVersion: TDSVersion = .v7_4, packetSize: UInt32 = 4096, clientProgramVersion: UInt32 = 0,
                 clientPID: UInt32 = 0, connectionID: UInt32 = 0,
                 optionFlags1: OptionFlags1 = [.useDB, .initDBFatal, .setLang],
@@ -304,6 +335,7 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
         public var field: String
         /// Its length: UTF-16 code units for text, bytes for SSPI and for the whole message.
         public var length: Int
+        /// The most the field may hold, in the same unit as ``length``.
         public var limit: Int
         public var description: String { "the LOGIN7 field \(field) is \(length) long; the limit is \(limit)" }
     }

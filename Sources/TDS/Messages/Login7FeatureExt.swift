@@ -3,22 +3,34 @@
 /// On the wire: FeatureId (1 byte), FeatureDataLen (4 bytes, little-endian), FeatureData.
 /// The list ends with the terminator 0xFF. Features this module does not interpret are kept raw.
 public struct Login7Feature: Hashable, Sendable, CustomStringConvertible, CustomReflectable {
+    /// FeatureId (one of the `…ID` constants below, or any other value kept as it is).
     public var id: UInt8
+    /// FeatureData (its length is sent as FeatureDataLen).
     public var data: [UInt8]
 
+    /// A feature extension from its FeatureId and FeatureData.
     public init(id: UInt8, data: [UInt8] = []) {
         self.id = id
         self.data = data
     }
 
+    /// SESSIONRECOVERY (0x01): connection resiliency.
     public static let sessionRecoveryID: UInt8 = 0x01
+    /// FEDAUTH (0x02): federated authentication (see ``FedAuth``).
     public static let fedAuthID: UInt8 = 0x02
+    /// COLUMNENCRYPTION (0x04): Always Encrypted.
     public static let columnEncryptionID: UInt8 = 0x04
+    /// GLOBALTRANSACTIONS (0x05).
     public static let globalTransactionsID: UInt8 = 0x05
+    /// AZURESQLSUPPORT (0x08).
     public static let azureSQLSupportID: UInt8 = 0x08
+    /// DATACLASSIFICATION (0x09): the server may send DATACLASSIFICATION tokens.
     public static let dataClassificationID: UInt8 = 0x09
+    /// UTF8_SUPPORT (0x0A): the client accepts UTF-8 collations.
     public static let utf8SupportID: UInt8 = 0x0A
+    /// AZURESQLDNSCACHING (0x0B).
     public static let azureSQLDNSCachingID: UInt8 = 0x0B
+    /// TERMINATOR (0xFF): ends the FeatureExt list.
     public static let terminator: UInt8 = 0xFF
 
     /// UTF8_SUPPORT (0x0A), no data: the client accepts UTF-8 collations.
@@ -101,6 +113,7 @@ public struct FedAuth: Hashable, Sendable, CustomStringConvertible {
     public struct Library: RawRepresentable, Hashable, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// Live ID compact token (0x00), retired by Microsoft.
         public static let liveIDCompactToken = Library(rawValue: 0x00)
         /// The client brings a token (for example an Entra ID access token).
         public static let securityToken = Library(rawValue: 0x01)
@@ -108,6 +121,7 @@ public struct FedAuth: Hashable, Sendable, CustomStringConvertible {
         public static let adal = Library(rawValue: 0x02)
     }
 
+    /// bFedAuthLibrary.
     public var library: Library
     /// fFedAuthEcho: the client's copy of the server's PRELOGIN FEDAUTHREQUIRED answer.
     public var echo: Bool
@@ -118,6 +132,7 @@ public struct FedAuth: Hashable, Sendable, CustomStringConvertible {
     /// bWorkflow, for the ADAL library.
     public var workflow: UInt8?
 
+    /// The FEDAUTH data from its parts; `token` is kept redacted.
     public init(library: Library, echo: Bool, token: [UInt8]? = nil, nonce: [UInt8]? = nil, workflow: UInt8? = nil) {
         self.library = library
         self.echo = echo

@@ -14,24 +14,38 @@
 public struct Prelogin: Hashable, Sendable {
     /// Option tokens ([MS-TDS] 2.2.6.5 PL_OPTION_TOKEN).
     public enum Token {
+        /// VERSION (0x00).
         public static let version: UInt8 = 0x00
+        /// ENCRYPTION (0x01).
         public static let encryption: UInt8 = 0x01
+        /// INSTOPT (0x02): the instance name (client) or whether it matched (server).
         public static let instanceOption: UInt8 = 0x02
+        /// THREADID (0x03).
         public static let threadID: UInt8 = 0x03
+        /// MARS (0x04).
         public static let mars: UInt8 = 0x04
+        /// TRACEID (0x05).
         public static let traceID: UInt8 = 0x05
+        /// FEDAUTHREQUIRED (0x06).
         public static let fedAuthRequired: UInt8 = 0x06
+        /// NONCEOPT (0x07).
         public static let nonce: UInt8 = 0x07
+        /// TERMINATOR (0xFF): ends the option table.
         public static let terminator: UInt8 = 0xFF
     }
 
     /// VERSION: UL_VERSION (major, minor, build **big-endian**) and US_SUBBUILD (big-endian), 6 bytes.
     /// The client's driver version, or the server's product version (e.g. 17.0.1000).
     public struct Version: Hashable, Sendable, CustomStringConvertible {
+        /// The major version (UL_VERSION's first byte), e.g. 17 for SQL Server 2025.
         public var major: UInt8
+        /// The minor version (UL_VERSION's second byte).
         public var minor: UInt8
+        /// The build number (UL_VERSION's last two bytes, big-endian).
         public var build: UInt16
+        /// US_SUBBUILD (big-endian).
         public var subBuild: UInt16
+        /// A version from its parts.
         public init(major: UInt8, minor: UInt8, build: UInt16, subBuild: UInt16 = 0) {
             self.major = major; self.minor = minor; self.build = build; self.subBuild = subBuild
         }
@@ -43,9 +57,13 @@ public struct Prelogin: Hashable, Sendable {
     public struct Encryption: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public var rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// ENCRYPT_OFF (0x00): encryption available, used for the login only.
         public static let off = Encryption(rawValue: 0x00)
+        /// ENCRYPT_ON (0x01): encryption available and wanted for the whole session.
         public static let on = Encryption(rawValue: 0x01)
+        /// ENCRYPT_NOT_SUP (0x02): encryption not available.
         public static let notSupported = Encryption(rawValue: 0x02)
+        /// ENCRYPT_REQ (0x03, server): encryption required.
         public static let required = Encryption(rawValue: 0x03)
         /// The ENCRYPT_CLIENT_CERT bit (0x80).
         public static let clientCertBit: UInt8 = 0x80
@@ -72,9 +90,13 @@ public struct Prelogin: Hashable, Sendable {
 
     /// TRACEID (36 bytes): GUID_CONNID (16), ACTIVITY_GUID (16), ACTIVITY_SEQUENCE (4, little-endian).
     public struct TraceID: Hashable, Sendable {
+        /// GUID_CONNID: the client's connection ID (16 bytes).
         public var connectionID: [UInt8]
+        /// ACTIVITY_GUID: the client's activity ID (16 bytes).
         public var activityID: [UInt8]
+        /// ACTIVITY_SEQUENCE: the activity's sequence number.
         public var activitySequence: UInt32
+        /// A TRACEID from its parts (16, 16 bytes and a number).
         public init(connectionID: [UInt8], activityID: [UInt8], activitySequence: UInt32) {
             self.connectionID = connectionID; self.activityID = activityID; self.activitySequence = activitySequence
         }
@@ -82,12 +104,17 @@ public struct Prelogin: Hashable, Sendable {
 
     /// An option token this type does not interpret, kept with its raw data.
     public struct RawOption: Hashable, Sendable {
+        /// The option's PL_OPTION_TOKEN.
         public var token: UInt8
+        /// The option's data as sent.
         public var data: [UInt8]
+        /// An option from its token and data.
         public init(token: UInt8, data: [UInt8]) { self.token = token; self.data = data }
     }
 
+    /// VERSION: the client's driver version, or the server's product version; nil when absent.
     public var version: Version?
+    /// ENCRYPTION; nil when absent.
     public var encryption: Encryption?
     /// INSTOPT raw bytes. From the client: the instance name, MBCS, NUL-terminated. From the
     /// server: one byte, 0x00 when the instance name matched (or none was sent), else 0x01.
@@ -98,6 +125,7 @@ public struct Prelogin: Hashable, Sendable {
     public var threadID: UInt32?
     /// MARS (1 byte): 0x00 off, 0x01 on.
     public var mars: UInt8?
+    /// TRACEID; nil when absent.
     public var traceID: TraceID?
     /// FEDAUTHREQUIRED (1 byte): 0x01 when the client can do federated authentication / the server requires it.
     public var fedAuthRequired: UInt8?
@@ -106,6 +134,7 @@ public struct Prelogin: Hashable, Sendable {
     /// Options with other tokens, and known options whose length is not the expected one.
     public var unknownOptions: [RawOption]
 
+    /// A PRELOGIN message from its options (nil: the option is not sent).
     public init(version: Version? = nil, encryption: Encryption? = nil, instanceOption: [UInt8]? = nil,
                 threadID: UInt32? = nil, mars: UInt8? = nil, traceID: TraceID? = nil,
                 fedAuthRequired: UInt8? = nil, nonce: [UInt8]? = nil, unknownOptions: [RawOption] = []) {

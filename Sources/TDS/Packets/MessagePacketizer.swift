@@ -12,9 +12,11 @@
 /// first packet only; IGNORE, when given, on every packet. Packet ids start at
 /// `firstPacketID` and increment mod 256. An empty message is one 8-byte packet with EOM.
 public struct MessagePacketizer: Sendable {
+    /// The message's packet type (every packet's Type byte).
     public let type: PacketType
     /// Packet size, header included (clamped to 9…65535).
     public let packetSize: Int
+    /// The SPID written in every header (0 from a client).
     public let spid: UInt16
     private let firstStatus: PacketStatus
     private let ignoreAll: Bool
@@ -24,6 +26,8 @@ public struct MessagePacketizer: Sendable {
     /// True once finish() or cancel() ended the message.
     public private(set) var isFinished = false
 
+    /// A packetizer for one message of `type` in packets of `packetSize` bytes (clamped to
+    /// 9…65,535), the first carrying `firstPacketStatus`, ids from `firstPacketID`.
     public init(type: PacketType, packetSize: Int, firstPacketStatus: PacketStatus = [], spid: UInt16 = 0,
                 firstPacketID: UInt8 = 1) {
         self.type = type

@@ -1,9 +1,11 @@
 /// [MS-TDS] 2.2.3 Packets: one TDS packet, its header and its payload.
 public struct Packet: Hashable, Sendable {
+    /// The 8-byte header ([MS-TDS] 2.2.3.1).
     public var header: PacketHeader
     /// The payload: `header.length - 8` bytes.
     public var payload: [UInt8]
 
+    /// A packet from its header and payload (the header's length is not checked against it).
     public init(header: PacketHeader, payload: [UInt8]) {
         self.header = header
         self.payload = payload
@@ -58,11 +60,13 @@ public struct Packet: Hashable, Sendable {
 
 /// A whole TDS message: the concatenated payloads of its packets, up to and including EOM.
 public struct TDSMessage: Hashable, Sendable {
+    /// The packet type of its packets.
     public var type: PacketType
     /// The status of the first packet (RESETCONNECTION bits live there).
     public var firstStatus: PacketStatus
     /// The status of the last packet (EOM, and IGNORE when the sender cancelled the message).
     public var lastStatus: PacketStatus
+    /// The SPID of its first packet's header.
     public var spid: UInt16
     /// Number of packets the message arrived in.
     public var packetCount: Int
@@ -71,6 +75,7 @@ public struct TDSMessage: Hashable, Sendable {
     /// Absolute stream offset of the first packet's header.
     public var streamOffset: Int
 
+    /// A message from its parts (as ``PacketAssembler`` builds it).
     public init(type: PacketType, firstStatus: PacketStatus, lastStatus: PacketStatus, spid: UInt16,
                 packetCount: Int, payload: [UInt8], streamOffset: Int = 0) {
         self.type = type

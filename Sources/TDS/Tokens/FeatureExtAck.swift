@@ -2,19 +2,30 @@
 public struct FeatureID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// SESSIONRECOVERY (0x01): connection resiliency.
     public static let sessionRecovery = FeatureID(rawValue: 0x01)
+    /// FEDAUTH (0x02): federated authentication.
     public static let fedAuth = FeatureID(rawValue: 0x02)
+    /// COLUMNENCRYPTION (0x04): Always Encrypted.
     public static let columnEncryption = FeatureID(rawValue: 0x04)
+    /// GLOBALTRANSACTIONS (0x05).
     public static let globalTransactions = FeatureID(rawValue: 0x05)
+    /// AZURESQLSUPPORT (0x08).
     public static let azureSQLSupport = FeatureID(rawValue: 0x08)
+    /// DATACLASSIFICATION (0x09).
     public static let dataClassification = FeatureID(rawValue: 0x09)
+    /// UTF8_SUPPORT (0x0A).
     public static let utf8Support = FeatureID(rawValue: 0x0A)
+    /// AZURESQLDNSCACHING (0x0B).
     public static let azureSQLDNSCaching = FeatureID(rawValue: 0x0B)
+    /// JSONSUPPORT (0x0D): the json data type.
     public static let jsonSupport = FeatureID(rawValue: 0x0D)
+    /// VECTORSUPPORT (0x0E): the vector data type.
     public static let vectorSupport = FeatureID(rawValue: 0x0E)
     /// FEATUREEXT_TERMINATOR.
     public static let terminator = FeatureID(rawValue: 0xFF)
 
+    /// The [MS-TDS] name (`SESSIONRECOVERY`, `FEDAUTH`…), or the hex value for another id.
     public var name: String {
         switch rawValue {
         case 0x01: return "SESSIONRECOVERY"
@@ -40,14 +51,19 @@ public struct FeatureID: RawRepresentable, Hashable, Sendable, CustomStringConve
 /// Wire shape after the token byte (no token length): repeated FeatureId BYTE,
 /// FeatureAckDataLen DWORD, FeatureAckData; ended by FeatureId 0xFF (TERMINATOR).
 public struct FeatureExtAck: Hashable, Sendable {
+    /// One acknowledged feature: FeatureId and FeatureAckData.
     public struct Feature: Hashable, Sendable {
+        /// FeatureId.
         public var id: FeatureID
+        /// FeatureAckData (its length was FeatureAckDataLen).
         public var data: [UInt8]
+        /// A feature from its id and data.
         public init(id: FeatureID, data: [UInt8]) { self.id = id; self.data = data }
     }
 
     /// The acknowledged features in wire order (the terminator is not included).
     public var features: [Feature]
+    /// An acknowledgement of `features`, in wire order.
     public init(features: [Feature]) { self.features = features }
 
     /// The acknowledgement data for `id`, if acknowledged.
@@ -70,6 +86,9 @@ public struct FeatureExtAck: Hashable, Sendable {
         }
     }
 
+    /// Decodes the token's data after its type byte, up to and including the terminator.
+    /// - Throws: ``TDSDecodingError`` naming FEATUREEXTACK, with the offset, when the bytes end
+    ///   early (a FeatureAckDataLen longer than what is left, a missing terminator).
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> FeatureExtAck {
         do throws(TDSDecodingError) {
             var features: [Feature] = []

@@ -18,8 +18,9 @@ import TDS
 /// ```
 ///
 /// Raw SQL text from a `String` needs a spelling that says so: ``init(unsafeSQL:parameters:)``,
-/// or `\(unsafeRaw: text)` inside a literal. There is no implicit conversion from `String`:
-/// a `String` variable passed where a query is expected does not compile.
+/// or `\(unsafeRaw: text)` inside a literal. There is no conversion from `String`: a `String`
+/// variable passed where a query is expected does not compile, nor does
+/// `SQLQuery(stringLiteral: text)` (the literal type is `StaticString`).
 /// Identifiers (table and column names) interpolate safely with `\(identifier:)`, bracket-quoted.
 public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The SQL text, with `@P1`, `@P2`… where values were interpolated.
@@ -35,9 +36,11 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, Cu
         self.parameters = parameters
     }
 
-    /// A literal without interpolations: a plain SQL batch of exactly this text.
-    public init(stringLiteral value: String) {
-        self.init(unsafeSQL: value)
+    /// A literal without interpolations: a plain SQL batch of exactly this text. A
+    /// `StaticString`, so that only a literal can be one: `SQLQuery(stringLiteral: text)` with a
+    /// `String` variable does not compile either.
+    public init(stringLiteral value: StaticString) {
+        self.init(unsafeSQL: value.description)
     }
 
     /// A literal with interpolations: the text with `@Pn` placeholders, and the parameters.
@@ -60,9 +63,10 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, Cu
             sql.reserveCapacity(literalCapacity + interpolationCount * 4)
         }
 
-        /// The literal text between interpolations: SQL as written.
-        public mutating func appendLiteral(_ literal: String) {
-            sql += literal
+        /// The literal text between interpolations: SQL as written (a `StaticString`: only the
+        /// compiler's literal pieces are text; a `String` goes in through `\(unsafeRaw:)`).
+        public mutating func appendLiteral(_ literal: StaticString) {
+            sql += literal.description
         }
 
         /// A value: appended as the next `@Pn` placeholder.

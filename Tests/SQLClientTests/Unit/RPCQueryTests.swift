@@ -279,6 +279,15 @@ final class RPCQueryTests: XCTestCase {
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.diagnostics.contains("cannot convert value of type 'String' to specified type 'SQLQuery'"),
                       bad.diagnostics)
+        // Nor through the literal protocol's initializer: its argument is a StaticString.
+        let spelled = try SwiftTypecheck.check("""
+            import SQLClient
+            let text = "SELECT name FROM people WHERE id = 7"
+            let q = SQLQuery(stringLiteral: text)
+            """)
+        XCTAssertNotEqual(spelled.status, 0)
+        XCTAssertTrue(spelled.diagnostics.contains("cannot convert value of type 'String' to expected argument type 'StaticString'"),
+                      spelled.diagnostics)
         // Every request method refuses a String variable: the value could only become SQL text.
         for call in ["c.execute(text)", "c.query(text)", "c.events(text)", "c.rowBlocks(text)", "c.executeBatch(text)"] {
             let r = try SwiftTypecheck.check("""

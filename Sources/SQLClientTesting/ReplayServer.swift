@@ -345,7 +345,7 @@ final class ReplayConnection {
 
     /// Cuts one whole message (all packets to EOM) from `inbox`, if complete ([MS-TDS] 2.2.3).
     /// A message the client ended with IGNORE ([MS-TDS] 2.2.3.1.2, a request cancelled while it
-    /// was being sent) is answered with a DONE and not passed on. Malformed framing drops the connection.
+    /// was being sent) is answered with a DONE with DONE_ERROR ([MS-TDS] 2.2.1.7) and not passed on. Malformed framing drops the connection.
     func cutMessage() -> (type: UInt8, payload: [UInt8], status: PacketStatus)? {
         while true {
             let message: TDSMessage?
@@ -357,7 +357,7 @@ final class ReplayConnection {
             }
             guard let message else { return nil }
             if message.isIgnored {
-                sendMessage(ServerTokens.done(version: version))
+                sendMessage(ServerTokens.done(status: [.error], version: version))
                 continue
             }
             return (message.type.rawValue, message.payload, message.firstStatus)

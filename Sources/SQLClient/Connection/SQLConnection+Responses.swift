@@ -52,7 +52,12 @@ extension SQLConnection {
             await perform(machine.requestNotSent(id, now: clock.now()))
             throw error
         }
-        try await write(id, type: encoded.0, body: encoded.1)
+        do {
+            try await write(id, type: encoded.0, body: encoded.1)
+        } catch let failure as ProducerFailure {
+            await readCutMessageAnswers(id)
+            throw failure.error
+        }
         return id
     }
 

@@ -89,6 +89,9 @@ final class SQLBulkCopyTests: XCTestCase {
             XCTAssertTrue(error.error.message.hasPrefix("row 4, column [name]: 21 UTF-16 code units exceed nvarchar(20)"),
                           error.error.message)
         }
+        // The error comes once the server has answered the refused batch's message (EOM|IGNORE).
+        XCTAssertEqual(server.loads.map(\.ignored), [false, true], "the second batch's message ends with EOM|IGNORE")
+        XCTAssertEqual(server.committedRows, 2)
         // NULL in a NOT NULL column, on a connection that is still usable.
         rows = peopleRows(1)
         rows[0][3] = .null
@@ -99,10 +102,10 @@ final class SQLBulkCopyTests: XCTestCase {
             XCTAssertEqual(error.rowsCommitted, 0)
             XCTAssertEqual(error.error.message, "row 1, column [qty]: NULL in a NOT NULL column")
         }
+        XCTAssertEqual(server.loads.map(\.ignored), [false, true, true], "a batch refused at its first row is ended too")
         let ok = try await connection.bulkInsert(into: "people", columns: ["name", "price", "created", "qty"], rows: peopleRows(1))
         XCTAssertEqual(ok.rowsCopied, 1)
-        // Read after the last load, which the server handled after the earlier messages: each
-        // refused batch's message ended with EOM|IGNORE, and only good batches were committed.
+        // Only good batches were committed.
         XCTAssertEqual(server.loads.map(\.ignored), [false, true, true, false])
         XCTAssertEqual(server.committedRows, 3)
         await connection.close()

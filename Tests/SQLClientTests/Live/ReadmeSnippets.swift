@@ -10,6 +10,7 @@ enum ReadmeSnippets {
     /// The blocks ReadmeTests runs: name, whether they need the demo server, the block.
     static let runnable: [(name: String, needsDemoServer: Bool, run: @Sendable () async throws -> Void)] = [
         ("quickStart", true, { try await quickStart() }),
+        ("connectionPool", true, { try await connectionPool() }),
         ("replayServer", false, { try await replayServer() }),
     ]
 
@@ -114,6 +115,42 @@ enum ReadmeSnippets {
             print(session.host, session.port, session.redirectedFrom ?? "-")   // where the login ended up
             return connection
         }
+    }
+
+    /// README.md, snippet connectionPool (run-demo).
+    static func connectionPool() async throws {
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = try SQLConnectionConfiguration(
+            server: "127.0.0.1,\(environment["SQLCLIENT_TEST_PORT"] ?? "14333")", user: "demo",
+            password: environment["SQLCLIENT_DEMO_PASSWORD"] ?? "demo-Passw0rd", trustServerCertificate: true)
+        configuration.pool.maximumConnections = 8            // or Max Pool Size=8 in a connection string
+        configuration.pool.minimumConnections = 2            // Min Pool Size: kept open when idle
+        let pool = try SQLConnectionPool(configuration: configuration)
+
+        // One request, on whichever connection is free: leased and returned around it.
+        func score(of id: Int32) async throws -> Double? {
+            try await pool.execute("SELECT score FROM people WHERE id = \(id)").rows.first?["score"]?.doubleValue
+        }
+        // Several requests on one connection (a transaction, a temporary table): withConnection.
+        func names() async throws -> [String] {
+            try await pool.withConnection { connection in
+                try await connection.withTransaction { connection in
+                    try await connection.execute(literal: "SELECT name FROM people ORDER BY id").rows.compactMap { $0["name"]?.stringValue }
+                }
+            }
+        }
+
+        // A hundred handlers at once share the eight connections, served in the order they asked.
+        let total = try await withThrowingTaskGroup(of: Double.self) { group in
+            for i in 0 ..< 100 { group.addTask { try await score(of: Int32(i % 2 + 1)) ?? 0 } }
+            return try await group.reduce(0, +)
+        }
+        print(total, try await names().first ?? "", pool.metrics.created <= 8)   // 8487.5 Alice true
+        await pool.close()   // at shutdown: waits for lent connections, then closes everything
     }
 
     /// README.md, snippet errors (compile).

@@ -52,10 +52,11 @@ final class SQLConnectionPoolTests: XCTestCase {
         try pool(port: Int(server.port), clock: clock, adjust)
     }
 
-    func pool(port: Int, clock: any ConnectionClock = SystemConnectionClock(),
+    func pool(port: Int, clock: any ConnectionClock = SystemConnectionClock(), logger: SQLClientLogger? = nil,
               _ adjust: (inout SQLConnectionPool.Options) -> Void = { _ in }) throws -> SQLConnectionPool {
-        let configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port), user: "u",
+        var configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port), user: "u",
                                                        password: "p", encryption: .notSupported, connectTimeout: .seconds(20))
+        configuration.logger = logger
         var options = SQLConnectionPool.Options(maximumConnections: 1)
         adjust(&options)
         return try SQLConnectionPool(configuration: configuration, options: options, clock: clock,
@@ -132,7 +133,8 @@ final class SQLConnectionPoolTests: XCTestCase {
     func testConnectionReturnedInsideATransactionIsRolledBackAndNotReused() async throws {
         let server = try startReplay()
         defer { server.stop() }
-        let pool = try pool(server)
+        let events = EventLog()
+        let pool = try pool(port: Int(server.port), logger: SQLClientLogger(minimumLevel: .debug) { events.append($0) })
         let inside = try await pool.withConnection { connection in
             _ = try await connection.execute(literal: "BEGIN TRAN")
             return await connection.isInTransaction
@@ -155,6 +157,66 @@ final class SQLConnectionPoolTests: XCTestCase {
         let second = try XCTUnwrap(logs.first { !$0.requests.contains(.sqlBatch("BEGIN TRAN")) })
         XCTAssertEqual(second.requestMessages.map { $0.firstStatus.contains(.resetConnection) }, [false],
                        "a new connection's first request needs no reset")
+        // The logger heard it: the discard with its reason, and each connection's opening and closing.
+        let pooled = events.events.filter { $0.kind == .pool }
+        let discard = try XCTUnwrap(pooled.first { $0.metadata[SQLLogEvent.Key.poolEvent] == "discarded" })
+        XCTAssertEqual(discard.level, .warning)
+        XCTAssertEqual(discard.metadata[SQLLogEvent.Key.poolReason], "inTransaction")
+        XCTAssertEqual(discard.message, "pooled connection 1 closed: returned inside an open transaction")
+        XCTAssertEqual(pooled.compactMap { $0.metadata[SQLLogEvent.Key.poolEvent] }.sorted(),
+                       ["closed", "discarded", "opened", "opened", "poolClosed"])
+    }
+
+    func testPoolingOffOpensAConnectionPerLeaseAndClosesItOnReturn() async throws {
+        let server = try startReplay()
+        defer { server.stop() }
+        let pool = try pool(server) {
+            $0.pooling = false
+            $0.maximumConnections = 2
+        }
+        for _ in 0 ..< 3 {
+            let one = try await pool.execute("SELECT 1")
+            XCTAssertEqual(Self.first(one), .int(1))
+        }
+        try await eventually("all closed") { pool.metrics.open + pool.metrics.closing == 0 }
+        XCTAssertEqual(pool.metrics.created, 3)
+        let logs = try await logs(server, count: 3)
+        XCTAssertEqual(logs.flatMap(\.requestMessages).map { $0.firstStatus.contains(.resetConnection) }, [false, false, false],
+                       "never reused, never reset")
+        await pool.close()
+    }
+
+    func testConnectionWhoseAttentionTimedOutIsDiscarded() async throws {
+        // The server stalls on SELECT slow and ignores everything after (ATTENTION included).
+        var session = try Self.session()
+        session.exchanges.append(RPCTokens.batch("SELECT slow", [], faults: .init(stallAfter: 0)))
+        let server = try startReplay(session)
+        defer { server.stop() }
+        let clock = ManualConnectionClock()
+        let port = Int(server.port)
+        let configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port), user: "u",
+                                                       password: "p", encryption: .notSupported, connectTimeout: .seconds(20))
+        // The connections' own timers (query timeout, ATTENTION bound) run on the manual clock too.
+        let pool = try SQLConnectionPool(configuration: configuration, options: .init(maximumConnections: 1), clock: clock) {
+            let socket = try await SocketStream.connect(host: "127.0.0.1", port: port, timeout: .seconds(10))
+            return try await SQLConnection.connect($0, port: port, over: socket, clock: clock)
+        }
+        let slow = Task { try await pool.withConnection { try await $0.execute(literal: "SELECT slow", timeout: .seconds(1)) } }
+        try await clock.waitForSleepers(2)   // the pool's lease timer and the query timeout
+        clock.advance(by: .seconds(1))       // the query timeout: ATTENTION, which the server ignores
+        try await clock.waitForSleepers(2)   // the lease timer and the ATTENTION bound (cancelTimeout, 5 s)
+        clock.advance(by: .seconds(5))
+        do {
+            _ = try await slow.value
+            XCTFail("the request should fail")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .timeout, "\(error)")
+        }
+        XCTAssertEqual(pool.metrics.discarded, 1, "closed by its ATTENTION timeout: not lent again")
+        let next = try await pool.execute("SELECT 1")
+        XCTAssertEqual(Self.first(next), .int(1))
+        XCTAssertEqual(pool.metrics.created, 2)
+        await pool.close()
     }
 
     func testValidationDiscardsAConnectionThatFailsItsCheck() async throws {
@@ -471,6 +533,14 @@ actor Gate {
         for waiter in waiters { waiter.resume() }
         waiters = []
     }
+}
+
+/// The events a logger's handler received, in order.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var received: [SQLLogEvent] = []
+    func append(_ event: SQLLogEvent) { lock.withLock { received.append(event) } }
+    var events: [SQLLogEvent] { lock.withLock { received } }
 }
 
 /// Values appended from several tasks, in arrival order.

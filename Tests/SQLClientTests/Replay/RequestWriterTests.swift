@@ -50,7 +50,8 @@ final class RequestWriterTests: XCTestCase {
     }
 
     /// A producer that throws after some packets went out: the message ends with EOM|IGNORE and
-    /// ATTENTION follows; the call throws the producer's error; the connection runs the next request.
+    /// ATTENTION follows; the call throws the producer's error once the server answered both
+    /// (the connection is idle then); the connection runs the next request.
     func testProducerFailureEndsTheMessageWithIgnore() async throws {
         let server = try start()
         defer { server.stop() }
@@ -62,6 +63,8 @@ final class RequestWriterTests: XCTestCase {
             XCTFail("the producer's error was swallowed")
         } catch is PieceSource.Failure {
         }
+        let running = await connection.machine.request
+        XCTAssertNil(running, "the ignored message's DONE and the ATTENTION acknowledgement were read before the call threw")
         let rows = try await connection.execute(Self.sql).first?.rows
         XCTAssertEqual(rows?.first?[0], .int(1))
         let statuses = stream.packetStatuses()
@@ -71,6 +74,30 @@ final class RequestWriterTests: XCTestCase {
         XCTAssertEqual(statuses[cut + 1].type, .attention, "ATTENTION after the ignored message, never inside it")
         XCTAssertEqual(statuses.last?.type, .sqlBatch)
         XCTAssertEqual(server.unmatchedRequests, [], "the ignored batch is not run")
+    }
+
+    /// A producer that throws on its first call, before any packet went out: the message is still
+    /// begun and ended (one header-only packet with EOM|IGNORE, then ATTENTION), so that a
+    /// BULKLOAD announced by INSERT BULK is always ended; the call throws once the server answered.
+    func testProducerFailingAtOnceSendsAnEmptyIgnoredMessage() async throws {
+        let server = try start()
+        defer { server.stop() }
+        let (connection, stream) = try await connect(server)
+        let pieces = PieceSource(SQLBatch(text: Self.sql).encode(version: .v7_4), size: 100, failAfter: 0)
+        do {
+            _ = try await connection.sendStreamed(type: .sqlBatch, body: { try pieces.nextOrThrow() })
+            XCTFail("the producer's error was swallowed")
+        } catch is PieceSource.Failure {
+        }
+        let running = await connection.machine.request
+        XCTAssertNil(running, "the connection is idle when the call throws")
+        let statuses = stream.packetStatuses()
+        XCTAssertEqual(statuses.map(\.type), [.sqlBatch, .attention])
+        XCTAssertEqual(statuses.first?.status, [.endOfMessage, .ignore])
+        XCTAssertEqual(Array(stream.recordedBytes[2 ..< 4]), [0, 8], "a header-only packet")
+        let rows = try await connection.execute(Self.sql).first?.rows
+        XCTAssertEqual(rows?.first?[0], .int(1))
+        XCTAssertEqual(server.unmatchedRequests, [])
     }
 
     /// RESETCONNECTION (0x08) on the first packet of the next request only; SKIPTRAN (0x10) on request.

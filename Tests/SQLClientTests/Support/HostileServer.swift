@@ -144,7 +144,7 @@ final class HostileServer: @unchecked Sendable {
             lock.withLock { _readAgainAt = ContinuousClock.now }
             while let m = c.nextMessage() {
                 if m.lastStatus.contains(.ignore) {
-                    guard c.send(Self.message(ServerTokens.done(version: .v7_4))) else { return }
+                    guard c.send(Self.message(ServerTokens.done(status: [.error], version: .v7_4))) else { return }
                 } else if m.type == .attention {
                     guard c.send(Self.message(ServerTokens.done(status: .attention, version: .v7_4))) else { return }
                 } else if m.type == .sqlBatch {

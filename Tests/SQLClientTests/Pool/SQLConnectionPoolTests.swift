@@ -190,6 +190,7 @@ final class SQLConnectionPoolTests: XCTestCase {
         // The server stalls on SELECT slow and ignores everything after (ATTENTION included).
         var session = try Self.session()
         session.exchanges.append(RPCTokens.batch("SELECT slow", [], faults: .init(stallAfter: 0)))
+        session.attention = .ignore
         let server = try startReplay(session)
         defer { server.stop() }
         let clock = ManualConnectionClock()
@@ -202,9 +203,12 @@ final class SQLConnectionPoolTests: XCTestCase {
             return try await SQLConnection.connect($0, port: port, over: socket, clock: clock)
         }
         let slow = Task { try await pool.withConnection { try await $0.execute(literal: "SELECT slow", timeout: .seconds(1)) } }
-        try await clock.waitForSleepers(2)   // the pool's lease timer and the query timeout
-        clock.advance(by: .seconds(1))       // the query timeout: ATTENTION, which the server ignores
-        try await clock.waitForSleepers(2)   // the lease timer and the ATTENTION bound (cancelTimeout, 5 s)
+        // By the timers' deadlines, not their number: a count of 2 is already met before the
+        // ATTENTION bound is armed (the query timer has not yet left), and moving the clock
+        // then arms the bound past the move: the test waited forever.
+        try await clock.waitForSleeper(until: .seconds(1))   // the query timeout, armed at the write (clock at 0)
+        clock.advance(by: .seconds(1))                       // ATTENTION, which the server ignores
+        try await clock.waitForSleeper(until: .seconds(6))   // the ATTENTION bound (cancelTimeout, 5 s)
         clock.advance(by: .seconds(5))
         do {
             _ = try await slow.value

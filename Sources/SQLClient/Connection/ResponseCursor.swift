@@ -6,9 +6,10 @@
 /// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:drainer:)``:
 /// what the received bytes already hold), so a million-row result does not cross into the actor
 /// a million times; the socket is still read only as the caller consumes. Rows arrive as
-/// ``SQLRowBlock``s, flat blocks of a result set's rows: ``nextBlock()`` hands them over as
-/// they are, ``nextRow()`` and ``nextEvent()`` one row at a time, each row a view of its block
-/// copied into an ``SQLRow``.
+/// ``SQLRowBlock``s, blocks of a result set's rows: ``nextBlock()`` hands them over as they are,
+/// ``nextRow()`` and ``nextEvent()`` one row at a time, each row an ``SQLRow`` view of its block
+/// (nothing copied, nothing allocated per row), ``nextItem()`` events and whole blocks for the
+/// buffered shapes.
 ///
 /// Not thread-safe: one iterator, used by one task at a time (as `AsyncIteratorProtocol` is).
 /// Its methods run in the caller's isolation (`#isolation`): buffered items are taken without
@@ -30,9 +31,11 @@ final class ResponseCursor: @unchecked Sendable {
     private var finished = false
     private var items: [SQLConnection.ResponseBatch.Item] = []
     private var position = 0
-    /// The block whose rows are being handed out one at a time, and the next row in it.
-    private var block: SQLRowBlock?
-    private var blockRow = 0
+    /// The block whose rows are being handed out one at a time: its storage, the next row and
+    /// the end of its rows.
+    private var rowStorage: SQLRowStorage?
+    private var rowNext = 0
+    private var rowEnd = 0
     /// The request's error, thrown after what was fetched with it.
     private var pendingError: (any Error)?
     private var taken = 0
@@ -73,11 +76,9 @@ final class ResponseCursor: @unchecked Sendable {
     func nextBlock(isolation: isolated (any Actor)? = #isolation) async throws -> SQLRowBlock? {
         while true {
             try checkCancellation()
-            if let block {
-                self.block = nil
-                if blockRow == 0 { return block }
-                let rest = SQLRowBlock(columns: block.columns, values: Array(block.values[(blockRow * block.width)...]))
-                if rest.count > 0 { return rest }
+            if let storage = rowStorage {
+                rowStorage = nil
+                if rowNext < rowEnd { return SQLRowBlock(storage: storage, rows: rowNext ..< rowEnd) }
             }
             while position < items.count {
                 let item = takeItem()
@@ -98,12 +99,30 @@ final class ResponseCursor: @unchecked Sendable {
             case .event(let event):
                 return event
             case .rows(let rows):
-                block = rows
-                blockRow = 0
+                hold(rows)
                 if let row = takeBlockRow() { return .row(row) }
             }
         }
         return nil
+    }
+
+    /// The next event or whole block of rows already fetched, without suspending (for the
+    /// buffered shapes, which keep the blocks as they are); nil when none is buffered.
+    func takeBufferedItem() throws -> SQLConnection.ResponseBatch.Item? {
+        try checkCancellation()
+        if let storage = rowStorage {
+            rowStorage = nil
+            if rowNext < rowEnd { return .rows(SQLRowBlock(storage: storage, rows: rowNext ..< rowEnd)) }
+        }
+        return position < items.count ? takeItem() : nil
+    }
+
+    /// The next event or block of rows (see ``takeBufferedItem()``); nil after the last one.
+    func nextItem(isolation: isolated (any Actor)? = #isolation) async throws -> SQLConnection.ResponseBatch.Item? {
+        while true {
+            if let item = try takeBufferedItem() { return item }
+            guard try await fetch() else { return nil }
+        }
     }
 
     /// The next row already fetched, without suspending; nil when none is buffered.
@@ -112,22 +131,29 @@ final class ResponseCursor: @unchecked Sendable {
         if let row = takeBlockRow() { return row }
         while position < items.count {
             if case .rows(let rows) = takeItem() {
-                block = rows
-                blockRow = 0
+                hold(rows)
                 if let row = takeBlockRow() { return row }
             }
         }
         return nil
     }
 
+    /// Makes `block` the one whose rows are handed out next.
+    @inline(__always)
+    private func hold(_ block: SQLRowBlock) {
+        rowStorage = block.storage
+        rowNext = block.rows.lowerBound
+        rowEnd = block.rows.upperBound
+    }
+
     @inline(__always)
     private func takeBlockRow() -> SQLRow? {
-        guard let block, blockRow < block.count else {
-            self.block = nil
+        guard rowNext < rowEnd, let storage = rowStorage else {
+            rowStorage = nil
             return nil
         }
-        let row = block.row(blockRow)
-        blockRow += 1
+        let row = SQLRow(storage: storage, index: rowNext)
+        rowNext &+= 1
         return row
     }
 
@@ -149,7 +175,7 @@ final class ResponseCursor: @unchecked Sendable {
         finished = true
         items = []
         position = 0
-        block = nil
+        rowStorage = nil
         let connection = self.connection
         Task { await connection.abandon(requestID, reason: .cancelled) }
         throw SQLClientError(.cancelled, "the request was cancelled")

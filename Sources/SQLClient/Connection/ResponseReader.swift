@@ -17,7 +17,8 @@ struct ResponseReader: Sendable {
     var decoder: TokenStreamDecoder
     /// The setting named in the error when a message passes `framer.maximumMessageSize`.
     private var messageCapName = ""
-    private var endOfMessagePending = false
+    /// The message's last packet (EOM) was handed to the decoder, which may still hold tokens of it.
+    private(set) var endOfMessagePending = false
     private let options: TokenStreamDecoder.Options
 
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {

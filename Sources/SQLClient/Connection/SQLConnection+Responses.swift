@@ -18,9 +18,11 @@ extension SQLConnection {
         var error: (any Error)?
     }
 
-    /// Rows per batch at most (one block), and other events per batch at most.
+    /// Rows per batch at most (one block), other events per batch at most, and about the most
+    /// wire bytes of rows per batch.
     static let batchRowLimit = 4096
     static let batchEventLimit = 512
+    static let batchByteLimit = 1 << 20
 
     // MARK: - Starting
 
@@ -116,14 +118,31 @@ extension SQLConnection {
     }
 
     /// Adds to `batch` what the buffered bytes hold for request `id`, synchronously.
+    ///
+    /// Rows of one result set go into blocks: as their wire bytes (``WireRowBlock``, decoded when
+    /// read) when the result's columns allow it, else as decoded values; rows the wire scan cannot
+    /// take (malformed, or a partial row too long to wait for) are decoded incrementally into a
+    /// values block of their own, so rows stay in order.
     private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
         var values: [SQLValue] = []
+        var wire: WireRowBlock?
         var blockColumns: SQLColumns?
-        func flush() {
+        var full = false
+        func emitWire() {
+            if let columns = blockColumns, let w = wire, !w.isEmpty {
+                batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: w))))
+            }
+            wire = nil
+        }
+        func emitValues() {
             if let columns = blockColumns, !values.isEmpty {
                 batch.items.append(.rows(SQLRowBlock(columns: columns, values: values)))
                 values = []
             }
+        }
+        func flush() {
+            emitWire()
+            emitValues()
             blockColumns = nil
         }
         func handle(_ action: ConnectionStateMachine.Action) -> Bool {
@@ -136,6 +155,7 @@ extension SQLConnection {
             case .forwardRow(let rowValues):
                 guard let columns = currentColumns else { return false }
                 if blockColumns !== columns { flush(); blockColumns = columns }
+                emitWire()
                 values.append(contentsOf: rowValues)
                 batch.rowCount += 1
             case .forwardStatementDone(let count):
@@ -174,7 +194,7 @@ extension SQLConnection {
             return false
         }
 
-        while batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit {
+        rows: while !full, batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit {
             if machine.state == .closed {
                 flush()
                 batch.error = closedError
@@ -183,35 +203,88 @@ extension SQLConnection {
             if machine.forwardsRows, let columns = currentColumns {
                 // Rows straight from the decoder while they are forwarded as they are (see
                 // `ConnectionStateMachine.forwardsRows`): runs of whole buffered rows in one
-                // pass, into the block's one flat array; anything else one token at a time.
+                // pass into the block, anything else one token at a time.
                 if blockColumns !== columns {
                     flush()
                     blockColumns = columns
                 }
-                if values.isEmpty { values.reserveCapacity(columns.count * 64) }
-                let run = reader.decoder.appendBufferedRows(to: &values, limit: Self.batchRowLimit - batch.rowCount)
-                if run > 0 {
-                    batch.rowCount += run
-                    continue
+                if wire == nil, var block = reader.decoder.makeWireRowBlock() {
+                    emitValues()   // rows read incrementally before these
+                    block.reserveCapacity(rows: 256, bytesPerRow: 8 * columns.count)
+                    wire = block
                 }
-                let item: TokenStreamDecoder.StreamItem?
-                do {
-                    item = try reader.decoder.next(appendingRowValuesTo: &values)
-                } catch {
-                    if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
-                    continue
-                }
-                switch item {
-                case .row?:
-                    batch.rowCount += 1
-                    continue
-                case .token(let token)?:
-                    let action = machine.tokenReceived(token)
-                    if case .none = action { continue }
-                    if handle(action) { return }
-                    continue
-                case nil:
-                    break   // the next packet, or the message's end: below
+                if var block = wire {
+                    wire = nil   // uniquely referenced while it grows
+                    let (n, end) = reader.decoder.appendBufferedRows(to: &block, limit: Self.batchRowLimit - batch.rowCount,
+                                                                     byteLimit: Self.batchByteLimit)
+                    wire = block
+                    batch.rowCount += n
+                    switch end {
+                    case .limit:
+                        full = true
+                        continue rows
+                    case .needBytes:
+                        do {
+                            if try reader.cutPacket() { continue rows }
+                        } catch {
+                            if handle(machine.transportFailed(error)) { return }
+                            continue rows
+                        }
+                        if !reader.endOfMessagePending {
+                            flush()
+                            return
+                        }
+                        // The message ended inside a row: the token path below reports it.
+                    case .otherToken:
+                        break   // the token path below
+                    case .incremental:
+                        emitWire()
+                        let item: TokenStreamDecoder.StreamItem?
+                        do {
+                            item = try reader.decoder.next(appendingRowValuesTo: &values)
+                        } catch {
+                            if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
+                            continue rows
+                        }
+                        switch item {
+                        case .row?:
+                            batch.rowCount += 1
+                            continue rows
+                        case .token(let token)?:
+                            let action = machine.tokenReceived(token)
+                            if case .none = action { continue rows }
+                            if handle(action) { return }
+                            continue rows
+                        case nil:
+                            break   // the next packet, or the message's end: below
+                        }
+                    }
+                } else {
+                    if values.isEmpty { values.reserveCapacity(columns.count * 64) }
+                    let run = reader.decoder.appendBufferedRows(to: &values, limit: Self.batchRowLimit - batch.rowCount)
+                    if run > 0 {
+                        batch.rowCount += run
+                        continue
+                    }
+                    let item: TokenStreamDecoder.StreamItem?
+                    do {
+                        item = try reader.decoder.next(appendingRowValuesTo: &values)
+                    } catch {
+                        if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
+                        continue
+                    }
+                    switch item {
+                    case .row?:
+                        batch.rowCount += 1
+                        continue
+                    case .token(let token)?:
+                        let action = machine.tokenReceived(token)
+                        if case .none = action { continue }
+                        if handle(action) { return }
+                        continue
+                    case nil:
+                        break   // the next packet, or the message's end: below
+                    }
                 }
             }
             let next: ResponseReader.Item
@@ -272,7 +345,17 @@ extension SQLConnection {
         let cursor = ResponseCursor(connection: self, request: .request(request), timeout: timeout)
         var result = SQLProcedureResult()
         var current: SQLResultSet?
-        while let event = try await cursor.nextEvent() {
+        while let item = try await cursor.nextItem() {
+            let event: SQLResponseEvent
+            switch item {
+            case .rows(let block):
+                // The rows as views of their block (nothing copied).
+                if current == nil { current = SQLResultSet(columns: block.columns) }
+                current?.rows.append(contentsOf: block)
+                continue
+            case .event(let e):
+                event = e
+            }
             switch event {
             case .columns(let columns):
                 if let open = current { result.statements.append(.resultSet(open)) }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One column of a result set ([MS-TDS] 2.2.7.4 COLMETADATA).
 public struct SQLColumn: Sendable, Hashable {
@@ -49,6 +50,8 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
     /// Names compare exactly (case-sensitive): `a` and `A` are two keys.
     /// `SELECT COUNT(*), MAX(id), 1 AS x, 2 AS x` gives `["column1", "column2", "x", "x_2"]`.
     public let dictionaryKeys: [String]
+    /// ``SQLRow/decode(_:)``'s column of each coding key, per key type (see ``SQLColumnKeyPlan``).
+    let keyPlans = Mutex<[ObjectIdentifier: SQLColumnKeyPlan]>([:])
 
     /// Columns in result-set order; lookup tables and ``dictionaryKeys`` are built once here.
     public init(_ columns: [SQLColumn]) {

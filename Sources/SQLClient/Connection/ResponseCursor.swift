@@ -26,6 +26,8 @@ final class ResponseCursor: @unchecked Sendable {
     let connection: SQLConnection
     private let source: Source
     private let timeout: Duration?
+    /// The response is read in parts, large values in pieces (``nextPart()``).
+    private let readsParts: Bool
     private(set) var requestID: RequestID?
     /// The request is over on the connection (completed, failed or abandoned).
     private var finished = false
@@ -36,14 +38,17 @@ final class ResponseCursor: @unchecked Sendable {
     private var rowStorage: SQLRowStorage?
     private var rowNext = 0
     private var rowEnd = 0
+    /// ``nextPart()``: the next column of row `rowNext` to hand out.
+    private var partColumn = 0
     /// The request's error, thrown after what was fetched with it.
     private var pendingError: (any Error)?
     private var taken = 0
 
-    init(connection: SQLConnection, request: Source, timeout: Duration? = nil) {
+    init(connection: SQLConnection, request: Source, timeout: Duration? = nil, readsParts: Bool = false) {
         self.connection = connection
         self.source = request
         self.timeout = timeout
+        self.readsParts = readsParts
     }
 
     deinit {
@@ -88,6 +93,39 @@ final class ResponseCursor: @unchecked Sendable {
         }
     }
 
+    /// The next part of a response read in parts (``init(connection:request:timeout:readsParts:)``):
+    /// events, each value of a row, a large value's chunks; nil after the last one.
+    func nextPart(isolation: isolated (any Actor)? = #isolation) async throws -> SQLStreamedPart? {
+        while true {
+            try checkCancellation()
+            if let storage = rowStorage {
+                // Rows that arrived whole (none do when reading parts): their values one by one.
+                if rowNext < rowEnd {
+                    if partColumn < storage.width {
+                        let column = partColumn
+                        partColumn += 1
+                        return .value(column: column, storage.value(row: rowNext, column: column))
+                    }
+                    partColumn = 0
+                    rowNext += 1
+                    return .rowEnd
+                }
+                rowStorage = nil
+            }
+            if position < items.count {
+                switch takeItem() {
+                case .event(let event): return .event(event)
+                case .part(let part): return part
+                case .rows(let rows):
+                    hold(rows)
+                    partColumn = 0
+                }
+                continue
+            }
+            guard try await fetch() else { return nil }
+        }
+    }
+
     // MARK: - Buffered items
 
     /// The next event already fetched, without suspending; nil when none is buffered.
@@ -101,6 +139,8 @@ final class ResponseCursor: @unchecked Sendable {
             case .rows(let rows):
                 hold(rows)
                 if let row = takeBlockRow() { return .row(row) }
+            case .part:
+                break   // only read through nextPart()
             }
         }
         return nil
@@ -190,7 +230,7 @@ final class ResponseCursor: @unchecked Sendable {
         }
         if finished { return false }
         do {
-            if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout) }
+            if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout, readsParts: readsParts) }
             guard let requestID else { return false }
             let batch = await connection.nextBatch(requestID)
             if batch.ended || batch.error != nil { finished = true }
@@ -207,10 +247,14 @@ final class ResponseCursor: @unchecked Sendable {
 
 extension SQLConnection {
     /// Starts the request of a cursor's source.
-    func startRequest(_ source: ResponseCursor.Source, timeout: Duration?) async throws -> RequestID {
+    func startRequest(_ source: ResponseCursor.Source, timeout: Duration?, readsParts: Bool = false) async throws -> RequestID {
+        let id: RequestID
         switch source {
-        case .request(let request): return try await startRequest(request, timeout: timeout)
-        case .query(let query): return try await startRequest(try self.request(for: query), timeout: timeout)
+        case .request(let request): id = try await startRequest(request, timeout: timeout)
+        case .query(let query): id = try await startRequest(try self.request(for: query), timeout: timeout)
         }
+        // Its response is read only by its cursor (or, abandoned, by the drain), after this.
+        if readsParts { partsRequest = id }
+        return id
     }
 }

@@ -62,6 +62,34 @@ struct ResponseReader: Sendable {
         }
     }
 
+    /// What the bytes received so far hold next, for a request read in parts (large values in
+    /// pieces, see ``TokenStreamDecoder/nextPart()``).
+    enum PartItem: Sendable {
+        case part(TokenStreamDecoder.RowPart)
+        /// The response message ended (its EOM packet was decoded to the end).
+        case messageEnded
+        /// Nothing more until more bytes arrive.
+        case needBytes
+    }
+
+    /// The next part the buffered bytes hold (as ``next()``, rows in parts).
+    /// - Throws: as ``next()``.
+    mutating func nextPart() throws(SQLClientError) -> PartItem {
+        while true {
+            do throws(TDSDecodingError) {
+                if let part = try decoder.nextPart() { return .part(part) }
+                if endOfMessagePending {
+                    endOfMessagePending = false
+                    try decoder.finish()
+                    return .messageEnded
+                }
+            } catch {
+                throw SQLClientError.protocolError(error)
+            }
+            guard try cutPacket() else { return .needBytes }
+        }
+    }
+
     /// Hands the next whole buffered packet's payload to the decoder; false when none is whole.
     mutating func cutPacket() throws(SQLClientError) -> Bool {
         let header: PacketHeader?

@@ -9,6 +9,8 @@ extension SQLConnection {
             case event(SQLResponseEvent)
             /// Consecutive rows of one result set, in one flat block.
             case rows(SQLRowBlock)
+            /// A piece of a row of a response read in parts (``SQLConnection/streamingValues(_:timeout:)``).
+            case part(SQLStreamedPart)
         }
         var items: [Item] = []
         var rowCount = 0
@@ -128,6 +130,7 @@ extension SQLConnection {
         var wire: WireRowBlock?
         var blockColumns: SQLColumns?
         var full = false
+        let parts = id == partsRequest
         func emitWire() {
             if let columns = blockColumns, let w = wire, !w.isEmpty {
                 batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: w))))
@@ -152,6 +155,10 @@ extension SQLConnection {
                 let cols = SQLColumns(columns.map(SQLColumn.init))
                 currentColumns = cols
                 batch.items.append(.event(.columns(cols)))
+            case .forwardRow(let rowValues) where parts:
+                for (column, value) in rowValues.enumerated() { batch.items.append(.part(.value(column: column, value))) }
+                batch.items.append(.part(.rowEnd))
+                batch.rowCount += 1
             case .forwardRow(let rowValues):
                 guard let columns = currentColumns else { return false }
                 if blockColumns !== columns { flush(); blockColumns = columns }
@@ -194,6 +201,53 @@ extension SQLConnection {
             return false
         }
 
+        if parts {
+            // A response read in parts: tokens through the state machine, row parts as they
+            // come (while rows are forwarded), up to `batchEventLimit` items and about
+            // `batchByteLimit` bytes of chunks.
+            var bytes = 0
+            while batch.items.count < Self.batchEventLimit, bytes < Self.batchByteLimit {
+                if machine.state == .closed {
+                    batch.error = closedError
+                    return
+                }
+                let next: ResponseReader.PartItem
+                do {
+                    next = try reader.nextPart()
+                } catch {
+                    if handle(machine.transportFailed(error)) { return }
+                    continue
+                }
+                switch next {
+                case .part(.token(let token)):
+                    let action = machine.tokenReceived(token)
+                    if case .none = action { continue }
+                    if handle(action) { return }
+                case .part(let part):
+                    guard machine.forwardsRows, currentColumns != nil else { continue }
+                    let streamed: SQLStreamedPart
+                    switch part {
+                    case .value(let column, let value): streamed = .value(column: column, value)
+                    case .chunk(let column, let chunk):
+                        bytes += chunk.count
+                        streamed = .chunk(column: column, chunk)
+                    case .largeValueEnd(let column): streamed = .valueEnd(column: column)
+                    case .rowEnd:
+                        batch.rowCount += 1
+                        streamed = .rowEnd
+                    case .token: continue
+                    }
+                    batch.items.append(.part(streamed))
+                case .messageEnded:
+                    var over = false
+                    for action in machine.messageEnded(now: clock.now()) where handle(action) { over = true }
+                    if over { return }
+                case .needBytes:
+                    return
+                }
+            }
+            return
+        }
         rows: while !full, batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit {
             if machine.state == .closed {
                 flush()
@@ -355,6 +409,8 @@ extension SQLConnection {
                 continue
             case .event(let e):
                 event = e
+            case .part:
+                continue   // only a response read in parts has them
             }
             switch event {
             case .columns(let columns):

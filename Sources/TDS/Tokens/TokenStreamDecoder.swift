@@ -96,6 +96,11 @@ public struct TokenStreamDecoder: Sendable {
     private var resultNumber = 0
     /// Value offsets of the rows being scanned, reused from run to run.
     private var offsetScratch: [UInt32] = []
+    /// A row being read as parts (``nextPart()``).
+    private var streamRow: RowProgress?
+    /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
+    private var queuedParts: [RowPart] = []
+    private var queuedPartIndex = 0
 
     /// A ROW, NBCROW, ALTROW or RETURNVALUE whose values are still arriving.
     private struct PendingRow: Sendable {
@@ -221,6 +226,12 @@ public struct TokenStreamDecoder: Sendable {
             failure = e
             throw e
         }
+        if let pending = streamRow {
+            let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: pending.name,
+                                     "the message ended inside the token (at column \(pending.index + 1) of \(rowTypes.count))")
+            failure = e
+            throw e
+        }
         if let pending = pendingColMetadata {
             let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: "COLMETADATA",
                                      "the message ended inside the token (after \(pending.columns.count) column(s))")
@@ -251,6 +262,7 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func reset() {
         buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; pendingColMetadata = nil
         waitingAtCount = -1; failure = nil
+        streamRow = nil; queuedParts = []; queuedPartIndex = 0
         columns = []; rowTypes = []; altMetadata = [:]; rowsTakeFastPath = false; rowLayouts = []
         wireColumns = []; rowsTakeWirePath = false; resultNumber &+= 1
     }
@@ -452,6 +464,101 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func appendBufferedRows(to values: inout [SQLValue], limit: Int) -> Int {
         guard failure == nil, pendingRow == nil, pendingColMetadata == nil, rowsTakeFastPath, limit > 0 else { return 0 }
         return appendWholeRows(to: &values, limit: limit)
+    }
+
+    // MARK: - Rows in parts, large values in pieces
+
+    /// One piece of a row read by ``nextPart()``, in the order of the stream.
+    public enum RowPart: Hashable, Sendable {
+        /// Any token but a ROW or NBCROW of the current result (a row that was already being read
+        /// one value at a time when parts were asked for also comes whole, as `.row`/`.nbcRow`).
+        case token(Token)
+        /// The whole value of `column` of the current row: every column but the large ones, and a
+        /// large value that is NULL.
+        case value(column: Int, SQLValue)
+        /// The next bytes of the large value of `column` (PLP: varchar(max), nvarchar(max),
+        /// varbinary(max), xml, UDT; or text, ntext, image), as they arrived: the PLP chunks'
+        /// data concatenated (UTF-16LE for nvarchar(max), ntext and xml, the column's code page
+        /// for varchar(max) and text, raw bytes for the others). Where the pieces are cut depends
+        /// on how the bytes arrived; their concatenation does not.
+        case chunk(column: Int, [UInt8])
+        /// The large value of `column` is complete (after its chunks; an empty value has none).
+        case largeValueEnd(column: Int)
+        /// The current row is complete (after a part for each of its columns).
+        case rowEnd
+    }
+
+    /// The next part of the stream: a token, or a piece of a ROW/NBCROW of the current result —
+    /// its values one at a time as each is complete, a large value as the chunks of its bytes as
+    /// they are appended (never held whole: such a value is not bounded by
+    /// ``Options/maximumValueSize``; memory stays at what was appended and not yet taken), then
+    /// `.rowEnd`. Nil when more bytes are needed. The parts of a row are the same however the
+    /// input is split, but for where its chunks are cut. Throws as ``next()`` does.
+    public mutating func nextPart() throws(TDSDecodingError) -> RowPart? {
+        if let part = takeQueuedPart() { return part }
+        if let failure { throw failure }
+        do throws(TDSDecodingError) {
+            if var progress = streamRow {
+                streamRow = nil
+                var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
+                let done = try progress.advance(&reader, types: rowTypes)
+                readIndex = reader.offset
+                queue(&progress, done: done)
+                return takeQueuedPart()
+            }
+            if pendingRow == nil, pendingColMetadata == nil, readIndex < buffer.count, !rowTypes.isEmpty {
+                let type = TokenType(rawValue: buffer[readIndex])
+                if type == .row || type == .nbcRow {
+                    let tokenStart = bufferBase + readIndex
+                    var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+                    var bitmap: [UInt8] = []
+                    if type == .nbcRow {
+                        let n = (rowTypes.count + 7) / 8
+                        guard reader.remaining >= n else { return nil }
+                        bitmap = Array(reader.bytes[reader.offset ..< reader.offset + n])
+                        reader.offset += n
+                    }
+                    var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap,
+                                               maximumValueSize: options.maximumValueSize)
+                    progress.streams = true
+                    let done = try progress.advance(&reader, types: rowTypes)
+                    readIndex = reader.offset
+                    waitingAtCount = -1
+                    queue(&progress, done: done)
+                    return takeQueuedPart()
+                }
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        guard let token = try next() else { return nil }
+        return .token(token)
+    }
+
+    /// Moves the parts `progress` read into the queue; keeps it as the row in progress unless `done`.
+    private mutating func queue(_ progress: inout RowProgress, done: Bool) {
+        swap(&queuedParts, &progress.parts)
+        queuedPartIndex = 0
+        if done {
+            queuedParts.append(.rowEnd)
+        } else {
+            streamRow = progress
+        }
+    }
+
+    private mutating func takeQueuedPart() -> RowPart? {
+        guard queuedPartIndex < queuedParts.count else {
+            if !queuedParts.isEmpty {
+                queuedParts.removeAll(keepingCapacity: true)
+                queuedPartIndex = 0
+            }
+            return nil
+        }
+        var part = RowPart.rowEnd
+        swap(&part, &queuedParts[queuedPartIndex])   // moved out: a chunk is not retained twice
+        queuedPartIndex += 1
+        return part
     }
 
     // MARK: - Rows as wire bytes

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Rows of one result set kept as they came on the wire: the value bytes of consecutive ROW and
 /// NBCROW tokens ([MS-TDS] 2.2.7.20, 2.2.7.15) in one buffer, with the offset of every value,
 /// each value decoded only when it is read (``value(row:column:)``).
@@ -50,9 +52,77 @@ public struct WireRowBlock: Sendable {
     public func value(row: Int, column: Int) -> SQLValue {
         let o = offsets[row &* columnCount &+ column]
         if o == WireRowBlock.nullOffset { return .null }
-        var reader = ByteReader(bytes, start: Int(o))
-        // Checked when the row was appended with the same decoder: it cannot fail here.
-        return (try? layouts[column].decodeValue(from: &reader)) ?? .null
+        let kind = scan[column]
+        if kind.kind == .decode {
+            var reader = ByteReader(bytes, start: Int(o))
+            // Checked when the row was appended with the same decoder: it cannot fail here.
+            return (try? layouts[column].decodeValue(from: &reader)) ?? .null
+        }
+        return bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return .null }   // never: a row's bytes include its token byte
+            return WireRowBlock.decode(kind, at: base + Int(o))
+        }
+    }
+
+    /// Decodes a value the scan checked (so without checks): the common types read straight
+    /// from the bytes, as ``TypeInfo/decodeValue(from:)`` reads them.
+    @inline(__always)
+    static func decode(_ c: WireColumn, at p: UnsafeRawPointer) -> SQLValue {
+        @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
+        @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
+        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
+        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+        @inline(__always) func money(_ i: Int) -> SQLMoney {
+            SQLMoney(units: Int64(Int32(bitPattern: u32(i))) << 32 | Int64(u32(i + 4)))
+        }
+        switch c.kind {
+        case .fixed:
+            switch c.type {
+            case 0x38: return .int(Int32(bitPattern: u32(0)))
+            case 0x7F: return .bigint(Int64(bitPattern: u64(0)))
+            case 0x34: return .smallint(Int16(bitPattern: u16(0)))
+            case 0x30: return .tinyint(u8(0))
+            case 0x32: return .bit(u8(0) != 0)
+            case 0x3B: return .real(Float(bitPattern: u32(0)))
+            case 0x3E: return .float(Double(bitPattern: u64(0)))
+            case 0x3C: return .money(money(0))
+            case 0x7A: return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
+            default: return .null
+            }
+        case .byteLength:
+            let n = Int(u8(0))
+            if n == 0 { return .null }
+            switch c.type {
+            case 0x26:
+                switch n {
+                case 4: return .int(Int32(bitPattern: u32(1)))
+                case 8: return .bigint(Int64(bitPattern: u64(1)))
+                case 2: return .smallint(Int16(bitPattern: u16(1)))
+                default: return .tinyint(u8(1))
+                }
+            case 0x6D: return n == 8 ? .float(Double(bitPattern: u64(1))) : .real(Float(bitPattern: u32(1)))
+            case 0x6E: return n == 8 ? .money(money(1)) : .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1)))))
+            case 0x68: return .bit(u8(1) != 0)
+            case 0x24:
+                return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
+                                                     u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
+            case 0x27, 0x2F: return .string(TextCodec.decodeCP1252(p + 1, count: n))
+            default: return .binary([UInt8](UnsafeRawBufferPointer(start: p + 1, count: n)))
+            }
+        case .utf16:
+            let n = Int(u16(0))
+            if n == 0xFFFF { return .null }
+            if n == 0 { return .string("") }
+            var bad = -1
+            return .string(TextCodec.transcodeUTF16LE(p + 2, byteCount: n, badUnit: &bad))
+        case .ushortBytes:
+            let n = Int(u16(0))
+            if n == 0xFFFF { return .null }
+            if c.type == 0xA7 || c.type == 0xAF { return .string(TextCodec.decodeCP1252(p + 2, count: n)) }
+            return .binary([UInt8](UnsafeRawBufferPointer(start: p + 2, count: n)))
+        case .decode, .unsupported:
+            return .null
+        }
     }
 
     /// Whether the value of `column` in `row` is NULL, without decoding it.

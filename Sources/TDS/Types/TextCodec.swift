@@ -29,6 +29,14 @@ enum TextCodec {
         let end = start + count
         let bytes = reader.bytes
         let codePage = collation?.codePage ?? 1252
+        if count == 0 {
+            return ""
+        }
+        if codePage == 1252 {
+            let text = bytes.withUnsafeBytes { TextCodec.decodeCP1252($0.baseAddress! + start, count: count) }
+            reader.offset = end
+            return text
+        }
         var ascii = true
         for i in start ..< end where bytes[i] >= 0x80 { ascii = false; break }
         let text: String
@@ -41,24 +49,6 @@ enum TextCodec {
                     throw reader.error(.invalidEncoding, at: start, "invalid UTF-8")
                 }
                 text = s
-            case 1252:
-                // Every 1252 byte maps to one BMP scalar (at most 3 UTF-8 bytes).
-                text = String(unsafeUninitializedCapacity: count * 3) { out -> Int in
-                    var o = 0
-                    for i in start ..< end {
-                        let b = bytes[i]
-                        let u = UInt32((0x80...0x9F).contains(b) ? cp1252High[Int(b) - 0x80] : UInt16(b))
-                        if u < 0x80 {
-                            out[o] = UInt8(u); o += 1
-                        } else if u < 0x800 {
-                            out[o] = UInt8(0xC0 | u >> 6); out[o + 1] = UInt8(0x80 | u & 0x3F); o += 2
-                        } else {
-                            out[o] = UInt8(0xE0 | u >> 12); out[o + 1] = UInt8(0x80 | u >> 6 & 0x3F)
-                            out[o + 2] = UInt8(0x80 | u & 0x3F); o += 3
-                        }
-                    }
-                    return o
-                }
             default:
                 guard let enc = foundationEncoding(codePage: codePage),
                       let s = String(data: Data(bytes[start ..< end]), encoding: enc) else {
@@ -69,6 +59,39 @@ enum TextCodec {
         }
         reader.offset = end
         return text
+    }
+
+    /// `count` bytes of code page 1252 text at `p` (every byte is valid): an ASCII run copied
+    /// eight bytes at a time, other bytes mapped to their BMP scalar (at most 3 UTF-8 bytes).
+    static func decodeCP1252(_ p: UnsafeRawPointer, count: Int) -> String {
+        if count == 0 { return "" }
+        var i = 0
+        while i + 8 <= count, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+        while i < count, p.load(fromByteOffset: i, as: UInt8.self) < 0x80 { i += 1 }
+        if i == count {
+            return String(unsafeUninitializedCapacity: count) { out -> Int in
+                UnsafeMutableRawPointer(out.baseAddress!).copyMemory(from: p, byteCount: count)
+                return count
+            }
+        }
+        return String(unsafeUninitializedCapacity: count * 3) { out -> Int in
+            let o = out.baseAddress!
+            UnsafeMutableRawPointer(o).copyMemory(from: p, byteCount: i)
+            var w = i
+            for k in i ..< count {
+                let b = p.load(fromByteOffset: k, as: UInt8.self)
+                let u = UInt32((0x80...0x9F).contains(b) ? cp1252High[Int(b) - 0x80] : UInt16(b))
+                if u < 0x80 {
+                    o[w] = UInt8(truncatingIfNeeded: u); w += 1
+                } else if u < 0x800 {
+                    o[w] = UInt8(truncatingIfNeeded: 0xC0 | u >> 6); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 2
+                } else {
+                    o[w] = UInt8(truncatingIfNeeded: 0xE0 | u >> 12); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u >> 6 & 0x3F)
+                    o[w + 2] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 3
+                }
+            }
+            return w
+        }
     }
 
     /// Encodes text in the collation's code page (1252 when nil); nil if not representable.

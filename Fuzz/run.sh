@@ -29,7 +29,7 @@
 # Environment: FUZZ_BUILD (default /tmp/sqlclient-fuzz) build and corpus directory;
 # FUZZ_OPT (default -O) optimisation; CAPTURES (default ../shared/captures);
 # volume runs only: FUZZ_JOBS (default 1) fuzzer processes per harness, sharing its corpus;
-# FUZZ_NICE (default 19) their nice level.
+# FUZZ_NICE (default 19) their nice level; FUZZ_TIMEOUT (default 60) seconds per input.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -163,7 +163,10 @@ commit="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 # Swift's runtime backtracer would take a trap's SIGILL from libFuzzer, which then writes no
 # artifact and no final statistics.
 export SWIFT_BACKTRACE=enable=no
-FLAGS=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 -max_len=20000 -print_final_stats=1)
+# -timeout is wall-clock time: under nice on a busy machine a 20 ms input can wait 10 s for the
+# CPU, so volume runs allow FUZZ_TIMEOUT (default 60) seconds per input.
+if [ "$VOLUME" = 1 ]; then TIMEOUT="${FUZZ_TIMEOUT:-60}"; else TIMEOUT=10; fi
+FLAGS=(-timeout="$TIMEOUT" -rss_limit_mb=2048 -malloc_limit_mb=256 -max_len=20000 -print_final_stats=1)
 
 # The sum of one statistic over a harness's logs.
 stat_sum() {  # stat_sum NAME LOG...

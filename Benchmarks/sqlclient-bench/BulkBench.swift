@@ -11,7 +11,8 @@ import TDS
 /// See Benchmarks/README.md, "Bulk load".
 enum BulkBench {
     static let usage = """
-    usage: sqlclient-bench bulk [--rows N] [--workload narrow|wide]... [--repeat N] [--no-freetds] [--no-mssql-python] [--json]
+    usage: sqlclient-bench bulk [--rows N] [--workload narrow|wide]... [--repeat N] [--no-freetds] [--no-mssql-python]
+                                [--no-bcp] [--json]
     """
 
     struct Options {
@@ -20,6 +21,7 @@ enum BulkBench {
         var repeats = 3
         var freetds = true
         var mssqlPython = true
+        var bcp = true
         var json = false
         var port = 0
     }
@@ -43,6 +45,7 @@ enum BulkBench {
                 o.workloads.append(v)
             case "--no-freetds": o.freetds = false
             case "--no-mssql-python": o.mssqlPython = false
+            case "--no-bcp": o.bcp = false
             case "--json": o.json = true
             default: note("sqlclient-bench bulk: unknown argument \(a)\n\(usage)"); exit(2)
             }
@@ -192,13 +195,13 @@ enum BulkBench {
                 }
                 return (s.seconds, s.peakRSS)
             }))
-            clients.append(("sqlclient bcp", {
+            if o.bcp { clients.append(("sqlclient bcp", {
                 let start = Measure.now()
                 let (status, out, err) = Driver.run(sqlclient, ["bcp", "dbo." + w.name, "in", file.path, "-S", "127.0.0.1,\(port)",
                                                                 "-U", "bench", "-P", "bench", "-N", "notsupported", "-c", "-a", "32767"])
                 guard status == 0 else { note("sqlclient bcp failed: \(out) \(err)"); return nil }
                 return (Measure.now() - start, nil)
-            }))
+            })) }
             if let freebcp {
                 clients.append(("freebcp (FreeTDS)", {
                     let start = Measure.now()

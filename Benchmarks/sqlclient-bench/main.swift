@@ -8,7 +8,8 @@ import Darwin
 // sqlclient-bench: SQLClient's decoder and streaming client against FreeTDS on the same bytes.
 // See Benchmarks/README.md. Subcommands `serve`, `decode` and `client` are the child processes
 // the driver starts (each measurement runs in a process of its own, for clean memory numbers).
-// `sqlclient-bench bulk` measures bulk loads instead (BulkBench.swift).
+// `sqlclient-bench bulk` measures bulk loads instead (BulkBench.swift), `sqlclient-bench pool`
+// a connection pool against one connection per query (PoolBench.swift).
 
 let usage = """
 usage: sqlclient-bench [--json] [--rows N] [--workload NAME]... [--packet-size N] [--repeat N]
@@ -110,6 +111,10 @@ func workload(_ name: String, _ o: Options) -> Workload {
 let arguments = CommandLine.arguments
 if arguments.count > 1, arguments[1] == "bulk" || arguments[1] == "bulk-client" {   // BulkBench.swift
     do { try await BulkBench.main(arguments[1], arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
+    exit(0)
+}
+if arguments.count > 1, arguments[1] == "pool" || arguments[1] == "pool-serve" {   // PoolBench.swift
+    do { try await PoolBench.main(arguments[1], arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
     exit(0)
 }
 let subcommand = arguments.count > 1 && !arguments[1].hasPrefix("-") ? arguments[1] : nil

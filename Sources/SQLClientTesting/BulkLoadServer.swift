@@ -19,7 +19,7 @@ import Darwin
 /// with DONE; the BULKLOAD message that follows is decoded as its packets arrive
 /// (``BulkLoadReader``): its rows are counted (and kept, unless `recordsRows` is false) and the
 /// message is answered with DONE(COUNT, rows), or with ERROR and DONE(ERROR) when it is malformed
-/// or reaches ``failAtRow``. A message ended with EOM|IGNORE is dropped (DONE, no count). Any
+/// or reaches ``failAtRow``. A message ended with EOM|IGNORE is dropped (DONE with DONE_ERROR, no count, [MS-TDS] 2.2.1.7). Any
 /// other request gets an empty DONE.
 public final class BulkLoadServer: @unchecked Sendable {
     /// One BULKLOAD message as received.
@@ -208,7 +208,8 @@ private final class BulkLoadConnection {
         message?.payload.append(contentsOf: p.payload)
         guard eom, let m = message else { return }
         message = nil
-        guard p.status & 0x02 == 0 else { send(ServerTokens.done(version: version)); return }
+        // [MS-TDS] 2.2.1.7: an ignored message is answered with a single DONE with DONE_ERROR.
+        guard p.status & 0x02 == 0 else { send(ServerTokens.done(status: [.error], version: version)); return }
         switch m.type {
         case PacketType.prelogin.rawValue:
             send(Prelogin(version: .init(major: 16, minor: 0, build: 0x1000), encryption: .notSupported,
@@ -288,7 +289,7 @@ private final class BulkLoadConnection {
         if ignore {
             finished.ignored = true
             server.record(load: finished, committed: false)
-            send(ServerTokens.done(version: version))
+            send(ServerTokens.done(status: [.error], version: version))
         } else if let error = finished.error {
             server.record(load: finished, committed: false)
             send(ServerTokens.message(token: 0xAA, number: 4866, state: 1, severity: 16,

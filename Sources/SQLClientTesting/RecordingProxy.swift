@@ -19,8 +19,11 @@ import CSQLClientOpenSSL
 /// - Packets are relayed as they arrive (the TDS module's packet framer cuts them), so a
 ///   streamed result or an ATTENTION crosses the proxy at once; each whole message is also
 ///   given to a ``ReplaySessionBuilder`` (so the password, SSPI and FEDAUTH data never reach
-///   the file) and the file is rewritten, atomically, after every server message: a proxy
-///   that dies loses nothing it already relayed.
+///   the file) and the file is brought up to date after every server message, before that
+///   message's last packet is forwarded: a proxy that dies loses nothing it already relayed.
+///   (One connection's file is written a piece at a time: finished exchanges are never written
+///   again; about 4 ms per exchange on a busy shared disk. Several connections in one file are
+///   rewritten whole each time: use `--out-dir` for long recordings of many clients.)
 /// - An upstream that refuses the login sends its ERROR to the client unchanged (and it is
 ///   recorded as the login response). A connection the proxy cannot set up (upstream
 ///   unreachable, its certificate refused) is closed and reported through ``events``.
@@ -229,21 +232,64 @@ final class RecordingWriter: @unchecked Sendable {
             case .none:
                 return
             case .file(let url):
-                let recording = recordingLocked()
-                guard !recording.sections.isEmpty else { return }
-                try recording.write(to: url)
+                let live = builders.indices.filter { builders[$0].builder.exchangeCount > 0 }
+                guard !live.isEmpty else { return }
+                if live.count == 1 {
+                    try writeSection(live[0], to: url)
+                    return
+                }
+                // Several connections in one file: rewritten whole (sections interleave in time).
+                var sections: [ReplaySession] = []
+                var texts: [[String]] = []
+                for i in live {
+                    sections.append(builders[i].builder.build())
+                    texts.append(builders[i].builder.exchangeTexts())
+                }
+                files[url] = nil
+                let text = ReplayRecording(comment: comment, sections: sections).text(exchangeTexts: texts)
+                try Data(text.utf8).write(to: url, options: .atomic)
             case .directory(let dir):
                 try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-                for i in builders.indices where number == nil || builders[i].number == number {
-                    let session = builders[i].builder.build()
-                    guard !session.exchanges.isEmpty else { continue }
-                    try ReplayRecording(comment: comment, sections: [session])
-                        .write(to: dir.appendingPathComponent("connection-\(builders[i].number).tdssession"))
+                for i in builders.indices where (number == nil || builders[i].number == number) && builders[i].builder.exchangeCount > 0 {
+                    try writeSection(i, to: dir.appendingPathComponent("connection-\(builders[i].number).tdssession"))
                 }
             }
         } catch {
             if _errors.count < 20 { _errors.append("cannot write the recording: \(error.localizedDescription)") }
         }
+    }
+
+    /// What a file written one section at a time holds for sure: its header and how many
+    /// finished exchanges follow it, in how many bytes.
+    private struct Written {
+        var header: String
+        var closed: Int
+        var bytes: Int
+    }
+    private var files: [URL: Written] = [:]
+
+    /// Writes one connection's session as a plain session file. Finished exchanges never change,
+    /// so after the first write only what is new is written: the file is cut back to its last
+    /// finished exchange and the rest appended (a long recording costs the same per exchange as
+    /// a short one). A changed header (the login response's version) rewrites the file whole.
+    private func writeSection(_ index: Int, to url: URL) throws {
+        let closed = builders[index].builder.closedExchangeCount
+        let header = ReplayRecording(comment: comment, sections: [builders[index].builder.settings]).text
+        if let written = files[url], written.header == header, written.closed <= closed,
+           let handle = try? FileHandle(forWritingTo: url) {
+            defer { try? handle.close() }
+            try handle.truncate(atOffset: UInt64(written.bytes))
+            try handle.seekToEnd()
+            let texts = builders[index].builder.exchangeTexts(from: written.closed)
+            let newlyClosed = texts[..<(closed - written.closed)].joined()
+            try handle.write(contentsOf: Data((newlyClosed + texts[(closed - written.closed)...].joined()).utf8))
+            files[url] = Written(header: header, closed: closed, bytes: written.bytes + newlyClosed.utf8.count)
+            return
+        }
+        let texts = builders[index].builder.exchangeTexts()
+        let prefix = header + texts[..<closed].joined()
+        try Data((prefix + texts[closed...].joined()).utf8).write(to: url, options: .atomic)
+        files[url] = Written(header: header, closed: closed, bytes: prefix.utf8.count)
     }
 }
 
@@ -259,7 +305,7 @@ final class ProxyLeg: @unchecked Sendable {
     }
 
     let socket: BlockingSocket
-    private var framer = PacketAssembler()
+    fileprivate var framer = PacketAssembler()
     private let cryptoLock = NSLock()
     var crypto: Crypto = .none
     /// Bytes read are TLS records (set before the relays start).
@@ -288,6 +334,28 @@ final class ProxyLeg: @unchecked Sendable {
             if let m = out.message { return (m, packets) }
         }
         return nil
+    }
+
+    /// The client side of the TLS handshake inside PRELOGIN, through SQLClient's own
+    /// (``PreloginTLSHandshake``, async), over this leg's socket and framer; the calling relay
+    /// thread waits for it (the socket's blocking calls run on Dispatch threads, never on the
+    /// concurrency pool).
+    func clientHandshake(_ session: any TLSSession) throws {
+        let stream = BlockingByteStream(socket)
+        let box = ResultBox<Void>()
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) let tls = session
+        Task { [self] in
+            do {
+                try await PreloginTLSHandshake.perform(tls, over: stream, framer: &framer)
+                box.result = .success(())
+            } catch {
+                box.result = .failure(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        try box.result?.get()
     }
 
     /// True when bytes were received past the last whole packet.
@@ -321,6 +389,26 @@ final class ProxyLeg: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A ``BlockingSocket`` as a ``ByteStream``: each call runs the blocking one on a Dispatch thread.
+final class BlockingByteStream: ByteStream, @unchecked Sendable {
+    let socket: BlockingSocket
+    init(_ socket: BlockingSocket) { self.socket = socket }
+
+    func read(maxLength: Int) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { [socket] in continuation.resume(with: Result { try socket.read(maxLength: maxLength) }) }
+        }
+    }
+
+    func write(_ bytes: [UInt8]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            DispatchQueue.global().async { [socket] in continuation.resume(with: Result { try socket.write(bytes) }) }
+        }
+    }
+
+    func close() { socket.shutdown() }
 }
 
 /// One relayed client connection: the set-up (PRELOGIN, both TLS handshakes, LOGIN7), then a
@@ -407,8 +495,7 @@ final class ProxyConnection: @unchecked Sendable {
                 throw TLSServerError("no TLS provider on this platform for the upstream leg")
             }
             let session = try provider.makeClientSession(serverName: config.upstreamHost, configuration: config.upstreamTLS)
-            try upstreamTLSHandshake(session, send: { try up.socket.write($0) },
-                                     receiveMessage: { try up.nextMessage()?.message.payload })
+            try up.clientHandshake(session)
             up.crypto = .client(session)
             up.decrypting = mode == .full
             up.encrypting = mode == .full

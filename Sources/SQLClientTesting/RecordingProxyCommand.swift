@@ -1,5 +1,6 @@
 import Foundation
 import SQLClient
+import TDS
 
 extension RecordingProxy {
     static let usage = """

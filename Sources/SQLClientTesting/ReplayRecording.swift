@@ -100,17 +100,22 @@ public struct ReplayRecording: Hashable, Sendable {
 
     /// The text form: the plain session format for one section (with the recording's comment
     /// first), `=== name` sections for several.
-    public var text: String {
+    public var text: String { text(exchangeTexts: nil) }
+
+    /// The text form, with each section's exchanges already formatted (`exchangeTexts[s][i]`, see
+    /// ``ReplaySession/exchangeText(_:)``) when given.
+    func text(exchangeTexts: [[String]]?) -> String {
+        func texts(_ s: Int) -> [String]? { exchangeTexts.flatMap { s < $0.count ? $0[s] : nil } }
         if sections.count == 1 {
             var session = sections[0]
             if let comment { session.comment = [comment, session.comment].compactMap { $0 }.joined(separator: "\n") }
-            return session.text
+            return session.text(includingName: true, exchangeTexts: texts(0))
         }
         var out = ""
         if let comment { for l in comment.components(separatedBy: "\n") { out += "# \(l)".trimmingTrailingSpace + "\n" } }
         for (n, section) in sections.enumerated() {
             out += (n == 0 && comment == nil ? "" : "\n") + "=== \(section.name)\n"
-            out += section.text(includingName: false)
+            out += section.text(includingName: false, exchangeTexts: texts(n))
         }
         return out
     }

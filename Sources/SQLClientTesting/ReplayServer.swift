@@ -87,6 +87,9 @@ public final class ReplayServer: @unchecked Sendable {
         public var type: PacketType
         /// The message bytes (ALL_HEADERS first, from TDS 7.2).
         public var payload: [UInt8]
+        /// The status of the message's first packet ([MS-TDS] 2.2.3.1.2: RESETCONNECTION 0x08 and
+        /// RESETCONNECTIONSKIPTRAN 0x10 are set there).
+        public var firstStatus: PacketStatus = []
     }
 
     /// The first (or only) section of ``recording``.
@@ -297,7 +300,7 @@ final class ReplayConnection {
     var log = ReplayServer.ConnectionLog()
     /// What the client sent, cut into messages by the one TDS framer.
     var inbox = PacketAssembler(maximumPacketSize: Int(UInt16.max))
-    var pendingMessages: [(type: UInt8, payload: [UInt8])] = []
+    var pendingMessages: [(type: UInt8, payload: [UInt8], status: PacketStatus)] = []
     var version: TDSVersion = .v7_4
     var packetSize = 4096
     var packetID: UInt8 = 1
@@ -318,7 +321,7 @@ final class ReplayConnection {
 
     func run() -> ReplayServer.ConnectionLog {
         while !closed, let message = nextMessage() {
-            handle(type: message.type, payload: message.payload)
+            handle(type: message.type, payload: message.payload, firstStatus: message.status)
         }
         return log
     }
@@ -342,8 +345,8 @@ final class ReplayConnection {
 
     /// Cuts one whole message (all packets to EOM) from `inbox`, if complete ([MS-TDS] 2.2.3).
     /// A message the client ended with IGNORE ([MS-TDS] 2.2.3.1.2, a request cancelled while it
-    /// was being sent) is answered with a DONE and not passed on. Malformed framing drops the connection.
-    func cutMessage() -> (type: UInt8, payload: [UInt8])? {
+    /// was being sent) is answered with a DONE with DONE_ERROR ([MS-TDS] 2.2.1.7) and not passed on. Malformed framing drops the connection.
+    func cutMessage() -> (type: UInt8, payload: [UInt8], status: PacketStatus)? {
         while true {
             let message: TDSMessage?
             do {
@@ -354,14 +357,14 @@ final class ReplayConnection {
             }
             guard let message else { return nil }
             if message.isIgnored {
-                sendMessage(ServerTokens.done(version: version))
+                sendMessage(ServerTokens.done(status: [.error], version: version))
                 continue
             }
-            return (message.type.rawValue, message.payload)
+            return (message.type.rawValue, message.payload, message.firstStatus)
         }
     }
 
-    func nextMessage() -> (type: UInt8, payload: [UInt8])? {
+    func nextMessage() -> (type: UInt8, payload: [UInt8], status: PacketStatus)? {
         if !pendingMessages.isEmpty { return pendingMessages.removeFirst() }
         while true {
             if let m = cutMessage() { return m }
@@ -487,10 +490,11 @@ final class ReplayConnection {
 
     // MARK: Handling
 
-    func handle(type: UInt8, payload: [UInt8]) {
+    func handle(type: UInt8, payload: [UInt8], firstStatus: PacketStatus = []) {
         if server.options.recordsRequestMessages, type == PacketType.sqlBatch.rawValue || type == PacketType.rpc.rawValue
             || type == PacketType.transactionManager.rawValue {
-            log.requestMessages.append(ReplayServer.RequestMessage(type: PacketType(rawValue: type), payload: payload))
+            log.requestMessages.append(ReplayServer.RequestMessage(type: PacketType(rawValue: type), payload: payload,
+                                                                   firstStatus: firstStatus))
         }
         switch type {
         case PacketType.prelogin.rawValue:
@@ -533,7 +537,10 @@ final class ReplayConnection {
         log.packetSize = size
         let response: [UInt8]
         if let recorded = session.loginResponse {
-            response = recorded.responseBytes
+            // A recording's FEATUREEXTACK answers what the recorded client asked for: acknowledge
+            // only what this client asked for ([MS-TDS] 2.2.7.11: nothing unrequested).
+            let features = login?.features ?? []
+            response = recorded.response.flatMap { ReplayServer.acknowledgingOnly(features, $0.bytes) }
             if let i = session.exchanges.firstIndex(where: { $0.request == .login7 }) { server.noteReplayed(section: section, index: i) }
         } else {
             response = ServerTokens.loginResponse(clientVersion: acked, packetSize: size,
@@ -559,5 +566,20 @@ final class ReplayConnection {
                                              text: String(mismatch.description.prefix(4000)), version: version)
                         + ServerTokens.done(status: .error, version: version))
         }
+    }
+}
+
+extension ReplayServer {
+    /// `segment` with a FEATUREEXTACK token ([MS-TDS] 2.2.7.11) reduced to the features in
+    /// `requested`; any other segment (or one that is not exactly that token) unchanged.
+    static func acknowledgingOnly(_ requested: Set<UInt8>, _ segment: [UInt8]) -> [UInt8] {
+        guard segment.first == TokenType.featureExtAck.rawValue else { return segment }
+        var reader = ByteReader(segment, start: 1)
+        guard let ack = try? FeatureExtAck.decode(from: &reader), reader.isAtEnd else { return segment }
+        let kept = ack.features.filter { requested.contains($0.id.rawValue) }
+        guard kept.count != ack.features.count else { return segment }
+        var w = ByteWriter()
+        FeatureExtAck(features: kept).encode(into: &w)
+        return w.bytes
     }
 }

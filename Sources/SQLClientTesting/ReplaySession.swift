@@ -337,7 +337,9 @@ public struct ReplaySession: Hashable, Sendable {
     public var text: String { text(includingName: true) }
 
     /// The text form; without the `@name` line inside a recording's `=== name` section.
-    func text(includingName: Bool) -> String {
+    /// `exchangeTexts`: each exchange's ``exchangeText(_:)`` made earlier (a recorder keeps them
+    /// rather than formatting every exchange again each time it rewrites its file).
+    func text(includingName: Bool, exchangeTexts: [String]? = nil) -> String {
         var out = ""
         if let comment { for l in comment.components(separatedBy: "\n") { out += "# \(l)".trimmingTrailingSpace + "\n" } }
         if includingName { out += "@name \(name)\n" }
@@ -345,22 +347,30 @@ public struct ReplaySession: Hashable, Sendable {
         if let packetSize { out += "@packet-size \(packetSize)\n" }
         if attention != .acknowledge { out += "@attention \(attention.rawValue)\n" }
         if utf8Support { out += "@utf8 on\n" }
-        for exchange in exchanges {
-            out += "\n"
-            if let c = exchange.comment { for l in c.components(separatedBy: "\n") { out += "# \(l)".trimmingTrailingSpace + "\n" } }
-            Self.writeRequest(exchange.request, into: &out)
-            out += "<<<"
-            if let n = exchange.faults.stallAfter { out += " stall-after=\(n)" }
-            if let n = exchange.faults.closeAfter { out += " close-after=\(n)" }
-            out += "\n"
-            for segment in exchange.response {
-                if let c = segment.comment { for l in c.components(separatedBy: "\n") { out += "# \(l)".trimmingTrailingSpace + "\n" } }
-                var i = 0
-                while i < segment.bytes.count {
-                    let end = min(i + 32, segment.bytes.count)
-                    out += segment.bytes[i..<end].map { Self.hexByte($0) }.joined(separator: " ") + "\n"
-                    i = end
-                }
+        if let exchangeTexts, exchangeTexts.count == exchanges.count {
+            for t in exchangeTexts { out += t }
+        } else {
+            for exchange in exchanges { out += Self.exchangeText(exchange) }
+        }
+        return out
+    }
+
+    /// One exchange in the text form (with the blank line before it).
+    static func exchangeText(_ exchange: Exchange) -> String {
+        var out = "\n"
+        if let c = exchange.comment { for l in c.components(separatedBy: "\n") { out += "# \(l)".trimmingTrailingSpace + "\n" } }
+        writeRequest(exchange.request, into: &out)
+        out += "<<<"
+        if let n = exchange.faults.stallAfter { out += " stall-after=\(n)" }
+        if let n = exchange.faults.closeAfter { out += " close-after=\(n)" }
+        out += "\n"
+        for segment in exchange.response {
+            if let c = segment.comment { for l in c.components(separatedBy: "\n") { out += "# \(l)".trimmingTrailingSpace + "\n" } }
+            var i = 0
+            while i < segment.bytes.count {
+                let end = min(i + 32, segment.bytes.count)
+                out += segment.bytes[i..<end].map { Self.hexByte($0) }.joined(separator: " ") + "\n"
+                i = end
             }
         }
         return out

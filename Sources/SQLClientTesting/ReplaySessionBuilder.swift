@@ -34,6 +34,8 @@ public struct ReplaySessionBuilder: Sendable {
         var comments: [String]
         var bytes: [UInt8] = []
         var rendered: ReplaySession.Exchange?
+        /// `rendered` in the text form, made once.
+        var renderedText: String?
     }
 
     private var exchanges: [Pending] = []
@@ -60,6 +62,8 @@ public struct ReplaySessionBuilder: Sendable {
 
     /// Exchanges begun so far (the last may still be receiving its response).
     public var exchangeCount: Int { exchanges.count }
+    /// The first exchanges that receive no more bytes (every one before the current request).
+    public private(set) var closedExchangeCount = 0
 
     /// A comment for the next exchange.
     public mutating func note(_ text: String) { notes.append(text) }
@@ -156,11 +160,35 @@ public struct ReplaySessionBuilder: Sendable {
         current = exchanges.count - 1
     }
 
+    /// Each exchange of ``build()`` in the text form (``ReplaySession/exchangeText(_:)``): those
+    /// that receive no more bytes are formatted once and kept.
+    public mutating func exchangeTexts(from start: Int = 0) -> [String] {
+        var out: [String] = []
+        out.reserveCapacity(max(0, exchanges.count - start))
+        for i in exchanges.indices where i >= start {
+            if let t = exchanges[i].renderedText {
+                out.append(t)
+            } else if let r = exchanges[i].rendered {
+                let t = ReplaySession.exchangeText(r)
+                exchanges[i].renderedText = t
+                out.append(t)
+            } else {
+                out.append(ReplaySession.exchangeText(render(i)))
+            }
+        }
+        return out
+    }
+
+    /// The session's name, comment and settings so far, without its exchanges.
+    public var settings: ReplaySession {
+        // Without a login (a capture that starts mid-connection) the server acknowledges the version the messages were read at.
+        ReplaySession(name: name, comment: comment, version: ackedVersion ?? (loginIndex == nil ? version : nil),
+                      packetSize: packetSize)
+    }
+
     /// The session so far (every exchange begun; the last one's response as far as it came).
     public mutating func build() -> ReplaySession {
-        // Without a login (a capture that starts mid-connection) the server acknowledges the version the messages were read at.
-        var session = ReplaySession(name: name, comment: comment, version: ackedVersion ?? (loginIndex == nil ? version : nil),
-                                    packetSize: packetSize)
+        var session = settings
         for i in exchanges.indices {
             if let r = exchanges[i].rendered {
                 session.exchanges.append(r)
@@ -192,6 +220,7 @@ public struct ReplaySessionBuilder: Sendable {
             exchanges[i].rendered = render(i)
             exchanges[i].bytes = []   // rendered: the raw copy is no longer needed
         }
+        closedExchangeCount = exchanges.count
     }
 
     private mutating func addToLogin(_ text: String) {

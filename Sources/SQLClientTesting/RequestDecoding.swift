@@ -8,13 +8,15 @@ enum RequestDecoding {
         var version: TDSVersion
         var packetSize: Int
         var utf8Requested: Bool
+        /// The FeatureExt ids LOGIN7 asked for.
+        var features: Set<UInt8> = []
     }
 
     /// [MS-TDS] 2.2.6.4 LOGIN7: the requested TDS version, packet size and UTF8_SUPPORT.
     static func login7Summary(_ payload: [UInt8]) -> Login7Summary? {
         guard let login = try? Login7.decode(from: payload) else { return nil }
         return Login7Summary(version: login.tdsVersion, packetSize: Int(login.packetSize),
-                             utf8Requested: login.requestsUTF8Support)
+                             utf8Requested: login.requestsUTF8Support, features: Set((login.featureExt ?? []).map(\.id)))
     }
 
     /// [MS-TDS] 2.2.6.5 PRELOGIN: the client's ENCRYPTION option.

@@ -1,6 +1,7 @@
 import Foundation
 import SQLClientTesting
 import TDSCapture
+import TDS
 
 /// `sqlclient decode CAPTURE --to-session FILE.tdssession`: the capture's plaintext
 /// conversations as a replay recording (one section per conversation, see

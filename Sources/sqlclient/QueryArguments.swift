@@ -125,7 +125,7 @@ enum QueryArguments {
     /// The values `-N` takes (anything else after a bare `-N` is the next argument).
     private static let encryptionValues: [String: SQLEncryption] = [
         "on": .on, "true": .on, "t": .on, "yes": .on, "1": .on, "mandatory": .on, "m": .on,
-        "required": .required, "require": .required, "strict": .required, "s": .required,
+        "required": .required, "require": .required, "strict": .strict, "s": .strict,
         "off": .off, "false": .off, "f": .off, "no": .off, "0": .off, "optional": .off, "o": .off,
         "notsupported": .notSupported, "not-supported": .notSupported, "none": .notSupported, "disable": .notSupported,
     ]
@@ -164,11 +164,11 @@ enum QueryArguments {
                     i += 1
                     text = arguments[i]
                 } else if arg == "--encrypt" {
-                    throw UsageError("--encrypt needs a value (on, required, off, notsupported)")
+                    throw UsageError("--encrypt needs a value (on, required, strict, off, notsupported)")
                 }
                 if let text {
                     guard let mode = encryptionValues[text.lowercased()] else {
-                        throw bad("unknown encryption mode (on, required, off, notsupported):", i)
+                        throw bad("unknown encryption mode (on, required, strict, off, notsupported):", i)
                     }
                     options.encryption = mode
                 } else {

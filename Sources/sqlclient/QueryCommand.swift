@@ -45,8 +45,9 @@ enum QueryCommand {
       -S server             host, host,port, host:port, host\\instance[,port|:port], [IPv6]:port
       -U user  -P password  (-Ppassword works too; else SQLCMDPASSWORD; else asked for on a terminal)
       -d database           -l seconds (login timeout, 0: none)  -a packet-size  -H workstation
-      -N [mode]             on (also true, mandatory; the default), required (strict), off (optional),
-                            notsupported (disable); --encrypt mode is the same
+      -N [mode]             on (also true, mandatory; the default), required, strict (TDS 8.0: TLS
+                            first, certificate always verified), off (optional), notsupported (disable);
+                            --encrypt mode is the same
       -C                    trust the server certificate without verifying it (--trust-server-certificate)
       --ca-file PEM  -F name (--host-name-in-certificate)  --tds-version 7.1|7.2|7.3|7.4 (or TDSVER)
       --text-size N  --app-name NAME
@@ -220,7 +221,10 @@ enum QueryCommand {
             connection = try await SQLConnection.connect(config)
         } catch let error as SQLClientError {
             printError(error)
-            if error.code == .certificateVerificationFailed {
+            if error.code == .certificateVerificationFailed, config.encryption == .strict {
+                FileHandle.standardError.write(Data(("sqlclient: -N strict always verifies the certificate (-C does not apply);"
+                    + " give --ca-file with the CA that signed it, or -F with the name it carries\n").utf8))
+            } else if error.code == .certificateVerificationFailed {
                 FileHandle.standardError.write(Data(("sqlclient: the server's certificate is not trusted here; give --ca-file "
                     + "with the CA that signed it, or -C to skip verification (a test server with a self-signed certificate)\n").utf8))
             }

@@ -1,4 +1,5 @@
 import SQLClientTesting
+import TDS
 
 /// `sqlclient record --upstream SERVER --out FILE.tdssession …`: a recording TDS proxy
 /// (SQLClientTesting's RecordingProxy, whose command line this is).

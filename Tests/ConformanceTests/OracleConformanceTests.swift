@@ -232,6 +232,16 @@ struct PeerDeviation: Sendable {
     var explains: @Sendable (_ type: String, _ label: String, _ version: String, _ expected: String?, _ peer: String?) -> Bool
 }
 
+extension PeerDeviation {
+    /// "bom-dropped": a value that starts with U+FEFF comes back without it.
+    static func bomDropped(reason: String) -> PeerDeviation {
+        PeerDeviation(id: "bom-dropped", reason: reason, explains: { _, _, _, expected, value in
+            guard let expected, let value, expected.unicodeScalars.first == "\u{FEFF}" else { return false }
+            return value == String(String.UnicodeScalarView(expected.unicodeScalars.dropFirst()))
+        })
+    }
+}
+
 /// One peer's recorded deviations; everything else it does differently is an unexplained mismatch.
 struct PeerRules: Sendable {
     /// "FreeTDS", "MSODBC" (the report's and the README's name).
@@ -263,13 +273,7 @@ enum FreeTDSDeviations {
     typealias Deviation = PeerDeviation
 
     static let all: [Deviation] = [
-        Deviation(
-            id: "bom-dropped",
-            reason: "FreeTDS converts UTF-16LE to the client charset with iconv, which drops a leading U+FEFF as a byte order mark",
-            explains: { _, _, _, expected, freetds in
-                guard let expected, let freetds, expected.unicodeScalars.first == "\u{FEFF}" else { return false }
-                return freetds == String(String.UnicodeScalarView(expected.unicodeScalars.dropFirst()))
-            }),
+        .bomDropped(reason: "FreeTDS converts UTF-16LE to the client charset with iconv, which drops a leading U+FEFF as a byte order mark"),
         Deviation(
             id: "variant-no-conversion",
             reason: "db-lib has no conversion from SYBVARIANT (98): dbwillconvert is false and dbconvert fails with 20053; db-lib does not expose the base type",

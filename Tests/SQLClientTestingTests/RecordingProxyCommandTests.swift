@@ -158,14 +158,7 @@ final class RecordingProxyCommandTests: XCTestCase {
 
     func testACaptureBecomesASessionThatReplaysToTheCLI() throws {
         // (The real captures are covered by CaptureSessionsTests; this checks the command line.)
-        let session = try ReplaySession(text: """
-            >>> SQL_BATCH
-            | SELECT 1 AS c
-            <<<
-            81 01 00 00 00 00 00 09 00 38 01 63 00
-            D1 01 00 00 00
-            FD 10 00 C1 00 01 00 00 00 00 00 00 00
-            """)
+        let session = ReplayServerTLSTests.session   // SELECT 1 AS c
         var capture = "# a response as the .hex format writes it\n"
         capture += Packet.encode(message: session.exchanges[0].responseBytes, type: .tabularResult, packetSize: 4096)
             .map { String(format: "%02X", $0) }.joined(separator: " ") + "\n"

@@ -64,6 +64,14 @@ final class RecordingProxyTests: XCTestCase {
         return Rig(upstream: upstream, upstreamIdentity: upstreamIdentity, proxy: proxy, port: port)
     }
 
+    /// A new empty folder, removed when the test ends.
+    func temporaryDirectory() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        return dir
+    }
+
     func configuration(port: UInt16, encryption: SQLEncryption = .on, caFile: String) -> SQLConnectionConfiguration {
         SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: Int(port)), user: "tester",
                                    password: Self.password, encryption: encryption,
@@ -129,9 +137,7 @@ final class RecordingProxyTests: XCTestCase {
     /// The password is not in the file as text, as UTF-16 or in LOGIN7's obfuscated form, even
     /// where the client's SQL and the server's answer carried it.
     func testThePasswordNeverReachesTheFile() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try temporaryDirectory()
         let file = dir.appendingPathComponent("secret.tdssession")
         let rig = try rig(output: .file(file))
         defer { rig.stop() }
@@ -201,9 +207,7 @@ final class RecordingProxyTests: XCTestCase {
     }
 
     func testAProxyStoppedMidSessionLeavesAReadableFile() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try temporaryDirectory()
         let file = dir.appendingPathComponent("stopped.tdssession")
         let rig = try rig(output: .file(file))
         defer { rig.stop() }
@@ -213,12 +217,16 @@ final class RecordingProxyTests: XCTestCase {
         // Written after every server message: a proxy killed now loses nothing already relayed.
         let whileRunning = try ReplayRecording(contentsOf: file)
         XCTAssertEqual(whileRunning.sections.first?.exchanges.map(\.request), [.login7, .sqlBatch("SELECT 1 AS c")])
+        let c2 = try await intValue(connection, "SELECT 2 AS d")
+        XCTAssertEqual(c2, .int(2))
         rig.proxy.stop()   // the client is still connected
+        // Written a piece at a time (finished exchanges are never written again), the file is the recording's text.
+        XCTAssertEqual(try String(contentsOf: file, encoding: .utf8), rig.proxy.recording.text)
         let afterStop = try ReplayRecording(contentsOf: file)
-        XCTAssertEqual(afterStop.sections.first?.exchanges.map(\.request), [.login7, .sqlBatch("SELECT 1 AS c")])
-        XCTAssertEqual(afterStop.sections.first?.exchanges.last?.responseBytes, whileRunning.sections.first?.exchanges.last?.responseBytes)
+        XCTAssertEqual(afterStop.sections.first?.exchanges.map(\.request), [.login7, .sqlBatch("SELECT 1 AS c"), .sqlBatch("SELECT 2 AS d")])
+        XCTAssertEqual(afterStop.sections.first?.exchanges[1].responseBytes, whileRunning.sections.first?.exchanges.last?.responseBytes)
         do {
-            _ = try await connection.execute("SELECT 2 AS d")
+            _ = try await connection.execute("SELECT 1 AS c")
             XCTFail("the proxy closed the connection")
         } catch {}
         await connection.close()
@@ -261,8 +269,7 @@ final class RecordingProxyTests: XCTestCase {
     }
 
     func testEachConnectionIsASectionOrItsOwnFile() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let dir = try temporaryDirectory()
         let rig = try rig(output: .directory(dir))
         defer { rig.stop() }
         let ca = try rig.proxy.identity.caCertificateFile()

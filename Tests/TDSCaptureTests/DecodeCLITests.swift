@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 import SQLClientTesting
+import TDS
 
 /// Runs the built `sqlclient` binary (when the build produced it next to the test bundle).
 final class DecodeCLITests: XCTestCase {

@@ -1,6 +1,7 @@
 import XCTest
 import SQLClientTesting
 @testable import TDSCapture
+import TDS
 
 /// Checks the readers against the real captures of ../shared/captures. Expected byte counts are
 /// what `tshark -z follow,tcp,raw,N` reports for the same streams (the second opinion).

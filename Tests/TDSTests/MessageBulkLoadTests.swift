@@ -1,6 +1,7 @@
 import XCTest
 @testable import TDS
 import SQLClientTesting
+import TDS
 
 /// BulkLoadEncoder, BulkLoadColumn, BulkLoadReader ([MS-TDS] 2.2.6.1) and BulkLoadStatement (2.2.1.5).
 final class MessageBulkLoadTests: XCTestCase {

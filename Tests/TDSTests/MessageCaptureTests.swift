@@ -3,6 +3,7 @@ import XCTest
 @testable import TDS
 import TDSCapture
 import SQLClientTesting
+import TDS
 
 /// Every client message in the real pcap captures decodes with the message types of this
 /// module. The TDS version is inferred per message (ALL_HEADERS present means 7.2+), since

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import TDS
 import SQLClientTesting
+import TDS
 
 /// Test helpers for the message tests: locating and parsing the shared .hex captures.
 enum MessageFixtures {

@@ -247,3 +247,43 @@ final class PacketTests: XCTestCase {
         XCTAssertEqual(payload, [])
     }
 }
+
+/// The one packet writer: a body fed in pieces of any size gives the same packets as the whole
+/// body; cancel() ends a message with EOM|IGNORE; RESETCONNECTION goes on the first packet only.
+final class MessagePacketizerTests: XCTestCase {
+    func testPiecesGiveTheSamePacketsAsTheWholeBody() {
+        for size in [0, 1, 503, 504, 505, 1008, 5000] {
+            let body = (0 ..< size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let whole = Packet.encode(message: body, type: .bulkLoad, packetSize: 512, status: [.resetConnection])
+            for piece in [1, 13, 504, 4096] {
+                var p = MessagePacketizer(type: .bulkLoad, packetSize: 512, firstPacketStatus: [.resetConnection])
+                var out: [UInt8] = []
+                var i = 0
+                while i < body.count {
+                    out += p.append(body[i ..< min(i + piece, body.count)])
+                    i += piece
+                }
+                out += p.finish()
+                XCTAssertEqual(out, whole, "body \(size), pieces of \(piece)")
+            }
+        }
+    }
+
+    func testCancelEndsWithIgnoreAndResetIsOnTheFirstPacketOnly() throws {
+        var p = MessagePacketizer(type: .sqlBatch, packetSize: 512, firstPacketStatus: [.resetConnection])
+        let sent = p.append([UInt8](repeating: 1, count: 1200))
+        let end = p.cancel()
+        var framer = PacketAssembler()
+        framer.append(sent + end)
+        var statuses: [PacketStatus] = []
+        var ids: [UInt8] = []
+        while let o = try framer.next() {
+            statuses.append(o.packet.header.status)
+            ids.append(o.packet.header.packetID)
+        }
+        XCTAssertEqual(statuses, [[.resetConnection], [], [.endOfMessage, .ignore]])
+        XCTAssertEqual(ids, [1, 2, 3])
+        XCTAssertTrue(p.isFinished)
+        XCTAssertEqual(try framer.nextMessage(), nil)
+    }
+}

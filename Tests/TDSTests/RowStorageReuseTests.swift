@@ -1,6 +1,7 @@
 import XCTest
 import SQLClientTesting
 @testable import TDS
+import TDS
 
 /// The row APIs that reuse storage (``TokenStreamDecoder/next(rowValues:)`` and
 /// ``TokenStreamDecoder/next(appendingRowValuesTo:)``) and the one-pass fast path for whole

@@ -1,6 +1,7 @@
 import XCTest
 @testable import TDS
 import SQLClientTesting
+import TDS
 
 /// Unit tests of each token decoder ([MS-TDS] 2.2.7), on bytes built in the test.
 final class TokenTests: XCTestCase {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import TDS
 import SQLClientTesting
+import TDS
 
 /// TYPE_INFO and values from real SQL Server bytes in ../shared/captures or SQLCLIENT_CAPTURES
 /// (read at test time, never copied; skipped when absent). A minimal COLMETADATA/ROW walk lives here only to reach the TYPE_INFOs and

@@ -27,8 +27,10 @@ public struct NTLMCredentials: Sendable, Hashable, CustomStringConvertible {
     public var password: RedactedPassword
     /// The workstation name sent in AUTHENTICATE_MESSAGE; nil sends none.
     public var workstation: String?
+    /// How the NTLM messages travel in the SSPI payload (raw, or wrapped as SPNEGO).
     public var wrapping: Wrapping
 
+    /// Credentials for NTLM; the password is kept only to compute the response.
     public init(domain: String, user: String, password: String, workstation: String? = nil, wrapping: Wrapping = .raw) {
         self.domain = domain
         self.user = user

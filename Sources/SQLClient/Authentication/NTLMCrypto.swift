@@ -2,6 +2,7 @@
 import CSQLClientOpenSSL
 #elseif canImport(CommonCrypto)
 import CommonCrypto
+import TDS
 #endif
 
 /// The hash functions NTLM needs ([MS-NLMP] 6): MD4 (the NT hash), MD5 and HMAC-MD5, plus random

@@ -15,8 +15,7 @@ enum BulkRowSource {
 /// built and one row are held.
 ///
 /// A row that does not fit its column, or a source that throws, makes ``next()`` throw: the
-/// message must then be dropped (ended with EOM|IGNORE, or, when none of it was sent, ended with
-/// no rows), so nothing of the batch is inserted.
+/// message is then ended with EOM|IGNORE, so nothing of the batch is inserted.
 final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time: the load's
     private var encoder: BulkLoadEncoder
     private let source: BulkRowSource
@@ -44,8 +43,24 @@ final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time:
     /// - Throws: ``BulkLoadValueError`` for a row that does not fit; the source's error as
     ///   ``BulkRowSourceError`` (with the row number).
     func next() async throws -> [UInt8]? {
+        if let failure { throw failure }
         guard !finished else { return nil }
         var w = ByteWriter(capacity: chunkSize + 256)
+        do {
+            try await fill(&w)
+        } catch {
+            // The rows before the failing one go out first, so that the message has begun and is
+            // ended with EOM|IGNORE; the error comes on the next call.
+            guard w.count > 0 else { throw error }
+            failure = error
+        }
+        return w.bytes
+    }
+
+    /// An error found while building the last piece, thrown by the next ``next()``.
+    private var failure: (any Error)?
+
+    private func fill(_ w: inout ByteWriter) async throws {
         if !started {
             started = true
             encoder.encodeMetadata(into: &w)
@@ -74,16 +89,6 @@ final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time:
             encoder.encodeDone(into: &w)
             finished = true
         }
-        return w.bytes
-    }
-
-    /// The body of a batch ended with no rows (COLMETADATA and DONE), for a load announced by
-    /// INSERT BULK whose rows could not be sent.
-    func emptyBody() -> [UInt8] {
-        var w = ByteWriter()
-        encoder.encodeMetadata(into: &w)
-        encoder.encodeDone(into: &w)
-        return w.bytes
     }
 }
 
@@ -176,24 +181,13 @@ extension SQLConnection {
     /// A BULKLOAD body's pieces: one packet each.
     var packetSizeForBulkLoad: Int { max(session.packetSize, Packet.minimumSize) }
 
-    /// Sends one batch's BULKLOAD message and returns the DONE count (rows inserted). When the
-    /// body throws (a row that does not fit, a failing source), the announced load is ended with
-    /// no rows and the error is rethrown.
-    ///
-    /// Temporary: the body's pieces are gathered for the batch and sent through the request
-    /// path; with the connection's streamed-body entry point (``sendStreamed(type:timeout:body:)``,
-    /// RequestWriter.swift) each piece goes out as it is produced, and a throw ends the message
-    /// with EOM|IGNORE.
+    /// Sends one batch's BULKLOAD message through the connection's streamed-body write path
+    /// (``sendStreamed(type:timeout:body:)``): each piece goes out in packets as soon as it is
+    /// produced. Returns the DONE count (rows inserted). When the body throws (a row that does not
+    /// fit, a failing source), the message is ended with EOM|IGNORE, so the server discards the
+    /// whole batch, and the error is rethrown.
     func sendBulkLoad(_ body: BulkLoadBody, timeout: Duration?) async throws -> Int {
-        var message: [UInt8] = []
-        var failure: (any Error)?
-        do {
-            while let piece = try await body.next() { message += piece }
-        } catch {
-            failure = error
-            message = body.emptyBody()
-        }
-        let result = try await run(.bulkLoad(message), timeout: timeout)
+        let result = try await sendStreamed(type: .bulkLoad, timeout: timeout) { try await body.next() }
         var count = 0
         for statement in result.statements {
             switch statement {
@@ -202,7 +196,6 @@ extension SQLConnection {
             default: break
             }
         }
-        if let failure { throw failure }
         return count
     }
 

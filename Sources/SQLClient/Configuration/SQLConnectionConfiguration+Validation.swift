@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// Checks a configuration before anything is sent: every value a user can type is either
 /// accepted, clamped (durations, documented below) or refused with `.invalidConfiguration`
@@ -40,6 +41,10 @@ extension SQLConnectionConfiguration {
         guard (1 ... 65535).contains(browserPort) else {
             throw SQLClientError(.invalidConfiguration, "browserPort must be 1–65535, got \(browserPort)")
         }
+        try connectRetry.validate()
+        if authentication.usesFedAuth, tdsVersion.generation < 0x74 {
+            throw SQLClientError(.invalidConfiguration, "an access token (FEDAUTH) needs TDS 7.4 (tdsVersion is \(tdsVersion))")
+        }
         if let violation = c.login7(hostName: c.workstationID ?? "", clientPID: 0).limitViolation {
             throw SQLClientError(.invalidConfiguration, Self.describe(violation))
         }
@@ -51,7 +56,7 @@ extension SQLConnectionConfiguration {
         Login7(tdsVersion: tdsVersion, packetSize: UInt32(clamping: packetSize),
                clientProgramVersion: 0x0100_0000, clientPID: clientPID,
                hostName: hostName, userName: user, password: password, appName: applicationName,
-               serverName: address.host, libraryName: "SQLClient", language: language, database: database)
+               serverName: loginServerName ?? address.host, libraryName: "SQLClient", language: language, database: database)
     }
 
     /// A limit violation in terms of this configuration's settings (the value is never shown).

@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// Everything needed to open a ``SQLConnection``: where, who, and how.
 ///
@@ -29,6 +30,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// Connect to every address the host resolves to at once and keep the first that answers
     /// (availability group listeners spanning subnets); default false: one address after another.
     public var multiSubnetFailover = false
+    /// LOGIN7 ServerName when it differs from the host connected to (after a routing redirect: the
+    /// name the ENVCHANGE gave, instance included).
+    var loginServerName: String?
     /// With `encryption == .off` (TLS for LOGIN7 only), verify the certificate anyway (default false,
     /// as Microsoft's drivers do).
     public var verifyCertificateWhenLoginOnly: Bool
@@ -75,6 +79,10 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// packets at trace level); nil logs nothing. Never given a password, token or parameter
     /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
     public var logger: SQLClientLogger? = nil
+    /// How a ``SQLConnectionPool`` made with this configuration sizes itself and retires
+    /// connections (connection string keys `Pooling`, `Min Pool Size`, `Max Pool Size`,
+    /// `Connection Lifetime`/`Load Balance Timeout`). A single ``SQLConnection`` ignores it.
+    public var pool = SQLConnectionPool.Options()
 
     /// A configuration by parts; the other options keep their defaults (see each property).
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
@@ -124,7 +132,8 @@ extension SQLConnectionConfiguration {
     ///
     /// Keys and synonyms: `Server`/`Data Source`/`Address`/`Addr`/`Network Address`;
     /// `Database`/`Initial Catalog`; `User ID`/`UID`/`User`; `Password`/`PWD`;
-    /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`);
+    /// `Encrypt` (`true`/`yes`/`mandatory` = on, `false`/`no`/`optional` = off, `required`, `notsupported`,
+    /// `strict` = TDS 8.0);
     /// `TrustServerCertificate`/`Trust Server Certificate`; `HostNameInCertificate`;
     /// `ServerCertificate`/`Server Certificate` (the one certificate the server must present, PEM or DER:
     /// ``TLSConfiguration/serverCertificate``); `CA File`/`CAFile` (a PEM file of trusted CAs: ``TLSConfiguration/caFile``);
@@ -132,10 +141,17 @@ extension SQLConnectionConfiguration {
     /// (seconds, 0 = none: ``queryTimeout``) — seconds beyond ``maximumTimeout`` (up to
     /// 9223372036854775807) are clamped to it; `Application Name`/`App`;
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
-    /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`.
+    /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`; and the connectivity keys: `Authentication` (`SqlPassword`, `ActiveDirectoryAccessToken`: ``authentication``),
+    /// `Integrated Security`/`Trusted_Connection` (NTLM with a `DOMAIN\user`; a `User ID` written so
+    /// selects NTLM by itself), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
+    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; the pool keys for ``pool`` (used by
+    /// ``SQLConnectionPool``): `Pooling` (true/false), `Min Pool Size` and `Max Pool Size`
+    /// (connections; the minimum at most the maximum), `Connection Lifetime`/`Load Balance Timeout`
+    /// (seconds, 0 = no limit).
     ///
     /// - Throws: ``SQLClientError`` `.unsupported` for a known key this client does not support
-    ///   (`Integrated Security=true`, `MultipleActiveResultSets=true`, `Authentication`, `Encrypt=Strict`, …),
+    ///   (`MultipleActiveResultSets=true`, `Authentication=ActiveDirectoryPassword`, `Integrated Security`
+    ///   without a user (Kerberos), …),
     ///   `.invalidConfiguration` for an unknown key (named in the message), a bad value or a missing server.
     public init(connectionString: String) throws {
         var mayHoldSecrets: Set<String> = []
@@ -156,9 +172,11 @@ extension SQLConnectionConfiguration {
         var textSize: Int?
 
         var connectivity = ConnectivityKeys()
+        var poolKeys = PoolKeys()
         for (rawKey, value) in pairs {
             let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
             if try connectivity.take(key, value: value, rawKey: rawKey) { continue }
+            if try poolKeys.take(key, value: value, rawKey: rawKey) { continue }
             switch key {
             case "server", "data source", "address", "addr", "network address":
                 do {
@@ -179,8 +197,7 @@ extension SQLConnectionConfiguration {
                 case "false", "no", "optional", "off": encryption = .off
                 case "required", "require": encryption = .required
                 case "notsupported", "not supported", "none": encryption = .notSupported
-                case "strict":
-                    throw SQLClientError(.unsupported, "Encrypt=Strict (TDS 8.0) is not supported yet")
+                case "strict": encryption = .strict
                 default:
                     throw SQLClientError(.invalidConfiguration, "invalid value for Encrypt")
                 }
@@ -227,12 +244,12 @@ extension SQLConnectionConfiguration {
                  "multiple active result sets", "mars connection", "user instance", "replication",
                  "context connection", "asynchronous processing", "async",
                  "transparent network ip resolution", "transparentnetworkipresolution",
-                 "enlist", "pooling":
+                 "enlist":
                 // Booleans whose "off" value is what this client does anyway.
                 let off: Bool
                 switch key {
-                case "enlist", "pooling":
-                    // Harmless either way only when false; the ADO.NET default (true) implies features we lack.
+                case "enlist":
+                    // Harmless only when false; the ADO.NET default (true) implies features we lack.
                     off = (try? Self.bool(value, key: rawKey)) == false
                 case "transparent network ip resolution", "transparentnetworkipresolution":
                     off = (try? Self.bool(value, key: rawKey)) != nil
@@ -242,8 +259,7 @@ extension SQLConnectionConfiguration {
                 if !off { throw SQLClientError(.unsupported, "\(rawKey): this value is not supported") }
             case "attachdbfilename", "extended properties", "initial file name",
                  "failover partner", "column encryption setting", "enclave attestation url",
-                 "attestation protocol", "max pool size", "min pool size", "connection lifetime",
-                 "load balance timeout", "transaction binding", "type system version",
+                 "attestation protocol", "transaction binding", "type system version",
                  "persist security info", "persistsecurityinfo", "ip address preference", "pool blocking period",
                  "network library", "net", "server spn", "failover partner spn",
                  "encrypt strict", "load balance", "connection reset":
@@ -271,6 +287,7 @@ extension SQLConnectionConfiguration {
         self.keepAlive = connectivity.keepAlive
         self.applicationIntent = connectivity.applicationIntent
         self.multiSubnetFailover = connectivity.multiSubnetFailover
+        self.pool = try poolKeys.resolved()
     }
 
     private static func bool(_ value: String, key: String) throws -> Bool {

@@ -32,6 +32,12 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
         }
     }
 
+    /// True for NTLM (an SSPI exchange).
+    var usesSSPI: Bool {
+        if case .ntlm = self { return true }
+        return false
+    }
+
     /// True for the FEDAUTH cases.
     var usesFedAuth: Bool {
         switch self {
@@ -61,6 +67,7 @@ public struct SQLConnectRetryPolicy: Sendable, Hashable {
     /// The ERROR numbers of a failed login that are retried.
     public var errorNumbers: Set<Int32>
 
+    /// A retry policy: `count` more attempts (nil: the default), `interval` apart, for logins failing with one of `errorNumbers`.
     public init(count: Int? = nil, interval: Duration = .seconds(10),
                 errorNumbers: Set<Int32> = SQLConnectRetryPolicy.transientErrorNumbers) {
         self.count = count
@@ -99,6 +106,7 @@ public struct SQLKeepAlive: Sendable, Hashable {
     /// Time between probes (`TCP_KEEPINTVL`), whole seconds ≥ 1.
     public var interval: Duration
 
+    /// TCP keepalive after `idle` without traffic, probing every `interval`.
     public init(idle: Duration = .seconds(30), interval: Duration = .seconds(1)) {
         self.idle = idle
         self.interval = interval
@@ -117,7 +125,9 @@ public struct SQLKeepAlive: Sendable, Hashable {
 /// LOGIN7 TypeFlags fReadOnlyIntent ([MS-TDS] 2.2.6.4): what the application will do, so that an
 /// availability group listener can route read-only work to a readable secondary.
 public enum SQLApplicationIntent: String, Sendable, Hashable {
+    /// ReadWrite (the default): fReadOnlyIntent clear.
     case readWrite = "ReadWrite"
+    /// ReadOnly: fReadOnlyIntent set.
     case readOnly = "ReadOnly"
 }
 

@@ -116,3 +116,4 @@ public struct SQLServerAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 import Foundation
+import TDS

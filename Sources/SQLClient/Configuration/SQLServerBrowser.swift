@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import TDS
 
 /// Resolves a named instance to its TCP port through the SQL Server Browser service
 /// ([MC-SQLR] SQL Server Resolution Protocol, UDP port 1434).

@@ -1,3 +1,5 @@
+import TDS
+
 /// Where a connection's time comes from: the state machine reads `now()` for its deadlines and
 /// the driver sleeps until them. Times are durations since the clock's own origin, so a test
 /// clock can start at zero and be moved by hand (``ManualConnectionClock``).

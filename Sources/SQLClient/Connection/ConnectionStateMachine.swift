@@ -1,3 +1,5 @@
+import TDS
+
 /// A timer the state machine asks the driver to run (``ConnectionStateMachine/Action/scheduleTimeout(_:deadline:)``).
 enum TimerID: Hashable, Sendable, CustomStringConvertible {
     /// The login: one budget for PRELOGIN, TLS and LOGIN7 (the driver counts DNS and TCP in it).
@@ -61,6 +63,12 @@ struct ConnectionStateMachine: Sendable {
         case sendLogin7(throughTLS: Bool)
         /// Login completed.
         case loginSucceeded(SQLSessionInfo)
+        /// The login response carried a routing ENVCHANGE (type 20): this connection is over (its
+        /// timers stopped); log in again at the routing target.
+        case loginRouted(EnvChange.Routing)
+        /// The server's SSPI token (NTLM challenge): answer it with an SSPI message (packet type
+        /// 0x11), then keep reading the login response.
+        case sspiChallenge([UInt8])
 
         /// The request may be written now (its turn came): resume whoever waits for it.
         case startRequest(RequestID)
@@ -123,6 +131,16 @@ struct ConnectionStateMachine: Sendable {
     private var loginErrors: [SQLServerMessage] = []
     private var loginFatal: SQLServerMessage?
     private var loginLimit: Duration?
+    /// The login's routing ENVCHANGE, if one came.
+    private var loginRouting: EnvChange.Routing?
+    /// The login's FEATUREEXTACK, if one came (the driver checks it against what LOGIN7 asked for).
+    private(set) var loginFeatureExtAck: FeatureExtAck?
+    /// Whether the login may run an SSPI exchange (Windows authentication was asked for).
+    let expectsSSPI: Bool
+    /// The SSPI challenge was answered: a connection closed after it means the credentials were refused.
+    private(set) var sspiAnswered = false
+    /// The message being read carried an SSPI token (its end is not the end of the login response).
+    private var sspiInMessage = false
 
     /// The running request, if any.
     private(set) var request: RequestStateMachine?
@@ -136,9 +154,14 @@ struct ConnectionStateMachine: Sendable {
     private var preempted: Set<RequestID> = []
     /// RETURNVALUE tokens of completed requests that had some (the last 16).
     private var completedReturnValues: [RequestID: [ReturnValue]] = [:]
+    /// ENVCHANGE type 18 tokens (RESETCONNECTION acknowledged, [MS-TDS] 2.2.7.9) received so far.
+    private(set) var resetAcknowledgements = 0
+    /// The session as the login left it: what RESETCONNECTION returns it to.
+    private var loginSession: SQLSessionInfo?
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
-         cancelTimeout: Duration = .seconds(5)) {
+         cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false) {
+        self.expectsSSPI = expectsSSPI
         self.encryption = encryption
         self.trustServerCertificate = trustServerCertificate
         self.verifyWhenLoginOnly = verifyWhenLoginOnly
@@ -207,6 +230,12 @@ struct ConnectionStateMachine: Sendable {
             }
             phase = .loginSent
             session.encryption = "none"
+            return .sendLogin7(throughTLS: false)
+        case .strict:
+            // TDS 8.0: the TLS session came first and covers everything; the server's ENCRYPTION
+            // answer does not apply (Microsoft.Data.SqlClient ignores it too).
+            phase = .loginSent
+            session.encryption = "strict"
             return .sendLogin7(throughTLS: false)
         case .notSupported:
             // [MS-TDS] 2.2.6.5: a client that cannot encrypt, facing a server that requires it,
@@ -448,6 +477,11 @@ struct ConnectionStateMachine: Sendable {
     mutating func messageEnded(now: Duration = .zero) -> [Action] {
         switch phase {
         case .loginSent:
+            if sspiInMessage, loginAck == nil, loginErrors.isEmpty {
+                // The SSPI challenge's message: the login response follows the client's answer.
+                sspiInMessage = false
+                return []
+            }
             if let fatal = loginFatal, loginAck == nil {
                 return [fail(loginError(from: [fatal] + loginErrors.filter { $0 != fatal }))]
             }
@@ -456,6 +490,16 @@ struct ConnectionStateMachine: Sendable {
             session.tdsVersion = ack.tdsVersion
             session.serverProgramName = ack.trimmedProgramName
             session.serverVersion = ack.serverVersion.description
+            if let routing = loginRouting {
+                // [MS-TDS] 2.2.7.9 type 20: this server hands the client to another one.
+                phase = .closed
+                closeError = SQLClientError(.connectionClosed, "the server redirected the login to \(routing.server):\(routing.port)")
+                var actions: [Action] = [.loginRouted(routing)]
+                for id in timers.keys { actions.append(.cancelTimeout(id)) }
+                timers = [:]
+                return actions
+            }
+            loginSession = session
             var actions: [Action] = [.loginSucceeded(session)]
             if let stop = disarm(.login) { actions.append(stop) }
             return actions
@@ -510,19 +554,55 @@ struct ConnectionStateMachine: Sendable {
             return .forwardMessage(m)
         case .info(let i):
             return .forwardMessage(SQLServerMessage(i.message, isError: false))
-        case .done, .featureExtAck, .sessionState, .doneProc, .doneInProc:
+        case .featureExtAck(let ack):
+            loginFeatureExtAck = ack
             return .none
-        case .sspi, .fedAuthInfo:
-            return fail(SQLClientError(.unsupported, "the server asked for \(token.name) authentication, which is not supported"))
+        case .done, .sessionState, .doneProc, .doneInProc:
+            return .none
+        case .sspi(let t):
+            guard expectsSSPI else {
+                return fail(SQLClientError(.protocolError, "the server sent an SSPI token but the login did not ask for Windows authentication"))
+            }
+            guard !sspiAnswered else {
+                return fail(SQLClientError(.protocolError, "the server sent a second SSPI challenge; NTLM has only one"))
+            }
+            sspiAnswered = true
+            sspiInMessage = true
+            return .sspiChallenge(t.buffer)
+        case .fedAuthInfo:
+            return fail(SQLClientError(.unsupported, "the server asked for a token from an Entra ID workflow (FEDAUTHINFO);"
+                                       + " this client only sends tokens it is given (Authentication=ActiveDirectoryAccessToken)"))
         default:
             return fail(SQLClientError(.protocolError, "unexpected \(token.name) token in the login response"))
         }
     }
 
     private mutating func applyEnvChange(_ change: EnvChange) -> Action {
+        if change.type == .routing {
+            // Routing belongs to the login response; after it, it is no valid answer to a request.
+            guard phase == .loginSent, let routing = change.routing else {
+                return fail(SQLClientError(.protocolError, "the server sent a routing ENVCHANGE (type 20) after the login"))
+            }
+            loginRouting = routing
+            return .none
+        }
+        if change.type == .resetConnectionAck { resetAcknowledgements &+= 1 }
         let (packetSize, changed) = session.apply(change)
         if let packetSize { return .packetSizeChanged(packetSize) }
         return changed && phase != .loginSent ? .sessionChanged(session) : .none
+    }
+
+    /// RESETCONNECTION goes out on the next request ([MS-TDS] 2.2.3.1.2): the session returns to
+    /// the login's database, language and collation (the server sends no ENVCHANGE for them, as
+    /// Microsoft.Data.SqlClient assumes too); `keepingTransaction` keeps the transaction descriptor.
+    mutating func sessionReset(keepingTransaction: Bool) -> SQLSessionInfo {
+        if let login = loginSession {
+            session.database = login.database
+            session.language = login.language
+            session.collation = login.collation
+        }
+        if !keepingTransaction { session.transactionDescriptor = nil }
+        return session
     }
 
     private func loginError(from errors: [SQLServerMessage]) -> SQLClientError {

@@ -1,3 +1,5 @@
+import TDS
+
 /// Identifies one request on a connection, in the order requests were made.
 struct RequestID: Hashable, Comparable, Sendable, CustomStringConvertible {
     let value: UInt64

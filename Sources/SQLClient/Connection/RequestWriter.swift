@@ -1,3 +1,5 @@
+import TDS
+
 /// The one write path of a connection: every byte the client sends (PRELOGIN, the TLS
 /// handshake, LOGIN7, requests, ATTENTION) is written by whoever holds the write gate, in the
 /// order the gate was asked for, so two writes never interleave on the socket.
@@ -16,8 +18,9 @@
 ///   0x07, row by row): ``sendStreamed(type:timeout:body:)``, or, to stream its response,
 ///   ``OutgoingRequest/streamed(_:_:)`` with ``ResponseCursor``. Each piece the producer
 ///   returns is cut into packets of the negotiated size as it arrives; the last packet (EOM)
-///   goes out when the producer returns nil; a producer that throws ends the message with
-///   EOM|IGNORE (and ATTENTION) and the request fails with its error.
+///   goes out when the producer returns nil; a producer that throws (even before its first
+///   piece) ends the message with EOM|IGNORE (and ATTENTION), and the request fails with its
+///   error once the server has answered both (the connection is then idle).
 /// - RESETCONNECTION for a connection pool: ``resetConnectionBeforeNextRequest(keepingTransaction:)``
 ///   sets status 0x08 (or 0x10, RESETCONNECTIONSKIPTRAN) on the first packet of the next
 ///   request, whatever it is ([MS-TDS] 2.2.3.1.2); the server resets the session before running it.
@@ -61,7 +64,7 @@ extension SQLConnection {
 
     /// Writes request `id` (whose turn it is), packet slice by packet slice, as described above.
     /// - Throws: the connection's error when writing failed (the connection is then closed);
-    ///   a producer's error for a ``RequestBody/produced(_:)`` body.
+    ///   ``ProducerFailure`` (the producer's error) for a ``RequestBody/produced(_:)`` body.
     func write(_ id: RequestID, type: PacketType, body: RequestBody) async throws {
         try await acquireWriteGate()
         defer { releaseWriteGate() }
@@ -86,10 +89,11 @@ extension SQLConnection {
                 do {
                     piece = try await next()
                 } catch {
-                    // The message is cut: the server must ignore what it got of it; nobody reads the response.
-                    await perform(machine.requestAbandoned(id, now: clock.now()))
+                    // The message is cut: it ends with EOM|IGNORE (the server discards it), then
+                    // ATTENTION; the caller reads the server's answers (``readCutMessageAnswers(_:)``).
+                    await perform(machine.cancelRequested(id, reason: .abandoned, now: clock.now()))
                     _ = try await stopWriting(id, &packets)
-                    throw error
+                    throw ProducerFailure(error: error)
                 }
                 guard let piece else { break }
                 var offset = 0
@@ -125,6 +129,22 @@ extension SQLConnection {
             }
         }
         return true
+    }
+
+    /// A ``RequestBody/produced(_:)`` body threw `error`: the message was ended with EOM|IGNORE
+    /// and ATTENTION sent; the server's answers are still to be read.
+    struct ProducerFailure: Error {
+        var error: any Error
+    }
+
+    /// Reads the server's answers to request `id`, whose producer failed: the DONE of the ignored
+    /// message ([MS-TDS] 2.2.1.7: a message ended with IGNORE is answered with a single DONE) and
+    /// the ATTENTION acknowledgement, bounded by the cancel timeout. So the producer's error
+    /// reaches the caller once the server has discarded the message and the connection is idle.
+    /// A task cancelled meanwhile leaves the rest to a background drain.
+    func readCutMessageAnswers(_ id: RequestID) async {
+        await drain(id)
+        if machine.isRunning(id) { await perform(machine.requestAbandoned(id, now: clock.now())) }
     }
 
     private func writeAttentionHoldingGate() async throws {
@@ -163,7 +183,8 @@ extension SQLConnection {
     /// Sends a message of `type` whose body `body` produces piece by piece (nil ends it), and
     /// buffers the response, as ``execute(rpc:timeout:)`` does. For bulk copy: BULKLOAD (0x07)
     /// rows, after the `INSERT BULK` batch that announced them.
-    /// - Throws: the producer's error (the message is then ended with IGNORE and cancelled);
+    /// - Throws: the producer's error (the message is then ended with IGNORE and cancelled, and the
+    ///   server's answers read, before it is thrown);
     ///   ``SQLClientError`` as any request.
     func sendStreamed(type: PacketType, timeout: Duration? = nil,
                       body: @escaping @Sendable () async throws -> [UInt8]?) async throws -> SQLProcedureResult {

@@ -1,3 +1,5 @@
+import TDS
+
 /// The one cursor over a request's response, behind every streamed shape (events, rows, row
 /// blocks, their RPC forms) and the buffered ones (`execute`, `run`).
 ///

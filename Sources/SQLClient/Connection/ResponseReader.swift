@@ -1,3 +1,5 @@
+import TDS
+
 /// The receive side of a connection, without I/O: the one packet framer (``PacketAssembler``)
 /// and the token decoder, fed with the bytes the driver reads. Packets of a response
 /// (TABULAR_RESULT, [MS-TDS] 2.2.4) go to the decoder one payload at a time, straight from the
@@ -19,6 +21,7 @@ struct ResponseReader: Sendable {
     private var messageCapName = ""
     /// The message's last packet (EOM) was handed to the decoder, which may still hold tokens of it.
     private(set) var endOfMessagePending = false
+    private var messageEndedAfterToken = false
     private let options: TokenStreamDecoder.Options
 
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {
@@ -41,6 +44,7 @@ struct ResponseReader: Sendable {
         framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
         decoder = TokenStreamDecoder(version: decoder.version, options: options)
         endOfMessagePending = false
+        messageEndedAfterToken = false
     }
 
     /// The next item the buffered bytes hold.
@@ -50,9 +54,18 @@ struct ResponseReader: Sendable {
         while true {
             do throws(TDSDecodingError) {
                 if let token = try decoder.next() { return .token(token) }
+                if messageEndedAfterToken {
+                    messageEndedAfterToken = false
+                    return .messageEnded
+                }
                 if endOfMessagePending {
                     endOfMessagePending = false
-                    try decoder.finish()
+                    // The decoder may hand back a last token only the message's end made whole
+                    // (a TDS 7.1 server's 9-byte DONE before LOGINACK).
+                    if let last = try decoder.finish() {
+                        messageEndedAfterToken = true
+                        return .token(last)
+                    }
                     return .messageEnded
                 }
             } catch {
@@ -78,9 +91,16 @@ struct ResponseReader: Sendable {
         while true {
             do throws(TDSDecodingError) {
                 if let part = try decoder.nextPart() { return .part(part) }
+                if messageEndedAfterToken {
+                    messageEndedAfterToken = false
+                    return .messageEnded
+                }
                 if endOfMessagePending {
                     endOfMessagePending = false
-                    try decoder.finish()
+                    if let last = try decoder.finish() {
+                        messageEndedAfterToken = true
+                        return .part(.token(last))
+                    }
                     return .messageEnded
                 }
             } catch {

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import TDS
 
 /// Connecting and logging in ([MS-TDS] 3.2.5.1–3.2.5.3): PRELOGIN, the TLS handshake inside
 /// PRELOGIN packets, LOGIN7 and the login response, under one time budget.
@@ -47,8 +48,63 @@ extension SQLConnection {
         } else {
             port = SQLServerAddress.defaultPort
         }
-        let socket = try await SocketStream.connect(host: address.host, port: port, timeout: try remaining())
-        return try await logIn(configuration, port: port, over: socket, clock: clock, deadline: deadline)
+        // One budget for every attempt: a redirect ([MS-TDS] ENVCHANGE type 20, followed once, with
+        // the same credentials and options) and the retries of transient login errors.
+        var plan = ConnectPlan(host: address.host, port: port, serverName: configuration.loginServerName ?? address.host,
+                               policy: configuration.connectRetry)
+        var attempt = configuration
+        var redirectedFrom: String?
+        while true {
+            let target = plan.target
+            let outcome: ConnectPlan.Outcome
+            do {
+                let socket = try await openSocket(host: target.host, port: target.port, configuration: attempt,
+                                                  timeout: try remaining())
+                let connection = try await logIn(attempt, port: target.port, over: socket, clock: clock, deadline: deadline,
+                                                 redirectedFrom: redirectedFrom)
+                return connection
+            } catch let redirect as LoginRedirect {
+                outcome = .routed(redirect.routing)
+            } catch let error as SQLClientError where error.code != .timeout && error.code != .cancelled {
+                outcome = .failed(error)
+            }
+            switch plan.next(after: outcome, remaining: deadline - clock.now()) {
+            case .done:
+                throw SQLClientError(.invalidState, "the connect plan ended without a connection")
+            case .follow(let next):
+                redirectedFrom = "\(target.host):\(target.port)"
+                attempt.address = SQLServerAddress(host: next.host, port: next.port)
+                attempt.loginServerName = next.serverName
+            case .retry(let delay):
+                try await clock.sleep(until: clock.now() + delay)
+            case .fail(let error):
+                throw error
+            }
+        }
+    }
+
+    /// The TCP connection of one attempt: every resolved address at once with
+    /// ``SQLConnectionConfiguration/multiSubnetFailover``, else one after another; TCP keep-alive set.
+    private static func openSocket(host: String, port: Int, configuration: SQLConnectionConfiguration,
+                                   timeout: Duration) async throws -> SocketStream {
+        let socket = configuration.multiSubnetFailover
+            ? try await ParallelConnect.connect(host: host, port: port, timeout: timeout)
+            : try await SocketStream.connect(host: host, port: port, timeout: timeout)
+        if let keepAlive = configuration.keepAlive {
+            do {
+                let (idle, interval) = keepAlive.seconds
+                try socket.enableKeepAlive(idleSeconds: idle, intervalSeconds: interval)
+            } catch {
+                socket.close()
+                throw error
+            }
+        }
+        return socket
+    }
+
+    /// A login answered with a routing ENVCHANGE: the attempt is over, the next one goes there.
+    struct LoginRedirect: Error {
+        var routing: EnvChange.Routing
     }
 
     /// Parses `connectionString` (see ``SQLConnectionConfiguration/init(connectionString:)``) and connects.
@@ -73,19 +129,25 @@ extension SQLConnection {
             stream.close()
             throw error
         }
-        return try await logIn(validated, port: port, over: stream, clock: clock,
-                               deadline: clock.now() + (validated.loginTimeout ?? validated.connectTimeout))
+        do {
+            return try await logIn(validated, port: port, over: stream, clock: clock,
+                                   deadline: clock.now() + (validated.loginTimeout ?? validated.connectTimeout))
+        } catch let redirect as LoginRedirect {
+            throw SQLClientError(.unsupported, "the server redirected the login to \(redirect.routing.server):\(redirect.routing.port);"
+                                 + " a connection over a given stream cannot follow it (connect with a configuration instead)")
+        }
     }
 
     /// Logs in over `stream`, closing it on failure. The login ends by `deadline`, or by
     /// ``SQLConnectionConfiguration/loginTimeout`` from now when that comes first.
     private static func logIn(_ configuration: SQLConnectionConfiguration, port: Int, over stream: any ByteStream,
-                              clock: any ConnectionClock, deadline: Duration) async throws -> SQLConnection {
+                              clock: any ConnectionClock, deadline: Duration,
+                              redirectedFrom: String? = nil) async throws -> SQLConnection {
         let connection = SQLConnection(configuration: configuration, port: port, socket: stream, clock: clock)
         var end = deadline
         if let limit = configuration.loginTimeout { end = min(end, clock.now() + limit) }
         do {
-            try await connection.runLogin(deadline: end)
+            try await connection.runLogin(deadline: end, redirectedFrom: redirectedFrom)
         } catch {
             stream.close()
             await connection.abortLogin()
@@ -103,11 +165,16 @@ extension SQLConnection {
     }
 
     /// The login exchange, holding the write path throughout.
-    private func runLogin(deadline: Duration) async throws {
+    private func runLogin(deadline: Duration, redirectedFrom: String?) async throws {
         try await acquireWriteGate()
         defer { releaseWriteGate() }
         do {
             try await loginSteps(deadline: deadline)
+            session.host = configuration.address.host
+            session.port = port
+            session.redirectedFrom = redirectedFrom
+        } catch let redirect as LoginRedirect {
+            throw redirect
         } catch {
             // A login that ran out of time fails with the timeout, whatever the read in flight said.
             if machine.state == .closed, let reason = machine.closeError, reason.code == .timeout { throw reason }
@@ -122,6 +189,12 @@ extension SQLConnection {
         for action in machine.connected(now: clock.now(), deadline: deadline, budget: budget) {
             if case .scheduleTimeout = action { performNow(action) } else { pending.append(action) }
         }
+        var authentication = LoginAuthentication(configuration.authentication)
+        try await authentication.prepare()
+        if configuration.encryption == .strict {
+            try await strictTLSHandshake()
+        }
+        var serverPrelogin: Prelogin?
         var loginOnlyTLS: (any TLSSession)?
         while !pending.isEmpty {
             let action = pending.removeFirst()
@@ -130,6 +203,7 @@ extension SQLConnection {
                 var prelogin = Prelogin(version: Prelogin.Version(major: 1, minor: 0, build: 0), encryption: encryption,
                                         threadID: UInt32(truncatingIfNeeded: getpid()), mars: 0)
                 prelogin.setInstanceName(configuration.address.instance ?? "")
+                prelogin.fedAuthRequired = authentication.preloginFedAuthRequired
                 try await writeHoldingGate(Packet.encode(message: prelogin.encode(), type: .prelogin,
                                                          packetSize: Packet.defaultSize))
                 var framer = reader.framer
@@ -143,6 +217,7 @@ extension SQLConnection {
                 } catch {
                     throw SQLClientError.protocolError(error)
                 }
+                serverPrelogin = response
                 pending.append(machine.preloginReceived(response))
 
             case .startTLSHandshake(let fullSession, let verify):
@@ -167,7 +242,9 @@ extension SQLConnection {
             case .sendLogin7(let throughTLS):
                 let host = configuration.workstationID
                     ?? String(ProcessInfo.processInfo.hostName.utf16.prefix(Login7.maximumFieldLength)) ?? ""
-                let login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
+                var login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
+                authentication.apply(to: &login7, serverPrelogin: serverPrelogin)
+                if configuration.applicationIntent == .readOnly { login7.typeFlags.insert(.readOnlyIntent) }
                 let bytes = Packet.encode(message: login7.encode(), type: .login7, packetSize: Packet.defaultSize)
                 reader.limitMessages(to: Self.maximumLoginResponseSize, capName: "maximumLoginResponseSize")
                 if throughTLS, let session = loginOnlyTLS {
@@ -179,7 +256,18 @@ extension SQLConnection {
                 }
                 pending += try await nextLoginActions()
 
+            case .sspiChallenge(let challenge):
+                // [MS-TDS] 2.2.6.8: the answer travels as an SSPI message (packet type 0x11).
+                let answer = try authentication.sspiResponse(to: challenge)
+                try await writeHoldingGate(Packet.encode(message: answer, type: .sspi, packetSize: Packet.defaultSize))
+                pending += try await nextLoginActions()
+
+            case .loginRouted(let routing):
+                for rest in pending { performNow(rest) }
+                throw LoginRedirect(routing: routing)
+
             case .loginSucceeded:
+                try authentication.check(machine.loginFeatureExtAck)
                 performNow(action)
                 reader.limitMessages(to: nil)
                 for rest in pending { performNow(rest) }
@@ -224,11 +312,27 @@ extension SQLConnection {
             case .needBytes:
                 let bytes = try await transport.read(maxLength: 65_536)
                 if bytes.isEmpty {
+                    if machine.sspiAnswered {
+                        // A server that refuses the NTLM answer may just close (pysqlbridge does).
+                        return [machine.transportFailed(SQLClientError(.loginFailed,
+                            "the server closed the connection after the Windows (NTLM) authentication message:"
+                            + " the user name, domain or password was refused"))]
+                    }
                     return [machine.transportFailed(SQLClientError(.connectionClosed,
                                                                    "the server closed the connection during the login"))]
                 }
                 reader.append(bytes)
             }
         }
+    }
+
+    /// TDS 8.0 ([MS-TDS] 3.2.5.1): TLS on the socket before PRELOGIN, every byte after it inside.
+    private func strictTLSHandshake() async throws {
+        guard let provider = configuration.tlsProvider ?? DefaultTLSProvider.provider else {
+            throw SQLClientError(.encryptionNotAvailable, "Encrypt=Strict needs TLS, and this platform has no TLS provider")
+        }
+        let session = try provider.makeStrictClientSession(serverName: configuration.address.host, configuration: configuration.tls)
+        try await StrictTLS.handshake(session, over: socket)
+        transport = try TLSStream(base: socket, session: session)
     }
 }

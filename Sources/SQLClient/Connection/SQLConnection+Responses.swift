@@ -1,3 +1,5 @@
+import TDS
+
 /// Running requests: waiting for a turn, and reading a request's response into batches of
 /// events and row blocks for the one cursor (``ResponseCursor``).
 extension SQLConnection {
@@ -54,7 +56,12 @@ extension SQLConnection {
             await perform(machine.requestNotSent(id, now: clock.now()))
             throw error
         }
-        try await write(id, type: encoded.0, body: encoded.1)
+        do {
+            try await write(id, type: encoded.0, body: encoded.1)
+        } catch let failure as ProducerFailure {
+            await readCutMessageAnswers(id)
+            throw failure.error
+        }
         return id
     }
 

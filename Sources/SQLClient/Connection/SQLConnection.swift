@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// A connection to SQL Server over TDS 7.x: the driver that performs the actions of
 /// ``ConnectionStateMachine`` on a ``ByteStream``.
@@ -73,9 +74,11 @@ public actor SQLConnection {
         self.machine = ConnectionStateMachine(encryption: configuration.encryption,
                                               trustServerCertificate: configuration.tls.trustServerCertificate,
                                               verifyWhenLoginOnly: configuration.verifyCertificateWhenLoginOnly,
-                                              cancelTimeout: configuration.cancelTimeout)
-        self.reader = ResponseReader(version: configuration.tdsVersion,
-                                     options: .init(maximumValueSize: configuration.maximumValueSize))
+                                              cancelTimeout: configuration.cancelTimeout,
+                                              expectsSSPI: configuration.authentication.usesSSPI)
+        var options = TokenStreamDecoder.Options(maximumValueSize: configuration.maximumValueSize)
+        options.acceptsShortDoneBeforeLoginAck = true   // a TDS 7.1 server refusing a 7.4 login
+        self.reader = ResponseReader(version: configuration.tdsVersion, options: options)
         (messages, messageContinuation) = AsyncStream.makeStream(of: SQLServerMessage.self,
                                                                  bufferingPolicy: .bufferingNewest(1024))
     }
@@ -133,7 +136,7 @@ public actor SQLConnection {
         case .loginSucceeded(let info):
             session = info
             packetSize = info.packetSize
-        case .none, .sendPrelogin, .startTLSHandshake, .sendLogin7, .endRequestWithIgnore, .forwardColumns,
+        case .none, .sendPrelogin, .startTLSHandshake, .sendLogin7, .loginRouted, .sspiChallenge, .endRequestWithIgnore, .forwardColumns,
              .forwardRow, .forwardStatementDone, .forwardReturnStatus, .requestCompleted, .requestCancelled:
             break
         }

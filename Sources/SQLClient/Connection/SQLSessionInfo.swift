@@ -1,3 +1,5 @@
+import TDS
+
 /// How the client negotiates encryption in PRELOGIN ([MS-TDS] 2.2.6.5 ENCRYPTION, 3.2.5.1).
 public enum SQLEncryption: String, Sendable, Hashable, CaseIterable {
     /// Send ENCRYPT_ON: the whole session runs under TLS and the certificate is verified (unless
@@ -13,13 +15,19 @@ public enum SQLEncryption: String, Sendable, Hashable, CaseIterable {
     /// requires encryption (ENCRYPT_REQ, or ENCRYPT_ON, which is no valid answer to NOT_SUP)
     /// ends the connection before LOGIN7 is sent (`.encryptionNotAvailable`).
     case notSupported
+    /// TDS 8.0 (`Encrypt=Strict`, [MS-TDS] 3.2.5.1): TLS 1.2 or 1.3 on the TCP connection before
+    /// anything else (ALPN `tds/8.0`, SNI = the host name), then PRELOGIN and LOGIN7 inside it; the
+    /// certificate is always verified (chain and name, ``TLSConfiguration/hostNameInCertificate``
+    /// honoured): `trustServerCertificate` does not apply. SQL Server 2022+ and Azure SQL.
+    case strict
 
-    /// The PRELOGIN ENCRYPTION byte sent for this setting.
+    /// The PRELOGIN ENCRYPTION byte sent for this setting (strict: ENCRYPT_NOT_SUP, as
+    /// Microsoft.Data.SqlClient sends it: the session is already encrypted).
     var preloginValue: Prelogin.Encryption {
         switch self {
         case .on, .required: return .on
         case .off: return .off
-        case .notSupported: return .notSupported
+        case .notSupported, .strict: return .notSupported
         }
     }
 }
@@ -43,9 +51,18 @@ public struct SQLSessionInfo: Sendable, Hashable {
     public var serverVersion: String = ""
     /// The descriptor of the open transaction, nil when none (ENVCHANGE types 8–10).
     public var transactionDescriptor: [UInt8]?
-    /// How the session is encrypted: "full" (every packet), "login" (LOGIN7 only) or "none".
+    /// How the session is encrypted: "strict" (TDS 8.0: TLS from the first byte), "full" (every
+    /// packet after PRELOGIN), "login" (LOGIN7 only) or "none".
     public var encryption: String = "none"
+    /// Where the session ended up: the host and port logged in to (after a routing redirect, the
+    /// server the ENVCHANGE named).
+    public var host: String = ""
+    /// The TCP port of ``host`` (0 when the connection was made over a stream given by the caller).
+    public var port: Int = 0
+    /// The server that redirected the login ("host:port"), nil when the client was not redirected.
+    public var redirectedFrom: String?
 
+    /// An empty session (no database, language or collation yet; 4,096-byte packets; TDS 7.4).
     public init() {}
 
     /// Applies an ENVCHANGE ([MS-TDS] 2.2.7.9); returns the new packet size when it changed,

@@ -1,3 +1,5 @@
+import TDS
+
 /// `MultiSubnetFailover=true`: connect to every address a host resolves to at the same time and keep
 /// the first connection that completes (an availability group listener spanning subnets resolves
 /// to one address per subnet, and only the current primary's answers). The others are cancelled

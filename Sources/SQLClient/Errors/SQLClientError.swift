@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// A message the server sent in an ERROR or INFO token ([MS-TDS] 2.2.7.10 ERROR, 2.2.7.13 INFO).
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// Server messages (PRINT, RAISERROR, INFO and ERROR tokens: [MS-TDS] 2.2.7.13 INFO, 2.2.7.10
 /// ERROR) for every listener: each subscriber receives every message published from the moment

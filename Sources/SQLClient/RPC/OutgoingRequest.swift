@@ -1,3 +1,5 @@
+import TDS
+
 /// A request the connection sends and reads a response to: a SQL batch ([MS-TDS] 2.2.6.7), an
 /// RPC request (2.2.6.6), a Transaction Manager request (2.2.6.9), each carrying ALL_HEADERS
 /// with the session's current transaction descriptor (0 outside a transaction) from TDS 7.2
@@ -9,9 +11,6 @@ package enum OutgoingRequest: Sendable {
     /// A message of `type` whose body comes from `body` as it is produced (for example
     /// BULKLOAD, 0x07, row by row): written packet by packet as the chunks arrive.
     case streamed(PacketType, RequestBody)
-    /// A whole BULKLOAD message body ([MS-TDS] 2.2.6.1), sent as it is (no ALL_HEADERS); the
-    /// same as `.streamed(.bulkLoad, .bytes(body))`.
-    case bulkLoad([UInt8])
 
     /// The packet type and the message body for `version`, with `descriptor` in ALL_HEADERS.
     /// - Throws: `.invalidParameter` when an RPC parameter value does not fit its TYPE_INFO.
@@ -30,8 +29,6 @@ package enum OutgoingRequest: Sendable {
             return (.transactionManager, .bytes(TransactionManagerRequest(request, allHeaders: headers).encode(version: version)))
         case .streamed(let type, let body):
             return (type, body)
-        case .bulkLoad(let body):
-            return (.bulkLoad, .bytes(body))
         }
     }
 

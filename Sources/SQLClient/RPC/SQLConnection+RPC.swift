@@ -1,3 +1,5 @@
+import TDS
+
 /// Remote procedure calls ([MS-TDS] 2.2.6.6): parameterized queries, stored procedures with
 /// OUTPUT parameters and return status, and raw RPC requests.
 extension SQLConnection {

@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// One parameter of a remote procedure call ([MS-TDS] 2.2.6.6 ParameterData): an optional
 /// name, a value, an optional explicit SQL type, and a direction.

@@ -1,3 +1,5 @@
+import TDS
+
 /// An OUTPUT parameter's value (or a user-defined function's result) as the server returned it
 /// in a RETURNVALUE token ([MS-TDS] 2.2.7.19).
 public struct SQLOutputValue: Sendable, Hashable, CustomStringConvertible {

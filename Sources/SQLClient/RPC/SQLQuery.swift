@@ -1,3 +1,5 @@
+import TDS
+
 /// A SQL statement as a value: the text, and the parameters interpolated into it.
 ///
 /// Written as a Swift string literal, every interpolated `\(value)` becomes a parameter `@P1`,

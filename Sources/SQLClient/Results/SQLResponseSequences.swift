@@ -1,3 +1,5 @@
+import TDS
+
 /// SQL batches: buffered (`execute`, `executeBatch`) and streamed (`events`, `query`). Every shape
 /// reads through the one ``ResponseCursor``.
 extension SQLConnection {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TDS
 
 /// One column of a result set ([MS-TDS] 2.2.7.4 COLMETADATA).
 public struct SQLColumn: Sendable, Hashable {
@@ -10,8 +11,8 @@ public struct SQLColumn: Sendable, Hashable {
     /// Whether the column may hold NULL.
     public var isNullable: Bool
 
-    /// COLMETADATA UserType (0x50 for timestamp/rowversion) and Flags (identity, computed…),
-    /// as the server sent them ([MS-TDS] 2.2.7.4).
+    /// COLMETADATA UserType as the server sent it: 0 for base types, 0x50 for timestamp/rowversion
+    /// ([MS-TDS] 2.2.7.4).
     public internal(set) var userType: UInt32 = 0
     /// COLMETADATA Flags: nullable, identity, computed, updatable… ([MS-TDS] 2.2.7.4).
     public internal(set) var flags: ColumnFlags = []

@@ -1,3 +1,5 @@
+import TDS
+
 /// Rows of one result set stored together: consecutive rows in one block, shared by the rows'
 /// ``SQLRow`` views. Returned by ``SQLConnection/rowBlocks(_:)``, the fastest way to read a large
 /// result: one allocation per block, none per row (a row is a view of its block; values are

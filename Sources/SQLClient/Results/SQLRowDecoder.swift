@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TDS
 
 /// A `Decoder` over one ``SQLRow``: a keyed container whose keys are column names.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// Why the server's TLS certificate was refused. Every ``TLSProvider`` reports a refusal through
 /// ``SQLClientError/certificateRefused(_:serverName:detail:)`` with one of these, so the error

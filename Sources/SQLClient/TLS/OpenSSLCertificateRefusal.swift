@@ -1,5 +1,6 @@
 #if canImport(CSQLClientOpenSSL)
 import CSQLClientOpenSSL
+import TDS
 
 extension OpenSSLTLSSession {
     /// The error for a certificate OpenSSL refused: `verifyResult` (`SSL_get_verify_result`)

@@ -6,6 +6,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import TDS
 
 /// TLS through the system's OpenSSL (Linux): an `SSL` object over two memory BIOs, so the
 /// handshake bytes can travel inside TDS PRELOGIN packets.
@@ -14,6 +15,7 @@ import Foundation
 /// (PEM) or the system's default trust store, and the certificate must name the host
 /// (`SSL_set1_host` for DNS names, the IP SAN for address literals).
 public struct OpenSSLTLSProvider: TLSProvider {
+    /// The provider (stateless: each session has its own OpenSSL context).
     public init() {}
 
     public func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {

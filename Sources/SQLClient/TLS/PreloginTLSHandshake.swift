@@ -1,3 +1,5 @@
+import TDS
+
 /// The client side of the TLS handshake that TDS 7.x carries inside PRELOGIN packets
 /// ([MS-TDS] 3.2.5.2, 2.2.6.5), and the bounded message reads it is made of: one function
 /// for every client of the protocol (``SQLConnection``'s login, a recording proxy's upstream

@@ -1,3 +1,5 @@
+import TDS
+
 /// How the server's certificate is checked and which TLS versions are allowed.
 public struct TLSConfiguration: Sendable, Hashable {
     /// A TLS protocol version.

@@ -1,10 +1,17 @@
+import TDS
+
 /// The isolation level of a transaction begun with a Transaction Manager request
 /// ([MS-TDS] 2.2.6.9 ISOLATION_LEVEL).
 public enum SQLIsolationLevel: String, Sendable, Hashable, CaseIterable {
+    /// Dirty reads allowed (ISOLATION_LEVEL 1).
     case readUncommitted = "READ UNCOMMITTED"
+    /// Only committed data is read; SQL Server's default (ISOLATION_LEVEL 2).
     case readCommitted = "READ COMMITTED"
+    /// Rows read stay locked until the transaction ends (ISOLATION_LEVEL 3).
     case repeatableRead = "REPEATABLE READ"
+    /// As if transactions ran one after another: ranges are locked too (ISOLATION_LEVEL 4).
     case serializable = "SERIALIZABLE"
+    /// Reads see the database as of the transaction's start (row versioning; ISOLATION_LEVEL 5).
     case snapshot = "SNAPSHOT"
 
     /// The ISOLATION_LEVEL byte (1 read uncommitted … 5 snapshot).

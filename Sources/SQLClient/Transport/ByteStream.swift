@@ -1,3 +1,5 @@
+import TDS
+
 /// A bidirectional byte stream: a TCP socket, a TLS tunnel over one, or a test double.
 ///
 /// One reader and one writer at a time: ``SQLConnection`` writes through one ordered path (its

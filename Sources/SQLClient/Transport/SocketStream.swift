@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import TDS
 
 /// A TCP connection over a non-blocking POSIX socket (IPv4 or IPv6).
 ///
@@ -462,5 +463,54 @@ extension Duration {
         let total = nanos.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000)
         if total.overflow || total.partialValue > Int64(Int.max) { return .never }
         return .nanoseconds(Int(total.partialValue))
+    }
+}
+
+// MARK: - TCP keep-alive
+
+extension SocketStream {
+    /// Turns TCP keep-alive on (`SO_KEEPALIVE`): the first probe after `idleSeconds` without
+    /// traffic (`TCP_KEEPIDLE`; `TCP_KEEPALIVE` on Apple platforms), then one every
+    /// `intervalSeconds` (`TCP_KEEPINTVL`). NAT devices and cloud load balancers drop idle
+    /// connections without it. Both values must be 1–32767.
+    /// - Throws: ``SQLClientError`` `.ioError` when the system refuses an option, `.connectionClosed` after ``close()``.
+    public func enableKeepAlive(idleSeconds: Int32, intervalSeconds: Int32) throws {
+        try lock.withLock {
+            guard !fdClosed else { throw SQLClientError(.connectionClosed, "the connection is closed") }
+            var one: Int32 = 1
+            var idle = idleSeconds
+            var interval = intervalSeconds
+            let size = socklen_t(MemoryLayout<Int32>.size)
+            #if canImport(Darwin)
+            let idleOption = TCP_KEEPALIVE
+            #else
+            let idleOption = TCP_KEEPIDLE
+            #endif
+            guard setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, size) == 0,
+                  setsockopt(fd, Int32(IPPROTO_TCP), idleOption, &idle, size) == 0,
+                  setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size) == 0 else {
+                throw SQLClientError(.ioError, "cannot turn TCP keep-alive on: \(errnoText())")
+            }
+        }
+    }
+
+    /// The socket's keep-alive settings as the system reports them (nil after ``close()``):
+    /// whether `SO_KEEPALIVE` is on, the idle time and the probe interval in seconds.
+    public var keepAliveSettings: (enabled: Bool, idleSeconds: Int32, intervalSeconds: Int32)? {
+        lock.withLock {
+            guard !fdClosed else { return nil }
+            func read(_ level: Int32, _ option: Int32) -> Int32 {
+                var value: Int32 = 0
+                var size = socklen_t(MemoryLayout<Int32>.size)
+                return getsockopt(fd, level, option, &value, &size) == 0 ? value : -1
+            }
+            #if canImport(Darwin)
+            let idleOption = TCP_KEEPALIVE
+            #else
+            let idleOption = TCP_KEEPIDLE
+            #endif
+            return (read(SOL_SOCKET, SO_KEEPALIVE) != 0, read(Int32(IPPROTO_TCP), idleOption),
+                    read(Int32(IPPROTO_TCP), TCP_KEEPINTVL))
+        }
     }
 }

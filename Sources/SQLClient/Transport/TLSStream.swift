@@ -1,4 +1,5 @@
 import Foundation
+import TDS
 
 /// A ``ByteStream`` that carries its bytes as TLS records over another stream, after a
 /// handshake that has already completed (in TDS, inside PRELOGIN packets).

@@ -38,6 +38,10 @@ public struct TokenStreamDecoder: Sendable {
         /// when this many bytes of it are buffered, or one declaring a longer 32-bit length
         /// (SESSIONSTATE, FEDAUTHINFO), is `.limitExceeded`.
         public var maximumTokenSize: Int
+        /// Reading a login response: before LOGINACK, a message that ends with exactly 9 bytes of
+        /// DONE/DONEPROC/DONEINPROC is the TDS 7.1 form (4-byte row count) whatever version was
+        /// asked for, and ``finish()`` returns it (default false: a short DONE is `.truncated`).
+        public var acceptsShortDoneBeforeLoginAck = false
 
         /// The default ``maximumValueSize``: 1 GiB.
         public static let defaultMaximumValueSize = 1 << 30
@@ -79,6 +83,8 @@ public struct TokenStreamDecoder: Sendable {
     /// `buffer.count` at the last attempt that needed more bytes (no retry until it grows).
     private var waitingAtCount = -1
     private var failure: TDSDecodingError?
+    /// A LOGINACK was decoded (until then the server's TDS version is not known).
+    private var sawLoginAck = false
     /// NBCROW null-bitmap storage, reused from row to row.
     private var bitmapStorage: [UInt8] = []
     /// Row value storage handed back by ``next(rowValues:)``'s caller, reused for the next row.
@@ -218,8 +224,35 @@ public struct TokenStreamDecoder: Sendable {
     /// Ends the message: throws `.truncated` naming the token and its offset if a partial
     /// token is left over; otherwise resets offsets to 0 for the next message (column metadata
     /// and version are kept).
-    public mutating func finish() throws(TDSDecodingError) {
+    ///
+    /// The one exception is the DONE width before LOGINACK: a TDS 7.1 server (SQL Server 2000)
+    /// answers a 7.2+ LOGIN7 it refuses with ERROR and a 9-byte DONE (4-byte row count). With
+    /// ``Options/acceptsShortDoneBeforeLoginAck`` and no LOGINACK yet, a message that ends with exactly 9
+    /// bytes of a DONE, DONEPROC or DONEINPROC can only be that form: it is decoded with the 7.1
+    /// layout and returned, whatever version was asked for.
+    @discardableResult
+    public mutating func finish() throws(TDSDecodingError) -> Token? {
         if let failure { throw failure }
+        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, pendingRow == nil,
+           pendingColMetadata == nil, buffer.count - readIndex == 9,
+           [TokenType.done, .doneProc, .doneInProc].contains(TokenType(rawValue: buffer[readIndex])) {
+            let type = TokenType(rawValue: buffer[readIndex])
+            var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+            let token: Token
+            do throws(TDSDecodingError) {
+                switch type {
+                case .doneProc: token = .doneProc(try DoneProc.decode(from: &reader, version: .v7_1))
+                case .doneInProc: token = .doneInProc(try DoneInProc.decode(from: &reader, version: .v7_1))
+                default: token = .done(try Done.decode(from: &reader, version: .v7_1))
+                }
+            } catch {
+                failure = error.inToken(type.name)
+                throw error.inToken(type.name)
+            }
+            readIndex = reader.offset
+            try finish()
+            return token
+        }
         if let pending = pendingRow {
             let e = TDSDecodingError(.truncated, offset: pending.progress.tokenStart, context: pending.type.name,
                                      "the message ended inside the token (at column \(pending.progress.index + 1) of \(types(of: pending).count))")
@@ -249,6 +282,7 @@ public struct TokenStreamDecoder: Sendable {
         readIndex = 0
         bufferBase = 0
         waitingAtCount = -1
+        return nil
     }
 
     /// The value types of a pending row.
@@ -378,6 +412,7 @@ public struct TokenStreamDecoder: Sendable {
         case .altMetadata(let m):
             altMetadata[m.id] = m
         case .loginAck(let ack):
+            sawLoginAck = true
             if options.adoptsLoginAckVersion { version = ack.tdsVersion }
         case .featureExtAck(let ack):
             if options.followsFeatureExtAck {

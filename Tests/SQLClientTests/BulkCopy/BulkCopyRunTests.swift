@@ -52,7 +52,5 @@ final class BulkCopyRunTests: XCTestCase {
             XCTAssertEqual(e.row, 7)
             XCTAssertEqual(e.columnName, "s")
         }
-        let metadata = 3 + 13 + 17   // token and count; "id" INTN(4); "s" NVARCHAR(80) with collation
-        XCTAssertEqual(bad.emptyBody().count, metadata + 13)
     }
 }

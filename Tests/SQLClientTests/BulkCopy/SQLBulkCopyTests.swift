@@ -89,7 +89,9 @@ final class SQLBulkCopyTests: XCTestCase {
             XCTAssertTrue(error.error.message.hasPrefix("row 4, column [name]: 21 UTF-16 code units exceed nvarchar(20)"),
                           error.error.message)
         }
-        XCTAssertEqual(server.loads.map(\.rowCount), [2, 0], "the announced second batch is ended with no rows")
+        // The error comes once the server has answered the refused batch's message (EOM|IGNORE).
+        XCTAssertEqual(server.loads.map(\.ignored), [false, true], "the second batch's message ends with EOM|IGNORE")
+        XCTAssertEqual(server.committedRows, 2)
         // NULL in a NOT NULL column, on a connection that is still usable.
         rows = peopleRows(1)
         rows[0][3] = .null
@@ -100,8 +102,12 @@ final class SQLBulkCopyTests: XCTestCase {
             XCTAssertEqual(error.rowsCommitted, 0)
             XCTAssertEqual(error.error.message, "row 1, column [qty]: NULL in a NOT NULL column")
         }
+        XCTAssertEqual(server.loads.map(\.ignored), [false, true, true], "a batch refused at its first row is ended too")
         let ok = try await connection.bulkInsert(into: "people", columns: ["name", "price", "created", "qty"], rows: peopleRows(1))
         XCTAssertEqual(ok.rowsCopied, 1)
+        // Only good batches were committed.
+        XCTAssertEqual(server.loads.map(\.ignored), [false, true, true, false])
+        XCTAssertEqual(server.committedRows, 3)
         await connection.close()
     }
 
@@ -186,7 +192,7 @@ final class SQLBulkCopyTests: XCTestCase {
         } catch let error as SQLBulkCopyError {
             XCTAssertEqual(error.error.code, .invalidParameter)
         }
-        let empty = try await connection.bulkInsert(into: "people", rows: [[SQLValue]]())
+        let empty = try await connection.bulkInsert(into: "people", rows: [] as [[SQLValue]])
         XCTAssertEqual(empty.rowsCopied, 0)
         XCTAssertEqual(empty.batches, 0)
         XCTAssertTrue(server.loads.isEmpty)

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// Runs the same queries through FreeTDS's `tsql` and through `sqlclient --format json` against
 /// the live test server and checks that both clients read the same values.

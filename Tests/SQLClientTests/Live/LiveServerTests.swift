@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// Integration tests against the live server: pysqlbridge 2.1.3 on loopback (see Fixtures/demo and
 /// scripts/pysqlbridge.sh), or a real SQL Server in real-server mode (LiveServer), where what is

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// Parameterized queries against the live test server (pysqlbridge reads int, float, bit,
 /// nvarchar and NULL parameters; it sends no RETURNVALUE, so OUTPUT values travel through a batch).

@@ -10,6 +10,7 @@ enum ReadmeSnippets {
     /// The blocks ReadmeTests runs: name, whether they need the demo server, the block.
     static let runnable: [(name: String, needsDemoServer: Bool, run: @Sendable () async throws -> Void)] = [
         ("quickStart", true, { try await quickStart() }),
+        ("connectionPool", true, { try await connectionPool() }),
         ("replayServer", false, { try await replayServer() }),
     ]
 
@@ -81,6 +82,75 @@ enum ReadmeSnippets {
         let call = try await connection.callProcedure("dbo.transfer", parameters: [.input("@amount", 10), .output("@balance", type: .int)])
         print(call.outputs.first?.value.canonicalText ?? "NULL", call.returnStatus ?? 0)   // OUTPUT values, RETURN status
         try await connection.withTransaction { conn in _ = try await conn.execute("UPDATE accounts SET …") }
+    }
+
+    /// README.md, snippet bulkcopy (compile).
+    static func bulkcopy(connection: SQLConnection) async throws {
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+        struct Person: Encodable { let id: Int; let name: String; let joined: Date }
+        let people = [Person(id: 1, name: "Ada", joined: Date()), Person(id: 2, name: "Grace", joined: Date())]
+        let copied = try await connection.bulkInsert(into: "dbo.people", values: people,
+                                                     options: SQLBulkCopyOptions(tableLock: true, batchSize: 50_000))
+        print(copied.rowsCopied)   // the server's count
+        let rows: [[SQLValue]] = [[.int(3), .string("Edsger")]]
+        _ = try await connection.bulkInsert(into: "dbo.people", columns: ["id", "name"], rows: rows)
+        let ids = SQLParameter.table("dbo.IdList", columns: [.int], rows: [[.int(1)], [.int(2)]])
+        _ = try await connection.execute(literal: "SELECT name FROM people WHERE id IN (SELECT id FROM \(ids))")
+    }
+
+    /// README.md, snippet azureConnect (compile).
+    static func azureConnect() async throws {
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        func connectToAzure(token: String) async throws -> SQLConnection {
+            var config = try SQLConnectionConfiguration(connectionString:
+                "Server=myserver.database.windows.net;Database=shop;Encrypt=Strict;ConnectRetryCount=3")
+            config.authentication = .accessToken(token)          // or .accessTokenProvider { try await fetchToken() }
+            let connection = try await SQLConnection.connect(config)
+            let session = await connection.session
+            print(session.host, session.port, session.redirectedFrom ?? "-")   // where the login ended up
+            return connection
+        }
+    }
+
+    /// README.md, snippet connectionPool (run-demo).
+    static func connectionPool() async throws {
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = try SQLConnectionConfiguration(
+            server: "127.0.0.1,\(environment["SQLCLIENT_TEST_PORT"] ?? "14333")", user: "demo",
+            password: environment["SQLCLIENT_DEMO_PASSWORD"] ?? "demo-Passw0rd", trustServerCertificate: true)
+        configuration.pool.maximumConnections = 8            // or Max Pool Size=8 in a connection string
+        configuration.pool.minimumConnections = 2            // Min Pool Size: kept open when idle
+        let pool = try SQLConnectionPool(configuration: configuration)
+
+        // One request, on whichever connection is free: leased and returned around it.
+        func score(of id: Int32) async throws -> Double? {
+            try await pool.execute("SELECT score FROM people WHERE id = \(id)").rows.first?["score"]?.doubleValue
+        }
+        // Several requests on one connection (a transaction, a temporary table): withConnection.
+        func names() async throws -> [String] {
+            try await pool.withConnection { connection in
+                try await connection.withTransaction { connection in
+                    try await connection.execute(literal: "SELECT name FROM people ORDER BY id").rows.compactMap { $0["name"]?.stringValue }
+                }
+            }
+        }
+
+        // A hundred handlers at once share the eight connections, served in the order they asked.
+        let total = try await withThrowingTaskGroup(of: Double.self) { group in
+            for i in 0 ..< 100 { group.addTask { try await score(of: Int32(i % 2 + 1)) ?? 0 } }
+            return try await group.reduce(0, +)
+        }
+        print(total, try await names().first ?? "", pool.metrics.created <= 8)   // 8487.5 Alice true
+        await pool.close()   // at shutdown: waits for lent connections, then closes everything
     }
 
     /// README.md, snippet errors (compile).

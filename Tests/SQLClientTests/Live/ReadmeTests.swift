@@ -30,6 +30,12 @@ final class ReadmeTests: XCTestCase {
         XCTAssertEqual(printed, "id 1\nname Alice\nscore 91.5\nid 2\nname Bob\nscore 78.25\n")
     }
 
+    func testConnectionPoolExampleRunsAgainstTheDemoServer() async throws {
+        try LiveServer.requirePysqlbridge("the pool example reads from the demo server")
+        let printed = try await ReadmeOutput.capture { try await ReadmeSnippets.connectionPool() }
+        XCTAssertEqual(printed, "8487.5 Alice true\n")
+    }
+
     func testReplayServerExample() async throws {
         let printed = try await ReadmeOutput.capture { try await ReadmeSnippets.replayServer() }
         XCTAssertEqual(printed, "Optional(1)\n")

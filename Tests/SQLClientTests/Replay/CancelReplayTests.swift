@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// Query timeouts and cancellations against replay sessions that stall mid-response and never
 /// acknowledge ATTENTION: the request fails with `.timeout` within its bound, and the connection

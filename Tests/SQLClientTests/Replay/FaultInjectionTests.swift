@@ -7,6 +7,7 @@ import Foundation
 import SQLClientTesting
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// Process resources, read from /proc/self (Linux).
 enum ProcessResources {

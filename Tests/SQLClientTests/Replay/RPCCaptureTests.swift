@@ -3,6 +3,7 @@ import XCTest
 import TDSCapture
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// The real RPC traffic of `../shared/captures/ndpi_mssql_tds.pcap` (read at test time, never
 /// copied): SQLClient's requests for the same calls decode, with our own decoder, to the same

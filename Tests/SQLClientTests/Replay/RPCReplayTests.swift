@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// What the live test server cannot show, on the replay server (which decodes each RPC with the
 /// TDS decoders and answers only when procedure and parameter values match the recording):

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// Token builders and replay-server helpers for the RPC, transaction and cancellation tests.
 enum RPCTokens {
@@ -100,6 +101,8 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
     private let lock = NSLock()
     private var recording = false
     private var written: [UInt8] = []
+    /// Every byte recorded so far.
+    var recordedBytes: [UInt8] { lock.withLock { written } }
 
     init(_ base: any ByteStream) { self.base = base }
 

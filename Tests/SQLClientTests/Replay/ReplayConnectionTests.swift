@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// The connection against ``ReplayServer`` sessions built here with the TDS token encoders: what
 /// the live test server cannot show (PRINT/INFO between rows, DONE counts for DML, a database

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// ``SQLConnection/rowBlocks(_:)`` against the replay server: the same rows as
 /// ``SQLConnection/query(_:)``, blocks never mixing result sets, messages between rows still

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// The client against a ``HostileServer``: every hostile case ends in a typed error within its
 /// timeout, with the client's peak resident memory (measured in a child process: the

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// On the bytes the replay server receives: every interpolated value, of every parameter type,
 /// travels as an RPC parameter of sp_executesql and never in the SQL text; a literal without

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// A T-SQL `BEGIN TRAN` in a batch is tracked from the server's ENVCHANGE (pysqlbridge reports
 /// only Transaction Manager requests; SQL Server reports both): the descriptor is then carried in

@@ -1,5 +1,6 @@
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// The connection state machine as tables of events and expected actions (no I/O, no sleeping:
 /// time is a number the table moves forward).
@@ -39,6 +40,8 @@ final class ConnectionStateMachineTests: XCTestCase {
         case .startTLSHandshake(let full, let verify): return "startTLS(full: \(full), verify: \(verify))"
         case .sendLogin7(let tls): return "sendLogin7(tls: \(tls))"
         case .loginSucceeded(let s): return "loginSucceeded(db: \(s.database), \(s.tdsVersion), packet: \(s.packetSize))"
+        case .loginRouted(let r): return "routed(\(r.server):\(r.port))"
+        case .sspiChallenge(let b): return "sspi(\(b.count) bytes)"
         case .startRequest(let id): return "start\(id)"
         case .failRequest(let id, let e): return "fail\(id)(\(e.code))"
         case .scheduleTimeout(let t, let deadline): return "schedule(\(t)@\(seconds(deadline)))"
@@ -206,6 +209,75 @@ final class ConnectionStateMachineTests: XCTestCase {
         ])
         XCTAssertEqual(stalled.closeError?.code, .timeout)
         XCTAssertTrue(stalled.closeError?.message.contains("within 15.0 seconds") ?? false, "\(String(describing: stalled.closeError))")
+    }
+
+    // MARK: - Strict, routing, SSPI, FEATUREEXTACK
+
+    static func routing(_ server: String, _ port: UInt16) -> Token {
+        .envChange(EnvChange(type: .routing, newValue: .routing(EnvChange.Routing(port: port, server: server)), oldValue: .routing(nil)))
+    }
+
+    func testStrictSendsNotSupportedAndIgnoresTheServersAnswer() {
+        for answer in [Prelogin.Encryption.on, .off, .notSupported, .required] {
+            var machine = ConnectionStateMachine(encryption: .strict, trustServerCertificate: true)
+            check(&machine, [
+                (.connected(), "sendPrelogin(ENCRYPT_NOT_SUP)"),
+                (.prelogin(answer), "sendLogin7(tls: false)"),
+                (.token(Self.ack), "-"), (.token(Self.done([])), "-"),
+                (.messageEnded, "loginSucceeded(db: , 7.4, packet: 4096)"),
+            ])
+            XCTAssertEqual(machine.session.encryption, "strict")
+        }
+    }
+
+    func testRoutingDuringLoginEndsTheAttemptAndAfterLoginIsAProtocolError() {
+        var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
+        check(&machine, [
+            (.connected(deadline: .seconds(15)), "sendPrelogin(ENCRYPT_NOT_SUP); schedule(login@15s)"),
+            (.prelogin(.notSupported), "sendLogin7(tls: false)"),
+            (.token(Self.ack), "-"), (.token(Self.routing("replica", 11433)), "-"), (.token(Self.done([])), "-"),
+            (.messageEnded, "routed(replica:11433); stop(login)"),
+        ])
+        XCTAssertEqual(machine.state, .closed)
+        var ready = loggedIn()
+        check(&ready, [
+            (.enqueue(1), "start#1"), (.writing(1), "-"), (.written(1, complete: true), "-"),
+            (.token(Self.routing("elsewhere", 1)), "close(protocolError)"),
+        ])
+        XCTAssertTrue(ready.closeError?.message.contains("after the login") ?? false)
+    }
+
+    func testSSPIChallengeIsAnsweredAndTheLoginGoesOn() {
+        var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false, expectsSSPI: true)
+        check(&machine, [
+            (.connected(), "sendPrelogin(ENCRYPT_NOT_SUP)"),
+            (.prelogin(.notSupported), "sendLogin7(tls: false)"),
+            (.token(.sspi(SSPIToken(buffer: [1, 2, 3]))), "sspi(3 bytes)"),
+            (.messageEnded, "-"),
+            (.token(Self.ack), "-"), (.token(Self.done([])), "-"),
+            (.messageEnded, "loginSucceeded(db: , 7.4, packet: 4096)"),
+        ])
+        XCTAssertTrue(machine.sspiAnswered)
+        var twice = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false, expectsSSPI: true)
+        check(&twice, [
+            (.connected(), "sendPrelogin(ENCRYPT_NOT_SUP)"), (.prelogin(.notSupported), "sendLogin7(tls: false)"),
+            (.token(.sspi(SSPIToken(buffer: [1]))), "sspi(1 bytes)"), (.messageEnded, "-"),
+            (.token(.sspi(SSPIToken(buffer: [2]))), "close(protocolError)"),
+        ])
+        var unasked = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
+        check(&unasked, [
+            (.connected(), "sendPrelogin(ENCRYPT_NOT_SUP)"), (.prelogin(.notSupported), "sendLogin7(tls: false)"),
+            (.token(.sspi(SSPIToken(buffer: [1]))), "close(protocolError)"),
+        ])
+    }
+
+    func testFeatureExtAckIsKeptForTheDriversCheck() {
+        var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
+        let ack = FeatureExtAck(features: [.init(id: .utf8Support, data: [1])])
+        _ = run(&machine, [.connected(), .prelogin(.notSupported), .token(.featureExtAck(ack)), .token(Self.ack),
+                           .token(Self.done([])), .messageEnded])
+        XCTAssertEqual(machine.loginFeatureExtAck, ack)
+        XCTAssertEqual(machine.state, .ready)
     }
 
     func testLoginAt71() {

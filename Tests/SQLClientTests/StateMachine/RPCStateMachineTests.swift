@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// The connection state machine's part in RPC: RETURNVALUE tokens are collected for the request
 /// (and dropped while a cancelled request is drained), RETURNSTATUS and DONEINPROC counts are

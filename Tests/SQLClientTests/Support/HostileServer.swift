@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// A TDS server on loopback that misbehaves on purpose, one way per instance, to show that the
 /// client bounds what it accepts: endless PRELOGIN packets, endless TLS handshake packets, a
@@ -131,7 +132,7 @@ final class HostileServer: @unchecked Sendable {
             lock.withLock { _readAgainAt = ContinuousClock.now }
             while let m = c.nextMessage() {
                 if m.lastStatus.contains(.ignore) {
-                    guard c.send(Self.message(ServerTokens.done(version: .v7_4))) else { return }
+                    guard c.send(Self.message(ServerTokens.done(status: [.error], version: .v7_4))) else { return }
                 } else if m.type == .attention {
                     guard c.send(Self.message(ServerTokens.done(status: .attention, version: .v7_4))) else { return }
                 } else if m.type == .sqlBatch {
@@ -180,20 +181,7 @@ final class HostileServer: @unchecked Sendable {
         }
 
         /// Sends all of `bytes`; false once the client is gone.
-        func send(_ bytes: [UInt8]) -> Bool {
-            var sent = 0
-            while sent < bytes.count {
-                #if canImport(Darwin)
-                let flags: Int32 = 0
-                #else
-                let flags = Int32(MSG_NOSIGNAL)
-                #endif
-                let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, flags) }
-                if n <= 0 { return false }
-                sent += n
-            }
-            return true
-        }
+        func send(_ bytes: [UInt8]) -> Bool { LoopbackListener.writeAll(fd, bytes) }
 
         /// PRELOGIN (answered ENCRYPT_NOT_SUP), LOGIN7, the login response.
         mutating func login() -> Bool {

@@ -59,10 +59,14 @@ enum MeasuredChild {
 
     /// VmHWM of process `pid` in bytes, nil once it has exited (or without /proc).
     static func highWaterMark(_ pid: pid_t) -> Int? {
+        #if os(Linux)
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
         }
         return nil
+        #else
+        return nil
+        #endif
     }
 }

@@ -7,6 +7,10 @@ struct TestCertificates {
     var caCertificate: String { directory.appendingPathComponent("ca.pem").path }
     var serverCertificate: String { directory.appendingPathComponent("server.pem").path }
     var serverKey: String { directory.appendingPathComponent("server.key").path }
+    /// A certificate from the same CA naming DNS localhost only (no IP address): valid for
+    /// "localhost", refused for "127.0.0.1".
+    var localhostOnlyCertificate: String { directory.appendingPathComponent("localhost-only.pem").path }
+    var localhostOnlyKey: String { directory.appendingPathComponent("localhost-only.key").path }
     /// A second, unrelated CA (for "wrong CA" cases).
     var otherCACertificate: String { directory.appendingPathComponent("other-ca.pem").path }
 
@@ -20,6 +24,8 @@ struct TestCertificates {
             let ext = dir.appendingPathComponent("san.ext")
             try "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\n"
                 .write(to: ext, atomically: true, encoding: .utf8)
+            try "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n"
+                .write(to: dir.appendingPathComponent("localhost-only.ext"), atomically: true, encoding: .utf8)
             let steps: [[String]] = [
                 ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
                  "-days", "2", "-subj", "/CN=SQLClient Test CA"],
@@ -29,6 +35,10 @@ struct TestCertificates {
                  "-subj", "/CN=localhost"],
                 ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                  "-out", "server.pem", "-days", "2", "-extfile", "san.ext"],
+                ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "localhost-only.key", "-out", "localhost-only.csr",
+                 "-subj", "/CN=localhost"],
+                ["x509", "-req", "-in", "localhost-only.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", "localhost-only.pem", "-days", "2", "-extfile", "localhost-only.ext"],
             ]
             for args in steps {
                 let process = Process()

@@ -5,7 +5,9 @@ import Darwin
 #endif
 import Foundation
 import XCTest
+import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 final class ConfigurationTests: XCTestCase {
     func testServerAddressForms() throws {
@@ -101,7 +103,7 @@ final class ConfigurationTests: XCTestCase {
     func testKnownButUnsupportedKeysAreRefusedAsNotSupported() {
         for entry in ["Integrated Security=SSPI", "Trusted_Connection=yes", "MultipleActiveResultSets=true",
                       "Authentication=ActiveDirectoryPassword", "AttachDbFilename=x.mdf", "Failover Partner=b",
-                      "Encrypt=Strict", "Pooling=true"] {
+                      "User Instance=true", "Pool Blocking Period=Auto"] {
             XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;\(entry)"), entry) { error in
                 XCTAssertEqual((error as? SQLClientError)?.code, .unsupported, "\(entry): \(error)")
             }
@@ -328,6 +330,29 @@ final class ConfigurationValidationTests: XCTestCase {
                 XCTAssertEqual(error.code, .invalidConfiguration, "\(field): \(error)")
             }
         }
+    }
+
+    /// `Duration.seconds(Int64.max)` for every timeout, and per request: connecting and running
+    /// a query work (clamped, no trap).
+    func testInt64MaxDurationsConnectAndRun() async throws {
+        let exchange = ReplayConnectionTests.exchange("SELECT id, name FROM t", [
+            ReplayConnectionTests.colMetadata(), ReplayConnectionTests.row(7, "x"), ReplayConnectionTests.done([.count], 1),
+        ])
+        let server = ReplayServer(session: ReplaySession(name: "durations", exchanges: [exchange, exchange]))
+        _ = try server.start()
+        defer { server.stop() }
+        var c = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: Int(server.port)), user: "u",
+                                           password: "p", encryption: .notSupported, connectTimeout: .seconds(Int64.max))
+        c.loginTimeout = .seconds(Int64.max)
+        c.queryTimeout = .seconds(Int64.max)
+        c.cancelTimeout = .seconds(Int64.max)
+        let connection = try await SQLConnection.connect(c)
+        XCTAssertEqual(connection.configuration.queryTimeout, SQLConnectionConfiguration.maximumTimeout)
+        let rows = try await connection.execute("SELECT id, name FROM t").first?.rows
+        XCTAssertEqual(rows?.first?[0], .int(7))
+        let literal = try await connection.execute(literal: "SELECT id, name FROM t", timeout: .seconds(Int64.max))
+        XCTAssertEqual(literal.rows.first?[0], .int(7))
+        await connection.close()
     }
 
     func testEmptyHostNameInCertificateMeansTheHostConnectedTo() throws {

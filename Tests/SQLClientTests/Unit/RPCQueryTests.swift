@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// SQLQuery interpolation and SQLParameter conversion, down to the RPC bytes decoded back with
 /// the TDS module's decoder (no server).

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// The logging hook: levels filter before any text is built, and nothing sensitive appears
 /// unless the logger opted in.

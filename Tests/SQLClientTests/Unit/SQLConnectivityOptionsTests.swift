@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// The connection-string keys and defaults of authentication, connect retry, keep-alive,
 /// ApplicationIntent and MultiSubnetFailover.

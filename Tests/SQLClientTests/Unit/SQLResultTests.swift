@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLClient
+import TDS
 
 /// SQLResult as the fold of streamed events: statements in order, counts, messages, status, outputs.
 final class SQLResultTests: XCTestCase {

@@ -1,0 +1,95 @@
+/// One request through a pool: each leases a connection for that request alone, as
+/// ``SQLConnectionPool/withConnection(isolation:_:)`` does, with the same shapes as
+/// ``SQLConnection``'s request methods.
+extension SQLConnectionPool {
+    /// Runs `query` on a pooled connection and returns everything it produced, buffered (see
+    /// ``SQLConnection/execute(literal:timeout:)``); the connection goes back when it ends.
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request
+    ///   (the wait for a connection is bounded by ``Options/leaseTimeout``).
+    /// - Throws: the lease's errors (``withConnection(isolation:_:)``), then the request's.
+    public func execute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLProcedureResult {
+        try await withConnection { connection in
+            try await connection.execute(literal: query, timeout: timeout)
+        }
+    }
+
+    /// Streams the rows of `query` from a pooled connection, leased when iteration starts and
+    /// returned when the rows end, iteration throws, or the iterator is dropped (breaking out of
+    /// the loop cancels the rest with ATTENTION first, as on a connection).
+    public func query(_ query: SQLQuery, timeout: Duration? = nil) -> SQLPooledRowSequence {
+        SQLPooledRowSequence(pool: self, query: query, timeout: timeout)
+    }
+}
+
+/// The rows of one query on a pooled connection. See ``SQLConnectionPool/query(_:timeout:)``.
+public struct SQLPooledRowSequence: AsyncSequence, Sendable {
+    public typealias Element = SQLRow
+    let pool: SQLConnectionPool
+    let query: SQLQuery
+    let timeout: Duration?
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(state: PooledRows(pool: pool, query: query, timeout: timeout))
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let state: PooledRows
+
+        public mutating func next() async throws -> SQLRow? {
+            try await state.next()
+        }
+    }
+}
+
+/// The lease behind one pooled row sequence: taken at the first row, given back at the end, on
+/// an error, or when the iterator is dropped.
+final class PooledRows {
+    let pool: SQLConnectionPool
+    let query: SQLQuery
+    let timeout: Duration?
+    private var lease: SQLConnectionPool.Lease?
+    private var rows: SQLQueryRowSequence.AsyncIterator?
+    private var finished = false
+
+    init(pool: SQLConnectionPool, query: SQLQuery, timeout: Duration?) {
+        self.pool = pool
+        self.query = query
+        self.timeout = timeout
+    }
+
+    func next() async throws -> SQLRow? {
+        if finished { return nil }
+        if lease == nil {
+            let granted = try await pool.lease()
+            lease = granted
+            rows = granted.connection.query(literal: query, timeout: timeout).makeAsyncIterator()
+        }
+        do {
+            if let row = try await rows?.next() { return row }
+        } catch {
+            await giveBack()
+            throw error
+        }
+        await giveBack()
+        return nil
+    }
+
+    private func giveBack() async {
+        finished = true
+        rows = nil
+        if let lease {
+            self.lease = nil
+            await pool.release(lease)
+        }
+    }
+
+    deinit {
+        // Dropped mid-way: the connection's cursor goes first (its request is cancelled and
+        // drained), then the connection goes back.
+        rows = nil
+        if let lease {
+            let pool = self.pool
+            Task { await pool.release(lease) }
+        }
+    }
+}

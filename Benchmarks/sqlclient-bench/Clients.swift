@@ -59,8 +59,9 @@ enum DecodeCommand {
 enum ClientCommand {
     /// The read path: `rowBlocks` (rows in flat blocks), `query` (one `SQLRow` per row, every
     /// value read), `decodable` (`query` + `row.decode(T.self)` into the workload's struct),
-    /// `execute` (the whole result buffered, then every value read).
-    enum API: String, CaseIterable { case blocks, rows, decodable, execute }
+    /// `execute` (the whole result buffered, then every value read), `chunked`
+    /// (`streamingValues`: large values as chunks of bytes, never held whole; binary columns).
+    enum API: String, CaseIterable { case blocks, rows, decodable, execute, chunked }
     /// Where the reading loop runs: a nonisolated task (the generic executor) or the main actor
     /// (as top-level code and iOS apps call).
     enum Context: String, CaseIterable { case task, main }
@@ -77,8 +78,10 @@ enum ClientCommand {
         case .main: m = try await measure(w, connection, api, isolation: MainActor.shared)
         }
         await connection.close()
-        return Sample(rows: m.rows, bytes: 0, seconds: m.seconds, checksum: hex(m.checksum),
-                      allocations: m.allocations, peakRSS: Measure.peakRSS, packetSize: negotiated)
+        var sample = Sample(rows: m.rows, bytes: 0, seconds: m.seconds, checksum: hex(m.checksum),
+                            allocations: m.allocations, peakRSS: Measure.peakRSS, packetSize: negotiated)
+        sample.rssGrowth = m.rssGrowth
+        return sample
     }
 
     struct Measured: Sendable {
@@ -86,12 +89,16 @@ enum ClientCommand {
         var checksum: UInt64 = 0
         var seconds = 0.0
         var allocations: Int?
+        /// Peak resident memory during the read over the resident memory just before it, bytes.
+        var rssGrowth: Int?
     }
 
     /// Reads the workload's result through `api`, running in `isolation` (nil: nonisolated).
     static func measure(_ w: Workload, _ connection: SQLConnection, _ api: API,
                         isolation: isolated (any Actor)?) async throws -> Measured {
         var m = Measured()
+        Measure.resetPeakRSS()
+        let rss0 = Measure.currentRSS
         let a0 = Measure.allocations()
         let t0 = Measure.now()
         switch api {
@@ -107,6 +114,27 @@ enum ClientCommand {
             }
         case .decodable:
             (m.rows, m.checksum) = try await decodeAll(w.rowType, w, connection)
+        case .chunked:
+            // Each row's values folded as the other paths fold them, a large binary value's
+            // digest (`Digest.bytes(_:stride: 997)`) computed over its chunks as they arrive.
+            var large: (count: Int, sum: UInt64)?
+            for try await part in connection.streamingValues(SQLQuery(unsafeSQL: w.sql)) {
+                switch part {
+                case .value(_, let v): m.checksum = m.checksum &* Digest.mix &+ Digest.of(v)
+                case .chunk(_, let bytes):
+                    var l = large ?? (0, 0)
+                    var i = (997 - l.count % 997) % 997
+                    while i < bytes.count { l.sum &+= UInt64(bytes[i]); i += 997 }
+                    l.count += bytes.count
+                    large = l
+                case .valueEnd:
+                    let l = large ?? (0, 0)
+                    m.checksum = m.checksum &* Digest.mix &+ (UInt64(l.count) &+ l.sum)
+                    large = nil
+                case .rowEnd: m.rows += 1
+                case .event: break
+                }
+            }
         case .execute:
             for set in try await connection.execute(w.sql) {
                 for row in set.rows {
@@ -116,6 +144,7 @@ enum ClientCommand {
             }
         }
         m.seconds = Measure.now() - t0
+        if let rss0, let peak = Measure.peakRSS { m.rssGrowth = peak - rss0 }
         let a1 = Measure.allocations()
         m.allocations = a0.flatMap { a in a1.map { Int($0 &- a) } }
         return m

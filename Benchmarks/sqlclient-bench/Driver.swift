@@ -266,12 +266,17 @@ struct Driver {
     /// test through `rowBlocks` and `query` from a task.
     static func paths(for workload: String) -> [(String, ClientCommand.API, ClientCommand.Context)] {
         let names: [ClientCommand.API: String] = [.blocks: "blocks", .rows: "query", .decodable: "decodable", .execute: "execute"]
-        if workload == "stream-1gb" || workload == "varbinary" {
+        if workload == "stream-1gb" {
             return [("sqlclient_blocks", .blocks, .task), ("sqlclient_query", .rows, .task)]
+        }
+        if workload == "varbinary" {
+            // The one large value: buffered (each API) and in chunks, for RSS growth.
+            return [("sqlclient_blocks", .blocks, .task), ("sqlclient_query", .rows, .task),
+                    ("sqlclient_execute", .execute, .task), ("sqlclient_chunked", .chunked, .task)]
         }
         var out: [(String, ClientCommand.API, ClientCommand.Context)] = []
         for context in ClientCommand.Context.allCases {
-            for api in ClientCommand.API.allCases {
+            for api in ClientCommand.API.allCases where api != .chunked {
                 out.append(("sqlclient_" + names[api]! + (context == .main ? "_main" : ""), api, context))
             }
         }
@@ -322,6 +327,16 @@ struct Driver {
         t += "\nPeak RSS (MB), same runs:\n\n| workload | " + heads.joined(separator: " | ") + " |\n|---|" + String(repeating: "---:|", count: heads.count) + "\n"
         for r in results where !r.paths.isEmpty {
             t += "| \(r.workload.name) | " + cells(r) { s, _ in Driver.mb(s.peakRSS) } + " |\n"
+        }
+        if let r = results.first(where: { $0.paths["sqlclient_chunked"] != nil }) {
+            t += "\nOne large value (\(r.workload.name), \(String(format: "%.0f", Double(r.streamBytes) / 1_048_576)) MB): resident memory growth during the read (peak over the RSS just before it), MB:\n\n"
+            t += "| path | rows/s | MB/s | RSS growth MB | growth / value size |\n|---|---:|---:|---:|---:|\n"
+            for key in ["sqlclient_chunked", "sqlclient_blocks", "sqlclient_query", "sqlclient_execute"] {
+                guard let s = r.paths[key] else { continue }
+                let mbps = s.seconds > 0 ? Double(r.streamBytes) / 1e6 / s.seconds : nil
+                let ratio = s.rssGrowth.map { Double($0) / Double(max(r.streamBytes, 1)) }
+                t += "| \(key)\(ok(s, r, key: key)) | \(Driver.rate(s.rowsPerSecond)) | \(Driver.num(mbps, "%.0f")) | \(Driver.mb(s.rssGrowth)) | \(Driver.num(ratio)) |\n"
+            }
         }
         return t
     }
@@ -374,7 +389,7 @@ struct Driver {
             guard let s else { return NSNull() }
             return ["rows_per_s": s.rowsPerSecond, "mb_per_s": s.seconds > 0 ? Double(r.streamBytes) / 1e6 / s.seconds : 0,
                     "seconds": s.seconds, "allocations_per_row": s.allocationsPerRow as Any? ?? NSNull(),
-                    "peak_rss_bytes": s.peakRSS as Any? ?? NSNull(), "checksum_ok": s.checksum == r.expected(for: key) && s.rows == r.workload.rows,
+                    "peak_rss_bytes": s.peakRSS as Any? ?? NSNull(), "rss_growth_bytes": s.rssGrowth as Any? ?? NSNull(), "checksum_ok": s.checksum == r.expected(for: key) && s.rows == r.workload.rows,
                     "packet_size": s.packetSize as Any? ?? NSNull()] as [String: Any]
         }
         var list: [[String: Any]] = []

@@ -103,12 +103,12 @@ enum ClientCommand {
         let t0 = Measure.now()
         switch api {
         case .rows:
-            for try await row in connection.query(w.sql) {
+            for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
                 m.rows += 1
                 for v in row { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
             }
         case .blocks:
-            for try await block in connection.rowBlocks(w.sql) {
+            for try await block in connection.rowBlocks(SQLQuery(unsafeSQL: w.sql)) {
                 m.rows += block.count
                 for v in block.values { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
             }
@@ -136,7 +136,7 @@ enum ClientCommand {
                 }
             }
         case .execute:
-            for set in try await connection.execute(w.sql) {
+            for set in try await connection.execute(SQLQuery(unsafeSQL: w.sql)).resultSets {
                 for row in set.rows {
                     m.rows += 1
                     for v in row { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
@@ -154,7 +154,7 @@ enum ClientCommand {
                                        isolation: isolated (any Actor)? = #isolation) async throws -> (Int, UInt64) {
         var rows = 0
         var checksum: UInt64 = 0
-        for try await row in connection.query(w.sql) {
+        for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
             rows += 1
             try row.decode(T.self).fold(into: &checksum)
         }

@@ -23,6 +23,8 @@ struct ResponseReader: Sendable {
     private(set) var endOfMessagePending = false
     private var messageEndedAfterToken = false
     private let options: TokenStreamDecoder.Options
+    /// Called with each packet's header as it is cut (the trace log), nil when nobody listens.
+    var onPacket: (@Sendable (PacketHeader) -> Void)?
 
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {
         self.options = options
@@ -125,6 +127,7 @@ struct ResponseReader: Sendable {
         guard header.type == .tabularResult else {
             throw SQLClientError(.protocolError, "expected TABULAR_RESULT, got a \(header.type) packet")
         }
+        onPacket?(header)
         framer.consumePacket(into: &decoder)
         if header.status.contains(.endOfMessage) { endOfMessagePending = true }
         return true

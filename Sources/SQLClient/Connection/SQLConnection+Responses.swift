@@ -38,7 +38,7 @@ extension SQLConnection {
     /// When the running request was started by the calling task itself and is still being read
     /// (a streaming loop left with `break` while its iterator stays alive, as in top-level code),
     /// nobody else can ever finish it: it is cancelled and drained first (see
-    /// ``ConnectionStateMachine/enqueue(_:owner:timeout:now:)``); its iterator, if resumed,
+    /// `ConnectionStateMachine/enqueue(_:owner:timeout:now:)`); its iterator, if resumed,
     /// throws `.cancelled`. Requests of other tasks are waited for, in order.
     func startRequest(_ request: OutgoingRequest, timeout: Duration? = nil) async throws -> RequestID {
         let limit = try (timeout ?? configuration.queryTimeout).map {
@@ -46,7 +46,8 @@ extension SQLConnection {
         }
         nextRequestNumber &+= 1
         let id = RequestID(value: nextRequestNumber)
-        let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now())
+        let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now(),
+                                      reservation: Self.currentReservation)
         try await waitForTurn(id, after: actions)
         let encoded: (PacketType, RequestBody)
         do {
@@ -56,6 +57,7 @@ extension SQLConnection {
             await perform(machine.requestNotSent(id, now: clock.now()))
             throw error
         }
+        logRequestStarted(id, request)
         do {
             try await write(id, type: encoded.0, body: encoded.1)
         } catch let failure as ProducerFailure {
@@ -401,46 +403,24 @@ extension SQLConnection {
         machine.takeReturnValues(of: id)
     }
 
-    /// Sends `request` and buffers everything it returns.
-    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLProcedureResult {
-        let cursor = ResponseCursor(connection: self, request: .request(request), timeout: timeout)
-        var result = SQLProcedureResult()
-        var current: SQLResultSet?
+    /// Sends `request` and buffers everything it returns: the fold of its events (``SQLResult/append(_:)``).
+    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLResult {
+        try await run(.request(request), timeout: timeout)
+    }
+
+    /// Sends `source` and buffers everything it returns; rows are kept as views of their blocks
+    /// (nothing copied, no event per row).
+    func run(_ source: ResponseCursor.Source, timeout: Duration?) async throws -> SQLResult {
+        let cursor = ResponseCursor(connection: self, request: source, timeout: timeout)
+        var result = SQLResult()
         while let item = try await cursor.nextItem() {
-            let event: SQLResponseEvent
             switch item {
-            case .rows(let block):
-                // The rows as views of their block (nothing copied).
-                if current == nil { current = SQLResultSet(columns: block.columns) }
-                current?.rows.append(contentsOf: block)
-                continue
-            case .event(let e):
-                event = e
-            case .part:
-                continue   // only a response read in parts has them
-            }
-            switch event {
-            case .columns(let columns):
-                if let open = current { result.statements.append(.resultSet(open)) }
-                current = SQLResultSet(columns: columns)
-            case .row(let row):
-                current?.rows.append(row)
-            case .statementDone(let count):
-                if var open = current {
-                    open.rowsAffected = count
-                    result.statements.append(.resultSet(open))
-                    current = nil
-                } else if count != nil {
-                    result.statements.append(.rowsAffected(count))
-                }
-            case .message(let message):
-                result.messages.append(message)
-            case .returnStatus(let status):
-                result.returnStatuses.append(status)
+            case .rows(let block): result.append(rows: block)
+            case .event(let event): result.append(event)
+            case .part: continue   // only a response read in parts has them
             }
         }
-        if let open = current { result.statements.append(.resultSet(open)) }
-        if let id = cursor.requestID { result.outputs = takeReturnValues(id).map(SQLOutputValue.init) }
+        result.finish()
         return result
     }
 }

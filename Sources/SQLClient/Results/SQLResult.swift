@@ -116,7 +116,16 @@ public struct SQLResult: Sendable, CustomStringConvertible {
             messages.append(message)
         case .returnStatus(let status):
             returnStatuses.append(status)
+        case .outputValue(let value):
+            outputs.append(value)
         }
+    }
+
+    /// Adds a block of rows of the open result set (as ``append(_:)`` adds `.row` events, one
+    /// by one), the rows kept as views of the block.
+    mutating func append(rows block: SQLRowBlock) {
+        if open == nil { open = SQLResultSet(columns: block.columns) }
+        open?.rows.append(contentsOf: block)
     }
 
     /// Closes a result set left open (a response that ended without its DONE). Call once, after the last event.

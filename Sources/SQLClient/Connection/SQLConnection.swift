@@ -62,6 +62,8 @@ public actor SQLConnection {
     private var timerTasks: [TimerID: Task<Void, Never>] = [:]
     /// The columns of the result set being read.
     var currentColumns: SQLColumns?
+    /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
+    var partsRequest: RequestID?
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     var writeGateWaiters: [CheckedContinuation<Void, Never>] = []

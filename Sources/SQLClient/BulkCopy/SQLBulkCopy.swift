@@ -121,10 +121,9 @@ extension SQLConnection {
     ///   range, code page, NULL in a NOT NULL column) names its 1-based row and column, and nothing
     ///   of its batch is inserted; a server error mid-load reports the rows of earlier batches
     ///   the server committed.
-    ///
-    /// Inlinable so that reading `rows` is specialized for the caller's sequence type (an
-    /// unspecialized iterator costs generic-metadata lookups per row); the iterator lives in a
-    /// ``BulkRowIterator`` (no exclusivity check per row).
+    // Inlinable so that reading `rows` is specialized for the caller's sequence type (an
+    // unspecialized iterator costs generic-metadata lookups per row); the iterator lives in a
+    // BulkRowIterator (no exclusivity check per row).
     @inlinable
     public func bulkInsert<Rows: Sequence>(into table: String, columns: [SQLBulkColumn]? = nil, rows: Rows,
                                            options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult

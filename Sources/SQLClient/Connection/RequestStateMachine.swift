@@ -76,7 +76,12 @@ struct RequestStateMachine: Sendable {
     /// Nobody reads the response: the driver drains it.
     var isAbandoned = false
     private var attentionAcknowledged = false
+    /// The request's ERROR messages, for its error: the first ``maximumKeptErrors`` (every one
+    /// is forwarded to the message stream as it arrives), so a response of endless ERROR
+    /// tokens streams in bounded memory as endless rows do.
     private var errors: [SQLServerMessage] = []
+    /// How many ERROR messages a request's error keeps (``SQLClientError/serverMessages``).
+    static let maximumKeptErrors = 1000
     private var fatal: SQLServerMessage?
     /// RETURNVALUE tokens in arrival order (taken by the RPC layer).
     private(set) var returnValues: [ReturnValue] = []
@@ -151,7 +156,7 @@ struct RequestStateMachine: Sendable {
         case .error(let e):
             let m = SQLServerMessage(e.message, isError: true)
             if m.severity >= 20 { fatal = fatal ?? m }
-            if !discarding { errors.append(m) }
+            if !discarding, errors.count < Self.maximumKeptErrors { errors.append(m) }
             return .forwardMessage(m)
         case .info(let i):
             return .forwardMessage(SQLServerMessage(i.message, isError: false))

@@ -552,6 +552,21 @@ final class ConnectionStateMachineTests: XCTestCase {
         ])
     }
 
+    /// Every ERROR token is forwarded as it arrives; the request's error keeps the first 1,000
+    /// (`serverMessages`), so endless ERROR tokens do not grow memory.
+    func testARequestsErrorKeepsTheFirstThousandServerErrors() {
+        var machine = loggedIn()
+        XCTAssertEqual(run(&machine, [.enqueue(1), .written(1, complete: true)]), ["start#1", "-"])
+        let forwarded = (1 ... 1500).map { run(&machine, [.token(Self.error(Int32($0)))])[0] }
+        XCTAssertEqual(forwarded.last, "message(error 1500)")
+        XCTAssertEqual(Set(forwarded.map { $0.hasPrefix("message(error ") }), [true])
+        let end = machine.messageEnded(now: .zero)
+        guard case .requestCompleted(_, let error?)? = end.first else { return XCTFail("\(end.map(Self.summary))") }
+        XCTAssertEqual(error.serverMessage?.number, 1)
+        XCTAssertEqual(error.serverMessages.count, 1000)
+        XCTAssertEqual(error.serverMessages.last?.number, 1000)
+    }
+
     /// Must show: close with queued and running requests: the queued ones fail at once, the
     /// running one's reader gets the error; every timer stops.
     func testCloseWithQueuedAndRunningRequests() {

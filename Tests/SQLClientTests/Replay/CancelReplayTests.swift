@@ -60,7 +60,7 @@ final class CancelReplayTests: XCTestCase {
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server) { $0.cancelTimeout = .milliseconds(300) }
         do {
-            _ = try await connection.execute(literal: "SELECT n FROM slow WHERE n > \(Int32(0))", timeout: .milliseconds(200))
+            _ = try await connection.execute("SELECT n FROM slow WHERE n > \(Int32(0))", timeout: .milliseconds(200))
             XCTFail("the stalled RPC must time out")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")
@@ -202,7 +202,7 @@ final class CancelReplayTests: XCTestCase {
         }
         let open = await connection.isOpen
         XCTAssertTrue(open, "an acknowledged cancellation leaves the connection usable")
-        let next = try await connection.execute(literal: "SELECT \(unsafeRaw: "n") FROM fast")
+        let next = try await connection.execute("SELECT \(unsafeRaw: "n") FROM fast")
         XCTAssertEqual(next.rows.first?["n"]?.intValue, 2)
     }
 }

@@ -44,6 +44,17 @@ final class ManualConnectionClock: ConnectionClock, @unchecked Sendable {
     /// The number of tasks sleeping on this clock.
     var sleeperCount: Int { lock.withLock { sleepers.count } }
 
+    /// Waits (a bounded number of scheduler turns, not a duration of time) until a task sleeps
+    /// until `deadline` (a timer the connection armed at that instant of this clock).
+    func waitForSleeper(until deadline: Duration) async throws {
+        for _ in 0 ..< 5_000 {
+            if lock.withLock({ sleepers.values.contains { $0.deadline == deadline } }) { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let deadlines = lock.withLock { sleepers.values.map(\.deadline) }
+        throw SQLClientError(.timeout, "no sleeper until \(deadline); sleepers until \(deadlines)")
+    }
+
     /// Waits (a bounded number of scheduler turns, not a duration of time) until `count` tasks sleep.
     func waitForSleepers(_ count: Int) async throws {
         for _ in 0 ..< 5_000 {

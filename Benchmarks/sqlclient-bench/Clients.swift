@@ -53,39 +53,111 @@ enum DecodeCommand {
     }
 }
 
-/// `sqlclient-bench client`: end to end over loopback, SQLConnection.query streaming the rows
-/// from the replay server, each value read back as its Swift value.
+/// `sqlclient-bench client`: end to end over loopback, one of SQLClient's read paths streaming
+/// the rows from the replay server, each value read back as its Swift value, from a nonisolated
+/// task or from the main actor.
 enum ClientCommand {
-    /// `query` (one SQLRow per row) or `rowBlocks` (rows in flat blocks).
-    enum API: String { case rows, blocks }
+    /// The read path: `rowBlocks` (rows in flat blocks), `query` (one `SQLRow` per row, every
+    /// value read), `decodable` (`query` + `row.decode(T.self)` into the workload's struct),
+    /// `execute` (the whole result buffered, then every value read), `chunked`
+    /// (`streamingValues`: large values as chunks of bytes, never held whole; binary columns).
+    enum API: String, CaseIterable { case blocks, rows, decodable, execute, chunked }
+    /// Where the reading loop runs: a nonisolated task (the generic executor) or the main actor
+    /// (as top-level code and iOS apps call).
+    enum Context: String, CaseIterable { case task, main }
 
-    static func run(_ w: Workload, port: Int, packetSize: Int, api: API) async throws -> Sample {
+    static func run(_ w: Workload, port: Int, packetSize: Int, api: API, context: Context) async throws -> Sample {
         let configuration = SQLConnectionConfiguration(
             address: SQLServerAddress(host: "127.0.0.1", port: port), user: "bench", password: "bench",
             encryption: .notSupported, applicationName: "sqlclient-bench", packetSize: packetSize)
         let connection = try await SQLConnection.connect(configuration)
         let negotiated = await connection.session.packetSize
-        var checksum: UInt64 = 0
+        let m: Measured
+        switch context {
+        case .task: m = try await measure(w, connection, api, isolation: nil)
+        case .main: m = try await measure(w, connection, api, isolation: MainActor.shared)
+        }
+        await connection.close()
+        var sample = Sample(rows: m.rows, bytes: 0, seconds: m.seconds, checksum: hex(m.checksum),
+                            allocations: m.allocations, peakRSS: Measure.peakRSS, packetSize: negotiated)
+        sample.rssGrowth = m.rssGrowth
+        return sample
+    }
+
+    struct Measured: Sendable {
         var rows = 0
+        var checksum: UInt64 = 0
+        var seconds = 0.0
+        var allocations: Int?
+        /// Peak resident memory during the read over the resident memory just before it, bytes.
+        var rssGrowth: Int?
+    }
+
+    /// Reads the workload's result through `api`, running in `isolation` (nil: nonisolated).
+    static func measure(_ w: Workload, _ connection: SQLConnection, _ api: API,
+                        isolation: isolated (any Actor)?) async throws -> Measured {
+        var m = Measured()
+        Measure.resetPeakRSS()
+        let rss0 = Measure.currentRSS
         let a0 = Measure.allocations()
         let t0 = Measure.now()
         switch api {
         case .rows:
             for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
-                rows += 1
-                for v in row.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
+                m.rows += 1
+                for v in row { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
             }
         case .blocks:
             for try await block in connection.rowBlocks(SQLQuery(unsafeSQL: w.sql)) {
-                rows += block.count
-                for v in block.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
+                m.rows += block.count
+                for v in block.values { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
+            }
+        case .decodable:
+            (m.rows, m.checksum) = try await decodeAll(w.rowType, w, connection)
+        case .chunked:
+            // Each row's values folded as the other paths fold them, a large binary value's
+            // digest (`Digest.bytes(_:stride: 997)`) computed over its chunks as they arrive.
+            var large: (count: Int, sum: UInt64)?
+            for try await part in connection.streamingValues(SQLQuery(unsafeSQL: w.sql)) {
+                switch part {
+                case .value(_, let v): m.checksum = m.checksum &* Digest.mix &+ Digest.of(v)
+                case .chunk(_, let bytes):
+                    var l = large ?? (0, 0)
+                    var i = (997 - l.count % 997) % 997
+                    while i < bytes.count { l.sum &+= UInt64(bytes[i]); i += 997 }
+                    l.count += bytes.count
+                    large = l
+                case .valueEnd:
+                    let l = large ?? (0, 0)
+                    m.checksum = m.checksum &* Digest.mix &+ (UInt64(l.count) &+ l.sum)
+                    large = nil
+                case .rowEnd: m.rows += 1
+                case .event: break
+                }
+            }
+        case .execute:
+            for set in try await connection.execute(SQLQuery(unsafeSQL: w.sql)).resultSets {
+                for row in set.rows {
+                    m.rows += 1
+                    for v in row { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
+                }
             }
         }
-        let seconds = Measure.now() - t0
+        m.seconds = Measure.now() - t0
+        if let rss0, let peak = Measure.peakRSS { m.rssGrowth = peak - rss0 }
         let a1 = Measure.allocations()
-        await connection.close()
-        let allocations = a0.flatMap { a in a1.map { Int($0 &- a) } }
-        return Sample(rows: rows, bytes: 0, seconds: seconds, checksum: hex(checksum),
-                      allocations: allocations, peakRSS: Measure.peakRSS, packetSize: negotiated)
+        m.allocations = a0.flatMap { a in a1.map { Int($0 &- a) } }
+        return m
+    }
+
+    static func decodeAll<T: BenchRow>(_ type: T.Type, _ w: Workload, _ connection: SQLConnection,
+                                       isolation: isolated (any Actor)? = #isolation) async throws -> (Int, UInt64) {
+        var rows = 0
+        var checksum: UInt64 = 0
+        for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
+            rows += 1
+            try row.decode(T.self).fold(into: &checksum)
+        }
+        return (rows, checksum)
     }
 }

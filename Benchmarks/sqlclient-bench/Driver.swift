@@ -22,6 +22,11 @@ struct Driver {
         var workload: Workload
         var streamBytes: Int
         var expected: String
+        /// The checksum of the `Decodable` path (see ``BenchRow``).
+        var expectedDecodable: String = ""
+        /// Every SQLClient read path measured end to end, by its `clients` key
+        /// (`sqlclient_blocks`, `sqlclient_query_main`, …).
+        var paths: [String: Sample] = [:]
         var serverSeconds: Double?
         var decode: Sample?
         var decodeTokens: Sample?
@@ -203,6 +208,7 @@ struct Driver {
         var results: [Result] = []
         for w in workloads {
             var r = Result(workload: w, streamBytes: sizes[w.name] ?? 0, expected: hex(w.expectedChecksum()))
+            r.expectedDecodable = (try? w.expectedDecodableChecksum()).map(hex) ?? "?"
             note("sqlclient-bench: \(w.name): \(w.rows) rows, \(r.streamBytes) bytes")
             let common = ["--workload", w.name, "--rows", String(options.rows), "--blob-mb", String(options.blobMB)]
             // The server's own rate: a raw reader that only cuts packets.
@@ -215,9 +221,13 @@ struct Driver {
                 r.decodeTokens = child(me, ["decode"] + common + ps + ["--api", "tokens"], counter: counter)
             }
             let repeatable = w.name != "stream-1gb"
-            r.sqlclient = repeatable ? median { child(me, ["client"] + common + ps + ["--port", String(port), "--client-api", "blocks"], counter: counter) }
-                                     : child(me, ["client"] + common + ps + ["--port", String(port), "--client-api", "blocks"], counter: counter)
-            r.sqlclientRows = child(me, ["client"] + common + ps + ["--port", String(port), "--client-api", "rows"], counter: counter)
+            let portText = String(port)
+            for (key, api, context) in Driver.paths(for: w.name) {
+                let args = ["client"] + common + ps + ["--port", portText, "--client-api", api.rawValue, "--context", context.rawValue]
+                r.paths[key] = repeatable ? median { child(me, args, counter: counter) } : child(me, args, counter: counter)
+            }
+            r.sqlclient = r.paths["sqlclient_blocks"]
+            r.sqlclientRows = r.paths["sqlclient_query"]
             if let freetds {
                 r.freetds = repeatable ? median { child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter) }
                                        : child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter)
@@ -228,15 +238,17 @@ struct Driver {
                 r.msodbc = repeatable ? median { child(msodbc.exe, args, counter: counter) } : child(msodbc.exe, args, counter: counter)
             }
             if options.comparePacketSizes && w.name != "stream-1gb" {
-                r.sqlclientSmallPackets = median { child(me, ["client"] + common + ["--packet-size", "4096", "--port", String(port), "--client-api", "blocks"], counter: counter) }
+                r.sqlclientSmallPackets = median { child(me, ["client"] + common + ["--packet-size", "4096", "--port", portText, "--client-api", "blocks"], counter: counter) }
                 if let freetds {
                     r.freetdsSmallPackets = median { child(freetds, ["127.0.0.1:\(port)", w.sql, "4096"], counter: counter) }
                 }
             }
-            for (label, s) in [("decode", r.decode), ("decode(tokens)", r.decodeTokens), ("sqlclient", r.sqlclient), ("sqlclient(rows)", r.sqlclientRows),
-                               ("freetds", r.freetds), ("msodbc", r.msodbc), ("sqlclient@4096", r.sqlclientSmallPackets), ("freetds@4096", r.freetdsSmallPackets)] {
-                if let s, s.checksum != r.expected || s.rows != w.rows {
-                    note("sqlclient-bench: \(w.name) \(label): checksum \(s.checksum) rows \(s.rows), expected \(r.expected) rows \(w.rows)")
+            for (label, s) in [("decode", r.decode), ("decode(tokens)", r.decodeTokens),
+                               ("freetds", r.freetds), ("msodbc", r.msodbc), ("sqlclient@4096", r.sqlclientSmallPackets), ("freetds@4096", r.freetdsSmallPackets)]
+                + r.paths.sorted(by: { $0.key < $1.key }).map({ ($0.key, Optional($0.value)) }) {
+                let expected = r.expected(for: label)
+                if let s, s.checksum != expected || s.rows != w.rows {
+                    note("sqlclient-bench: \(w.name) \(label): checksum \(s.checksum) rows \(s.rows), expected \(expected) rows \(w.rows)")
                 }
             }
             results.append(r)
@@ -248,6 +260,32 @@ struct Driver {
             print(table(results, load: (load0, load1)))
         }
     }
+
+    /// The SQLClient read paths measured for a workload: (`clients` key, API, context). Every
+    /// API from both contexts for the row workloads; the varbinary value and the 1 GiB memory
+    /// test through `rowBlocks` and `query` from a task.
+    static func paths(for workload: String) -> [(String, ClientCommand.API, ClientCommand.Context)] {
+        let names: [ClientCommand.API: String] = [.blocks: "blocks", .rows: "query", .decodable: "decodable", .execute: "execute"]
+        if workload == "stream-1gb" {
+            return [("sqlclient_blocks", .blocks, .task), ("sqlclient_query", .rows, .task)]
+        }
+        if workload == "varbinary" {
+            // The one large value: buffered (each API) and in chunks, for RSS growth.
+            return [("sqlclient_blocks", .blocks, .task), ("sqlclient_query", .rows, .task),
+                    ("sqlclient_execute", .execute, .task), ("sqlclient_chunked", .chunked, .task)]
+        }
+        var out: [(String, ClientCommand.API, ClientCommand.Context)] = []
+        for context in ClientCommand.Context.allCases {
+            for api in ClientCommand.API.allCases where api != .chunked {
+                out.append(("sqlclient_" + names[api]! + (context == .main ? "_main" : ""), api, context))
+            }
+        }
+        return out
+    }
+
+    /// The `clients` keys of the SQLClient paths, in table order.
+    static let pathKeys = ["sqlclient_blocks", "sqlclient_query", "sqlclient_decodable", "sqlclient_execute",
+                           "sqlclient_blocks_main", "sqlclient_query_main", "sqlclient_decodable_main", "sqlclient_execute_main"]
 
     static func loadAverage() -> Double {
         var l = [Double](repeating: 0, count: 3)
@@ -264,9 +302,43 @@ struct Driver {
     static func mb(_ bytes: Int?) -> String { bytes.map { String(format: "%.0f", Double($0) / 1_048_576) } ?? "–" }
     static func num(_ x: Double?, _ f: String = "%.2f") -> String { x.map { String(format: f, $0) } ?? "–" }
 
-    func ok(_ s: Sample?, _ r: Result) -> String {
+    func ok(_ s: Sample?, _ r: Result, key: String = "") -> String {
         guard let s else { return "–" }
-        return s.checksum == r.expected && s.rows == r.workload.rows ? "" : " (WRONG)"
+        return s.checksum == r.expected(for: key) && s.rows == r.workload.rows ? "" : " (WRONG)"
+    }
+
+    /// Every read path's rows/s beside the peers', then allocations per row and peak RSS.
+    func pathsTable(_ results: [Result]) -> String {
+        let heads = ["FreeTDS", "MSODBC", "blocks", "query", "Decodable", "execute",
+                     "blocks (main)", "query (main)", "Decodable (main)", "execute (main)"]
+        func cells(_ r: Result, _ f: (Sample, String) -> String) -> String {
+            let samples: [(String, Sample?)] = [("freetds", r.freetds), ("msodbc", r.msodbc)] + Driver.pathKeys.map { ($0, r.paths[$0]) }
+            return samples.map { key, s in s.map { f($0, key) } ?? "–" }.joined(separator: " | ")
+        }
+        var t = "\nEvery read path end to end, rows/s (SQLClient from a nonisolated task, then from the main actor):\n\n"
+        t += "| workload | " + heads.joined(separator: " | ") + " |\n|---|" + String(repeating: "---:|", count: heads.count) + "\n"
+        for r in results where !r.paths.isEmpty {
+            t += "| \(r.workload.name) | " + cells(r) { s, key in Driver.rate(s.rowsPerSecond) + ok(s, r, key: key) } + " |\n"
+        }
+        t += "\nAllocations per row, same runs:\n\n| workload | " + heads.joined(separator: " | ") + " |\n|---|" + String(repeating: "---:|", count: heads.count) + "\n"
+        for r in results where !r.paths.isEmpty {
+            t += "| \(r.workload.name) | " + cells(r) { s, _ in Driver.num(s.allocationsPerRow, "%.3f") } + " |\n"
+        }
+        t += "\nPeak RSS (MB), same runs:\n\n| workload | " + heads.joined(separator: " | ") + " |\n|---|" + String(repeating: "---:|", count: heads.count) + "\n"
+        for r in results where !r.paths.isEmpty {
+            t += "| \(r.workload.name) | " + cells(r) { s, _ in Driver.mb(s.peakRSS) } + " |\n"
+        }
+        if let r = results.first(where: { $0.paths["sqlclient_chunked"] != nil }) {
+            t += "\nOne large value (\(r.workload.name), \(String(format: "%.0f", Double(r.streamBytes) / 1_048_576)) MB): resident memory growth during the read (peak over the RSS just before it), MB:\n\n"
+            t += "| path | rows/s | MB/s | RSS growth MB | growth / value size |\n|---|---:|---:|---:|---:|\n"
+            for key in ["sqlclient_chunked", "sqlclient_blocks", "sqlclient_query", "sqlclient_execute"] {
+                guard let s = r.paths[key] else { continue }
+                let mbps = s.seconds > 0 ? Double(r.streamBytes) / 1e6 / s.seconds : nil
+                let ratio = s.rssGrowth.map { Double($0) / Double(max(r.streamBytes, 1)) }
+                t += "| \(key)\(ok(s, r, key: key)) | \(Driver.rate(s.rowsPerSecond)) | \(Driver.num(mbps, "%.0f")) | \(Driver.mb(s.rssGrowth)) | \(Driver.num(ratio)) |\n"
+            }
+        }
+        return t
     }
 
     func table(_ results: [Result], load: (Double, Double)) -> String {
@@ -284,6 +356,7 @@ struct Driver {
             t += "| \(r.msodbc.map { Driver.rate($0.rowsPerSecond) } ?? "–")\(r.msodbc == nil ? "" : ok(r.msodbc, r)) | \(Driver.num(r.msodbc?.allocationsPerRow, "%.3f")) | \(Driver.mb(r.msodbc?.peakRSS)) "
             t += "| \(Driver.num(ratio)) |\n"
         }
+        t += pathsTable(results)
         if results.contains(where: { $0.sqlclientRows != nil }) {
             t += "\nEnd to end through `query()` (one `SQLRow` per row) instead of `rowBlocks()`:\n\n| workload | rows/s | MB/s | allocs/row | peak RSS MB | ratio to FreeTDS |\n|---|---:|---:|---:|---:|---:|\n"
             for r in results {
@@ -312,11 +385,11 @@ struct Driver {
     }
 
     func json(_ results: [Result], load: (Double, Double)) -> String {
-        func sampleObject(_ s: Sample?, _ r: Result) -> Any {
+        func sampleObject(_ s: Sample?, _ r: Result, key: String = "") -> Any {
             guard let s else { return NSNull() }
             return ["rows_per_s": s.rowsPerSecond, "mb_per_s": s.seconds > 0 ? Double(r.streamBytes) / 1e6 / s.seconds : 0,
                     "seconds": s.seconds, "allocations_per_row": s.allocationsPerRow as Any? ?? NSNull(),
-                    "peak_rss_bytes": s.peakRSS as Any? ?? NSNull(), "checksum_ok": s.checksum == r.expected && s.rows == r.workload.rows,
+                    "peak_rss_bytes": s.peakRSS as Any? ?? NSNull(), "rss_growth_bytes": s.rssGrowth as Any? ?? NSNull(), "checksum_ok": s.checksum == r.expected(for: key) && s.rows == r.workload.rows,
                     "packet_size": s.packetSize as Any? ?? NSNull()] as [String: Any]
         }
         var list: [[String: Any]] = []
@@ -341,11 +414,9 @@ struct Driver {
                 "msodbc": sampleObject(r.msodbc, r),
             ]
             // Every client's figures by name; a new read path adds one pair here.
-            let clients: [(String, Sample?)] = [
-                ("freetds", r.freetds), ("msodbc", r.msodbc),
-                ("sqlclient_blocks", r.sqlclient), ("sqlclient_query", r.sqlclientRows),
-            ]
-            o["clients"] = Dictionary(uniqueKeysWithValues: clients.map { ($0.0, sampleObject($0.1, r)) })
+            let clients: [(String, Sample?)] = [("freetds", r.freetds), ("msodbc", r.msodbc)]
+                + r.paths.map { ($0.key, Optional($0.value)) }
+            o["clients"] = Dictionary(uniqueKeysWithValues: clients.map { ($0.0, sampleObject($0.1, r, key: $0.0)) })
             if options.comparePacketSizes {
                 o["sqlclient_4096"] = sampleObject(r.sqlclientSmallPackets, r)
                 o["freetds_4096"] = sampleObject(r.freetdsSmallPackets, r)
@@ -356,5 +427,13 @@ struct Driver {
                                   "load_average": [load.0, load.1], "cpus": ProcessInfo.processInfo.activeProcessorCount]
         guard let data = try? JSONSerialization.data(withJSONObject: top, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension Driver.Result {
+    /// The checksum a client's sample must match: the `Decodable` paths fold the decoded
+    /// structs (``BenchRow``), every other client the values (``Digest``).
+    func expected(for key: String) -> String {
+        key.hasPrefix("sqlclient_decodable") ? expectedDecodable : expected
     }
 }

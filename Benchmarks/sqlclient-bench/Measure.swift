@@ -68,6 +68,8 @@ struct Sample: Codable, Sendable {
     /// Peak resident memory of the process (VmHWM), bytes.
     var peakRSS: Int?
     var packetSize: Int?
+    /// SQLClient: peak resident memory during the read over the resident memory just before it.
+    var rssGrowth: Int?
 
     var rowsPerSecond: Double { seconds > 0 ? Double(rows) / seconds : 0 }
     var megabytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds / 1e6 : 0 }

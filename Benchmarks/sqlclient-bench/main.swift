@@ -48,6 +48,7 @@ struct Options {
     var port = 0
     var api = DecodeCommand.API.reuse
     var clientAPI = ClientCommand.API.blocks
+    var context = ClientCommand.Context.task
     var repeats = 3
 }
 
@@ -83,8 +84,13 @@ func parseOptions(_ args: ArraySlice<String>) -> Options {
             guard let api = DecodeCommand.API(rawValue: value(a)) else { note("--api tokens|reuse"); exit(2) }
             o.api = api
         case "--client-api":
-            guard let api = ClientCommand.API(rawValue: value(a)) else { note("--client-api rows|blocks"); exit(2) }
+            guard let api = ClientCommand.API(rawValue: value(a)) else {
+                note("--client-api \(ClientCommand.API.allCases.map(\.rawValue).joined(separator: "|"))"); exit(2)
+            }
             o.clientAPI = api
+        case "--context":
+            guard let c = ClientCommand.Context(rawValue: value(a)) else { note("--context task|main"); exit(2) }
+            o.context = c
         case "-h", "--help": print(usage); exit(0)
         default: note("sqlclient-bench: unknown argument \(a)\n\(usage)"); exit(2)
         }
@@ -124,7 +130,7 @@ do {
     case "client":
         guard let name = options.workloads.first else { note("client needs --workload"); exit(2) }
         print(try await ClientCommand.run(workload(name, options), port: options.port, packetSize: options.packetSize,
-                                          api: options.clientAPI).jsonLine())
+                                          api: options.clientAPI, context: options.context).jsonLine())
     case "trace":
         // Every value's digest, as Benchmarks/freetds/bench.c prints them with BENCH_TRACE=1.
         guard let name = options.workloads.first else { note("trace needs --workload"); exit(2) }

@@ -395,3 +395,123 @@ extension TokenStreamDecoderTests {
         XCTAssertEqual(try DecoderVerifier.verify(stream, version: .v7_4, randomSplits: 3, seed: 5), tokens)
     }
 }
+
+// MARK: - Rows in parts (nextPart): large values in chunks
+
+extension TokenStreamDecoderTests {
+    /// Columns of every large kind beside small ones.
+    static let partColumns: [ColumnMetadata] = [
+        ColumnMetadata(flags: [.nullable], typeInfo: .int, name: "id"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .varbinary(nil), name: "bin"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(nil), name: "ntext"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .varchar(nil), name: "vtext"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(20), name: "small"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .image, name: "img"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .ntext(), name: "nt"),
+    ]
+
+    /// A response: COLMETADATA, `rows` (ROW and NBCROW alternately, PLP values cut as `chunking`
+    /// says), DONE.
+    static func partsStream(_ rows: [[SQLValue]], chunking: [ServerTokens.PLPChunking?]) throws -> [UInt8] {
+        var bytes = ServerTokens.colMetadata(partColumns, version: .v7_4)
+        for (i, row) in rows.enumerated() {
+            bytes += i % 2 == 0 ? try ServerTokens.row(row, columns: partColumns, chunking: chunking)
+                                : try ServerTokens.nbcRow(row, columns: partColumns, chunking: chunking)
+        }
+        return bytes + ServerTokens.done(version: .v7_4)
+    }
+
+    /// The rows the parts make (a large value's chunks concatenated and decoded as its type),
+    /// and the other tokens, feeding `bytes` cut at `cuts`.
+    static func rowsFromParts(_ bytes: [UInt8], cuts: [Int], maximumValueSize: Int = 1 << 30) throws -> (rows: [[SQLValue]], tokens: [Token], largestChunk: Int) {
+        var d = TokenStreamDecoder(version: .v7_4, options: .init(maximumValueSize: maximumValueSize))
+        var rows: [[SQLValue]] = [], tokens: [Token] = []
+        var row: [SQLValue?] = Array(repeating: nil, count: partColumns.count)
+        var large: [Int: [UInt8]] = [:]
+        var largest = 0
+        func drain() throws {
+            while let part = try d.nextPart() {
+                switch part {
+                case .token(let t): tokens.append(t)
+                case .value(let c, let v): XCTAssertNil(row[c]); row[c] = v
+                case .chunk(let c, let b):
+                    XCTAssertFalse(b.isEmpty, "an empty chunk")
+                    largest = max(largest, b.count)
+                    large[c, default: []] += b
+                case .largeValueEnd(let c):
+                    XCTAssertNil(row[c])
+                    let b = large.removeValue(forKey: c) ?? []
+                    switch partColumns[c].typeInfo.type {
+                    case .nvarchar, .ntext: row[c] = .string(String(decoding: stride(from: 0, to: b.count, by: 2).map { UInt16(b[$0]) | UInt16(b[$0 + 1]) << 8 }, as: UTF16.self))
+                    case .bigVarChar, .text: row[c] = .string(String(decoding: b, as: UTF8.self))   // ASCII here
+                    default: row[c] = .binary(b)
+                    }
+                case .rowEnd:
+                    XCTAssertTrue(large.isEmpty)
+                    rows.append(row.map { $0 ?? .null })
+                    XCTAssertFalse(row.contains { $0 == nil }, "a column without a part")
+                    row = Array(repeating: nil, count: partColumns.count)
+                }
+            }
+        }
+        var start = 0
+        for cut in cuts + [bytes.count] where cut > start {
+            d.append(Array(bytes[start ..< cut]))
+            start = cut
+            try drain()
+        }
+        if let last = try d.finish() { tokens.append(last) }
+        try drain()
+        return (rows, tokens, largest)
+    }
+
+    func testRowsInPartsGiveTheRowsOfTheBufferedDecoderWholeByteByByteAndSplitAtRandom() throws {
+        var rng = SystemRandomNumberGenerator()
+        func bytes(_ n: Int) -> [UInt8] { (0 ..< n).map { _ in UInt8.random(in: 0 ... 255, using: &rng) } }
+        let rows: [[SQLValue]] = [
+            [.int(1), .binary(bytes(20_000)), .string(String(repeating: "é€😀a", count: 900)), .string(String(repeating: "abc", count: 3000)),
+             .string("small"), .binary(bytes(9000)), .string(String(repeating: "ñx", count: 700))],
+            [.null, .null, .null, .null, .null, .null, .null],
+            [.int(3), .binary([]), .string(""), .string(""), .string(""), .binary([1]), .string("z")],
+            [.int(4), .binary(bytes(1)), .null, .string("q"), .null, .null, .string("")],
+        ]
+        for chunking in [nil, ServerTokens.PLPChunking(sizes: [1, 7, 4096]), ServerTokens.PLPChunking(sizes: [3000], unknownLength: true)] {
+            let stream = try Self.partsStream(rows, chunking: Array(repeating: chunking, count: Self.partColumns.count))
+            // The buffered decoder's rows.
+            var whole = TokenStreamDecoder(version: .v7_4)
+            whole.append(stream)
+            var expected: [[SQLValue]] = []
+            while let t = try whole.next() {
+                if case .row(let r) = t { expected.append(r.values) }
+                if case .nbcRow(let r) = t { expected.append(r.values) }
+            }
+            XCTAssertEqual(expected.count, rows.count)
+            let splits: [(String, [Int])] = [
+                ("whole", []),
+                ("byte by byte", Array(1 ..< stream.count)),
+                ("random", (0 ..< 40).map { _ in Int.random(in: 1 ..< stream.count, using: &rng) }.sorted()),
+            ]
+            for (name, cuts) in splits {
+                let got = try Self.rowsFromParts(stream, cuts: cuts)
+                XCTAssertEqual(got.rows, expected, "\(name), \(String(describing: chunking))")
+                XCTAssertEqual(got.tokens.map(\.type), [.colMetadata, .done], name)
+            }
+        }
+    }
+
+    /// A value streamed in parts is not held whole, so it is not bounded by maximumValueSize,
+    /// and no chunk is longer than what arrived at once.
+    func testAStreamedValuePassesMaximumValueSizeInChunksNoLargerThanWhatArrived() throws {
+        let big = [UInt8]((0 ..< 200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let row: [SQLValue] = [.int(9), .binary(big), .null, .null, .null, .null, .null]
+        let stream = try Self.partsStream([row], chunking: Array(repeating: .init(sizes: [8000]), count: 7))
+        let cuts = Array(stride(from: 4096, to: stream.count, by: 4096))
+        let got = try Self.rowsFromParts(stream, cuts: cuts, maximumValueSize: 1000)
+        XCTAssertEqual(got.rows, [row])
+        XCTAssertLessThanOrEqual(got.largestChunk, 4096)
+        // Buffered, the same value passes the cap: an error.
+        var d = TokenStreamDecoder(version: .v7_4, options: .init(maximumValueSize: 1000))
+        d.append(stream)
+        XCTAssertThrowsError(try { while try d.next() != nil {} }())
+    }
+}

@@ -8,9 +8,10 @@ import TDS
 /// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:drainer:)``:
 /// what the received bytes already hold), so a million-row result does not cross into the actor
 /// a million times; the socket is still read only as the caller consumes. Rows arrive as
-/// ``SQLRowBlock``s, flat blocks of a result set's rows: ``nextBlock()`` hands them over as
-/// they are, ``nextRow()`` and ``nextEvent()`` one row at a time, each row a view of its block
-/// copied into an ``SQLRow``.
+/// ``SQLRowBlock``s, blocks of a result set's rows: ``nextBlock()`` hands them over as they are,
+/// ``nextRow()`` and ``nextEvent()`` one row at a time, each row an ``SQLRow`` view of its block
+/// (nothing copied, nothing allocated per row), ``nextItem()`` events and whole blocks for the
+/// buffered shapes.
 ///
 /// Not thread-safe: one iterator, used by one task at a time (as `AsyncIteratorProtocol` is).
 /// Its methods run in the caller's isolation (`#isolation`): buffered items are taken without
@@ -27,24 +28,31 @@ final class ResponseCursor: @unchecked Sendable {
     let connection: SQLConnection
     private let source: Source
     private let timeout: Duration?
+    /// The response is read in parts, large values in pieces (``nextPart()``).
+    private let readsParts: Bool
     private(set) var requestID: RequestID?
     /// The request is over on the connection (completed, failed or abandoned).
     private var finished = false
     private var items: [SQLConnection.ResponseBatch.Item] = []
     private var position = 0
-    /// The block whose rows are being handed out one at a time, and the next row in it.
-    private var block: SQLRowBlock?
-    private var blockRow = 0
+    /// The block whose rows are being handed out one at a time: its storage, the next row and
+    /// the end of its rows.
+    private var rowStorage: SQLRowStorage?
+    private var rowNext = 0
+    private var rowEnd = 0
+    /// ``nextPart()``: the next column of row `rowNext` to hand out.
+    private var partColumn = 0
     /// The request's error, thrown after what was fetched with it.
     private var pendingError: (any Error)?
     private var taken = 0
     /// Rows received so far (for the request's `requestFinished` log event).
     private var rowsReceived = 0
 
-    init(connection: SQLConnection, request: Source, timeout: Duration? = nil) {
+    init(connection: SQLConnection, request: Source, timeout: Duration? = nil, readsParts: Bool = false) {
         self.connection = connection
         self.source = request
         self.timeout = timeout
+        self.readsParts = readsParts
     }
 
     deinit {
@@ -77,15 +85,46 @@ final class ResponseCursor: @unchecked Sendable {
     func nextBlock(isolation: isolated (any Actor)? = #isolation) async throws -> SQLRowBlock? {
         while true {
             try checkCancellation()
-            if let block {
-                self.block = nil
-                if blockRow == 0 { return block }
-                let rest = SQLRowBlock(columns: block.columns, values: Array(block.values[(blockRow * block.width)...]))
-                if rest.count > 0 { return rest }
+            if let storage = rowStorage {
+                rowStorage = nil
+                if rowNext < rowEnd { return SQLRowBlock(storage: storage, rows: rowNext ..< rowEnd) }
             }
             while position < items.count {
                 let item = takeItem()
                 if case .rows(let rows) = item, rows.count > 0 { return rows }
+            }
+            guard try await fetch() else { return nil }
+        }
+    }
+
+    /// The next part of a response read in parts (``init(connection:request:timeout:readsParts:)``):
+    /// events, each value of a row, a large value's chunks; nil after the last one.
+    func nextPart(isolation: isolated (any Actor)? = #isolation) async throws -> SQLStreamedPart? {
+        while true {
+            try checkCancellation()
+            if let storage = rowStorage {
+                // Rows that arrived whole (none do when reading parts): their values one by one.
+                if rowNext < rowEnd {
+                    if partColumn < storage.width {
+                        let column = partColumn
+                        partColumn += 1
+                        return .value(column: column, storage.value(row: rowNext, column: column))
+                    }
+                    partColumn = 0
+                    rowNext += 1
+                    return .rowEnd
+                }
+                rowStorage = nil
+            }
+            if position < items.count {
+                switch takeItem() {
+                case .event(let event): return .event(event)
+                case .part(let part): return part
+                case .rows(let rows):
+                    hold(rows)
+                    partColumn = 0
+                }
+                continue
             }
             guard try await fetch() else { return nil }
         }
@@ -102,12 +141,32 @@ final class ResponseCursor: @unchecked Sendable {
             case .event(let event):
                 return event
             case .rows(let rows):
-                block = rows
-                blockRow = 0
+                hold(rows)
                 if let row = takeBlockRow() { return .row(row) }
+            case .part:
+                break   // only read through nextPart()
             }
         }
         return nil
+    }
+
+    /// The next event or whole block of rows already fetched, without suspending (for the
+    /// buffered shapes, which keep the blocks as they are); nil when none is buffered.
+    func takeBufferedItem() throws -> SQLConnection.ResponseBatch.Item? {
+        try checkCancellation()
+        if let storage = rowStorage {
+            rowStorage = nil
+            if rowNext < rowEnd { return .rows(SQLRowBlock(storage: storage, rows: rowNext ..< rowEnd)) }
+        }
+        return position < items.count ? takeItem() : nil
+    }
+
+    /// The next event or block of rows (see ``takeBufferedItem()``); nil after the last one.
+    func nextItem(isolation: isolated (any Actor)? = #isolation) async throws -> SQLConnection.ResponseBatch.Item? {
+        while true {
+            if let item = try takeBufferedItem() { return item }
+            guard try await fetch() else { return nil }
+        }
     }
 
     /// The next row already fetched, without suspending; nil when none is buffered.
@@ -116,22 +175,29 @@ final class ResponseCursor: @unchecked Sendable {
         if let row = takeBlockRow() { return row }
         while position < items.count {
             if case .rows(let rows) = takeItem() {
-                block = rows
-                blockRow = 0
+                hold(rows)
                 if let row = takeBlockRow() { return row }
             }
         }
         return nil
     }
 
+    /// Makes `block` the one whose rows are handed out next.
+    @inline(__always)
+    private func hold(_ block: SQLRowBlock) {
+        rowStorage = block.storage
+        rowNext = block.rows.lowerBound
+        rowEnd = block.rows.upperBound
+    }
+
     @inline(__always)
     private func takeBlockRow() -> SQLRow? {
-        guard let block, blockRow < block.count else {
-            self.block = nil
+        guard rowNext < rowEnd, let storage = rowStorage else {
+            rowStorage = nil
             return nil
         }
-        let row = block.row(blockRow)
-        blockRow += 1
+        let row = SQLRow(storage: storage, index: rowNext)
+        rowNext &+= 1
         return row
     }
 
@@ -153,7 +219,7 @@ final class ResponseCursor: @unchecked Sendable {
         finished = true
         items = []
         position = 0
-        block = nil
+        rowStorage = nil
         let connection = self.connection
         Task { await connection.abandon(requestID, reason: .cancelled) }
         throw SQLClientError(.cancelled, "the request was cancelled")
@@ -168,7 +234,7 @@ final class ResponseCursor: @unchecked Sendable {
         }
         if finished { return false }
         do {
-            if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout) }
+            if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout, readsParts: readsParts) }
             guard let requestID else { return false }
             let batch = await connection.nextBatch(requestID)
             if batch.ended || batch.error != nil { finished = true }
@@ -195,10 +261,14 @@ final class ResponseCursor: @unchecked Sendable {
 
 extension SQLConnection {
     /// Starts the request of a cursor's source.
-    func startRequest(_ source: ResponseCursor.Source, timeout: Duration?) async throws -> RequestID {
+    func startRequest(_ source: ResponseCursor.Source, timeout: Duration?, readsParts: Bool = false) async throws -> RequestID {
+        let id: RequestID
         switch source {
-        case .request(let request): return try await startRequest(request, timeout: timeout)
-        case .query(let query): return try await startRequest(try self.request(for: query), timeout: timeout)
+        case .request(let request): id = try await startRequest(request, timeout: timeout)
+        case .query(let query): id = try await startRequest(try self.request(for: query), timeout: timeout)
         }
+        // Its response is read only by its cursor (or, abandoned, by the drain), after this.
+        if readsParts { partsRequest = id }
+        return id
     }
 }

@@ -19,7 +19,8 @@ struct ResponseReader: Sendable {
     var decoder: TokenStreamDecoder
     /// The setting named in the error when a message passes `framer.maximumMessageSize`.
     private var messageCapName = ""
-    private var endOfMessagePending = false
+    /// The message's last packet (EOM) was handed to the decoder, which may still hold tokens of it.
+    private(set) var endOfMessagePending = false
     private var messageEndedAfterToken = false
     private let options: TokenStreamDecoder.Options
     /// Called with each packet's header as it is cut (the trace log), nil when nobody listens.
@@ -66,6 +67,41 @@ struct ResponseReader: Sendable {
                     if let last = try decoder.finish() {
                         messageEndedAfterToken = true
                         return .token(last)
+                    }
+                    return .messageEnded
+                }
+            } catch {
+                throw SQLClientError.protocolError(error)
+            }
+            guard try cutPacket() else { return .needBytes }
+        }
+    }
+
+    /// What the bytes received so far hold next, for a request read in parts (large values in
+    /// pieces, see ``TokenStreamDecoder/nextPart()``).
+    enum PartItem: Sendable {
+        case part(TokenStreamDecoder.RowPart)
+        /// The response message ended (its EOM packet was decoded to the end).
+        case messageEnded
+        /// Nothing more until more bytes arrive.
+        case needBytes
+    }
+
+    /// The next part the buffered bytes hold (as ``next()``, rows in parts).
+    /// - Throws: as ``next()``.
+    mutating func nextPart() throws(SQLClientError) -> PartItem {
+        while true {
+            do throws(TDSDecodingError) {
+                if let part = try decoder.nextPart() { return .part(part) }
+                if messageEndedAfterToken {
+                    messageEndedAfterToken = false
+                    return .messageEnded
+                }
+                if endOfMessagePending {
+                    endOfMessagePending = false
+                    if let last = try decoder.finish() {
+                        messageEndedAfterToken = true
+                        return .part(.token(last))
                     }
                     return .messageEnded
                 }

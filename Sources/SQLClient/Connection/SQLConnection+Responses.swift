@@ -11,6 +11,8 @@ extension SQLConnection {
             case event(SQLResponseEvent)
             /// Consecutive rows of one result set, in one flat block.
             case rows(SQLRowBlock)
+            /// A piece of a row of a response read in parts (``SQLConnection/streamingValues(_:timeout:)``).
+            case part(SQLStreamedPart)
         }
         var items: [Item] = []
         var rowCount = 0
@@ -20,9 +22,11 @@ extension SQLConnection {
         var error: (any Error)?
     }
 
-    /// Rows per batch at most (one block), and other events per batch at most.
+    /// Rows per batch at most (one block), other events per batch at most, and about the most
+    /// wire bytes of rows per batch.
     static let batchRowLimit = 4096
     static let batchEventLimit = 512
+    static let batchByteLimit = 1 << 20
 
     // MARK: - Starting
 
@@ -125,14 +129,32 @@ extension SQLConnection {
     }
 
     /// Adds to `batch` what the buffered bytes hold for request `id`, synchronously.
+    ///
+    /// Rows of one result set go into blocks: as their wire bytes (``WireRowBlock``, decoded when
+    /// read) when the result's columns allow it, else as decoded values; rows the wire scan cannot
+    /// take (malformed, or a partial row too long to wait for) are decoded incrementally into a
+    /// values block of their own, so rows stay in order.
     private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
         var values: [SQLValue] = []
+        var wire: WireRowBlock?
         var blockColumns: SQLColumns?
-        func flush() {
+        var full = false
+        let parts = id == partsRequest
+        func emitWire() {
+            if let columns = blockColumns, let w = wire, !w.isEmpty {
+                batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: w))))
+            }
+            wire = nil
+        }
+        func emitValues() {
             if let columns = blockColumns, !values.isEmpty {
                 batch.items.append(.rows(SQLRowBlock(columns: columns, values: values)))
                 values = []
             }
+        }
+        func flush() {
+            emitWire()
+            emitValues()
             blockColumns = nil
         }
         func handle(_ action: ConnectionStateMachine.Action) -> Bool {
@@ -142,9 +164,14 @@ extension SQLConnection {
                 let cols = SQLColumns(columns.map(SQLColumn.init))
                 currentColumns = cols
                 batch.items.append(.event(.columns(cols)))
+            case .forwardRow(let rowValues) where parts:
+                for (column, value) in rowValues.enumerated() { batch.items.append(.part(.value(column: column, value))) }
+                batch.items.append(.part(.rowEnd))
+                batch.rowCount += 1
             case .forwardRow(let rowValues):
                 guard let columns = currentColumns else { return false }
                 if blockColumns !== columns { flush(); blockColumns = columns }
+                emitWire()
                 values.append(contentsOf: rowValues)
                 batch.rowCount += 1
             case .forwardStatementDone(let count):
@@ -183,7 +210,54 @@ extension SQLConnection {
             return false
         }
 
-        while batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit {
+        if parts {
+            // A response read in parts: tokens through the state machine, row parts as they
+            // come (while rows are forwarded), up to `batchEventLimit` items and about
+            // `batchByteLimit` bytes of chunks.
+            var bytes = 0
+            while batch.items.count < Self.batchEventLimit, bytes < Self.batchByteLimit {
+                if machine.state == .closed {
+                    batch.error = closedError
+                    return
+                }
+                let next: ResponseReader.PartItem
+                do {
+                    next = try reader.nextPart()
+                } catch {
+                    if handle(machine.transportFailed(error)) { return }
+                    continue
+                }
+                switch next {
+                case .part(.token(let token)):
+                    let action = machine.tokenReceived(token)
+                    if case .none = action { continue }
+                    if handle(action) { return }
+                case .part(let part):
+                    guard machine.forwardsRows, currentColumns != nil else { continue }
+                    let streamed: SQLStreamedPart
+                    switch part {
+                    case .value(let column, let value): streamed = .value(column: column, value)
+                    case .chunk(let column, let chunk):
+                        bytes += chunk.count
+                        streamed = .chunk(column: column, chunk)
+                    case .largeValueEnd(let column): streamed = .valueEnd(column: column)
+                    case .rowEnd:
+                        batch.rowCount += 1
+                        streamed = .rowEnd
+                    case .token: continue
+                    }
+                    batch.items.append(.part(streamed))
+                case .messageEnded:
+                    var over = false
+                    for action in machine.messageEnded(now: clock.now()) where handle(action) { over = true }
+                    if over { return }
+                case .needBytes:
+                    return
+                }
+            }
+            return
+        }
+        rows: while !full, batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit {
             if machine.state == .closed {
                 flush()
                 batch.error = closedError
@@ -192,35 +266,88 @@ extension SQLConnection {
             if machine.forwardsRows, let columns = currentColumns {
                 // Rows straight from the decoder while they are forwarded as they are (see
                 // `ConnectionStateMachine.forwardsRows`): runs of whole buffered rows in one
-                // pass, into the block's one flat array; anything else one token at a time.
+                // pass into the block, anything else one token at a time.
                 if blockColumns !== columns {
                     flush()
                     blockColumns = columns
                 }
-                if values.isEmpty { values.reserveCapacity(columns.count * 64) }
-                let run = reader.decoder.appendBufferedRows(to: &values, limit: Self.batchRowLimit - batch.rowCount)
-                if run > 0 {
-                    batch.rowCount += run
-                    continue
+                if wire == nil, var block = reader.decoder.makeWireRowBlock() {
+                    emitValues()   // rows read incrementally before these
+                    block.reserveCapacity(rows: 256, bytesPerRow: 8 * columns.count)
+                    wire = block
                 }
-                let item: TokenStreamDecoder.StreamItem?
-                do {
-                    item = try reader.decoder.next(appendingRowValuesTo: &values)
-                } catch {
-                    if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
-                    continue
-                }
-                switch item {
-                case .row?:
-                    batch.rowCount += 1
-                    continue
-                case .token(let token)?:
-                    let action = machine.tokenReceived(token)
-                    if case .none = action { continue }
-                    if handle(action) { return }
-                    continue
-                case nil:
-                    break   // the next packet, or the message's end: below
+                if var block = wire {
+                    wire = nil   // uniquely referenced while it grows
+                    let (n, end) = reader.decoder.appendBufferedRows(to: &block, limit: Self.batchRowLimit - batch.rowCount,
+                                                                     byteLimit: Self.batchByteLimit)
+                    wire = block
+                    batch.rowCount += n
+                    switch end {
+                    case .limit:
+                        full = true
+                        continue rows
+                    case .needBytes:
+                        do {
+                            if try reader.cutPacket() { continue rows }
+                        } catch {
+                            if handle(machine.transportFailed(error)) { return }
+                            continue rows
+                        }
+                        if !reader.endOfMessagePending {
+                            flush()
+                            return
+                        }
+                        // The message ended inside a row: the token path below reports it.
+                    case .otherToken:
+                        break   // the token path below
+                    case .incremental:
+                        emitWire()
+                        let item: TokenStreamDecoder.StreamItem?
+                        do {
+                            item = try reader.decoder.next(appendingRowValuesTo: &values)
+                        } catch {
+                            if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
+                            continue rows
+                        }
+                        switch item {
+                        case .row?:
+                            batch.rowCount += 1
+                            continue rows
+                        case .token(let token)?:
+                            let action = machine.tokenReceived(token)
+                            if case .none = action { continue rows }
+                            if handle(action) { return }
+                            continue rows
+                        case nil:
+                            break   // the next packet, or the message's end: below
+                        }
+                    }
+                } else {
+                    if values.isEmpty { values.reserveCapacity(columns.count * 64) }
+                    let run = reader.decoder.appendBufferedRows(to: &values, limit: Self.batchRowLimit - batch.rowCount)
+                    if run > 0 {
+                        batch.rowCount += run
+                        continue
+                    }
+                    let item: TokenStreamDecoder.StreamItem?
+                    do {
+                        item = try reader.decoder.next(appendingRowValuesTo: &values)
+                    } catch {
+                        if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
+                        continue
+                    }
+                    switch item {
+                    case .row?:
+                        batch.rowCount += 1
+                        continue
+                    case .token(let token)?:
+                        let action = machine.tokenReceived(token)
+                        if case .none = action { continue }
+                        if handle(action) { return }
+                        continue
+                    case nil:
+                        break   // the next packet, or the message's end: below
+                    }
                 }
             }
             let next: ResponseReader.Item
@@ -281,11 +408,18 @@ extension SQLConnection {
         try await run(.request(request), timeout: timeout)
     }
 
-    /// Sends `source` and buffers everything it returns.
+    /// Sends `source` and buffers everything it returns; rows are kept as views of their blocks
+    /// (nothing copied, no event per row).
     func run(_ source: ResponseCursor.Source, timeout: Duration?) async throws -> SQLResult {
         let cursor = ResponseCursor(connection: self, request: source, timeout: timeout)
         var result = SQLResult()
-        while let event = try await cursor.nextEvent() { result.append(event) }
+        while let item = try await cursor.nextItem() {
+            switch item {
+            case .rows(let block): result.append(rows: block)
+            case .event(let event): result.append(event)
+            case .part: continue   // only a response read in parts has them
+            }
+        }
         result.finish()
         return result
     }

@@ -62,6 +62,8 @@ public actor SQLConnection {
     private var timerTasks: [TimerID: Task<Void, Never>] = [:]
     /// The columns of the result set being read.
     var currentColumns: SQLColumns?
+    /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
+    var partsRequest: RequestID?
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     var writeGateWaiters: [CheckedContinuation<Void, Never>] = []
@@ -85,7 +87,8 @@ public actor SQLConnection {
                                               trustServerCertificate: configuration.tls.trustServerCertificate,
                                               verifyWhenLoginOnly: configuration.verifyCertificateWhenLoginOnly,
                                               cancelTimeout: configuration.cancelTimeout,
-                                              expectsSSPI: configuration.authentication.usesSSPI)
+                                              expectsSSPI: configuration.authentication.usesSSPI,
+                                              requestedVersion: configuration.tdsVersion)
         var options = TokenStreamDecoder.Options(maximumValueSize: configuration.maximumValueSize)
         options.acceptsShortDoneBeforeLoginAck = true   // a TDS 7.1 server refusing a 7.4 login
         self.reader = ResponseReader(version: configuration.tdsVersion, options: options)
@@ -169,7 +172,8 @@ public actor SQLConnection {
     }
 
     /// Closes the transport (a read or write in flight fails at once), fails the waiting requests,
-    /// stops the timers and drops the receive buffers.
+    /// stops the timers, drops the receive buffers and ends ``messages`` (after what it holds):
+    /// after a fatal error as after ``close()``, nobody is left waiting.
     private func closeTransport(_ context: ConnectionStateMachine.CloseContext) {
         transport.close()
         socket.close()

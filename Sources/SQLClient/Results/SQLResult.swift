@@ -121,6 +121,13 @@ public struct SQLResult: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Adds a block of rows of the open result set (as ``append(_:)`` adds `.row` events, one
+    /// by one), the rows kept as views of the block.
+    mutating func append(rows block: SQLRowBlock) {
+        if open == nil { open = SQLResultSet(columns: block.columns) }
+        open?.rows.append(contentsOf: block)
+    }
+
     /// Closes a result set left open (a response that ended without its DONE). Call once, after the last event.
     public mutating func finish() {
         if let current = open {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TDS
 
 /// One column of a result set ([MS-TDS] 2.2.7.4 COLMETADATA).
@@ -50,6 +51,8 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
     /// Names compare exactly (case-sensitive): `a` and `A` are two keys.
     /// `SELECT COUNT(*), MAX(id), 1 AS x, 2 AS x` gives `["column1", "column2", "x", "x_2"]`.
     public let dictionaryKeys: [String]
+    /// ``SQLRow/decode(_:)``'s column of each coding key, per key type (see ``SQLColumnKeyPlan``).
+    let keyPlans = Mutex<[ObjectIdentifier: SQLColumnKeyPlan]>([:])
 
     /// Columns in result-set order; lookup tables and ``dictionaryKeys`` are built once here.
     public init(_ columns: [SQLColumn]) {
@@ -106,34 +109,58 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
 
 /// One row: ordered values with their columns. Values stay as decoded (lossless `SQLValue`)
 /// until asked for as Swift types.
+///
+/// A row is a view of the block of rows it arrived in (shared, never copied): taking a row from
+/// ``SQLConnection/query(_:)`` or ``SQLResultSet/rows`` allocates nothing, and a value is decoded
+/// when it is read (`row[i]`, `row["name"]`, iterating the row, ``decode(_:)``). ``values`` copies
+/// them into an array of their own.
 public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible {
-    /// The row's columns (shared with the other rows of its result set).
-    public let columns: SQLColumns
-    /// The values, in column order.
-    public let values: [SQLValue]
+    let storage: SQLRowStorage
+    /// The row's index in `storage`.
+    let index: Int
 
     /// A row of `values` in the order of `columns` (one value per column).
     public init(columns: SQLColumns, values: [SQLValue]) {
-        self.columns = columns
-        self.values = values
+        self.storage = SQLRowStorage(columns: columns, values: values, width: values.count)
+        self.index = 0
     }
 
+    /// Row `index` of `storage`.
+    @inline(__always)
+    init(storage: SQLRowStorage, index: Int) {
+        self.storage = storage
+        self.index = index
+    }
+
+    /// The row's columns (shared with the other rows of its result set).
+    public var columns: SQLColumns { storage.columns }
+
+    /// The values, in column order, in an array of their own (each decoded; reading `row[i]` or
+    /// iterating the row decodes only what it reads and allocates nothing for fixed-width values).
+    public var values: [SQLValue] { storage.values(row: index) }
+
     /// 0.
-    public var startIndex: Int { values.startIndex }
+    public var startIndex: Int { 0 }
     /// The number of values.
-    public var endIndex: Int { values.endIndex }
-    /// The value at `index` (0-based, in column order).
-    public subscript(position: Int) -> SQLValue { values[position] }
+    public var endIndex: Int { storage.width }
+    /// The value at `position` (0-based, in column order).
+    public subscript(position: Int) -> SQLValue {
+        precondition(position >= 0 && position < storage.width, "SQLRow index \(position) out of range 0..<\(storage.width)")
+        return storage.value(row: index, column: position)
+    }
+
+    /// Whether the value at `position` is NULL, without decoding it.
+    func isNull(at position: Int) -> Bool { storage.isNull(row: index, column: position) }
 
     /// The value of the column named `name` (exact match first, then case-insensitive), nil when no such column.
     public subscript(name: String) -> SQLValue? {
-        guard let i = columns.index(of: name), i < values.count else { return nil }
-        return values[i]
+        guard let i = columns.index(of: name), i < storage.width else { return nil }
+        return storage.value(row: index, column: i)
     }
 
     /// (column name, value) pairs in order, names as the server sent them (possibly empty or repeated).
     public var namedValues: [(name: String, value: SQLValue)] {
-        zip(columns.columns, values).map { ($0.name, $1) }
+        zip(columns.columns, self).map { ($0.name, $1) }
     }
 
     /// The row as a dictionary from column key to value (NULL stays `SQLValue/null`), the
@@ -142,8 +169,8 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     /// `SELECT COUNT(*), MAX(id)` gives `["column1": …, "column2": …]`. Never traps.
     public var dictionary: [String: SQLValue] {
         var out: [String: SQLValue] = [:]
-        out.reserveCapacity(values.count)
-        for (key, value) in zip(columns.dictionaryKeys, values) { out[key] = value }
+        out.reserveCapacity(count)
+        for (key, value) in zip(columns.dictionaryKeys, self) { out[key] = value }
         return out
     }
 

@@ -1,35 +1,47 @@
 import TDS
 
-/// Rows of one result set stored together: the values of `count` rows in one flat array, row
-/// after row (`columns.count` values each). Returned by ``SQLConnection/rowBlocks(_:timeout:)``, the
-/// fastest way to read a large result: one allocation per block instead of one per row (values
-/// of fixed-width columns need none of their own; strings and binary values still do).
+/// Rows of one result set stored together: consecutive rows in one block, shared by the rows'
+/// ``SQLRow`` views. Returned by ``SQLConnection/rowBlocks(_:timeout:)``, the fastest way to read a large
+/// result: one allocation per block, none per row (a row is a view of its block; values are
+/// decoded when they are read, strings transcoded and binary values copied only then).
 public struct SQLRowBlock: Sendable, RandomAccessCollection {
-    /// The columns, shared by every row of the result set.
-    public let columns: SQLColumns
-    /// Every value of the block, row by row: row `i`, column `c` is `values[i * columns.count + c]`.
-    public let values: [SQLValue]
-    /// Values per row.
-    public let width: Int
+    let storage: SQLRowStorage
+    /// The block's rows in `storage`.
+    let rows: Range<Int>
 
     init(columns: SQLColumns, values: [SQLValue]) {
-        self.columns = columns
-        self.values = values
-        self.width = Swift.max(columns.count, 1)
+        self.init(storage: SQLRowStorage(columns: columns, values: values, width: columns.count))
     }
+
+    init(storage: SQLRowStorage, rows: Range<Int>? = nil) {
+        self.storage = storage
+        self.rows = rows ?? 0 ..< storage.count
+    }
+
+    /// The columns, shared by every row of the result set.
+    public var columns: SQLColumns { storage.columns }
+    /// Every value of the block, row by row: row `i`, column `c` is `values[i * columns.count + c]`
+    /// (decoded into one array of their own: iterating the rows decodes only what is read).
+    public var values: [SQLValue] { storage.values(rows: rows) }
+    /// Values per row (at least 1).
+    public var width: Int { Swift.max(storage.width, 1) }
 
     public var startIndex: Int { 0 }
     /// The number of rows.
-    public var endIndex: Int { values.count / width }
+    public var endIndex: Int { rows.count }
 
-    /// The values of row `position` (0-based), in column order.
-    public subscript(position: Int) -> ArraySlice<SQLValue> {
-        values[position * width ..< (position + 1) * width]
+    /// Row `position` (0-based), a view of the block.
+    public subscript(position: Int) -> SQLRow {
+        precondition(position >= 0 && position < rows.count, "SQLRowBlock index \(position) out of range 0..<\(rows.count)")
+        return SQLRow(storage: storage, index: rows.lowerBound + position)
     }
 
-    /// Row `position` as an ``SQLRow`` (copies its values into an array of their own).
-    public func row(_ position: Int) -> SQLRow {
-        SQLRow(columns: columns, values: Array(self[position]))
+    /// Row `position` as an ``SQLRow`` (a view of the block: nothing is copied).
+    public func row(_ position: Int) -> SQLRow { self[position] }
+
+    /// The rows from `position` on (a view of the same block).
+    func dropping(_ position: Int) -> SQLRowBlock {
+        SQLRowBlock(storage: storage, rows: rows.lowerBound + Swift.min(position, rows.count) ..< rows.upperBound)
     }
 }
 
@@ -41,7 +53,7 @@ extension SQLConnection {
     ///
     /// ```swift
     /// for try await block in connection.rowBlocks("SELECT id, name FROM customers") {
-    ///     for row in block { print(row[row.startIndex].intValue ?? 0) }
+    ///     for row in block { print(row[0].intValue ?? 0, row[1].stringValue ?? "NULL") }
     /// }
     /// ```
     /// - Parameter query: the statement (see ``execute(_:timeout:)``).

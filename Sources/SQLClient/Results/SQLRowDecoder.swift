@@ -1,14 +1,21 @@
 import Foundation
+import Synchronization
 import TDS
 
 /// A `Decoder` over one ``SQLRow``: a keyed container whose keys are column names.
+///
+/// Built for one row per call of ``SQLRow/decode(_:)``, so it does per row only what a row
+/// needs: the column of each coding key is resolved once per result set and key type
+/// (``SQLColumnKeyPlan``, kept by the result's ``SQLColumns``), every fixed-width and string
+/// type has its own `decode` (no generic path, no dynamic cast, no boxing per value), and a
+/// value is read straight from the row's block (``SQLRow/subscript(_:)``: decoded there, once).
 struct SQLRowDecoder: Decoder {
     let row: SQLRow
-    var codingPath: [any CodingKey] = []
-    var userInfo: [CodingUserInfoKey: Any] = [:]
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedContainer<Key>(row: row))
+        KeyedDecodingContainer(KeyedContainer<Key>(row: row, plan: row.columns.keyPlan(for: Key.self)))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -16,34 +23,86 @@ struct SQLRowDecoder: Decoder {
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        guard row.values.count == 1 else {
-            throw SQLClientError(.decodingFailed, "a single value needs a row of one column, this row has \(row.values.count)")
+        guard row.count == 1 else {
+            throw SQLClientError(.decodingFailed, "a single value needs a row of one column, this row has \(row.count)")
         }
-        return ValueContainer(value: row.values[0], column: row.columns[0].name, index: 0)
+        return ValueContainer(value: row[0], row: row, index: 0)
     }
 
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let row: SQLRow
+        let plan: SQLColumnKeyPlan?
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { row.columns.compactMap { Key(stringValue: $0.name) } }
 
-        func contains(_ key: Key) -> Bool { row.columns.index(of: key.stringValue) != nil }
+        /// The column of `key`: from the plan (no string hashing), else by name (exact, then
+        /// case-insensitive).
+        @inline(__always)
+        private func column(_ key: Key) -> Int? {
+            let name = key.stringValue
+            if let plan, let i = plan.column(of: name) { return i }
+            guard let i = row.columns.index(of: name), i < row.count else { return nil }
+            return i
+        }
 
+        @inline(__always)
         private func cell(_ key: Key) throws -> ValueContainer {
-            guard let i = row.columns.index(of: key.stringValue), i < row.values.count else {
+            guard let i = column(key) else {
                 throw SQLClientError(.decodingFailed, "the row has no column named \"\(key.stringValue)\"")
             }
-            return ValueContainer(value: row.values[i], column: row.columns[i].name, index: i)
+            return ValueContainer(value: row[i], row: row, index: i)
         }
 
-        func decodeNil(forKey key: Key) throws -> Bool { try cell(key).decodeNil() }
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try cell(key).decode(type) }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard contains(key) else { return nil }
-            let c = try cell(key)
-            if c.decodeNil() { return nil }
-            return try c.decode(type)
+        /// The cell of `key`, nil when there is no such column or its value is NULL (checked
+        /// without decoding the value).
+        @inline(__always)
+        private func presentCell(_ key: Key) -> ValueContainer? {
+            guard let i = column(key), !row.isNull(at: i) else { return nil }
+            return ValueContainer(value: row[i], row: row, index: i)
         }
+
+        func contains(_ key: Key) -> Bool { column(key) != nil }
+
+        func decodeNil(forKey key: Key) throws -> Bool {
+            guard let i = column(key) else {
+                throw SQLClientError(.decodingFailed, "the row has no column named \"\(key.stringValue)\"")
+            }
+            return row.isNull(at: i)
+        }
+
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try cell(key).decode(type) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try cell(key).decode(type) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try cell(key).decode(type) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try cell(key).decode(type) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try cell(key).decode(type) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try cell(key).decode(type) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try cell(key).decode(type) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try cell(key).decode(type) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try cell(key).decode(type) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try cell(key).decode(type) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try cell(key).decode(type) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try cell(key).decode(type) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try cell(key).decode(type) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try cell(key).decode(type) }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try cell(key).decode(type) }
+
+        // One lookup each (the protocol's defaults ask `contains`, then `decodeNil`, then `decode`).
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try presentCell(key)?.decode(type) }
+
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
             -> KeyedDecodingContainer<NestedKey> {
             throw SQLClientError(.decodingFailed, "column \"\(key.stringValue)\" cannot hold a nested object")
@@ -59,22 +118,36 @@ struct SQLRowDecoder: Decoder {
     struct UnkeyedContainer: UnkeyedDecodingContainer {
         let row: SQLRow
         var codingPath: [any CodingKey] { [] }
-        var count: Int? { row.values.count }
-        var isAtEnd: Bool { currentIndex >= row.values.count }
+        var count: Int? { row.count }
+        var isAtEnd: Bool { currentIndex >= row.count }
         var currentIndex = 0
 
         init(row: SQLRow) { self.row = row }
 
         private mutating func next() throws -> ValueContainer {
-            guard !isAtEnd else { throw SQLClientError(.decodingFailed, "the row has only \(row.values.count) columns") }
+            guard !isAtEnd else { throw SQLClientError(.decodingFailed, "the row has only \(row.count) columns") }
             defer { currentIndex += 1 }
-            return ValueContainer(value: row.values[currentIndex], column: row.columns[currentIndex].name, index: currentIndex)
+            return ValueContainer(value: row[currentIndex], row: row, index: currentIndex)
         }
         mutating func decodeNil() throws -> Bool {
             guard !isAtEnd else { return false }
-            if row.values[currentIndex].isNull { currentIndex += 1; return true }
+            if row.isNull(at: currentIndex) { currentIndex += 1; return true }
             return false
         }
+        mutating func decode(_ type: Bool.Type) throws -> Bool { try next().decode(type) }
+        mutating func decode(_ type: String.Type) throws -> String { try next().decode(type) }
+        mutating func decode(_ type: Double.Type) throws -> Double { try next().decode(type) }
+        mutating func decode(_ type: Float.Type) throws -> Float { try next().decode(type) }
+        mutating func decode(_ type: Int.Type) throws -> Int { try next().decode(type) }
+        mutating func decode(_ type: Int8.Type) throws -> Int8 { try next().decode(type) }
+        mutating func decode(_ type: Int16.Type) throws -> Int16 { try next().decode(type) }
+        mutating func decode(_ type: Int32.Type) throws -> Int32 { try next().decode(type) }
+        mutating func decode(_ type: Int64.Type) throws -> Int64 { try next().decode(type) }
+        mutating func decode(_ type: UInt.Type) throws -> UInt { try next().decode(type) }
+        mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next().decode(type) }
+        mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next().decode(type) }
+        mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next().decode(type) }
+        mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next().decode(type) }
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next().decode(type) }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
             throw SQLClientError(.decodingFailed, "a column cannot hold a nested object")
@@ -89,7 +162,8 @@ struct SQLRowDecoder: Decoder {
     /// number, a fractional decimal asked for as an integer all throw `.decodingFailed`.
     struct ValueContainer: SingleValueDecodingContainer, Decoder {
         let value: SQLValue
-        let column: String
+        /// The row and column the value came from (named in errors).
+        let row: SQLRow
         let index: Int
         var codingPath: [any CodingKey] { [] }
         var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -102,13 +176,28 @@ struct SQLRowDecoder: Decoder {
 
         func decodeNil() -> Bool { value.isNull }
 
+        @inline(never)
         func failure(_ what: String) -> SQLClientError {
             let kind: String
             if value.isNull { kind = "NULL" } else { kind = "\(value)".count > 40 ? "a value" : "value \(value)" }
+            let column = index < row.columns.count ? row.columns[index].name : ""
             return SQLClientError(.decodingFailed, "column \"\(column)\" (index \(index)): cannot convert \(kind) to \(what)")
         }
 
+        @inline(__always)
         private func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
+            // The common cases first, without unwrapping a variant.
+            switch value {
+            case .int(let v): if let r = I(exactly: v) { return r }
+            case .bigint(let v): if let r = I(exactly: v) { return r }
+            case .smallint(let v): if let r = I(exactly: v) { return r }
+            case .tinyint(let v): if let r = I(exactly: v) { return r }
+            default: return try otherInteger(type)
+            }
+            throw failure("\(I.self)")
+        }
+
+        private func otherInteger<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
             let base = value.baseValue
             switch base {
             case .bit(let b): return b ? 1 : 0
@@ -129,15 +218,18 @@ struct SQLRowDecoder: Decoder {
         }
 
         func decode(_ type: Bool.Type) throws -> Bool {
+            if case .bit(let b) = value { return b }
             if let b = value.boolValue { return b }
             throw failure("Bool")
         }
         func decode(_ type: String.Type) throws -> String {
+            if case .string(let s) = value { return s }
             if let s = value.stringValue { return s }
             if !value.isNull, let t = value.canonicalText { return t }
             throw failure("String")
         }
         func decode(_ type: Double.Type) throws -> Double {
+            if case .float(let d) = value { return d }
             if let d = value.doubleValue { return d }
             if case .string(let s) = value.baseValue, let d = Double(s) { return d }
             throw failure("Double")
@@ -158,30 +250,132 @@ struct SQLRowDecoder: Decoder {
         func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
         func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
 
+        /// `value` as `T`, which the caller has checked to be `U` (no dynamic cast, no box).
+        @inline(__always)
+        private func exactly<U, T>(_ value: U, as type: T.Type) -> T {
+            withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: T.self).pointee }
+        }
+
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
             if T.self == Decimal.self {
-                if let d = value.decimalValue, let r = d as? T { return r }
+                if let d = value.decimalValue { return exactly(d, as: T.self) }
                 throw failure("Decimal")
             }
             if T.self == Date.self {
-                if let d = value.dateValue(), let r = d as? T { return r }
+                if let d = value.utcDateValue { return exactly(d, as: T.self) }
                 throw failure("Date")
             }
             if T.self == UUID.self {
-                if let u = value.uuidValue, let r = u as? T { return r }
-                if case .string(let s) = value.baseValue, let u = UUID(uuidString: s), let r = u as? T { return r }
+                if let u = value.uuidValue { return exactly(u, as: T.self) }
+                if case .string(let s) = value.baseValue, let u = UUID(uuidString: s) { return exactly(u, as: T.self) }
                 throw failure("UUID")
             }
             if T.self == Data.self {
-                if let d = value.dataValue, let r = d as? T { return r }
+                if let d = value.dataValue { return exactly(d, as: T.self) }
                 throw failure("Data")
             }
             if T.self == [UInt8].self {
-                if let b = value.bytesValue, let r = b as? T { return r }
+                if let b = value.bytesValue { return exactly(b, as: T.self) }
                 throw failure("[UInt8]")
             }
             if value.isNull { throw failure("\(T.self)") }
             return try T(from: self)
         }
+    }
+}
+
+extension SQLValue {
+    /// ``dateValue(in:)`` in UTC, without building a time zone per value.
+    var utcDateValue: Date? {
+        switch baseValue {
+        case .datetimeOffset(let d): return d.date
+        case .date, .datetime2, .datetime, .smallDateTime: return dateValue(in: SQLColumnKeyPlan.utc)
+        default: return nil
+        }
+    }
+}
+
+/// The column of each coding key of one key type in one result set, resolved once: a key's
+/// `stringValue` (the same string each time for synthesized keys, whose names are literals) is
+/// found by the identity of its bytes, so decoding a row does not hash a column name per field.
+///
+/// Only exact name matches are in the plan; a key it does not find (a case-insensitive match, a
+/// key whose `stringValue` is built per call, no such column) is looked up by name as before.
+final class SQLColumnKeyPlan: Sendable {
+    static let utc = TimeZone(secondsFromGMT: 0) ?? .current
+
+    private struct Slot: Sendable {
+        var bits: (UInt64, UInt64) = (0, 0)
+        var column = -1
+    }
+    private let slots: [Slot]
+    private let mask: Int
+    /// The key strings whose bytes the slots hold, kept alive so that their storage (and so
+    /// their identity) is not reused while the plan exists.
+    private let names: [String]
+
+    /// The bytes of `s` as a String holds them (its length, flags and either its UTF-8 or a
+    /// pointer to its storage); nil where a String is not 16 bytes. Equal bits are the same
+    /// string: the same storage, or the same inline bytes.
+    @inline(__always)
+    static func identity(_ s: String) -> (UInt64, UInt64)? {
+        guard MemoryLayout<String>.size == 16 else { return nil }
+        return withUnsafeBytes(of: s) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+    }
+
+    @inline(__always)
+    private static func hash(_ bits: (UInt64, UInt64)) -> Int {
+        let h = (bits.0 ^ bits.1 &* 0x9E37_79B9_7F4A_7C15) &* 0xBF58_476D_1CE4_E5B9
+        return Int(truncatingIfNeeded: h >> 32)
+    }
+
+    init<Key: CodingKey>(_ type: Key.Type, columns: SQLColumns) {
+        var capacity = 8
+        while capacity < columns.count * 2 { capacity <<= 1 }
+        var slots = [Slot](repeating: Slot(), count: capacity)
+        var names: [String] = []
+        for (i, column) in columns.enumerated() {
+            guard let key = Key(stringValue: column.name) else { continue }
+            let name = key.stringValue
+            guard name == column.name, let bits = SQLColumnKeyPlan.identity(name) else { continue }
+            var h = SQLColumnKeyPlan.hash(bits) & (capacity - 1)
+            var taken = false
+            while slots[h].column >= 0 {
+                if slots[h].bits == bits { taken = true; break }   // an earlier column of the same name wins
+                h = (h + 1) & (capacity - 1)
+            }
+            if taken { continue }
+            slots[h] = Slot(bits: bits, column: i)
+            names.append(name)
+        }
+        self.slots = slots
+        self.mask = capacity - 1
+        self.names = names
+    }
+
+    /// The column whose name is exactly `name`, when `name` is the key string the plan was made with.
+    @inline(__always)
+    func column(of name: String) -> Int? {
+        guard let bits = SQLColumnKeyPlan.identity(name) else { return nil }
+        var h = SQLColumnKeyPlan.hash(bits) & mask
+        while true {
+            let slot = slots[h]
+            if slot.column < 0 { return nil }
+            if slot.bits == bits { return slot.column }
+            h = (h + 1) & mask
+        }
+    }
+}
+
+extension SQLColumns {
+    /// The plan of `Key` for these columns (made on first use, then shared by every row).
+    func keyPlan<Key: CodingKey>(for type: Key.Type) -> SQLColumnKeyPlan? {
+        let id = ObjectIdentifier(type)
+        if let plan = keyPlans.withLock({ $0[id] }) { return plan }
+        let plan = SQLColumnKeyPlan(type, columns: self)
+        keyPlans.withLock { plans in
+            if plans.count < 16 { plans[id] = plan }
+        }
+        return plan
     }
 }

@@ -90,7 +90,7 @@ public struct ByteReader: Sendable {
     /// - Throws: `.truncated`.
     @inlinable public mutating func readUInt16LE() throws(TDSDecodingError) -> UInt16 {
         try require(2)
-        let v = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+        let v = bytes.withUnsafeBytes { UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
         offset += 2
         return v
     }
@@ -108,8 +108,7 @@ public struct ByteReader: Sendable {
     /// - Throws: `.truncated`.
     @inlinable public mutating func readUInt32LE() throws(TDSDecodingError) -> UInt32 {
         try require(4)
-        var v: UInt32 = 0
-        for i in 0..<4 { v |= UInt32(bytes[offset + i]) << (8 * UInt32(i)) }
+        let v = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
         offset += 4
         return v
     }
@@ -128,8 +127,7 @@ public struct ByteReader: Sendable {
     /// - Throws: `.truncated`.
     @inlinable public mutating func readUInt64LE() throws(TDSDecodingError) -> UInt64 {
         try require(8)
-        var v: UInt64 = 0
-        for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+        let v = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
         offset += 8
         return v
     }

@@ -3,16 +3,21 @@
 // the PLP chunks received so far, so a row that arrives over many packets is read once, in
 // linear time, and nothing is allocated by a declared length before its bytes are present.
 
-/// A PLP value being assembled from its chunks ([MS-TDS] 2.2.5.2.3).
+/// A PLP value being assembled from its chunks ([MS-TDS] 2.2.5.2.3), or, when streamed, a PLP
+/// or text/ntext/image value being handed out in pieces.
 struct PLPProgress: Sendable {
-    /// The chunk bytes so far.
+    /// The chunk bytes so far (empty when streamed).
     var bytes: [UInt8]
-    /// PLP_BODY total length (0xFFFFFFFFFFFFFFFE = UNKNOWN_PLP_LEN).
+    /// PLP_BODY total length (0xFFFFFFFFFFFFFFFE = UNKNOWN_PLP_LEN); a text/ntext/image value's length.
     var declared: UInt64
     /// Bytes still to come in the current chunk; 0 = a chunk length comes next.
     var chunkRemaining: Int
     /// Absolute offset of the ULONGLONG total length (for errors).
     var start: Int
+    /// Bytes of the value received so far.
+    var received: Int = 0
+    /// A text/ntext/image value (one run of `declared` bytes, no chunks).
+    var legacy = false
 }
 
 struct RowProgress: Sendable {
@@ -28,6 +33,14 @@ struct RowProgress: Sendable {
     var plp: PLPProgress?
     /// The largest value accepted, in bytes (a PLP value, or a text/ntext/image value).
     var maximumValueSize: Int
+    /// Streamed (``TokenStreamDecoder/streamsLargeValues``): every value goes to `parts` instead
+    /// of `values`, a PLP or text/ntext/image value as the chunks of its bytes as they arrive
+    /// (never held whole, so not bounded by `maximumValueSize`).
+    var streams = false
+    /// Streamed: what was read, in order, not yet taken by the decoder.
+    var parts: [TokenStreamDecoder.RowPart] = []
+    /// Streamed: bytes of the current large value read but not yet in `parts`.
+    var chunk: [UInt8] = []
 
     init(name: String, tokenStart: Int, nullBitmap: [UInt8] = [], values: [SQLValue] = [],
          maximumValueSize: Int = RowProgress.defaultMaximumValueSize) {
@@ -38,6 +51,23 @@ struct RowProgress: Sendable {
         self.values = values
         self.plp = nil
         self.maximumValueSize = maximumValueSize
+    }
+
+    /// The capacity a PLP value's buffer of `count` bytes grows to for `adding` more: never more
+    /// than 8x what has actually arrived (so a hostile total length allocates nothing), and,
+    /// when the total is declared, a step of a geometric series that ends exactly at the total
+    /// (total/8^k): the last growth copies at most an eighth of the value, so a value buffered
+    /// whole peaks at about 1.125x its size (a 100 MB value: 12.5 MB, then 100 MB) instead of
+    /// the 1.32x of plain 8x steps (32 MB, then 100 MB). Unknown length: 8x steps.
+    static func grownCapacity(count: Int, adding n: Int, declared: UInt64) -> Int {
+        let needed = count + n
+        // At most 8x what arrived (plus 1 MiB: the steps of the series below land within it).
+        let bound = max(count * 8, needed, 65_536)
+        guard declared != RowProgress.unknownPLPLength else { return bound }
+        let total = max(Int(clamping: declared), needed)
+        var target = total
+        while target / 8 >= needed && target / 8 >= 65_536 { target /= 8 }
+        return target <= count * 8 + (1 << 20) ? max(target, needed) : bound
     }
 
     static let unknownPLPLength: UInt64 = 0xFFFF_FFFF_FFFF_FFFE
@@ -67,10 +97,24 @@ struct RowProgress: Sendable {
         }
     }
 
+    /// Adds a whole value of column `index`.
+    @inline(__always)
+    private mutating func emit(_ value: SQLValue) {
+        if streams { parts.append(.value(column: index, value)) } else { values.append(value) }
+    }
+
+    /// Streamed: moves the bytes of the current large value read so far into `parts`.
+    mutating func flushChunk() {
+        guard streams, !chunk.isEmpty else { return }
+        parts.append(.chunk(column: index, chunk))
+        chunk = []
+    }
+
     private mutating func advance(_ reader: inout ByteReader, columnTypes types: UnsafeBufferPointer<TypeInfo>) throws(TDSDecodingError) -> Bool {
+        defer { flushChunk() }
         while index < types.count {
             if isNullByBitmap(index) {
-                values.append(.null)
+                emit(.null)
                 index += 1
                 continue
             }
@@ -80,12 +124,16 @@ struct RowProgress: Sendable {
             }
             let start = reader.offset
             if types[index].type.isLegacyLOB {
+                if streams {
+                    if try !advanceStreamedLegacyLOB(&reader) { return false }
+                    continue
+                }
                 let whole = try hasWholeLegacyLOB(reader, maximumValueSize: maximumValueSize)
                 if !whole { return false }
             }
             do throws(TDSDecodingError) {
                 let value = try types[index].decodeValue(from: &reader)
-                values.append(value)
+                emit(value)
                 index += 1
             } catch {
                 if error.code == .truncated {
@@ -122,8 +170,55 @@ struct RowProgress: Sendable {
         return p.remaining >= Int(len)
     }
 
+    /// Streamed: reads the text/ntext/image value of column `index` — TextPtr length BYTE (0 =
+    /// NULL), TextPtr, Timestamp (8 bytes), a 4-byte length, then that many bytes handed out as
+    /// they arrive. The prefix is waited for whole (at most 268 bytes).
+    mutating func advanceStreamedLegacyLOB(_ reader: inout ByteReader) throws(TDSDecodingError) -> Bool {
+        if plp == nil {
+            var p = reader
+            guard let n = try? p.readUInt8() else { return false }
+            if n == 0 {
+                reader = p
+                emit(.null)
+                index += 1
+                return true
+            }
+            guard (try? p.skip(Int(n) + 8)) != nil else { return false }
+            let at = p.absoluteOffset
+            guard let length = try? p.readUInt32LE() else { return false }
+            reader = p
+            if length == 0xFFFF_FFFF {
+                emit(.null)
+                index += 1
+                return true
+            }
+            guard length <= UInt32(Int32.max) else {
+                throw columnError(TDSDecodingError(.invalidLength, offset: at, "length \(length)"))
+            }
+            plp = PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: at, legacy: true)
+        }
+        guard var p = plp else { return false }
+        plp = nil
+        let n = min(p.chunkRemaining, reader.remaining)
+        if n > 0 {
+            chunk.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+            reader.offset += n
+            p.chunkRemaining -= n
+            p.received += n
+        }
+        if p.chunkRemaining > 0 {
+            plp = p
+            return false
+        }
+        flushChunk()
+        parts.append(.largeValueEnd(column: index))
+        index += 1
+        return true
+    }
+
     /// Reads the PLP value of column `index`: ULONGLONG total length (0xFFFFFFFFFFFFFFFF = NULL),
-    /// then chunks (ULONG length + data) until a zero-length terminator.
+    /// then chunks (ULONG length + data) until a zero-length terminator. Streamed, the chunks'
+    /// bytes go to `parts` as they arrive instead of being assembled.
     mutating func advancePLP(_ reader: inout ByteReader, _ info: TypeInfo) throws(TDSDecodingError) -> Bool {
         var p: PLPProgress
         if let existing = plp {
@@ -134,7 +229,7 @@ struct RowProgress: Sendable {
             let start = reader.absoluteOffset
             let total = try reader.readUInt64LE()
             if total == RowProgress.plpNull {
-                do throws(TDSDecodingError) { values.append(try info.decodePLPValue(nil)) } catch {
+                do throws(TDSDecodingError) { emit(try info.decodePLPValue(nil)) } catch {
                     var e = error; e.offset = start; throw columnError(e)
                 }
                 index += 1
@@ -145,7 +240,7 @@ struct RowProgress: Sendable {
                     throw columnError(TDSDecodingError(.invalidLength, offset: start,
                         "PLP total length \(total) is above the 2^31-1 bytes SQL Server sends"))
                 }
-                if total > UInt64(maximumValueSize) {
+                if !streams, total > UInt64(maximumValueSize) {
                     throw columnError(TDSDecodingError(.limitExceeded, offset: start,
                         "a value of \(total) bytes is longer than the maximum value size of \(maximumValueSize) bytes"))
                 }
@@ -158,22 +253,27 @@ struct RowProgress: Sendable {
                 let chunkOffset = reader.absoluteOffset
                 let length = try reader.readUInt32LE()
                 if length == 0 {
-                    if p.declared != RowProgress.unknownPLPLength && UInt64(p.bytes.count) != p.declared {
+                    if p.declared != RowProgress.unknownPLPLength && UInt64(p.received) != p.declared {
                         throw columnError(TDSDecodingError(.invalidLength, offset: chunkOffset,
-                            "PLP total length \(p.declared) but chunks hold \(p.bytes.count) byte(s)"))
+                            "PLP total length \(p.declared) but chunks hold \(p.received) byte(s)"))
                     }
-                    do throws(TDSDecodingError) { values.append(try info.decodePLPValue(p.bytes)) } catch {
-                        var e = error; e.offset = p.start; throw columnError(e)
+                    if streams {
+                        flushChunk()
+                        parts.append(.largeValueEnd(column: index))
+                    } else {
+                        do throws(TDSDecodingError) { values.append(try info.decodePLPValue(p.bytes)) } catch {
+                            var e = error; e.offset = p.start; throw columnError(e)
+                        }
                     }
                     index += 1
                     return true
                 }
                 if p.declared != RowProgress.unknownPLPLength,
-                   UInt64(p.bytes.count) + UInt64(length) > p.declared {
+                   UInt64(p.received) + UInt64(length) > p.declared {
                     throw columnError(TDSDecodingError(.invalidLength, offset: chunkOffset,
                         "PLP chunk of \(length) byte(s) exceeds the total length \(p.declared)"))
                 }
-                if UInt64(p.bytes.count) + UInt64(length) > UInt64(maximumValueSize) {
+                if !streams, UInt64(p.received) + UInt64(length) > UInt64(maximumValueSize) {
                     // UNKNOWN_PLP_LEN: bounded as its chunks arrive, before a chunk is copied.
                     throw columnError(TDSDecodingError(.limitExceeded, offset: chunkOffset,
                         "a value of unknown length passed the maximum value size of \(maximumValueSize) bytes"))
@@ -182,18 +282,16 @@ struct RowProgress: Sendable {
             }
             let n = min(p.chunkRemaining, reader.remaining)
             if n == 0 { plp = p; return false }
-            if p.bytes.capacity - p.bytes.count < n {
-                // Grow by 8x, never beyond 8x what has actually arrived nor beyond the declared
-                // total: a 100 MB value is copied a few times instead of ~14 doublings (each
-                // doubling touches fresh pages), and a hostile total length allocates nothing.
-                var target = max(p.bytes.count * 8, p.bytes.count + n, 65_536)
-                if p.declared != RowProgress.unknownPLPLength {
-                    target = min(target, max(Int(clamping: p.declared), p.bytes.count + n))
+            if streams {
+                chunk.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+            } else {
+                if p.bytes.capacity - p.bytes.count < n {
+                    p.bytes.reserveCapacity(RowProgress.grownCapacity(count: p.bytes.count, adding: n, declared: p.declared))
                 }
-                p.bytes.reserveCapacity(target)
+                p.bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
             }
-            p.bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
             reader.offset += n
+            p.received += n
             p.chunkRemaining -= n
         }
     }

@@ -94,6 +94,19 @@ public struct TokenStreamDecoder: Sendable {
     private var rowsTakeFastPath = false
     /// `rowTypes` without their reference-counted parts, for the fast path.
     private var rowLayouts: [ValueLayout] = []
+    /// How the wire-bytes row scan checks each column (``appendBufferedRows(to:limit:byteLimit:)``).
+    private var wireColumns: [WireColumn] = []
+    /// Rows of the current result can be kept as wire bytes (``makeWireRowBlock()``).
+    private var rowsTakeWirePath = false
+    /// Counts COLMETADATA tokens applied (a ``WireRowBlock`` belongs to one result).
+    private var resultNumber = 0
+    /// Value offsets of the rows being scanned, reused from run to run.
+    private var offsetScratch: [UInt32] = []
+    /// A row being read as parts (``nextPart()``).
+    private var streamRow: RowProgress?
+    /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
+    private var queuedParts: [RowPart] = []
+    private var queuedPartIndex = 0
 
     /// A ROW, NBCROW, ALTROW or RETURNVALUE whose values are still arriving.
     private struct PendingRow: Sendable {
@@ -124,6 +137,9 @@ public struct TokenStreamDecoder: Sendable {
         self.rowTypes = columns.map(\.typeInfo)
         self.rowLayouts = rowTypes.map(ValueLayout.init)
         self.rowsTakeFastPath = !rowTypes.isEmpty && !rowTypes.contains { $0.isPLP || $0.type.isLegacyLOB }
+        self.wireColumns = rowLayouts.map(WireColumn.init)
+        self.rowsTakeWirePath = WireColumn.supports(wireColumns)
+        self.resultNumber &+= 1
     }
 
     /// Appends payload bytes of the next packet(s).
@@ -243,6 +259,12 @@ public struct TokenStreamDecoder: Sendable {
             failure = e
             throw e
         }
+        if let pending = streamRow {
+            let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: pending.name,
+                                     "the message ended inside the token (at column \(pending.index + 1) of \(rowTypes.count))")
+            failure = e
+            throw e
+        }
         if let pending = pendingColMetadata {
             let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: "COLMETADATA",
                                      "the message ended inside the token (after \(pending.columns.count) column(s))")
@@ -274,7 +296,9 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func reset() {
         buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; pendingColMetadata = nil
         waitingAtCount = -1; failure = nil
+        streamRow = nil; queuedParts = []; queuedPartIndex = 0
         columns = []; rowTypes = []; altMetadata = [:]; rowsTakeFastPath = false; rowLayouts = []
+        wireColumns = []; rowsTakeWirePath = false; resultNumber &+= 1
     }
 
     // MARK: - Decoding
@@ -475,6 +499,239 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func appendBufferedRows(to values: inout [SQLValue], limit: Int) -> Int {
         guard failure == nil, pendingRow == nil, pendingColMetadata == nil, rowsTakeFastPath, limit > 0 else { return 0 }
         return appendWholeRows(to: &values, limit: limit)
+    }
+
+    // MARK: - Rows in parts, large values in pieces
+
+    /// One piece of a row read by ``nextPart()``, in the order of the stream.
+    public enum RowPart: Hashable, Sendable {
+        /// Any token but a ROW or NBCROW of the current result (a row that was already being read
+        /// one value at a time when parts were asked for also comes whole, as `.row`/`.nbcRow`).
+        case token(Token)
+        /// The whole value of `column` of the current row: every column but the large ones, and a
+        /// large value that is NULL.
+        case value(column: Int, SQLValue)
+        /// The next bytes of the large value of `column` (PLP: varchar(max), nvarchar(max),
+        /// varbinary(max), xml, UDT; or text, ntext, image), as they arrived: the PLP chunks'
+        /// data concatenated (UTF-16LE for nvarchar(max), ntext and xml, the column's code page
+        /// for varchar(max) and text, raw bytes for the others). Where the pieces are cut depends
+        /// on how the bytes arrived; their concatenation does not.
+        case chunk(column: Int, [UInt8])
+        /// The large value of `column` is complete (after its chunks; an empty value has none).
+        case largeValueEnd(column: Int)
+        /// The current row is complete (after a part for each of its columns).
+        case rowEnd
+    }
+
+    /// The next part of the stream: a token, or a piece of a ROW/NBCROW of the current result —
+    /// its values one at a time as each is complete, a large value as the chunks of its bytes as
+    /// they are appended (never held whole: such a value is not bounded by
+    /// ``Options/maximumValueSize``; memory stays at what was appended and not yet taken), then
+    /// `.rowEnd`. Nil when more bytes are needed. The parts of a row are the same however the
+    /// input is split, but for where its chunks are cut. Throws as ``next()`` does.
+    public mutating func nextPart() throws(TDSDecodingError) -> RowPart? {
+        if let part = takeQueuedPart() { return part }
+        if let failure { throw failure }
+        do throws(TDSDecodingError) {
+            if var progress = streamRow {
+                streamRow = nil
+                var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
+                let done = try progress.advance(&reader, types: rowTypes)
+                readIndex = reader.offset
+                queue(&progress, done: done)
+                return takeQueuedPart()
+            }
+            if pendingRow == nil, pendingColMetadata == nil, readIndex < buffer.count, !rowTypes.isEmpty {
+                let type = TokenType(rawValue: buffer[readIndex])
+                if type == .row || type == .nbcRow {
+                    let tokenStart = bufferBase + readIndex
+                    var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+                    var bitmap: [UInt8] = []
+                    if type == .nbcRow {
+                        let n = (rowTypes.count + 7) / 8
+                        guard reader.remaining >= n else { return nil }
+                        bitmap = Array(reader.bytes[reader.offset ..< reader.offset + n])
+                        reader.offset += n
+                    }
+                    var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap,
+                                               maximumValueSize: options.maximumValueSize)
+                    progress.streams = true
+                    let done = try progress.advance(&reader, types: rowTypes)
+                    readIndex = reader.offset
+                    waitingAtCount = -1
+                    queue(&progress, done: done)
+                    return takeQueuedPart()
+                }
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        guard let token = try next() else { return nil }
+        return .token(token)
+    }
+
+    /// Moves the parts `progress` read into the queue; keeps it as the row in progress unless `done`.
+    private mutating func queue(_ progress: inout RowProgress, done: Bool) {
+        swap(&queuedParts, &progress.parts)
+        queuedPartIndex = 0
+        if done {
+            queuedParts.append(.rowEnd)
+        } else {
+            streamRow = progress
+        }
+    }
+
+    private mutating func takeQueuedPart() -> RowPart? {
+        guard queuedPartIndex < queuedParts.count else {
+            if !queuedParts.isEmpty {
+                queuedParts.removeAll(keepingCapacity: true)
+                queuedPartIndex = 0
+            }
+            return nil
+        }
+        var part = RowPart.rowEnd
+        swap(&part, &queuedParts[queuedPartIndex])   // moved out: a chunk is not retained twice
+        queuedPartIndex += 1
+        return part
+    }
+
+    // MARK: - Rows as wire bytes
+
+    /// An empty ``WireRowBlock`` for the rows of the current result, nil when they cannot be kept
+    /// as wire bytes (a PLP, text/ntext/image, sql_variant or UDT column, or varchar in a code
+    /// page other than 1252): then read them as values (``appendBufferedRows(to:limit:)``,
+    /// ``next(appendingRowValuesTo:)``).
+    public func makeWireRowBlock() -> WireRowBlock? {
+        guard rowsTakeWirePath else { return nil }
+        return WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
+    }
+
+    /// Why ``appendBufferedRows(to:limit:byteLimit:)`` stopped.
+    public enum RowRunEnd: Sendable, Equatable {
+        /// `limit` rows or `byteLimit` bytes were appended.
+        case limit
+        /// The next token is not a ROW or NBCROW: read it with ``next()``.
+        case otherToken
+        /// The buffer ends (between rows or inside one): append the next packet, then call again.
+        case needBytes
+        /// The next token must be decoded one value at a time (``next(appendingRowValuesTo:)``):
+        /// a row that is malformed (which that path reports), a partial row longer than 64 KiB
+        /// (read incrementally rather than rescanned), or a row of another result than the block's.
+        case incremental
+    }
+
+    /// The longest partial row waited for whole (rescanned as packets arrive) before it is read
+    /// incrementally instead.
+    static let wireRowWaitLimit = 64 << 10
+
+    /// Appends consecutive ROW/NBCROW tokens of the current result that are whole in the buffer to
+    /// `block` as their wire bytes, each value checked as ``TypeInfo/decodeValue(from:)`` checks it
+    /// (so that reading it later cannot fail), up to `limit` rows and about `byteLimit` bytes in
+    /// the block. Consumes what it appended. Returns the rows appended and why it stopped.
+    public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
+        guard failure == nil, pendingRow == nil, pendingColMetadata == nil, rowsTakeWirePath,
+              block.result == resultNumber else { return (0, .incremental) }
+        if readIndex >= buffer.count { return (0, .needBytes) }
+        var scratch: [UInt32] = []
+        swap(&scratch, &offsetScratch)
+        scratch.removeAll(keepingCapacity: true)
+        defer { swap(&scratch, &offsetScratch) }
+        let runStart = readIndex
+        let count = rowLayouts.count
+        var rows = 0
+        var end = RowRunEnd.limit
+        var i = runStart
+        var reader = ByteReader(buffer, start: runStart, baseOffset: bufferBase)
+        let blockBytes = block.byteCount
+        buffer.withUnsafeBufferPointer { p in
+            wireColumns.withUnsafeBufferPointer { cols in
+                rowLayouts.withUnsafeBufferPointer { layouts in
+                    let n = p.count
+                    rowLoop: while rows < limit {
+                        if blockBytes + (i - runStart) >= byteLimit { end = .limit; break }
+                        guard i < n else { end = .needBytes; break }
+                        let t = p[i]
+                        guard t == TokenType.row.rawValue || t == TokenType.nbcRow.rawValue else { end = .otherToken; break }
+                        let first = scratch.count
+                        var j = i + 1
+                        var bitmap = -1
+                        var stop = RowRunEnd.limit   // .needBytes: incomplete; .incremental: malformed
+                        columns: do {
+                            if t == TokenType.nbcRow.rawValue {
+                                let bn = (count + 7) >> 3
+                                guard n - j >= bn else { stop = .needBytes; break columns }
+                                bitmap = j
+                                j += bn
+                            }
+                            for c in 0 ..< count {
+                                if bitmap >= 0, p[bitmap + c >> 3] & (1 << UInt8(c & 7)) != 0 {
+                                    scratch.append(WireRowBlock.nullOffset)
+                                    continue
+                                }
+                                let at = j
+                                let col = cols[c]
+                                switch col.kind {
+                                case .fixed:
+                                    guard n - j >= col.size else { stop = .needBytes; break columns }
+                                    j += col.size
+                                case .byteLength:
+                                    guard j < n else { stop = .needBytes; break columns }
+                                    let len = Int(p[j])
+                                    if len != 0 {
+                                        if col.allowed != ~0 {
+                                            guard len < 64, col.allowed & (1 << UInt64(len)) != 0 else { stop = .incremental; break columns }
+                                        }
+                                        guard col.declared == 0 || len <= col.declared else { stop = .incremental; break columns }
+                                    }
+                                    guard n - j - 1 >= len else { stop = .needBytes; break columns }
+                                    j += 1 + len
+                                case .utf16, .ushortBytes:
+                                    guard n - j >= 2 else { stop = .needBytes; break columns }
+                                    let len = Int(p[j]) | Int(p[j + 1]) << 8
+                                    if len == 0xFFFF { j += 2; break }
+                                    guard n - j - 2 >= len else { stop = .needBytes; break columns }
+                                    if col.kind == .utf16, !TextCodec.isValidUTF16LE(p, start: j + 2, byteCount: len) {
+                                        stop = .incremental
+                                        break columns
+                                    }
+                                    j += 2 + len
+                                case .decode:
+                                    reader.offset = j
+                                    do throws(TDSDecodingError) {
+                                        _ = try layouts[c].decodeValue(from: &reader)
+                                        j = reader.offset
+                                    } catch {
+                                        stop = error.code == .truncated ? .needBytes : .incremental
+                                        break columns
+                                    }
+                                case .unsupported:
+                                    stop = .incremental
+                                    break columns
+                                }
+                                scratch.append(UInt32(truncatingIfNeeded: at - runStart))
+                            }
+                        }
+                        if stop != .limit {
+                            scratch.removeSubrange(first...)
+                            end = stop
+                            if stop == .needBytes, n - i > TokenStreamDecoder.wireRowWaitLimit { end = .incremental }
+                            break rowLoop
+                        }
+                        rows += 1
+                        i = j
+                    }
+                    if rows > 0 {
+                        block.append(p, from: runStart, count: i - runStart, offsets: scratch[...])
+                    }
+                }
+            }
+        }
+        if rows > 0 {
+            readIndex = i
+            waitingAtCount = -1
+        }
+        return (rows, end)
     }
 
     /// Like ``next(rowValues:)``, but a ROW or NBCROW's values are appended to `values` (which

@@ -71,10 +71,28 @@ final class SQLConnectionBoundsTests: XCTestCase {
                     within: 15, expecting: ["did not acknowledge the cancellation"])
     }
 
+    /// Endless ERROR tokens, ATTENTION ignored: as endless rows, the query timeout then the cancel
+    /// bound end it (`.timeout`), in bounded memory: the request keeps only its first 1,000
+    /// errors for its `SQLClientError` (it kept every one: 300 MB after 20 s).
+    func testEndlessErrorsEndAtTheQueryTimeoutInBoundedMemory() throws {
+        try measure("endless ERROR tokens, ATTENTION ignored", .endlessErrors, extra: ["-m", "25"],
+                    connectionString: "Server=127.0.0.1,PORT;User ID=u;Password=p;Encrypt=notsupported;Command Timeout=2",
+                    within: 15, expecting: ["did not acknowledge the cancellation"])
+    }
+
     /// HTTP text instead of TDS: an immediate protocol error, also with no login timeout (-l 0).
     func testHTTPTextInsteadOfTDS() throws {
         try measure("HTTP text instead of TDS", .httpText, extra: ["-l", "0"], within: 5,
                     expecting: ["did not answer with TDS", "0x48"])
+    }
+
+    /// A first packet typed 0x04 whose Length no TDS packet has (over 32,767, under 8): an
+    /// immediate protocol error, also with no login timeout (-l 0), before the packet is whole.
+    func testAbsurdFirstPacketLength() throws {
+        try measure("first packet of 65535 bytes", .absurdFirstPacket(length: 0xFFFF), extra: ["-l", "0"], within: 5,
+                    expecting: ["did not answer with TDS", "65535 bytes"])
+        try measure("first packet of 3 bytes", .absurdFirstPacket(length: 3), extra: ["-l", "0"], within: 5,
+                    expecting: ["did not answer with TDS", "3 bytes"])
     }
 
     /// ENCRYPT_ON to a client that cannot encrypt: the connection ends before LOGIN7.
@@ -82,6 +100,9 @@ final class SQLConnectionBoundsTests: XCTestCase {
         let server = try measure("ENCRYPT_ON to a client that cannot encrypt", .encryptOn, within: 5,
                                  expecting: ["ENCRYPT_ON"])
         XCTAssertEqual(server.received.map(\.type), [.prelogin], "nothing after PRELOGIN, and no LOGIN7 in the clear")
+        let required = try measure("ENCRYPT_REQ to a client that cannot encrypt", .encryptRequired, within: 5,
+                                   expecting: ["ENCRYPT_REQ"])
+        XCTAssertEqual(required.received.map(\.type), [.prelogin], "nothing after PRELOGIN, and no LOGIN7 in the clear")
     }
 
     /// A value of unknown length is bounded by maximumValueSize as its chunks arrive: the request

@@ -27,11 +27,18 @@ final class HostileServer: @unchecked Sendable {
         case endlessPLP(declared: UInt64)
         /// A normal login; the batch gets COLMETADATA then rows forever; ATTENTION is never read.
         case endlessRows
+        /// A normal login; the batch gets ERROR tokens (severity 16) forever; ATTENTION is never read.
+        case endlessErrors
         /// HTTP text instead of the PRELOGIN response; the connection stays open.
         case httpText
+        /// A TABULAR_RESULT packet header declaring `length` bytes (outside 8–32,767) instead
+        /// of the PRELOGIN response, then silence; the connection stays open.
+        case absurdFirstPacket(length: UInt16)
         /// PRELOGIN answered ENCRYPT_ON (to a client that said ENCRYPT_NOT_SUP); anything
         /// after is read and logged (a LOGIN7 must never come).
         case encryptOn
+        /// The same with ENCRYPT_REQ.
+        case encryptRequired
         /// A normal login; once the next request starts to arrive it is not read for `stall`
         /// seconds. Then: a message
         /// ended with IGNORE gets a DONE, ATTENTION a DONE(DONE_ATTN), `SELECT 1` one row.
@@ -114,14 +121,30 @@ final class HostileServer: @unchecked Sendable {
             }
             let packet = Self.packet(type: .tabularResult, status: [], payload: rows.bytes)
             while c.send(packet) {}
+        case .endlessErrors:
+            guard c.login(), c.nextMessage() != nil else { return }
+            var errors = ByteWriter()
+            while errors.count < 4000 {
+                ErrorToken(ServerMessage(number: 50000, state: 1, severity: 16, message: String(repeating: "e", count: 200),
+                                         serverName: "hostile", lineNumber: 1)).encode(into: &errors, version: .v7_4)
+            }
+            let packet = Self.packet(type: .tabularResult, status: [], payload: errors.bytes)
+            while c.send(packet) {}
         case .httpText:
             guard c.nextMessage() != nil else { return }
             let text = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\nContent-Length: 11\r\n\r\nBad Request"
             guard c.send(Array(text.utf8)) else { return }
             while c.nextMessage() != nil {}
-        case .encryptOn:
+        case .absurdFirstPacket(let length):
             guard c.nextMessage() != nil else { return }
-            guard c.send(Self.message(Self.preloginResponse(.on))) else { return }
+            guard c.send([PacketType.tabularResult.rawValue, 0x01, UInt8(length >> 8), UInt8(length & 0xFF), 0, 0, 1, 0]) else {
+                return
+            }
+            while c.nextMessage() != nil {}
+        case .encryptOn, .encryptRequired:
+            guard c.nextMessage() != nil else { return }
+            let answer: Prelogin.Encryption = if case .encryptOn = behaviour { .on } else { .required }
+            guard c.send(Self.message(Self.preloginResponse(answer))) else { return }
             while c.nextMessage() != nil {}
         case .slowReader(let stall):
             guard c.login() else { return }

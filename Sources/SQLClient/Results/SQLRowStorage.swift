@@ -1,0 +1,84 @@
+import TDS
+
+/// The rows of one block of a result set, shared by every ``SQLRow`` and ``SQLRowBlock`` that
+/// views them: a row is (this storage, its index), so handing out a row allocates nothing.
+///
+/// Two shapes, the same values:
+/// - `.wire`: the rows' wire bytes ([MS-TDS] 2.2.7.20 ROW, 2.2.7.15 NBCROW) with the offset of
+///   every value (``WireRowBlock``), checked when they were received and decoded only when read,
+///   in the reader's own thread: a string is transcoded, a binary value copied, when it is asked
+///   for. Results of fixed and bounded-size columns (no `max`, text, sql_variant or UDT column)
+///   arrive this way.
+/// - `.values`: decoded values, row after row (every other result, rows that had to be read
+///   incrementally, and rows built by code with ``SQLRow/init(columns:values:)``).
+final class SQLRowStorage: Sendable {
+    enum Content: Sendable {
+        case values([SQLValue])
+        case wire(WireRowBlock)
+    }
+
+    let columns: SQLColumns
+    let content: Content
+    /// Values per row.
+    let width: Int
+    /// Rows.
+    let count: Int
+
+    /// Rows of `width` values each, flat.
+    init(columns: SQLColumns, values: [SQLValue], width: Int) {
+        self.columns = columns
+        self.content = .values(values)
+        self.width = width
+        self.count = width > 0 ? values.count / width : 0
+    }
+
+    /// Rows as wire bytes (one value per column).
+    init(columns: SQLColumns, wire: WireRowBlock) {
+        self.columns = columns
+        self.content = .wire(wire)
+        self.width = columns.count
+        self.count = wire.rowCount
+    }
+
+    /// The value of `column` in `row` (in range: the views check).
+    @inline(__always)
+    func value(row: Int, column: Int) -> SQLValue {
+        switch content {
+        case .values(let v): return v[row &* width &+ column]
+        case .wire(let w): return w.value(row: row, column: column)
+        }
+    }
+
+    /// Whether the value of `column` in `row` is NULL, without decoding it.
+    @inline(__always)
+    func isNull(row: Int, column: Int) -> Bool {
+        switch content {
+        case .values(let v): return v[row &* width &+ column].isNull
+        case .wire(let w): return w.isNull(row: row, column: column)
+        }
+    }
+
+    /// The values of `row`, in column order.
+    func values(row: Int) -> [SQLValue] {
+        switch content {
+        case .values(let v): return Array(v[row * width ..< (row + 1) * width])
+        case .wire(let w): return w.values(row: row)
+        }
+    }
+
+    /// The values of rows `rows`, row after row.
+    func values(rows: Range<Int>) -> [SQLValue] {
+        switch content {
+        case .values(let v):
+            if rows.lowerBound == 0 && rows.upperBound == count && v.count == count * width { return v }
+            return Array(v[rows.lowerBound * width ..< rows.upperBound * width])
+        case .wire(let w):
+            var out: [SQLValue] = []
+            out.reserveCapacity(rows.count * width)
+            for r in rows {
+                for c in 0 ..< width { out.append(w.value(row: r, column: c)) }
+            }
+            return out
+        }
+    }
+}

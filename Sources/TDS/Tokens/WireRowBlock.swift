@@ -1,0 +1,241 @@
+import Foundation
+
+/// Rows of one result set kept as they came on the wire: the value bytes of consecutive ROW and
+/// NBCROW tokens ([MS-TDS] 2.2.7.20, 2.2.7.15) in one buffer, with the offset of every value,
+/// each value decoded only when it is read (``value(row:column:)``).
+///
+/// Filled by ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``, which has already
+/// checked every value the way ``TypeInfo/decodeValue(from:)`` does (lengths, dates, decimals,
+/// UTF-16): a row that is not valid is never appended, the incremental path decodes it and
+/// reports its error. So reading a value cannot fail, and it costs nothing until it is read: a
+/// string is transcoded, a binary value copied, in the reader's own thread, when it is asked for.
+///
+/// Memory: the rows' wire bytes plus 4 bytes per value (a 4-byte `int` row takes 9 bytes, where a
+/// decoded ``SQLValue`` takes 48). Only results whose columns are all of fixed or bounded size
+/// and decode without a lookup table take this shape (see
+/// ``TokenStreamDecoder/makeWireRowBlock()``): no PLP (`max`) or text/ntext/image column, no
+/// sql_variant, no varchar in a code page other than 1252; other results are decoded as values.
+public struct WireRowBlock: Sendable {
+    /// The offset of a value the NBCROW null bitmap marks NULL (no bytes).
+    static let nullOffset = UInt32.max
+
+    /// One per column, as the decoder read the COLMETADATA.
+    let layouts: [ValueLayout]
+    /// The columns' scan rules (see ``WireColumn``).
+    let scan: [WireColumn]
+    /// ``TokenStreamDecoder``'s result number when the block was made (rows of another result
+    /// are never appended).
+    let result: Int
+    /// The values' bytes, each with its length prefix, row after row.
+    private(set) var bytes: [UInt8] = []
+    /// Per value, row by row, its offset in `bytes` (``nullOffset`` for a bitmap NULL).
+    private(set) var offsets: [UInt32] = []
+    /// Values per row (at least 1).
+    public let columnCount: Int
+
+    init(layouts: [ValueLayout], scan: [WireColumn], result: Int) {
+        self.layouts = layouts
+        self.scan = scan
+        self.result = result
+        self.columnCount = Swift.max(layouts.count, 1)
+    }
+
+    /// The number of rows.
+    public var rowCount: Int { offsets.count / columnCount }
+    /// The bytes the rows hold (their values' wire bytes).
+    public var byteCount: Int { bytes.count }
+    /// True when the block holds no row.
+    public var isEmpty: Bool { offsets.isEmpty }
+
+    /// The value of `column` in `row` (both 0-based; the caller keeps them in range).
+    @inline(__always)
+    public func value(row: Int, column: Int) -> SQLValue {
+        let o = offsets[row &* columnCount &+ column]
+        if o == WireRowBlock.nullOffset { return .null }
+        let kind = scan[column]
+        if kind.kind == .decode {
+            var reader = ByteReader(bytes, start: Int(o))
+            // Checked when the row was appended with the same decoder: it cannot fail here.
+            return (try? layouts[column].decodeValue(from: &reader)) ?? .null
+        }
+        return bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return .null }   // never: a row's bytes include its token byte
+            return WireRowBlock.decode(kind, at: base + Int(o))
+        }
+    }
+
+    /// Decodes a value the scan checked (so without checks): the common types read straight
+    /// from the bytes, as ``TypeInfo/decodeValue(from:)`` reads them.
+    @inline(__always)
+    static func decode(_ c: WireColumn, at p: UnsafeRawPointer) -> SQLValue {
+        @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
+        @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
+        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
+        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+        @inline(__always) func money(_ i: Int) -> SQLMoney {
+            SQLMoney(units: Int64(Int32(bitPattern: u32(i))) << 32 | Int64(u32(i + 4)))
+        }
+        switch c.kind {
+        case .fixed:
+            switch c.type {
+            case 0x38: return .int(Int32(bitPattern: u32(0)))
+            case 0x7F: return .bigint(Int64(bitPattern: u64(0)))
+            case 0x34: return .smallint(Int16(bitPattern: u16(0)))
+            case 0x30: return .tinyint(u8(0))
+            case 0x32: return .bit(u8(0) != 0)
+            case 0x3B: return .real(Float(bitPattern: u32(0)))
+            case 0x3E: return .float(Double(bitPattern: u64(0)))
+            case 0x3C: return .money(money(0))
+            case 0x7A: return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
+            default: return .null
+            }
+        case .byteLength:
+            let n = Int(u8(0))
+            if n == 0 { return .null }
+            switch c.type {
+            case 0x26:
+                switch n {
+                case 4: return .int(Int32(bitPattern: u32(1)))
+                case 8: return .bigint(Int64(bitPattern: u64(1)))
+                case 2: return .smallint(Int16(bitPattern: u16(1)))
+                default: return .tinyint(u8(1))
+                }
+            case 0x6D: return n == 8 ? .float(Double(bitPattern: u64(1))) : .real(Float(bitPattern: u32(1)))
+            case 0x6E: return n == 8 ? .money(money(1)) : .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1)))))
+            case 0x68: return .bit(u8(1) != 0)
+            case 0x24:
+                return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
+                                                     u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
+            case 0x27, 0x2F: return .string(TextCodec.decodeCP1252(p + 1, count: n))
+            default: return .binary([UInt8](UnsafeRawBufferPointer(start: p + 1, count: n)))
+            }
+        case .utf16:
+            let n = Int(u16(0))
+            if n == 0xFFFF { return .null }
+            if n == 0 { return .string("") }
+            var bad = -1
+            return .string(TextCodec.transcodeUTF16LE(p + 2, byteCount: n, badUnit: &bad))
+        case .ushortBytes:
+            let n = Int(u16(0))
+            if n == 0xFFFF { return .null }
+            if c.type == 0xA7 || c.type == 0xAF { return .string(TextCodec.decodeCP1252(p + 2, count: n)) }
+            return .binary([UInt8](UnsafeRawBufferPointer(start: p + 2, count: n)))
+        case .decode, .unsupported:
+            return .null
+        }
+    }
+
+    /// Whether the value of `column` in `row` is NULL, without decoding it.
+    public func isNull(row: Int, column: Int) -> Bool {
+        let o = offsets[row &* columnCount &+ column]
+        if o == WireRowBlock.nullOffset { return true }
+        return scan[column].isNull(bytes, at: Int(o))
+    }
+
+    /// The values of `row`, in column order.
+    public func values(row: Int) -> [SQLValue] {
+        var out: [SQLValue] = []
+        out.reserveCapacity(columnCount)
+        for c in 0 ..< layouts.count { out.append(value(row: row, column: c)) }
+        return out
+    }
+
+    /// Appends `count` bytes of `source` from `start` and the offsets of their values
+    /// (`offsets`, relative to `start`); used by the decoder only.
+    mutating func append(_ source: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, offsets new: ArraySlice<UInt32>) {
+        let base = UInt32(truncatingIfNeeded: bytes.count)
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start ..< start + count]))
+        offsets.reserveCapacity(offsets.count + new.count)
+        for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
+    }
+
+    /// Reserves room for about `rows` more rows of `bytesPerRow` bytes.
+    public mutating func reserveCapacity(rows: Int, bytesPerRow: Int) {
+        offsets.reserveCapacity(offsets.count + rows * columnCount)
+        bytes.reserveCapacity(bytes.count + rows * bytesPerRow)
+    }
+}
+
+/// How the row scan checks one column's value and finds its end (see
+/// ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``).
+struct WireColumn: Sendable {
+    enum Kind: UInt8, Sendable {
+        /// A fixed-size value that cannot be invalid (integers, floats, money, bit): `size` bytes.
+        case fixed
+        /// A 1-byte length then the data; the length must be 0 (NULL) or in `allowed`, and at
+        /// most the declared length (when one is declared); the data cannot be invalid.
+        case byteLength
+        /// A 2-byte length (0xFFFF = NULL) then UTF-16LE text, which must be valid.
+        case utf16
+        /// A 2-byte length (0xFFFF = NULL) then bytes that cannot be invalid (binary, code page 1252 text).
+        case ushortBytes
+        /// Anything else: checked by decoding it (dates, times, decimals, datetime).
+        case decode
+        /// Not kept as wire bytes (PLP, text/ntext/image, sql_variant, other code pages, unknown).
+        case unsupported
+    }
+
+    let kind: Kind
+    /// The TDS data type byte.
+    let type: UInt8
+    /// `.fixed`: the size.
+    let size: Int
+    /// `.byteLength`: bit n set when a length of n bytes is accepted (n ≤ 63).
+    let allowed: UInt64
+    /// `.byteLength`: the declared length (0 = none declared).
+    let declared: Int
+
+    /// Whether a row of these columns can be kept as wire bytes (none is `.unsupported`).
+    static func supports(_ columns: [WireColumn]) -> Bool {
+        !columns.isEmpty && !columns.contains { $0.kind == .unsupported }
+    }
+
+    init(_ l: ValueLayout) {
+        var kind = Kind.unsupported, size = 0, allowed: UInt64 = 0
+        let declared = l.length
+        func lengths(_ ns: Int...) -> UInt64 { ns.reduce(UInt64(1)) { $0 | 1 << UInt64($1) } }   // 0 = NULL always
+        if !l.isPLP {
+            switch l.type.rawValue {
+            case 0x30, 0x32: kind = .fixed; size = 1            // INT1, BIT
+            case 0x34: kind = .fixed; size = 2                  // INT2
+            case 0x38, 0x3B, 0x7A: kind = .fixed; size = 4      // INT4, FLT4, MONEY4
+            case 0x7F, 0x3E, 0x3C: kind = .fixed; size = 8      // INT8, FLT8, MONEY
+            case 0x1F: kind = .fixed; size = 0                  // NULLTYPE
+            case 0x26: kind = .byteLength; allowed = lengths(1, 2, 4, 8)   // INTN
+            case 0x6D: kind = .byteLength; allowed = lengths(4, 8)         // FLTN
+            case 0x6E: kind = .byteLength; allowed = lengths(4, 8)         // MONEYN
+            case 0x24: kind = .byteLength; allowed = lengths(16)           // GUID
+            case 0x68: kind = .byteLength; allowed = lengths(1)            // BITN (no declared-length rule)
+            case 0x25, 0x2D:                                                // VARBINARY, BINARY (legacy)
+                kind = .byteLength; allowed = ~0
+            case 0x27, 0x2F:                                                // VARCHAR, CHAR (legacy)
+                if (l.collation?.codePage ?? 1252) == 1252 { kind = .byteLength; allowed = ~0 }
+            case 0xE7, 0xEF: kind = .utf16                                  // NVARCHAR, NCHAR
+            case 0xA5, 0xAD: kind = .ushortBytes                            // BIGVARBINARY, BIGBINARY
+            case 0xA7, 0xAF:                                                // BIGVARCHAR, BIGCHAR
+                if (l.collation?.codePage ?? 1252) == 1252 { kind = .ushortBytes }
+            case 0x3D, 0x3A, 0x6F, 0x6A, 0x6C, 0x37, 0x3F, 0x28, 0x29, 0x2A, 0x2B:
+                kind = .decode   // DATETIME, DATETIM4, DATETIMN, DECIMALN, NUMERICN, DECIMAL, NUMERIC, DATEN, TIMEN, DATETIME2N, DATETIMEOFFSETN
+            default: break
+            }
+        }
+        self.kind = kind
+        self.type = l.type.rawValue
+        self.size = size
+        self.allowed = allowed
+        self.declared = l.type.rawValue == 0x68 ? 0 : declared
+    }
+
+    /// Whether the value at `offset` (checked when appended) is NULL.
+    func isNull(_ bytes: [UInt8], at offset: Int) -> Bool {
+        switch kind {
+        case .fixed: return size == 0
+        case .byteLength: return bytes[offset] == 0
+        case .utf16, .ushortBytes: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
+        case .decode:
+            // Every `.decode` type is BYTELEN except DATETIME and DATETIM4 (fixed, never NULL).
+            return type != 0x3D && type != 0x3A && bytes[offset] == 0
+        case .unsupported: return false
+        }
+    }
+}

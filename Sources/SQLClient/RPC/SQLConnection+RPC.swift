@@ -22,12 +22,12 @@ extension SQLConnection {
     /// Streams the rows of a parameterized query (all its result sets), reading from the socket
     /// only as rows are consumed. Breaking out of the loop cancels the rest (ATTENTION).
     public nonisolated func query(literal query: SQLQuery, timeout: Duration? = nil) -> SQLQueryRowSequence {
-        SQLQueryRowSequence(connection: self, query: query, timeout: timeout)
+        SQLRowSequence(connection: self, source: .query(query), timeout: timeout)
     }
 
     /// Streams the events (result set starts, rows, counts, messages, return statuses) of a parameterized query.
     public nonisolated func events(literal query: SQLQuery, timeout: Duration? = nil) -> SQLQueryEventSequence {
-        SQLQueryEventSequence(connection: self, query: query, timeout: timeout)
+        SQLResponseEventSequence(connection: self, source: .query(query), timeout: timeout)
     }
 
     // MARK: - Stored procedures
@@ -155,50 +155,10 @@ public struct SQLPreparedStatement: Sendable, Hashable {
 
 // MARK: - Streaming
 
-/// The events of one parameterized query, streamed. See ``SQLConnection/events(literal:timeout:)``.
-public struct SQLQueryEventSequence: AsyncSequence, Sendable {
-    public typealias Element = SQLResponseEvent
-    let connection: SQLConnection
-    let query: SQLQuery
-    let timeout: Duration?
+/// The events of one parameterized query, streamed: the one event sequence over the one
+/// response cursor, as for a batch. See ``SQLConnection/events(literal:timeout:)``.
+public typealias SQLQueryEventSequence = SQLResponseEventSequence
 
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout))
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let cursor: ResponseCursor
-        public mutating func next() async throws -> SQLResponseEvent? {
-            try await cursor.nextEvent()
-        }
-
-        /// As ``next()``, run in the caller's isolation (`for try await` calls this).
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLResponseEvent? {
-            try await cursor.nextEvent(isolation: actor)
-        }
-    }
-}
-
-/// The rows of one parameterized query, streamed. See ``SQLConnection/query(literal:timeout:)``.
-public struct SQLQueryRowSequence: AsyncSequence, Sendable {
-    public typealias Element = SQLRow
-    let connection: SQLConnection
-    let query: SQLQuery
-    let timeout: Duration?
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout))
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let cursor: ResponseCursor
-        public mutating func next() async throws -> SQLRow? {
-            try await cursor.nextRow()
-        }
-
-        /// As ``next()``, run in the caller's isolation (`for try await` calls this).
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLRow? {
-            try await cursor.nextRow(isolation: actor)
-        }
-    }
-}
+/// The rows of one parameterized query, streamed: the one row sequence over the one response
+/// cursor, as for a batch. See ``SQLConnection/query(literal:timeout:)``.
+public typealias SQLQueryRowSequence = SQLRowSequence

@@ -71,12 +71,12 @@ enum ClientCommand {
         let t0 = Measure.now()
         switch api {
         case .rows:
-            for try await row in connection.query(w.sql) {
+            for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
                 rows += 1
                 for v in row.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
             }
         case .blocks:
-            for try await block in connection.rowBlocks(w.sql) {
+            for try await block in connection.rowBlocks(SQLQuery(unsafeSQL: w.sql)) {
                 rows += block.count
                 for v in block.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
             }

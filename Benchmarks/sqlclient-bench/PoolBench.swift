@@ -153,7 +153,7 @@ enum PoolBench {
             for _ in 0 ..< tasks {
                 group.addTask {
                     while counter.take() {
-                        let result = try await pool.execute(SQLQuery(stringLiteral: sql))
+                        let result = try await pool.execute(SQLQuery(unsafeSQL: sql))
                         guard result.resultSets.first?.rows.first?[0] == .int(1) else {
                             throw Sink.Failure(description: "wrong answer")
                         }
@@ -180,7 +180,7 @@ enum PoolBench {
             for connection in connections {
                 group.addTask {
                     while counter.take() {
-                        let result = try await connection.execute(literal: SQLQuery(stringLiteral: sql))
+                        let result = try await connection.execute(SQLQuery(unsafeSQL: sql))
                         guard result.resultSets.first?.rows.first?[0] == .int(1) else {
                             throw Sink.Failure(description: "wrong answer")
                         }
@@ -204,7 +204,7 @@ enum PoolBench {
                 group.addTask {
                     while counter.take() {
                         let connection = try await SQLConnection.connect(configuration)
-                        let result = try await connection.execute(literal: SQLQuery(stringLiteral: sql))
+                        let result = try await connection.execute(SQLQuery(unsafeSQL: sql))
                         await connection.close()
                         guard result.resultSets.first?.rows.first?[0] == .int(1) else {
                             throw Sink.Failure(description: "wrong answer")

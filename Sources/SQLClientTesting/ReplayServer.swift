@@ -467,7 +467,9 @@ final class ReplayConnection {
             guard sendAll(out) else { return }
             i = end
         }
-        if limit == bytes.count { return }
+        // Everything was sent: done, unless the response is empty and a fault is all there is
+        // to it (an exchange that stalls or closes without answering at all).
+        if limit == bytes.count, !bytes.isEmpty { return }
         if response.faults.closeAfter != nil {
             shutdown(fd, Int32(SHUT_RDWR)); closed = true; return
         }

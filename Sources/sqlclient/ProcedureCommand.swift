@@ -37,7 +37,7 @@ enum ProcedureCommand {
     /// Result sets (as the query command prints them), then the OUTPUT values and the return status:
     /// in table/csv form `@name = value` lines and `Return status: N`; in JSON forms
     /// `{"outputs":{"@name":value,…}}` and `{"returnStatus":N}` lines (values typed as in result sets).
-    static func printResult(_ result: SQLProcedureResult, printer: ResultPrinter) {
+    static func printResult(_ result: SQLResult, printer: ResultPrinter) {
         for m in result.messages { printer.printMessage(m) }
         for statement in result.statements {
             switch statement {

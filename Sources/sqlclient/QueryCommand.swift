@@ -451,7 +451,8 @@ final class ScriptRunner {
         var flow = Flow.goOn
         for _ in 0 ..< count {
             do {
-                for try await event in connection.events(text) {
+                // The script is SQL text the user typed: sent as written.
+                for try await event in connection.events(SQLQuery(unsafeSQL: text)) {
                     printer.handle(event)
                     if printer.out.failed { break }   // standard output was closed (… | head)
                 }

@@ -128,7 +128,7 @@ final class ResultPrinter {
             }
         case .message(let message):
             printMessage(message)
-        case .returnStatus:
+        case .returnStatus, .outputValue:
             break
         }
     }

@@ -165,7 +165,7 @@ enum CaptureComparison {
             let connection = try await SQLConnection.connect(config)
             for (b, sql) in batches.enumerated() {
                 do {
-                    let result = try await connection.executeBatch(sql)
+                    let result = try await connection.execute(SQLQuery(unsafeSQL: sql))
                     clientSets.append(result.resultSets.map { $0.rows.map { $0.values.map(\.canonicalText) } })
                 } catch {
                     if !(b < hasError.count && hasError[b]) {

@@ -157,7 +157,7 @@ enum SQLClientSide {
                 continue
             }
             do {
-                let result = try await connection.executeBatch(e.sql)
+                let result = try await connection.execute(SQLQuery(unsafeSQL: e.sql))
                 for statement in result.statements {
                     switch statement {
                     case .resultSet(let set):

@@ -47,7 +47,7 @@ final class ClientOnReplayServerTests: XCTestCase {
         }
         XCTAssertEqual(seen, 10)
         let next = try await connection.execute("SELECT 1 AS c")
-        XCTAssertEqual(next.first?.rows.first?.values, [.int(1)])
+        XCTAssertEqual(next.resultSets.first?.rows.first?.values, [.int(1)])
         await connection.close()
         server.stop()
         XCTAssertEqual(server.connections.first?.attentions, 1, "one ATTENTION sent and acknowledged")

@@ -8,9 +8,9 @@ import XCTest
 
 /// The code under test: products to reorder.
 func productsToReorder(_ connection: SQLConnection) async throws -> [String] {
-    let results = try await connection.execute(
+    let result = try await connection.execute(
         "SELECT title FROM products WHERE stock < 5 OR stock IS NULL ORDER BY title")
-    return results.first?.rows.compactMap { $0["title"]?.canonicalText } ?? []
+    return result.rows.compactMap { $0["title"]?.canonicalText }
 }
 
 final class ReorderTests: XCTestCase {

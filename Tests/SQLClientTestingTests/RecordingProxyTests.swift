@@ -79,7 +79,7 @@ final class RecordingProxyTests: XCTestCase {
     }
 
     func intValue(_ connection: SQLConnection, _ sql: String) async throws -> SQLValue? {
-        try await connection.execute(sql).first?.rows.first?.values.first
+        try await connection.execute(SQLQuery(unsafeSQL: sql)).resultSets.first?.rows.first?.values.first
     }
 
     func testTheWholeSessionUnderTLSOnBothLegsIsRecordedAndReplays() async throws {
@@ -143,9 +143,9 @@ final class RecordingProxyTests: XCTestCase {
         defer { rig.stop() }
         let connection = try await SQLConnection.connect(configuration(port: rig.port, caFile: try rig.proxy.identity.caCertificateFile()))
         let echoed = try await connection.execute("SELECT echo")
-        XCTAssertEqual(echoed.first?.rows.count, 2, "the client got the server's bytes unchanged")
-        XCTAssertEqual(echoed.first?.rows.first?.values.first, .binary(Array(Self.password.utf8)))
-        _ = try? await connection.execute("SELECT '\(Self.password)' AS p")   // unrecorded upstream: an empty answer
+        XCTAssertEqual(echoed.resultSets.first?.rows.count, 2, "the client got the server's bytes unchanged")
+        XCTAssertEqual(echoed.resultSets.first?.rows.first?.values.first, .binary(Array(Self.password.utf8)))
+        _ = try? await connection.execute("SELECT '\(unsafeRaw: Self.password)' AS p")   // unrecorded upstream: an empty answer
         await connection.close()
         rig.stop()
 
@@ -275,7 +275,7 @@ final class RecordingProxyTests: XCTestCase {
         let ca = try rig.proxy.identity.caCertificateFile()
         for sql in ["SELECT 1 AS c", "SELECT 2 AS d"] {
             let connection = try await SQLConnection.connect(configuration(port: rig.port, caFile: ca))
-            _ = try await connection.execute(sql)
+            _ = try await connection.execute(SQLQuery(unsafeSQL: sql))
             await connection.close()
         }
         rig.stop()

@@ -34,7 +34,7 @@ final class ReplayMatchingTests: XCTestCase {
     }
 
     func value(_ connection: SQLConnection, _ sql: String) async throws -> SQLValue? {
-        try await connection.execute(sql).first?.rows.first?.values.first
+        try await connection.execute(SQLQuery(unsafeSQL: sql)).resultSets.first?.rows.first?.values.first
     }
 
     /// sp_executesql `sql` declaring `@P1 int` = `p1`.

@@ -33,7 +33,7 @@ final class ReplayServerTLSTests: XCTestCase {
                        "the test uses the default encryption")
         let connection = try await SQLConnection.connect(config)
         let results = try await connection.execute("SELECT 1 AS c")
-        XCTAssertEqual(results.first?.rows.first?["c"], .int(1))
+        XCTAssertEqual(results.resultSets.first?.rows.first?["c"], .int(1))
         await connection.close()
         server.stop()
         let log = try XCTUnwrap(server.connections.first)
@@ -51,7 +51,7 @@ final class ReplayServerTLSTests: XCTestCase {
         let connection = try await SQLConnection.connect(configuration(port: port, encryption: .off,
                                                                        caFile: try identity.caCertificateFile()))
         let results = try await connection.execute("SELECT 1 AS c")
-        XCTAssertEqual(results.first?.rows.first?["c"], .int(1))
+        XCTAssertEqual(results.resultSets.first?.rows.first?["c"], .int(1))
         await connection.close()
         server.stop()
         let log = try XCTUnwrap(server.connections.first)
@@ -105,7 +105,7 @@ final class ReplayServerTLSTests: XCTestCase {
         try generated.writeCACertificate(to: ca)
         let connection = try await SQLConnection.connect(configuration(port: port, encryption: .on, caFile: ca.path))
         let results = try await connection.execute("SELECT 1 AS c")
-        XCTAssertEqual(results.first?.rows.first?["c"], .int(1))
+        XCTAssertEqual(results.resultSets.first?.rows.first?["c"], .int(1))
         await connection.close()
     }
 

@@ -8,7 +8,7 @@ import TDS
 /// 2.2.6.4 LOGIN7 SSPI, 2.2.6.8 SSPI message, 2.2.7.22 SSPI token) and answers the server's
 /// challenge with an NTLMv2 response ([MS-NLMP] 3.3.2). Kerberos is not supported.
 ///
-/// The password is a ``RedactedPassword``: never printed.
+/// The password is a `RedactedPassword`: never printed.
 public struct NTLMCredentials: Sendable, Hashable, CustomStringConvertible {
     /// How the NTLM messages travel in the SSPI data.
     public enum Wrapping: String, Sendable, Hashable {

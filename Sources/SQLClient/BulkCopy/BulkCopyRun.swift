@@ -148,7 +148,7 @@ extension SQLConnection {
         }
         while let first = pending {
             do {
-                _ = try await executeBatch(statement.text)
+                _ = try await run(.sqlBatch(statement.text), timeout: options.timeout)
             } catch let e as SQLClientError {
                 throw failed(e)
             }
@@ -206,7 +206,7 @@ extension SQLConnection {
         if let spec, !spec.isEmpty, spec.allSatisfy({ $0.type != nil }) {
             return spec.map { BulkLoadColumn(name: $0.name, type: $0.type ?? .int, nullable: $0.isNullable) }
         }
-        let sets = try await executeBatch("SELECT TOP 0 * FROM " + quotedTable).resultSets
+        let sets = try await run(.sqlBatch("SELECT TOP 0 * FROM " + quotedTable), timeout: timeout).resultSets
         guard let table = sets.first?.columns else {
             throw SQLClientError(.bulkCopyInvalidColumns, "\(quotedTable) returned no columns")
         }

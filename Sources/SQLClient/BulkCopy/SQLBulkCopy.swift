@@ -1,7 +1,7 @@
 import Foundation
 import TDS
 
-/// A destination column of ``SQLConnection/bulkInsert(into:columns:rows:options:)``: its name and,
+/// A destination column of `SQLConnection.bulkInsert(into:columns:rows:options:)`: its name and,
 /// optionally, its type. Columns without a type take it from the table's own metadata.
 public struct SQLBulkColumn: Sendable, Hashable, ExpressibleByStringLiteral {
     /// The column's name in the destination table (sent bracket-quoted in INSERT BULK).
@@ -115,6 +115,7 @@ extension SQLConnection {
     ///     unless ``SQLBulkCopyOptions/keepIdentity``). Columns without a type take the table's.
     ///   - rows: one array of values per row, in `columns` order. They are encoded as they are
     ///     taken from the sequence, a row at a time.
+    ///   - options: INSERT BULK hints, batching and the timeout (see ``SQLBulkCopyOptions``).
     /// - Returns: the rows the server reported inserted and the number of batches.
     /// - Throws: ``SQLBulkCopyError``: a value that does not fit its column (length, precision,
     ///   range, code page, NULL in a NOT NULL column) names its 1-based row and column, and nothing
@@ -127,7 +128,7 @@ extension SQLConnection {
         return try await runBulkCopy(table: table, columns: columns, options: options, next: .sync { _ in iterator.next() })
     }
 
-    /// As ``bulkInsert(into:columns:rows:options:)-(_,_,Sequence,_)``, taking rows from an
+    /// As the `Sequence` form of `bulkInsert(into:columns:rows:options:)`, taking rows from an
     /// `AsyncSequence` as they come (a file being read, another query's rows).
     public func bulkInsert<Rows: AsyncSequence>(into table: String, columns: [SQLBulkColumn]? = nil, rows: Rows,
                                                 options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
@@ -140,7 +141,7 @@ extension SQLConnection {
     /// column with no property gets NULL). Swift values convert to the column's type: integers,
     /// `Bool`, `Double`/`Float`, `Decimal` (exact, to the column's precision and scale, or money),
     /// `String`, `Date` (date, time, datetime, smalldatetime, datetime2, datetimeoffset, in
-    /// ``SQLBulkCopyOptions/timeZone``), `UUID`, `Data`/`[UInt8]`, ``SQLValue``, optionals.
+    /// ``SQLBulkCopyOptions/timeZone``), `UUID`, `Data`/`[UInt8]`, `SQLValue`, optionals.
     public func bulkInsert<Rows: Sequence>(into table: String, columns: [SQLBulkColumn]? = nil, values: Rows,
                                            options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element: Encodable {
@@ -151,7 +152,7 @@ extension SQLConnection {
         })
     }
 
-    /// As ``bulkInsert(into:columns:values:options:)-(_,_,Sequence,_)`` from an `AsyncSequence`.
+    /// As the `Sequence` form of `bulkInsert(into:columns:values:options:)`, from an `AsyncSequence`.
     public func bulkInsert<Rows: AsyncSequence>(into table: String, columns: [SQLBulkColumn]? = nil, values: Rows,
                                                 options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element: Encodable {

@@ -4,7 +4,7 @@ import TDS
 /// Everything needed to open a ``SQLConnection``: where, who, and how.
 ///
 /// Build it by parts or from an ADO.NET-style connection string with
-/// ``init(connectionString:)``. `password` is stored as a ``RedactedPassword``: it never appears
+/// ``init(connectionString:)``. `password` is stored as a `RedactedPassword`: it never appears
 /// in `description`, in errors or in logs.
 public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// The server: host, and port or named instance.
@@ -83,6 +83,10 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// connections (connection string keys `Pooling`, `Min Pool Size`, `Max Pool Size`,
     /// `Connection Lifetime`/`Load Balance Timeout`). A single ``SQLConnection`` ignores it.
     public var pool = SQLConnectionPool.Options()
+    /// The most unread server messages each subscriber of ``SQLConnection/messages`` holds before
+    /// its oldest are dropped (and counted in ``SQLMessageSubscription/droppedCount``); default
+    /// 1,024, values below 1 count as 1.
+    public var messageBufferLimit: Int = 1024
 
     /// A configuration by parts; the other options keep their defaults (see each property).
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",

@@ -48,6 +48,16 @@ struct ConnectionStateMachine: Sendable {
         var error: SQLClientError
         var failedRequests: [RequestID] = []
         var cancelledTimers: [TimerID] = []
+        /// Reservations still waiting for the connection (see ``reserve(_:)``): they fail too.
+        var failedReservations: [ReservationID] = []
+    }
+
+    /// Who holds the connection between requests (``SQLConnection/withTransaction(isolationLevel:isolation:_:)``):
+    /// while a reservation is held, only requests made under it start; the others wait in the
+    /// queue until it is released.
+    struct ReservationID: Hashable, Sendable, CustomStringConvertible {
+        var value: UInt64
+        var description: String { "reservation\(value)" }
     }
 
     /// What the driver must do next.
@@ -105,6 +115,10 @@ struct ConnectionStateMachine: Sendable {
         case requestCompleted(RequestID, error: SQLClientError?)
         /// The request was cancelled and the server acknowledged the ATTENTION: its reader gets `error`.
         case requestCancelled(RequestID, SQLClientError)
+        /// The reservation is held now: resume whoever waits for it.
+        case reservationGranted(ReservationID)
+        /// A reservation that was waiting fails (the connection closed).
+        case failReservation(ReservationID, SQLClientError)
     }
 
     /// A request waiting for its turn.
@@ -112,6 +126,8 @@ struct ConnectionStateMachine: Sendable {
         var id: RequestID
         var owner: Int?
         var timeout: Duration?
+        /// The reservation the request was made under, if any.
+        var reservation: ReservationID? = nil
     }
 
     private enum Phase: Sendable, Equatable {
@@ -145,6 +161,9 @@ struct ConnectionStateMachine: Sendable {
     /// The running request, if any.
     private(set) var request: RequestStateMachine?
     private var queue: [Queued] = []
+    /// The reservation holding the connection, and those waiting for it in order.
+    private(set) var reservation: ReservationID?
+    private var reservationQueue: [ReservationID] = []
     /// Armed timers and their deadlines (time since the clock's origin).
     private(set) var timers: [TimerID: Duration] = [:]
     /// Why the connection closed; what a reader or writer of the running request then gets.
@@ -266,7 +285,10 @@ struct ConnectionStateMachine: Sendable {
     /// same task and is being read (its stream left unfinished, as a `break` in top-level code
     /// does), nobody else could ever finish it, so it is cancelled (pre-empted) and drained, and
     /// this one runs after it. `timeout`: the query timeout, armed when it starts.
-    mutating func enqueue(_ id: RequestID, owner: Int?, timeout: Duration?, now: Duration) -> [Action] {
+    /// While another reservation holds the connection (``reserve(_:)``), a request not made under
+    /// it (`reservation`) waits even when the connection is idle.
+    mutating func enqueue(_ id: RequestID, owner: Int?, timeout: Duration?, now: Duration,
+                          reservation key: ReservationID? = nil) -> [Action] {
         switch phase {
         case .closed:
             return [.failRequest(id, SQLClientError(.connectionClosed,
@@ -277,10 +299,13 @@ struct ConnectionStateMachine: Sendable {
         default:
             return [.failRequest(id, SQLClientError(.invalidState, "the connection is not logged in"))]
         }
+        let queued = Queued(id: id, owner: owner, timeout: timeout, reservation: key)
         guard var running = request else {
-            return start(Queued(id: id, owner: owner, timeout: timeout), now: now)
+            if mayStart(queued) { return start(queued, now: now) }
+            queue.append(queued)
+            return []
         }
-        queue.append(Queued(id: id, owner: owner, timeout: timeout))
+        queue.append(queued)
         guard let owner, running.owner == owner, running.phase == .reading, running.forwardsResults,
               !running.isAbandoned else { return [] }
         if preempted.count >= 64 { preempted.removeAll() }
@@ -289,6 +314,53 @@ struct ConnectionStateMachine: Sendable {
         _ = running.cancel(.preempted)
         request = running
         return [.sendAttention(running.id), arm(.cancel(running.id), now + cancelTimeout), .drainRequest(running.id)]
+    }
+
+    /// Whether `queued` may run under the current reservation.
+    private func mayStart(_ queued: Queued) -> Bool {
+        reservation == nil || queued.reservation == reservation
+    }
+
+    /// Starts the first queued request the reservation lets run, if the connection is idle.
+    private mutating func startNext(now: Duration) -> [Action] {
+        guard request == nil, phase == .ready, let index = queue.firstIndex(where: mayStart) else { return [] }
+        return start(queue.remove(at: index), now: now)
+    }
+
+    // MARK: - Reservations
+
+    /// A caller wants the connection to itself between requests (a transaction): granted at
+    /// once when no other reservation holds it, else after those before it. Requests already
+    /// running or queued when it is granted and not made under it wait until ``release(_:now:)``
+    /// (the running one finishes first).
+    mutating func reserve(_ key: ReservationID) -> [Action] {
+        if phase == .closed {
+            return [.failReservation(key, SQLClientError(.connectionClosed, "the connection is closed"))]
+        }
+        if reservation == nil {
+            reservation = key
+            return [.reservationGranted(key)]
+        }
+        reservationQueue.append(key)
+        return []
+    }
+
+    /// The reservation ends (its holder committed or rolled back, or gave up waiting): the next
+    /// reservation is granted, or the queued requests start in order.
+    mutating func release(_ key: ReservationID, now: Duration) -> [Action] {
+        if let index = reservationQueue.firstIndex(of: key) {
+            reservationQueue.remove(at: index)
+            return []
+        }
+        guard reservation == key else { return [] }
+        reservation = nil
+        var actions: [Action] = []
+        if !reservationQueue.isEmpty {
+            let next = reservationQueue.removeFirst()
+            reservation = next
+            actions.append(.reservationGranted(next))
+        }
+        return actions + startNext(now: now)
     }
 
     private mutating func start(_ next: Queued, now: Duration) -> [Action] {
@@ -439,8 +511,10 @@ struct ConnectionStateMachine: Sendable {
         phase = .closed
         closeError = error
         let context = CloseContext(error: error, failedRequests: queue.map(\.id),
-                                   cancelledTimers: Array(timers.keys))
+                                   cancelledTimers: Array(timers.keys), failedReservations: reservationQueue)
         queue = []
+        reservationQueue = []
+        reservation = nil
         timers = [:]
         return .closeConnection(context)
     }
@@ -536,7 +610,7 @@ struct ConnectionStateMachine: Sendable {
         if let a = disarm(.query(id)) { actions.append(a) }
         if let a = disarm(.cancel(id)) { actions.append(a) }
         request = nil
-        if !queue.isEmpty { actions += start(queue.removeFirst(), now: now) }
+        actions += startNext(now: now)
         return actions
     }
 

@@ -33,7 +33,7 @@ enum CancelReason: Sendable, Equatable {
     }
 }
 
-/// The running request as a pure state machine (a part of ``ConnectionStateMachine``): where it
+/// The running request as a pure state machine (a part of `ConnectionStateMachine`): where it
 /// is in its life (being written, being read), its cancellation (ATTENTION, [MS-TDS] 2.2.1.7,
 /// 3.2.5.4) and what its response tokens mean. No I/O.
 ///
@@ -67,7 +67,7 @@ struct RequestStateMachine: Sendable {
     }
 
     let id: RequestID
-    /// The task that started the request (see ``ConnectionStateMachine/enqueue(_:owner:timeout:now:)``).
+    /// The task that started the request (see `ConnectionStateMachine/enqueue(_:owner:timeout:now:)`).
     let owner: Int?
     /// The query timeout armed when the request started to be written.
     let timeout: Duration?

@@ -51,6 +51,7 @@ extension SQLConnection {
 
     /// Writes `bytes` (the caller holds the gate); a failure closes the connection and throws its error.
     func writeHoldingGate(_ bytes: [UInt8], to stream: (any ByteStream)? = nil) async throws {
+        if stream == nil || stream.map({ $0 === transport }) == true { logPacketsSent(bytes) }
         do {
             try await (stream ?? transport).write(bytes)
         } catch {
@@ -153,6 +154,9 @@ extension SQLConnection {
     /// Sends ATTENTION for request `id` through the write path (after whatever is being written).
     /// A failure closes the connection.
     func sendAttention(for id: RequestID) async {
+        let reason = machine.request.flatMap { $0.id == id ? $0.cancellation.reason : nil }
+        logger?.attention(Int(truncatingIfNeeded: id.value), reason: reason.map { "\($0)" } ?? "cancelled",
+                          connection: logNumber)
         do {
             try await acquireWriteGate()
         } catch {
@@ -186,7 +190,7 @@ extension SQLConnection {
     ///   server's answers read, before it is thrown);
     ///   ``SQLClientError`` as any request.
     func sendStreamed(type: PacketType, timeout: Duration? = nil,
-                      body: @escaping @Sendable () async throws -> [UInt8]?) async throws -> SQLProcedureResult {
+                      body: @escaping @Sendable () async throws -> [UInt8]?) async throws -> SQLResult {
         try await run(.streamed(type, .produced(body)), timeout: timeout)
     }
 }

@@ -38,6 +38,8 @@ final class ResponseCursor: @unchecked Sendable {
     /// The request's error, thrown after what was fetched with it.
     private var pendingError: (any Error)?
     private var taken = 0
+    /// Rows received so far (for the request's `requestFinished` log event).
+    private var rowsReceived = 0
 
     init(connection: SQLConnection, request: Source, timeout: Duration? = nil) {
         self.connection = connection
@@ -171,6 +173,16 @@ final class ResponseCursor: @unchecked Sendable {
             let batch = await connection.nextBatch(requestID)
             if batch.ended || batch.error != nil { finished = true }
             items = batch.items
+            rowsReceived += batch.rowCount
+            if (batch.ended || batch.error != nil), connection.configuration.logger != nil {
+                await connection.logRequestFinished(requestID, rows: rowsReceived, error: batch.error)
+            }
+            if batch.ended {
+                // RETURNVALUE tokens (OUTPUT parameters), collected by the state machine: after the last statement.
+                for value in await connection.takeReturnValues(requestID) {
+                    items.append(.event(.outputValue(SQLOutputValue(value))))
+                }
+            }
             position = 0
             pendingError = batch.error
             return true

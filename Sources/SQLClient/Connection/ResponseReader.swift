@@ -22,6 +22,8 @@ struct ResponseReader: Sendable {
     private var endOfMessagePending = false
     private var messageEndedAfterToken = false
     private let options: TokenStreamDecoder.Options
+    /// Called with each packet's header as it is cut (the trace log), nil when nobody listens.
+    var onPacket: (@Sendable (PacketHeader) -> Void)?
 
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {
         self.options = options
@@ -89,6 +91,7 @@ struct ResponseReader: Sendable {
         guard header.type == .tabularResult else {
             throw SQLClientError(.protocolError, "expected TABULAR_RESULT, got a \(header.type) packet")
         }
+        onPacket?(header)
         framer.consumePacket(into: &decoder)
         if header.status.contains(.endOfMessage) { endOfMessagePending = true }
         return true

@@ -87,9 +87,15 @@ extension SQLConnection {
     /// ``SQLConnectionConfiguration/multiSubnetFailover``, else one after another; TCP keep-alive set.
     private static func openSocket(host: String, port: Int, configuration: SQLConnectionConfiguration,
                                    timeout: Duration) async throws -> SocketStream {
-        let socket = configuration.multiSubnetFailover
-            ? try await ParallelConnect.connect(host: host, port: port, timeout: timeout)
-            : try await SocketStream.connect(host: host, port: port, timeout: timeout)
+        let socket: SocketStream
+        do {
+            socket = configuration.multiSubnetFailover
+                ? try await ParallelConnect.connect(host: host, port: port, timeout: timeout)
+                : try await SocketStream.connect(host: host, port: port, timeout: timeout)
+        } catch let error as SQLClientError {
+            configuration.logger?.connectionFailed(error, connection: 0)
+            throw error
+        }
         if let keepAlive = configuration.keepAlive {
             do {
                 let (idle, interval) = keepAlive.seconds
@@ -146,15 +152,19 @@ extension SQLConnection {
         let connection = SQLConnection(configuration: configuration, port: port, socket: stream, clock: clock)
         var end = deadline
         if let limit = configuration.loginTimeout { end = min(end, clock.now() + limit) }
+        configuration.logger?.connect(host: configuration.address.host, port: port, connection: connection.logNumber,
+                                      connected: true)
         do {
             try await connection.runLogin(deadline: end, redirectedFrom: redirectedFrom)
         } catch {
+            configuration.logger?.connectionFailed(error as? SQLClientError ?? SQLClientError(.connectionFailed, "\(error)"),
+                                                   connection: connection.logNumber)
             stream.close()
             await connection.abortLogin()
             throw error
         }
         if let textSize = configuration.textSize {
-            _ = try await connection.executeBatch("SET TEXTSIZE \(textSize)")
+            _ = try await connection.run(.sqlBatch("SET TEXTSIZE \(textSize)"), timeout: nil)
         }
         return connection
     }
@@ -231,6 +241,7 @@ extension SQLConnection {
                 let session = try provider.makeClientSession(serverName: configuration.address.host, configuration: tls)
                 var framer = reader.framer
                 try await PreloginTLSHandshake.perform(session, over: socket, framer: &framer)
+                logger?.tlsEstablished(protocolName: session.negotiatedProtocol, fullSession: fullSession, connection: logNumber)
                 if fullSession {
                     transport = try TLSStream(base: socket, session: session, leftover: framer.takeRemaining())
                 } else {
@@ -274,6 +285,7 @@ extension SQLConnection {
             case .loginSucceeded:
                 try authentication.check(machine.loginFeatureExtAck)
                 performNow(action)
+                logger?.loggedIn(session, connection: logNumber)
                 reader.limitMessages(to: nil)
                 for rest in pending { performNow(rest) }
                 return

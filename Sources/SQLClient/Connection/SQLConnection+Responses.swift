@@ -34,7 +34,7 @@ extension SQLConnection {
     /// When the running request was started by the calling task itself and is still being read
     /// (a streaming loop left with `break` while its iterator stays alive, as in top-level code),
     /// nobody else can ever finish it: it is cancelled and drained first (see
-    /// ``ConnectionStateMachine/enqueue(_:owner:timeout:now:)``); its iterator, if resumed,
+    /// `ConnectionStateMachine/enqueue(_:owner:timeout:now:)`); its iterator, if resumed,
     /// throws `.cancelled`. Requests of other tasks are waited for, in order.
     func startRequest(_ request: OutgoingRequest, timeout: Duration? = nil) async throws -> RequestID {
         let limit = try (timeout ?? configuration.queryTimeout).map {
@@ -42,7 +42,8 @@ extension SQLConnection {
         }
         nextRequestNumber &+= 1
         let id = RequestID(value: nextRequestNumber)
-        let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now())
+        let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now(),
+                                      reservation: Self.currentReservation)
         try await waitForTurn(id, after: actions)
         let encoded: (PacketType, RequestBody)
         do {
@@ -52,6 +53,7 @@ extension SQLConnection {
             await perform(machine.requestNotSent(id, now: clock.now()))
             throw error
         }
+        logRequestStarted(id, request)
         do {
             try await write(id, type: encoded.0, body: encoded.1)
         } catch let failure as ProducerFailure {
@@ -274,34 +276,17 @@ extension SQLConnection {
         machine.takeReturnValues(of: id)
     }
 
-    /// Sends `request` and buffers everything it returns.
-    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLProcedureResult {
-        let cursor = ResponseCursor(connection: self, request: .request(request), timeout: timeout)
-        var result = SQLProcedureResult()
-        var current: SQLResultSet?
-        while let event = try await cursor.nextEvent() {
-            switch event {
-            case .columns(let columns):
-                if let open = current { result.statements.append(.resultSet(open)) }
-                current = SQLResultSet(columns: columns)
-            case .row(let row):
-                current?.rows.append(row)
-            case .statementDone(let count):
-                if var open = current {
-                    open.rowsAffected = count
-                    result.statements.append(.resultSet(open))
-                    current = nil
-                } else if count != nil {
-                    result.statements.append(.rowsAffected(count))
-                }
-            case .message(let message):
-                result.messages.append(message)
-            case .returnStatus(let status):
-                result.returnStatuses.append(status)
-            }
-        }
-        if let open = current { result.statements.append(.resultSet(open)) }
-        if let id = cursor.requestID { result.outputs = takeReturnValues(id).map(SQLOutputValue.init) }
+    /// Sends `request` and buffers everything it returns: the fold of its events (``SQLResult/append(_:)``).
+    func run(_ request: OutgoingRequest, timeout: Duration?) async throws -> SQLResult {
+        try await run(.request(request), timeout: timeout)
+    }
+
+    /// Sends `source` and buffers everything it returns.
+    func run(_ source: ResponseCursor.Source, timeout: Duration?) async throws -> SQLResult {
+        let cursor = ResponseCursor(connection: self, request: source, timeout: timeout)
+        var result = SQLResult()
+        while let event = try await cursor.nextEvent() { result.append(event) }
+        result.finish()
         return result
     }
 }

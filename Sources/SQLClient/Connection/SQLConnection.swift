@@ -2,7 +2,7 @@ import Foundation
 import TDS
 
 /// A connection to SQL Server over TDS 7.x: the driver that performs the actions of
-/// ``ConnectionStateMachine`` on a ``ByteStream``.
+/// `ConnectionStateMachine` on a ``ByteStream``.
 ///
 /// ```swift
 /// let connection = try await SQLConnection.connect(
@@ -20,17 +20,21 @@ import TDS
 /// Errors are ``SQLClientError``; after a server error of severity below 20 the connection stays usable.
 ///
 /// Layout: the decisions (login, the queue of requests, cancellation, every timeout, closing)
-/// are ``ConnectionStateMachine``'s; this actor only performs its actions. The login is in
+/// are `ConnectionStateMachine`'s; this actor only performs its actions. The login is in
 /// `SQLConnection+Login.swift`, the one write path in `RequestWriter.swift`, reading responses
-/// in `SQLConnection+Responses.swift` (over ``ResponseReader``), the one cursor behind every
+/// in `SQLConnection+Responses.swift` (over `ResponseReader`), the one cursor behind every
 /// streamed shape in `ResponseCursor.swift`.
 public actor SQLConnection {
     /// The configuration the connection was opened with (validated; the password stays redacted).
     public nonisolated let configuration: SQLConnectionConfiguration
     /// The resolved TCP port (from the address, or from the SQL Server Browser for a named instance).
     public nonisolated let port: Int
-    /// Server messages (PRINT, INFO, ERROR) of every request, as they arrive.
-    public nonisolated let messages: AsyncStream<SQLServerMessage>
+    /// Server messages (PRINT, INFO, ERROR) of every request, as they arrive, for every
+    /// subscriber: each `for await` loop (or ``SQLMessageBroadcaster/subscribe()``) receives every
+    /// message from when it subscribed, buffering at most
+    /// ``SQLConnectionConfiguration/messageBufferLimit`` unread ones (then its oldest are dropped
+    /// and counted). The loops end when the connection closes.
+    public nonisolated let messages: SQLMessageBroadcaster
 
     /// The session as of the last ENVCHANGE: database, language, collation, packet size, TDS version.
     public internal(set) var session = SQLSessionInfo()
@@ -43,7 +47,6 @@ public actor SQLConnection {
     var reader: ResponseReader
     var packetSize = Packet.defaultSize
     let clock: any ConnectionClock
-    private let messageContinuation: AsyncStream<SQLServerMessage>.Continuation
     private var messageHandler: (@Sendable (SQLServerMessage) -> Void)?
 
     // Performing the machine's actions.
@@ -52,6 +55,10 @@ public actor SQLConnection {
     var requestWaiters: [RequestID: CheckedContinuation<Void, any Error>] = [:]
     /// Turns (or failures) that came before their request started waiting.
     var earlyTurns: [RequestID: SQLClientError?] = [:]
+    /// Reservations (``withTransaction(isolationLevel:isolation:_:)``) waiting to be granted, and
+    /// grants or failures that came before their holder started waiting.
+    var reservationWaiters: [ConnectionStateMachine.ReservationID: CheckedContinuation<Void, any Error>] = [:]
+    var earlyReservations: [ConnectionStateMachine.ReservationID: SQLClientError?] = [:]
     private var timerTasks: [TimerID: Task<Void, Never>] = [:]
     /// The columns of the result set being read.
     var currentColumns: SQLColumns?
@@ -61,6 +68,11 @@ public actor SQLConnection {
     /// Packet status bits for the first packet of the next request (RESETCONNECTION), see
     /// ``resetConnectionBeforeNextRequest(keepingTransaction:)``.
     var nextRequestStatus: PacketStatus = []
+
+    /// This connection's number in the log (``SQLLogEvent/Key/connection``).
+    let logNumber = SQLConnection.nextLogNumber()
+    /// When each logged request started (only while a logger is set).
+    var requestStarts: [RequestID: Duration] = [:]
 
     init(configuration: SQLConnectionConfiguration, port: Int, socket: any ByteStream,
          clock: any ConnectionClock = SystemConnectionClock()) {
@@ -77,12 +89,15 @@ public actor SQLConnection {
         var options = TokenStreamDecoder.Options(maximumValueSize: configuration.maximumValueSize)
         options.acceptsShortDoneBeforeLoginAck = true   // a TDS 7.1 server refusing a 7.4 login
         self.reader = ResponseReader(version: configuration.tdsVersion, options: options)
-        (messages, messageContinuation) = AsyncStream.makeStream(of: SQLServerMessage.self,
-                                                                 bufferingPolicy: .bufferingNewest(1024))
+        if let logger = configuration.logger, logger.isEnabled(.trace) {
+            let number = logNumber
+            reader.onPacket = { logger.packetReceived($0, connection: number) }
+        }
+        messages = SQLMessageBroadcaster(bufferLimit: configuration.messageBufferLimit)
     }
 
     deinit {
-        messageContinuation.finish()
+        messages.finish()
         for task in timerTasks.values { task.cancel() }
         socket.close()
     }
@@ -134,6 +149,14 @@ public actor SQLConnection {
         case .loginSucceeded(let info):
             session = info
             packetSize = info.packetSize
+        case .reservationGranted(let key):
+            if let waiter = reservationWaiters.removeValue(forKey: key) { waiter.resume() } else { earlyReservations[key] = .some(nil) }
+        case .failReservation(let key, let error):
+            if let waiter = reservationWaiters.removeValue(forKey: key) {
+                waiter.resume(throwing: error)
+            } else {
+                earlyReservations[key] = error
+            }
         case .none, .sendPrelogin, .startTLSHandshake, .sendLogin7, .loginRouted, .sspiChallenge, .endRequestWithIgnore, .forwardColumns,
              .forwardRow, .forwardStatementDone, .forwardReturnStatus, .requestCompleted, .requestCancelled:
             break
@@ -152,11 +175,12 @@ public actor SQLConnection {
         transport.close()
         socket.close()
         reader.release()
-        messageContinuation.finish()
         currentColumns = nil
         for task in timerTasks.values { task.cancel() }
         timerTasks = [:]
         for id in context.failedRequests { performNow(.failRequest(id, context.error)) }
+        for key in context.failedReservations { performNow(.failReservation(key, context.error)) }
+        messages.finish()   // subscribers read what they hold, then their loops end
         // Whoever waits for the write path wakes up to find the connection closed.
         let gateWaiters = writeGateWaiters
         writeGateWaiters = []
@@ -168,7 +192,7 @@ public actor SQLConnection {
 
     func deliver(_ message: SQLServerMessage) {
         messageHandler?(message)
-        messageContinuation.yield(message)
+        messages.publish(message)
     }
 
     // MARK: - Public API
@@ -193,10 +217,11 @@ public actor SQLConnection {
     /// Closes the connection: every request waiting for its turn and the running one fail with
     /// `.connectionClosed` at once. Later requests throw `.connectionClosed`.
     public func close() {
+        if machine.state != .closed { logger?.closed(connection: logNumber) }
         for action in machine.closeRequested() { performNow(action) }
         transport.close()
         socket.close()
-        messageContinuation.finish()
+        messages.finish()
     }
 
     /// True until the connection is closed or broken.

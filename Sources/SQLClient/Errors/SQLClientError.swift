@@ -47,7 +47,7 @@ public struct SQLServerMessage: Sendable, Hashable, CustomStringConvertible {
 ///
 /// `code` says what kind of failure it is (an extensible set of static constants);
 /// `serverMessage` is set when the server reported it (number, state, severity, text, procedure, line);
-/// `underlying` keeps the lower-level cause (a ``TDSDecodingError``, an `errno` failure, a TLS error).
+/// `underlying` keeps the lower-level cause (a `TDSDecodingError`, an `errno` failure, a TLS error).
 /// No password ever appears in `message`, `description` or the underlying error.
 public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     /// An extensible error code: compare with the static constants, add your own with `init(_:)`.

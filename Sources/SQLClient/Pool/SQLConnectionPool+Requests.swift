@@ -3,13 +3,15 @@
 /// ``SQLConnection``'s request methods.
 extension SQLConnectionPool {
     /// Runs `query` on a pooled connection and returns everything it produced, buffered (see
-    /// ``SQLConnection/execute(literal:timeout:)``); the connection goes back when it ends.
+    /// ``SQLConnection/execute(_:timeout:)``); the connection goes back when it ends.
+    /// - Parameter query: the statement: a literal (interpolations are parameters), or
+    ///   ``SQLQuery/init(unsafeSQL:parameters:)``.
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request
     ///   (the wait for a connection is bounded by ``Options/leaseTimeout``).
     /// - Throws: the lease's errors (``withConnection(isolation:_:)``), then the request's.
-    public func execute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLProcedureResult {
+    public func execute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLResult {
         try await withConnection { connection in
-            try await connection.execute(literal: query, timeout: timeout)
+            try await connection.execute(query, timeout: timeout)
         }
     }
 
@@ -48,7 +50,7 @@ final class PooledRows {
     let query: SQLQuery
     let timeout: Duration?
     private var lease: SQLConnectionPool.Lease?
-    private var rows: SQLQueryRowSequence.AsyncIterator?
+    private var rows: SQLRowSequence.AsyncIterator?
     private var finished = false
 
     init(pool: SQLConnectionPool, query: SQLQuery, timeout: Duration?) {
@@ -62,7 +64,7 @@ final class PooledRows {
         if lease == nil {
             let granted = try await pool.lease()
             lease = granted
-            rows = granted.connection.query(literal: query, timeout: timeout).makeAsyncIterator()
+            rows = granted.connection.query(query, timeout: timeout).makeAsyncIterator()
         }
         do {
             if let row = try await rows?.next() { return row }

@@ -37,7 +37,7 @@ import Foundation
 /// - **Observing.** ``metrics`` is a snapshot of the counts; the configuration's
 ///   ``SQLConnectionConfiguration/logger`` receives the pool's events (kind ``SQLLogEvent/Kind/pool``).
 ///
-/// The pool is `Sendable`; its decisions are ``PoolStateMachine``'s, this type performs them.
+/// The pool is `Sendable`; its decisions are `PoolStateMachine`'s, this type performs them.
 public final class SQLConnectionPool: @unchecked Sendable {
     /// The configuration every connection is opened with (validated).
     public let configuration: SQLConnectionConfiguration
@@ -89,6 +89,9 @@ public final class SQLConnectionPool: @unchecked Sendable {
 
     /// A pool of at most `maximumConnections` connections opened with `configuration`.
     /// - Parameters:
+    ///   - configuration: what every connection is opened with (address, login, TLS, timeouts).
+    ///   - maximumConnections: the most connections open at once, counting those being opened
+    ///     and closed (``Options/maximumConnections``).
     ///   - minimumConnections: kept open even when idle (``Options/minimumConnections``).
     ///   - leaseTimeout: how long a lease waits; nil: the configuration's connect timeout.
     ///   - idleTimeout: idle connections above the minimum are closed after this; nil: never.
@@ -226,7 +229,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
     /// The validation round trip: `SELECT 1` within ``Options/validationTimeout``.
     private func validate(_ connection: SQLConnection) async -> Bool {
         do {
-            let result = try await connection.execute(literal: "SELECT 1", timeout: options.validationTimeout)
+            let result = try await connection.execute("SELECT 1", timeout: options.validationTimeout)
             return result.resultSets.first?.rows.first?[0].intValue == 1
         } catch {
             return false

@@ -3,56 +3,42 @@ import TDS
 /// Remote procedure calls ([MS-TDS] 2.2.6.6): parameterized queries, stored procedures with
 /// OUTPUT parameters and return status, and raw RPC requests.
 extension SQLConnection {
-    // MARK: - Parameterized queries
-
-    /// Runs a parameterized query: each interpolated value is sent as `@P1`, `@P2`… through
-    /// `sp_executesql` (never spliced into the SQL); a query without parameters is sent as a SQL batch.
-    ///
-    /// ```swift
-    /// let r = try await connection.execute(literal: "SELECT name FROM people WHERE id = \(Int32(2))")
-    /// ```
-    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
-    /// - Throws: ``SQLClientError`` `.serverError` for a server error (the connection stays usable
-    ///   below severity 20); `.invalidParameter` when a value does not fit its type; `.timeout` when
-    ///   the timeout passed (the request was cancelled); `.cancelled` when the task was cancelled.
-    public func execute(literal query: SQLQuery, timeout: Duration? = nil) async throws -> SQLProcedureResult {
-        try await run(try request(for: query), timeout: timeout)
-    }
-
-    /// Streams the rows of a parameterized query (all its result sets), reading from the socket
-    /// only as rows are consumed. Breaking out of the loop cancels the rest (ATTENTION).
-    public nonisolated func query(literal query: SQLQuery, timeout: Duration? = nil) -> SQLQueryRowSequence {
-        SQLRowSequence(connection: self, source: .query(query), timeout: timeout)
-    }
-
-    /// Streams the events (result set starts, rows, counts, messages, return statuses) of a parameterized query.
-    public nonisolated func events(literal query: SQLQuery, timeout: Duration? = nil) -> SQLQueryEventSequence {
-        SQLResponseEventSequence(connection: self, source: .query(query), timeout: timeout)
-    }
-
     // MARK: - Stored procedures
 
     /// Calls stored procedure `name` (for example `dbo.transfer`) with named or positional parameters.
     ///
-    /// Output parameters (``SQLParameter/output(_:type:)``, ``SQLParameter/inputOutput(_:_:)``) come
-    /// back in ``SQLProcedureResult/outputs``; `RETURN n` in ``SQLProcedureResult/returnStatus``.
+    /// Output parameters (``SQLParameter/output(_:type:)``, `SQLParameter.inputOutput`) come
+    /// back in ``SQLResult/outputs`` (``SQLResult/output(_:)`` by name); `RETURN n` in
+    /// ``SQLResult/returnStatus``.
+    ///
+    /// ```swift
+    /// let call = try await connection.callProcedure("dbo.transfer", parameters: [
+    ///     .input("@amount", 10), .output("@balance", type: .money),
+    /// ])
+    /// print(call.output("@balance") ?? .null, call.returnStatus ?? 0)
+    /// ```
+    /// - Parameter name: the procedure, for example `dbo.transfer` (sent as the RPC's ProcName).
+    /// - Parameter parameters: named (`.input("@x", 1)`, `.output("@y", type: .int)`) or positional parameters.
     /// - Parameter options: RPC OptionFlags (`.withRecompile`, `.noMetadata`, `.reuseMetadata`).
-    /// - Throws: as ``execute(literal:timeout:)``.
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws: as ``execute(_:timeout:)``.
     public func callProcedure(_ name: String, parameters: [SQLParameter] = [], options: RPCCall.Options = [],
-                              timeout: Duration? = nil) async throws -> SQLProcedureResult {
+                              timeout: Duration? = nil) async throws -> SQLResult {
         try await callProcedure(.name(name), parameters: parameters, options: options, timeout: timeout)
     }
 
     /// Calls a procedure by name or by well-known ProcID (`.id(.spExecuteSQL)`, `.id(.spPrepExec)`…).
+    /// - Throws: as ``execute(_:timeout:)``.
     public func callProcedure(_ procedure: RPCCall.Procedure, parameters: [SQLParameter] = [],
-                              options: RPCCall.Options = [], timeout: Duration? = nil) async throws -> SQLProcedureResult {
+                              options: RPCCall.Options = [], timeout: Duration? = nil) async throws -> SQLResult {
         let call = try rpcCall(procedure, parameters: parameters, options: options)
         return try await run(.rpc([call]), timeout: timeout)
     }
 
     /// Sends RPC calls as they are (one request, calls separated by their separator flags) and
     /// collects everything they return.
-    public func execute(rpc calls: [RPCCall], timeout: Duration? = nil) async throws -> SQLProcedureResult {
+    /// - Throws: as ``execute(_:timeout:)``.
+    public func execute(rpc calls: [RPCCall], timeout: Duration? = nil) async throws -> SQLResult {
         try await run(.rpc(calls), timeout: timeout)
     }
 
@@ -73,7 +59,8 @@ extension SQLConnection {
     /// Prepares `query` with `sp_prepare` (ProcID 11) and returns the server's handle. The query's
     /// interpolated values only fix the parameter types; pass values to
     /// ``executePrepared(_:parameters:timeout:)``.
-    public func prepare(_ query: SQLQuery) async throws -> SQLPreparedStatement {
+    /// - Throws: as ``execute(_:timeout:)``; `.protocolError` when the server returns no handle.
+    public func prepare(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLPreparedStatement {
         let version = session.tdsVersion
         let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
         let exec = try query.rpcCall(version: version, collation: collation)
@@ -85,7 +72,7 @@ extension SQLConnection {
             RPCParameter(status: .byRefValue, typeInfo: .int, value: .null), declaration, statement,
             RPCParameter(typeInfo: .int, value: .int(1)),
         ])
-        let result = try await run(.rpc([call]), timeout: nil)
+        let result = try await run(.rpc([call]), timeout: timeout)
         guard let handle = result.outputs.first?.value.intValue, let h = Int32(exactly: handle) else {
             throw SQLClientError(.protocolError, "sp_prepare returned no handle")
         }
@@ -96,7 +83,8 @@ extension SQLConnection {
     /// Prepares and runs `query` in one round trip (`sp_prepexec`, ProcID 13): the result of this
     /// execution, and the statement (its handle from the OUTPUT parameter) to run again with
     /// ``executePrepared(_:parameters:timeout:)``.
-    public func prepareAndExecute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> (SQLPreparedStatement, SQLProcedureResult) {
+    /// - Throws: as ``execute(_:timeout:)``; `.protocolError` when the server returns no handle.
+    public func prepareAndExecute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> (SQLPreparedStatement, SQLResult) {
         let version = session.tdsVersion
         let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
         let exec = try query.rpcCall(version: version, collation: collation)
@@ -116,8 +104,9 @@ extension SQLConnection {
     }
 
     /// Runs a prepared statement (`sp_execute`, ProcID 12) with `parameters` in declaration order.
+    /// - Throws: as ``execute(_:timeout:)``.
     public func executePrepared(_ statement: SQLPreparedStatement, parameters: [SQLParameterConvertible] = [],
-                                timeout: Duration? = nil) async throws -> SQLProcedureResult {
+                                timeout: Duration? = nil) async throws -> SQLResult {
         var params = [SQLParameter(.int(statement.handle), type: .int)]
         for (i, v) in parameters.enumerated() {
             var p = v.sqlParameter
@@ -129,8 +118,10 @@ extension SQLConnection {
     }
 
     /// Releases a prepared statement (`sp_unprepare`, ProcID 15).
-    public func unprepare(_ statement: SQLPreparedStatement) async throws {
-        _ = try await callProcedure(.id(.spUnprepare), parameters: [SQLParameter(.int(statement.handle), type: .int)])
+    /// - Throws: as ``execute(_:timeout:)``.
+    public func unprepare(_ statement: SQLPreparedStatement, timeout: Duration? = nil) async throws {
+        _ = try await callProcedure(.id(.spUnprepare), parameters: [SQLParameter(.int(statement.handle), type: .int)],
+                                    timeout: timeout)
     }
 
     // MARK: - Running a request to its end
@@ -152,13 +143,3 @@ public struct SQLPreparedStatement: Sendable, Hashable {
     /// The declared parameter types, in order.
     public var parameterTypes: [TypeInfo]
 }
-
-// MARK: - Streaming
-
-/// The events of one parameterized query, streamed: the one event sequence over the one
-/// response cursor, as for a batch. See ``SQLConnection/events(literal:timeout:)``.
-public typealias SQLQueryEventSequence = SQLResponseEventSequence
-
-/// The rows of one parameterized query, streamed: the one row sequence over the one response
-/// cursor, as for a batch. See ``SQLConnection/query(literal:timeout:)``.
-public typealias SQLQueryRowSequence = SQLRowSequence

@@ -5,7 +5,7 @@ import TDS
 /// name, a value, an optional explicit SQL type, and a direction.
 ///
 /// When ``type`` is nil the TYPE_INFO is inferred from the value with
-/// ``TypeInfo/parameter(for:version:collation:)`` (strings as `nvarchar(4000)` or
+/// `TypeInfo/parameter(for:version:collation:)` (strings as `nvarchar(4000)` or
 /// `nvarchar(max)`, binary as `varbinary(8000)` or `varbinary(max)`, decimals with their own
 /// precision and scale, time types with their own scale, NULL as `nvarchar(4000)`). Use the typed
 /// constructors (``varchar(_:length:collation:)``, ``decimal(_:precision:scale:)``,
@@ -273,7 +273,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     ///
     /// ```swift
     /// let ids = SQLParameter.table("dbo.IdList", columns: [.int], rows: [[.int(1)], [.int(2)]])
-    /// try await connection.execute(literal: "SELECT * FROM people WHERE id IN (SELECT id FROM \(ids))")
+    /// try await connection.execute("SELECT * FROM people WHERE id IN (SELECT id FROM \(ids))")
     /// // sp_executesql declares it as `@P1 [dbo].[IdList] READONLY`
     /// try await connection.callProcedure("dbo.importPeople", parameters: [.input("@people", ids)])
     /// ```
@@ -391,7 +391,7 @@ extension SQLClientError.Code {
 /// `UInt16` → int; `Int16`, `Int8` → smallint; `UInt8` → tinyint; `Bool` → bit; `Double` → float; `Float` → real;
 /// `String` → nvarchar(4000)/nvarchar(max); `Decimal` → decimal(p,s) with the value's own digits;
 /// `Date` → datetime2(7) (UTC wall-clock); `UUID` → uniqueidentifier; `Data`, `[UInt8]` →
-/// varbinary(8000)/varbinary(max); ``SQLValue`` → as ``TypeInfo/parameter(for:version:collation:)``;
+/// varbinary(8000)/varbinary(max); `SQLValue` → as `TypeInfo/parameter(for:version:collation:)`;
 /// ``SQLParameter`` → itself; `Optional` → NULL of the wrapped type when nil.
 public protocol SQLParameterConvertible: Sendable {
     /// The parameter this value becomes (unnamed, input).

@@ -1,42 +1,77 @@
 import TDS
 
-/// SQL batches: buffered (`execute`, `executeBatch`) and streamed (`events`, `query`). Every shape
-/// reads through the one ``ResponseCursor``.
+/// The request methods that take a query: buffered (``SQLConnection/execute(_:timeout:)``) and
+/// streamed (``SQLConnection/events(_:timeout:)``, ``SQLConnection/query(_:timeout:)``,
+/// ``SQLConnection/rowBlocks(_:timeout:)``). Every shape reads through the one ``ResponseCursor``.
+///
+/// Each takes an ``SQLQuery``: a string literal whose interpolations become parameters (sent
+/// through `sp_executesql`, [MS-TDS] 2.2.6.6), or, without interpolations, a plain SQL batch
+/// ([MS-TDS] 2.2.6.7). A `String` variable is not a query: SQL text built at run time needs
+/// ``SQLQuery/init(unsafeSQL:parameters:)``.
 extension SQLConnection {
-    /// Runs a batch and returns every result set, buffered.
+    /// Runs `query` and returns everything it produced, buffered: result sets and counts per
+    /// statement in order, messages, return status and OUTPUT values (one ``SQLResult``).
+    ///
+    /// ```swift
+    /// let result = try await connection.execute("SELECT name FROM people WHERE id = \(id)")
+    /// print(result.rows.first?["name"]?.stringValue ?? "none")
+    /// ```
+    /// - Parameter query: the statement: a literal (interpolations are parameters), or ``SQLQuery/init(unsafeSQL:parameters:)``.
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request;
+    ///   when it passes, ATTENTION is sent and the request throws `.timeout`.
     /// - Throws: ``SQLClientError`` `.serverError` (number, state, severity, message, procedure,
-    ///   line) when the server reported an error; the connection stays usable below severity 20.
-    public func execute(_ sql: String) async throws -> [SQLResultSet] {
-        try await executeBatch(sql).resultSets
+    ///   line, every ERROR of the request) when the server reported an error, the connection staying
+    ///   usable below severity 20; `.invalidParameter` when a value does not fit its type;
+    ///   `.timeout`; `.cancelled` when the task was cancelled; connection errors.
+    public func execute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLResult {
+        try await run(.query(query), timeout: timeout)
     }
 
-    /// Runs a batch and returns everything it produced: result sets and counts in order, messages,
-    /// return statuses.
-    /// - Throws: ``SQLClientError`` `.serverError` as ``execute(_:)`` does.
-    public func executeBatch(_ sql: String) async throws -> SQLBatchResult {
-        let result = try await run(.sqlBatch(sql), timeout: nil)
-        return SQLBatchResult(statements: result.statements, messages: result.messages,
-                              returnStatuses: result.returnStatuses)
+    /// Streams the events of `query` (result set starts, rows, statement counts, messages, return
+    /// statuses, OUTPUT values) as they are read from the socket. The request is sent when
+    /// iteration starts; leaving the loop early cancels the rest (ATTENTION).
+    /// - Parameter query: the statement (see ``execute(_:timeout:)``).
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws (from iteration): as ``execute(_:timeout:)``, after the events that came before the error.
+    public nonisolated func events(_ query: SQLQuery, timeout: Duration? = nil) -> SQLResponseEventSequence {
+        SQLResponseEventSequence(connection: self, source: .query(query), timeout: timeout)
     }
 
-    /// Streams the events of a batch (result set starts, rows, statement counts, messages) as
-    /// they are read from the socket. The batch is sent when iteration starts.
-    public nonisolated func events(_ sql: String) -> SQLResponseEventSequence {
-        SQLResponseEventSequence(connection: self, source: .request(.sqlBatch(sql)), timeout: nil)
-    }
-
-    /// Streams the rows of a batch (of all its result sets), reading from the socket only as rows
-    /// are consumed. Breaking out of the loop cancels the rest of the batch (ATTENTION) when the
-    /// iterator is released; if it stays alive (top-level code keeps it), the batch is cancelled
+    /// Streams the rows of `query` (of all its result sets), reading from the socket only as rows
+    /// are consumed. Breaking out of the loop cancels the rest of the request (ATTENTION) when the
+    /// iterator is released; if it stays alive (top-level code keeps it), the request is cancelled
     /// when the same task starts its next request on the connection.
-    /// - Throws (from iteration): ``SQLClientError`` `.serverError` when the batch reports an error.
-    public nonisolated func query(_ sql: String) -> SQLRowSequence {
-        SQLRowSequence(connection: self, source: .request(.sqlBatch(sql)), timeout: nil)
+    /// - Parameter query: the statement (see ``execute(_:timeout:)``).
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws (from iteration): as ``execute(_:timeout:)``.
+    public nonisolated func query(_ query: SQLQuery, timeout: Duration? = nil) -> SQLRowSequence {
+        SQLRowSequence(connection: self, source: .query(query), timeout: timeout)
+    }
+
+    // MARK: - Former spellings
+
+    /// Now ``execute(_:timeout:)``, which returns an ``SQLResult``.
+    @available(*, unavailable, renamed: "execute(_:timeout:)")
+    public func executeBatch(_ sql: String) async throws -> SQLResult { fatalError("unavailable") }
+
+    /// Now ``execute(_:timeout:)``: a literal with interpolations is a parameterized query.
+    @available(*, unavailable, renamed: "execute(_:timeout:)")
+    public func execute(literal query: SQLQuery, timeout: Duration? = nil) async throws -> SQLResult { fatalError("unavailable") }
+
+    /// Now ``query(_:timeout:)``.
+    @available(*, unavailable, renamed: "query(_:timeout:)")
+    public nonisolated func query(literal query: SQLQuery, timeout: Duration? = nil) -> SQLRowSequence { fatalError("unavailable") }
+
+    /// Now ``events(_:timeout:)``.
+    @available(*, unavailable, renamed: "events(_:timeout:)")
+    public nonisolated func events(literal query: SQLQuery, timeout: Duration? = nil) -> SQLResponseEventSequence {
+        fatalError("unavailable")
     }
 }
 
-/// The events of one batch, streamed. See ``SQLConnection/events(_:)``.
+/// The events of one request, streamed. See ``SQLConnection/events(_:timeout:)``.
 public struct SQLResponseEventSequence: AsyncSequence, Sendable {
+    /// ``SQLResponseEvent``.
     public typealias Element = SQLResponseEvent
     let connection: SQLConnection
     let source: ResponseCursor.Source
@@ -62,8 +97,9 @@ public struct SQLResponseEventSequence: AsyncSequence, Sendable {
     }
 }
 
-/// The rows of one batch, streamed. See ``SQLConnection/query(_:)``.
+/// The rows of one request (all its result sets), streamed. See ``SQLConnection/query(_:timeout:)``.
 public struct SQLRowSequence: AsyncSequence, Sendable {
+    /// ``SQLRow``.
     public typealias Element = SQLRow
     let connection: SQLConnection
     let source: ResponseCursor.Source

@@ -116,6 +116,8 @@ public struct SQLResult: Sendable, CustomStringConvertible {
             messages.append(message)
         case .returnStatus(let status):
             returnStatuses.append(status)
+        case .outputValue(let value):
+            outputs.append(value)
         }
     }
 

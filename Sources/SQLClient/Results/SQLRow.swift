@@ -104,7 +104,7 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
     }
 }
 
-/// One row: ordered values with their columns. Values stay as decoded (lossless ``SQLValue``)
+/// One row: ordered values with their columns. Values stay as decoded (lossless `SQLValue`)
 /// until asked for as Swift types.
 public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible {
     /// The row's columns (shared with the other rows of its result set).
@@ -136,7 +136,7 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
         zip(columns.columns, values).map { ($0.name, $1) }
     }
 
-    /// The row as a dictionary from column key to value (NULL stays ``SQLValue/null``), the
+    /// The row as a dictionary from column key to value (NULL stays `SQLValue/null`), the
     /// Objective-C SQLClient's row shape. Keys follow ``SQLColumns/dictionaryKeys``: unique
     /// names as they are, `column<n>` for an empty name, `<name>_<k>` for a repeated one, so
     /// `SELECT COUNT(*), MAX(id)` gives `["column1": …, "column2": …]`. Never traps.
@@ -203,29 +203,12 @@ public enum SQLStatementResult: Sendable {
     case rowsAffected(Int?)
 }
 
-/// Everything a batch returned: statements in order, the server's messages, and the error if any.
-public struct SQLBatchResult: Sendable {
-    /// Result sets and counts, in the order the server sent them.
-    public var statements: [SQLStatementResult]
-    /// INFO and ERROR messages in the order they arrived.
-    public var messages: [SQLServerMessage]
-    /// Return statuses of procedures (RETURNSTATUS tokens).
-    public var returnStatuses: [Int32]
+/// The former result of `executeBatch(_:)`: every request now returns ``SQLResult``.
+@available(*, deprecated, renamed: "SQLResult")
+public typealias SQLBatchResult = SQLResult
 
-    /// A batch result from its parts.
-    public init(statements: [SQLStatementResult] = [], messages: [SQLServerMessage] = [], returnStatuses: [Int32] = []) {
-        self.statements = statements
-        self.messages = messages
-        self.returnStatuses = returnStatuses
-    }
-
-    /// Only the result sets.
-    public var resultSets: [SQLResultSet] {
-        statements.compactMap { if case .resultSet(let r) = $0 { return r } else { return nil } }
-    }
-}
-
-/// One step of a response, as read from the server (used by the CLI and ``SQLConnection/events(_:)``).
+/// One step of a response, as read from the server: the one streamed element
+/// (``SQLConnection/events(_:timeout:)``); ``SQLResult`` is their fold (``SQLResult/append(_:)``).
 public enum SQLResponseEvent: Sendable {
     /// A result set starts.
     case columns(SQLColumns)
@@ -235,6 +218,9 @@ public enum SQLResponseEvent: Sendable {
     case statementDone(rowsAffected: Int?)
     /// An INFO or ERROR message from the server.
     case message(SQLServerMessage)
-    /// A procedure's return status.
+    /// A procedure's return status (RETURNSTATUS, [MS-TDS] 2.2.7.18).
     case returnStatus(Int32)
+    /// An OUTPUT parameter's value or a UDF result (RETURNVALUE, [MS-TDS] 2.2.7.19). They come
+    /// after the request's last statement, in the order the server sent them.
+    case outputValue(SQLOutputValue)
 }

@@ -1,7 +1,7 @@
 import TDS
 
 /// Rows of one result set stored together: the values of `count` rows in one flat array, row
-/// after row (`columns.count` values each). Returned by ``SQLConnection/rowBlocks(_:)``, the
+/// after row (`columns.count` values each). Returned by ``SQLConnection/rowBlocks(_:timeout:)``, the
 /// fastest way to read a large result: one allocation per block instead of one per row (values
 /// of fixed-width columns need none of their own; strings and binary values still do).
 public struct SQLRowBlock: Sendable, RandomAccessCollection {
@@ -34,30 +34,34 @@ public struct SQLRowBlock: Sendable, RandomAccessCollection {
 }
 
 extension SQLConnection {
-    /// Streams the rows of a batch (of all its result sets) in blocks: each ``SQLRowBlock`` holds
+    /// Streams the rows of `query` (of all its result sets) in blocks: each ``SQLRowBlock`` holds
     /// consecutive rows of one result set that had been received when it was made (at most 4,096), the
     /// socket being read only as blocks are consumed. Breaking out of the loop cancels the rest of
-    /// the batch (ATTENTION), as with ``query(_:)``.
+    /// the request (ATTENTION), as with ``query(_:timeout:)``.
     ///
     /// ```swift
     /// for try await block in connection.rowBlocks("SELECT id, name FROM customers") {
     ///     for row in block { print(row[row.startIndex].intValue ?? 0) }
     /// }
     /// ```
-    /// - Throws (from iteration): ``SQLClientError`` `.serverError` when the batch reports an error.
-    public nonisolated func rowBlocks(_ sql: String) -> SQLRowBlockSequence {
-        SQLRowBlockSequence(connection: self, sql: sql)
+    /// - Parameter query: the statement (see ``execute(_:timeout:)``).
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws (from iteration): as ``execute(_:timeout:)``.
+    public nonisolated func rowBlocks(_ query: SQLQuery, timeout: Duration? = nil) -> SQLRowBlockSequence {
+        SQLRowBlockSequence(connection: self, query: query, timeout: timeout)
     }
 }
 
-/// The rows of one batch in blocks. See ``SQLConnection/rowBlocks(_:)``.
+/// The rows of one request in blocks. See ``SQLConnection/rowBlocks(_:timeout:)``.
 public struct SQLRowBlockSequence: AsyncSequence, Sendable {
+    /// ``SQLRowBlock``.
     public typealias Element = SQLRowBlock
     let connection: SQLConnection
-    let sql: String
+    let query: SQLQuery
+    let timeout: Duration?
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .request(.sqlBatch(sql))))
+        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

@@ -35,8 +35,8 @@ public enum SQLIsolationLevel: String, Sendable, Hashable, CaseIterable {
 ///
 /// ```swift
 /// try await connection.withTransaction(isolationLevel: .serializable) { connection in
-///     _ = try await connection.execute(literal: "UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
-///     _ = try await connection.execute(literal: "UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
+///     _ = try await connection.execute("UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
+///     _ = try await connection.execute("UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
 /// }   // committed; rolled back if the body threw
 /// ```
 extension SQLConnection {
@@ -51,45 +51,61 @@ extension SQLConnection {
     /// Begins a transaction (TM_BEGIN_XACT) with an isolation level (nil keeps the session's) and an optional name.
     ///
     /// Before TDS 7.2 (no Transaction Manager requests for local transactions) the same is sent
-    /// as T-SQL: `SET TRANSACTION ISOLATION LEVEL …; BEGIN TRANSACTION [name]`.
+    /// as T-SQL: `SET TRANSACTION ISOLATION LEVEL …; BEGIN TRANSACTION [name]`. This does not
+    /// reserve the connection (``withTransaction(isolationLevel:isolation:_:)`` does).
+    /// - Parameter isolationLevel: the transaction's isolation level; nil keeps the session's.
+    /// - Parameter name: the transaction's name (bracket-quoted in T-SQL); empty for none.
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
-    public func beginTransaction(isolationLevel: SQLIsolationLevel? = nil, name: String = "") async throws {
+    public func beginTransaction(isolationLevel: SQLIsolationLevel? = nil, name: String = "",
+                                 timeout: Duration? = nil) async throws {
         if usesTransactionManager {
             _ = try await run(.transactionManager(.begin(isolationLevel: isolationLevel?.wireValue ?? .noChange, name: name)),
-                              timeout: nil)
+                              timeout: timeout)
         } else {
             let set = isolationLevel.map { "SET TRANSACTION ISOLATION LEVEL \($0.rawValue); " } ?? ""
-            _ = try await run(.sqlBatch(set + "BEGIN TRANSACTION" + Self.quotedName(name)), timeout: nil)
+            _ = try await run(.sqlBatch(set + "BEGIN TRANSACTION" + Self.quotedName(name)), timeout: timeout)
         }
     }
 
     /// Commits the transaction (TM_COMMIT_XACT); with `thenBegin`, a new one starts at once (fBeginXact).
-    public func commitTransaction(name: String = "", thenBegin isolationLevel: SQLIsolationLevel? = nil) async throws {
+    /// - Parameter name: the transaction's name; empty for the current one.
+    /// - Parameter isolationLevel: when given, a new transaction with this level begins right after.
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
+    public func commitTransaction(name: String = "", thenBegin isolationLevel: SQLIsolationLevel? = nil,
+                                  timeout: Duration? = nil) async throws {
         if usesTransactionManager {
             let next = isolationLevel.map { TransactionManagerRequest.NewTransaction(isolationLevel: $0.wireValue) }
-            _ = try await run(.transactionManager(.commit(name: name, thenBegin: next)), timeout: nil)
+            _ = try await run(.transactionManager(.commit(name: name, thenBegin: next)), timeout: timeout)
         } else {
             let next = isolationLevel.map { "; SET TRANSACTION ISOLATION LEVEL \($0.rawValue); BEGIN TRANSACTION" } ?? ""
-            _ = try await run(.sqlBatch("COMMIT TRANSACTION" + next), timeout: nil)
+            _ = try await run(.sqlBatch("COMMIT TRANSACTION" + next), timeout: timeout)
         }
     }
 
     /// Rolls back the whole transaction (TM_ROLLBACK_XACT), or to `savepoint` when given (the
     /// transaction then stays open).
-    public func rollbackTransaction(toSavepoint savepoint: String = "") async throws {
+    /// - Parameter savepoint: the savepoint to roll back to; empty for the whole transaction.
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
+    public func rollbackTransaction(toSavepoint savepoint: String = "", timeout: Duration? = nil) async throws {
         if usesTransactionManager {
-            _ = try await run(.transactionManager(.rollback(name: savepoint, thenBegin: nil)), timeout: nil)
+            _ = try await run(.transactionManager(.rollback(name: savepoint, thenBegin: nil)), timeout: timeout)
         } else {
-            _ = try await run(.sqlBatch("ROLLBACK TRANSACTION" + Self.quotedName(savepoint)), timeout: nil)
+            _ = try await run(.sqlBatch("ROLLBACK TRANSACTION" + Self.quotedName(savepoint)), timeout: timeout)
         }
     }
 
-    /// Marks a savepoint (TM_SAVE_XACT) to roll back to with ``rollbackTransaction(toSavepoint:)``.
-    public func saveTransaction(_ savepoint: String) async throws {
+    /// Marks a savepoint (TM_SAVE_XACT) to roll back to with ``rollbackTransaction(toSavepoint:timeout:)``.
+    /// - Parameter savepoint: the savepoint's name.
+    /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
+    /// - Throws: ``SQLClientError`` `.serverError` when the server refuses; connection errors.
+    public func saveTransaction(_ savepoint: String, timeout: Duration? = nil) async throws {
         if usesTransactionManager {
-            _ = try await run(.transactionManager(.save(name: savepoint)), timeout: nil)
+            _ = try await run(.transactionManager(.save(name: savepoint)), timeout: timeout)
         } else {
-            _ = try await run(.sqlBatch("SAVE TRANSACTION" + Self.quotedName(savepoint)), timeout: nil)
+            _ = try await run(.sqlBatch("SAVE TRANSACTION" + Self.quotedName(savepoint)), timeout: timeout)
         }
     }
 
@@ -105,12 +121,19 @@ extension SQLConnection {
     /// throws (then rethrows the body's error; a failing rollback does not hide it). When the body
     /// itself ended the transaction (a T-SQL `COMMIT` or `ROLLBACK`), nothing more is sent.
     ///
-    /// Inside an open transaction it nests with a savepoint instead: the body's work is rolled
-    /// back to the savepoint when it throws, and the outer transaction decides the rest.
+    /// The connection is reserved for the closure from before the begin until after the commit
+    /// or rollback: a request another task sends meanwhile waits, and runs after the transaction
+    /// ended, outside it. Requests made by `body` (and by tasks it starts, which inherit the
+    /// reservation; not `Task.detached`) run as usual. Waiting for the reservation counts as
+    /// waiting for a turn: a transaction on the same connection from another task goes first.
+    ///
+    /// Inside an open transaction held by this task it nests with a savepoint instead: the body's
+    /// work is rolled back to the savepoint when it throws, and the outer transaction decides the rest.
+    /// - Throws: the body's error, else ``SQLClientError`` from the begin or the commit.
     public func withTransaction<T>(isolationLevel: SQLIsolationLevel? = nil,
                                    isolation: isolated (any Actor)? = #isolation,
                                    _ body: (SQLConnection) async throws -> T) async throws -> T {
-        if await isInTransaction {
+        if await holdsReservation(Self.currentReservation), await isInTransaction {
             let savepoint = "sqlclient_" + String(UInt32.random(in: 0 ... .max), radix: 16)
             try await saveTransaction(savepoint)
             do {
@@ -122,6 +145,23 @@ extension SQLConnection {
                 throw error
             }
         }
+        let key = Self.newReservationID()
+        try await reserve(key)
+        do {
+            let value = try await Self.$currentReservation.withValue(key) {
+                try await runTransaction(isolationLevel: isolationLevel, body)
+            }
+            await release(key)
+            return value
+        } catch {
+            await release(key)
+            throw error
+        }
+    }
+
+    /// Begin, body, commit (or rollback when the body threw), under the reservation.
+    private func runTransaction<T>(isolationLevel: SQLIsolationLevel?, isolation: isolated (any Actor)? = #isolation,
+                                   _ body: (SQLConnection) async throws -> T) async throws -> T {
         try await beginTransaction(isolationLevel: isolationLevel)
         let value: T
         do {

@@ -17,7 +17,7 @@ final class CancelLiveTests: XCTestCase {
     static func readRows(_ connection: SQLConnection, signal: AsyncStream<Int>.Continuation) async -> Outcome {
         var n = 0
         do {
-            for try await _ in connection.query(literal: "\(unsafeRaw: big) WHERE a.id >= \(Int32(0))") {
+            for try await _ in connection.query("\(unsafeRaw: big) WHERE a.id >= \(Int32(0))") {
                 n += 1
                 if n == 100 { signal.yield(n) }
             }
@@ -29,9 +29,9 @@ final class CancelLiveTests: XCTestCase {
         }
     }
 
-    static func executeBig(_ connection: SQLConnection) async -> Result<SQLProcedureResult, SQLClientError> {
+    static func executeBig(_ connection: SQLConnection) async -> Result<SQLResult, SQLClientError> {
         do {
-            return .success(try await connection.execute(literal: "\(unsafeRaw: big) WHERE a.id > \(Int32(-1))"))
+            return .success(try await connection.execute("\(unsafeRaw: big) WHERE a.id > \(Int32(-1))"))
         } catch {
             return .failure(error as? SQLClientError ?? SQLClientError(.protocolError, "\(error)"))
         }
@@ -40,7 +40,7 @@ final class CancelLiveTests: XCTestCase {
     func testCancellingTheTaskPartWayLeavesTheConnectionReady() async throws {
         let connection = try await LiveServer.connect()
         defer { Task { await connection.close() } }
-        let total = try await connection.execute("SELECT COUNT(*) AS n FROM (\(Self.big)) x").first?.rows.first?["n"]?.intValue
+        let total = try await connection.execute("SELECT COUNT(*) AS n FROM (\(unsafeRaw: Self.big)) x").resultSets.first?.rows.first?["n"]?.intValue
         let expected = try XCTUnwrap(total)
         XCTAssertGreaterThan(expected, 10_000)
 
@@ -54,10 +54,10 @@ final class CancelLiveTests: XCTestCase {
         XCTAssertLessThan(outcome.rows, expected, "the result was cut part-way")
 
         // The same connection answers the next queries correctly (the rest was drained to DONE+ATTN).
-        let next = try await connection.execute(literal: "SELECT name FROM people WHERE id = \(Int32(3))")
+        let next = try await connection.execute("SELECT name FROM people WHERE id = \(Int32(3))")
         XCTAssertEqual(next.rows.map { $0["name"]?.stringValue }, ["Chloé"])
         let count = try await connection.execute("SELECT COUNT(*) AS n FROM people")
-        XCTAssertEqual(count.first?.rows.first?["n"]?.intValue, 4)
+        XCTAssertEqual(count.resultSets.first?.rows.first?["n"]?.intValue, 4)
         let open = await connection.isOpen
         XCTAssertTrue(open)
     }
@@ -79,7 +79,7 @@ final class CancelLiveTests: XCTestCase {
         case .success(let r): XCTAssertGreaterThan(r.rows.count, 0)
         case .failure(let error): XCTAssertEqual(error.code, .cancelled, "\(error)")
         }
-        let r = try await connection.execute(literal: "SELECT \(Int32(8)) AS n")
+        let r = try await connection.execute("SELECT \(Int32(8)) AS n")
         XCTAssertEqual(r.rows.first?["n"]?.intValue, 8)
     }
 
@@ -100,7 +100,7 @@ final class CancelLiveTests: XCTestCase {
             case .success(let r): XCTAssertEqual(r.rows.count, 12_288)
             case .failure(let error): XCTAssertEqual(error.code, .cancelled, "\(error)")
             }
-            let r = try await connection.execute(literal: "SELECT name FROM people WHERE id = \(Int32(1))")
+            let r = try await connection.execute("SELECT name FROM people WHERE id = \(Int32(1))")
             XCTAssertEqual(r.rows.first?["name"]?.stringValue, "Alice")
         }
     }

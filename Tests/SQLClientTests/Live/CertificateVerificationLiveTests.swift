@@ -64,7 +64,7 @@ final class CertificateVerificationLiveTests: XCTestCase {
         for host in ["localhost", "127.0.0.1"] {
             let connection = try await SQLConnection.connect(config(host: host, tls: TLSConfiguration(caFile: certs.caCertificate)))
             let tables = try await connection.execute("SELECT name FROM people WHERE id = 3")
-            XCTAssertEqual(tables.first?.rows.first?["name"]?.stringValue, "Chloé")
+            XCTAssertEqual(tables.resultSets.first?.rows.first?["name"]?.stringValue, "Chloé")
             await connection.close()
         }
         // The wrong CA.

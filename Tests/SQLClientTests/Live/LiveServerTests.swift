@@ -17,8 +17,8 @@ final class LiveServerTests: XCTestCase {
         XCTAssertEqual(session.language, "us_english")
         XCTAssertNotNil(session.collation)
         let tables = try await connection.execute("SELECT id, name, score, city FROM people ORDER BY id")
-        XCTAssertEqual(tables.count, 1)
-        let people = try XCTUnwrap(tables.first)
+        XCTAssertEqual(tables.resultSets.count, 1)
+        let people = try XCTUnwrap(tables.resultSets.first)
         XCTAssertEqual(people.columns.map(\.name), ["id", "name", "score", "city"])
         XCTAssertEqual(people.columns.map(\.typeName), ["int", "nvarchar(6)", "float", "nvarchar(6)"])
         XCTAssertEqual(people.rowsAffected, 4)
@@ -42,10 +42,10 @@ final class LiveServerTests: XCTestCase {
         let session = await connection.session
         XCTAssertEqual(session.encryption, "login")
         let tables = try await connection.execute("SELECT COUNT(*) AS n FROM people")
-        XCTAssertEqual(tables.first?.rows.first?["n"]?.intValue, 4)
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["n"]?.intValue, 4)
         // A second request on the same plaintext session.
         let again = try await connection.execute("SELECT name FROM people WHERE id = 4")
-        XCTAssertEqual(again.first?.rows.first?["name"]?.stringValue, "Dmitri")
+        XCTAssertEqual(again.resultSets.first?.rows.first?["name"]?.stringValue, "Dmitri")
         await connection.close()
     }
 
@@ -56,7 +56,7 @@ final class LiveServerTests: XCTestCase {
             let session = await connection.session
             XCTAssertEqual(session.tdsVersion.generation, version.generation, "\(version)")
             let tables = try await connection.execute("SELECT name FROM people WHERE id = 2")
-            XCTAssertEqual(tables.first?.rows.first?["name"]?.stringValue, "Bob")
+            XCTAssertEqual(tables.resultSets.first?.rows.first?["name"]?.stringValue, "Bob")
             await connection.close()
         }
         // pysqlbridge refuses TDS 7.1 by closing the connection (7.1 is shown on replayed sessions
@@ -132,13 +132,15 @@ final class LiveServerTests: XCTestCase {
     func testBitAndDatetimeThroughCast() async throws {
         let connection = try await LiveServer.connect()
         let tables = try await connection.execute(
-            "SELECT CAST(1 AS bit) AS yes, CAST(0 AS bit) AS no, CAST('2024-02-29 13:45:10' AS datetime) AS at, "
-            + "CAST(NULL AS int) AS nothing")
-        let row = try XCTUnwrap(tables.first?.rows.first)
+            """
+            SELECT CAST(1 AS bit) AS yes, CAST(0 AS bit) AS no, CAST('2024-02-29 13:45:10' AS datetime) AS at, \
+            CAST(NULL AS int) AS nothing
+            """)
+        let row = try XCTUnwrap(tables.resultSets.first?.rows.first)
         XCTAssertEqual(row["yes"], .bit(true))
         XCTAssertEqual(row["no"], .bit(false))
         XCTAssertEqual(row["at"]?.canonicalText, "2024-02-29 13:45:10.000")
-        XCTAssertEqual(tables.first?.columns[2].typeName, "datetime")
+        XCTAssertEqual(tables.resultSets.first?.columns[2].typeName, "datetime")
         let date = try XCTUnwrap(row["at"]?.dateValue())
         XCTAssertEqual(date.timeIntervalSince1970, 1_709_214_310, accuracy: 0.001)
         XCTAssertEqual(row["nothing"], .null)
@@ -147,7 +149,7 @@ final class LiveServerTests: XCTestCase {
 
     func testTwoResultSetsInOneBatch() async throws {
         let connection = try await LiveServer.connect()
-        let result = try await connection.executeBatch(
+        let result = try await connection.execute(
             "SELECT name FROM people WHERE id <= 2 ORDER BY id; SELECT sku, price FROM products ORDER BY sku")
         let sets = result.resultSets
         XCTAssertEqual(sets.count, 2)
@@ -162,7 +164,7 @@ final class LiveServerTests: XCTestCase {
 
     func testInsertAndUpdateOnATemporaryTable() async throws {
         let connection = try await LiveServer.connect()
-        let result = try await connection.executeBatch("""
+        let result = try await connection.execute("""
             CREATE TABLE #t (id int, name nvarchar(20));
             INSERT INTO #t VALUES (1, 'a'), (2, 'b'), (3, 'c');
             SELECT @@ROWCOUNT AS inserted;
@@ -178,7 +180,7 @@ final class LiveServerTests: XCTestCase {
         XCTAssertEqual(result.statements.count, LiveServer.isPysqlbridge ? 2 : 4)
         // The temporary table lives on the session: a later batch sees the updates.
         let after = try await connection.execute("SELECT id, name FROM #t ORDER BY id")
-        XCTAssertEqual(after.first?.rows.map { $0["name"]?.stringValue }, ["a", "z", "z"])
+        XCTAssertEqual(after.resultSets.first?.rows.map { $0["name"]?.stringValue }, ["a", "z", "z"])
         await connection.close()
     }
 
@@ -200,7 +202,7 @@ final class LiveServerTests: XCTestCase {
         }
         XCTAssertEqual(received.messages.map(\.number), [50000])
         let tables = try await connection.execute("SELECT 7 AS seven")
-        XCTAssertEqual(tables.first?.rows.first?["seven"], .int(7))
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["seven"], .int(7))
         await connection.close()
     }
 
@@ -229,7 +231,7 @@ final class LiveServerTests: XCTestCase {
         XCTAssertEqual(messages, [208])
         // Still usable.
         let after = try await connection.execute("SELECT name FROM people WHERE id = 1")
-        XCTAssertEqual(after.first?.rows.first?["name"]?.stringValue, "Alice")
+        XCTAssertEqual(after.resultSets.first?.rows.first?["name"]?.stringValue, "Alice")
         await connection.close()
     }
 
@@ -271,14 +273,14 @@ final class LiveServerTests: XCTestCase {
         let big = "SELECT a.id AS a, b.id AS b, c.name AS c, d.sku AS d FROM people a CROSS JOIN people b "
             + "CROSS JOIN people c CROSS JOIN products d CROSS JOIN people e CROSS JOIN people f"
         var seen = 0
-        for try await _ in connection.query(big) {
+        for try await _ in connection.query(SQLQuery(unsafeSQL: big)) {
             seen += 1
             if seen == 3 { break }
         }
         XCTAssertEqual(seen, 3)
         // The next request waits for the abandoned one to be cancelled and drained.
         let tables = try await connection.execute("SELECT COUNT(*) AS n FROM products")
-        XCTAssertEqual(tables.first?.rows.first?["n"]?.intValue, 3)
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["n"]?.intValue, 3)
         await connection.close()
     }
 
@@ -290,30 +292,27 @@ final class LiveServerTests: XCTestCase {
                 "Server=\(server);User ID=demo;Password=\"\(password)\";Encrypt=true;TrustServerCertificate=true;"
                 + "Application Name=conn-string test;Connect Timeout=20")
             let tables = try await connection.execute("SELECT APP_NAME() AS app")
-            XCTAssertEqual(tables.first?.rows.first?["app"]?.stringValue, "conn-string test")
+            XCTAssertEqual(tables.resultSets.first?.rows.first?["app"]?.stringValue, "conn-string test")
             await connection.close()
         }
     }
 
     func testMessagesStream() async throws {
         let connection = try await LiveServer.connect()
+        // A subscriber sees the messages from when it subscribed (the login's 5701/5703 came before).
+        var iterator = connection.messages.makeAsyncIterator()
         _ = try? await connection.execute("RAISERROR('first', 16, 1)")
         _ = try? await connection.execute("RAISERROR('second', 11, 2)")
-        var iterator = connection.messages.makeAsyncIterator()
-        // The login response's INFO messages come first (database and language changed).
-        let database = await iterator.next()
-        let language = await iterator.next()
-        XCTAssertEqual(database?.number, 5701)
-        XCTAssertEqual(database?.isError, false)
-        XCTAssertEqual(database?.message, "Changed database context to '\(LiveServer.isPysqlbridge ? "pysqlbridge" : LiveServer.database)'.")
-        XCTAssertEqual(language?.number, 5703)
         let first = await iterator.next()
         let second = await iterator.next()
         XCTAssertEqual(first?.message, "first")
+        XCTAssertEqual(first?.isError, true)
         XCTAssertEqual(second?.message, "second")
         XCTAssertEqual(second?.severity, 11)
         XCTAssertEqual(second?.state, 2)
         await connection.close()
+        let end = await iterator.next()
+        XCTAssertNil(end, "closing ends the subscription")
     }
 }
 

@@ -21,9 +21,9 @@ final class NTLMLiveTests: XCTestCase {
                 return c
             }
             let connection = try await SQLConnection.connect(config("S3cret-pass"))
-            let login = try await connection.execute("SELECT SUSER_SNAME() AS login").first?.rows.first?["login"]?.stringValue
+            let login = try await connection.execute("SELECT SUSER_SNAME() AS login").resultSets.first?.rows.first?["login"]?.stringValue
             XCTAssertEqual(login?.lowercased(), #"corp\alice"#, "spnego: \(spnego)")
-            let people = try await connection.execute("SELECT name FROM people WHERE id = 1").first?.rows.first?["name"]?.stringValue
+            let people = try await connection.execute("SELECT name FROM people WHERE id = 1").resultSets.first?.rows.first?["name"]?.stringValue
             XCTAssertNotNil(people)
             await connection.close()
 
@@ -45,7 +45,7 @@ final class NTLMLiveTests: XCTestCase {
         defer { server.stop() }
         let connection = try await SQLConnection.connect(connectionString:
             #"Server=127.0.0.1,\#(port);Integrated Security=true;User ID=CORP\alice;Password=S3cret-pass;TrustServerCertificate=true"#)
-        let login = try await connection.execute("SELECT SUSER_SNAME() AS login").first?.rows.first?["login"]?.stringValue
+        let login = try await connection.execute("SELECT SUSER_SNAME() AS login").resultSets.first?.rows.first?["login"]?.stringValue
         XCTAssertEqual(login?.lowercased(), #"corp\alice"#)
         await connection.close()
     }

@@ -13,7 +13,7 @@ final class RPCLiveTests: XCTestCase {
         // outside the BMP (two units) makes its value longer than its TYPE_INFO, which the decoder
         // refuses (as Microsoft's driver does). The emoji travels only to a real SQL Server.
         let text = LiveServer.isPysqlbridge ? "héllo ✓" : "héllo 😀"
-        let r = try await connection.execute(literal: "SELECT \(Int32(41)) + 1 AS a, \(2.25) AS b, \(true) AS c, \(text) AS d, \(nil as String?) AS e")
+        let r = try await connection.execute("SELECT \(Int32(41)) + 1 AS a, \(2.25) AS b, \(true) AS c, \(text) AS d, \(nil as String?) AS e")
         let row = try XCTUnwrap(r.rows.first)
         XCTAssertEqual(row["a"]?.intValue, 42)
         XCTAssertEqual(row["b"]?.doubleValue, 2.25)
@@ -22,21 +22,21 @@ final class RPCLiveTests: XCTestCase {
         XCTAssertEqual(row["e"], .null)
 
         // Parameters in WHERE clauses of the demo table.
-        let bob = try await connection.execute(literal: "SELECT name FROM people WHERE id = \(Int32(2))")
+        let bob = try await connection.execute("SELECT name FROM people WHERE id = \(Int32(2))")
         XCTAssertEqual(bob.rows.map { $0["name"]?.stringValue }, ["Bob"])
-        let high = try await connection.execute(literal: "SELECT id FROM people WHERE score > \(80.0) ORDER BY id")
+        let high = try await connection.execute("SELECT id FROM people WHERE score > \(80.0) ORDER BY id")
         XCTAssertEqual(high.rows.compactMap { $0["id"]?.intValue }, [1])
-        let byName = try await connection.execute(literal: "SELECT id FROM people WHERE name = \("Chloé")")
+        let byName = try await connection.execute("SELECT id FROM people WHERE name = \("Chloé")")
         XCTAssertEqual(byName.rows.compactMap { $0["id"]?.intValue }, [3])
-        let bigint = try await connection.execute(literal: "SELECT \(9_000_000_000) AS big")
+        let bigint = try await connection.execute("SELECT \(9_000_000_000) AS big")
         XCTAssertEqual(bigint.rows.first?["big"]?.intValue, 9_000_000_000)
 
-        let listed = try await connection.execute(literal: "SELECT name FROM people WHERE id IN (\(list: [Int32(1), 3])) ORDER BY id")
+        let listed = try await connection.execute("SELECT name FROM people WHERE id IN (\(list: [Int32(1), 3])) ORDER BY id")
         XCTAssertEqual(listed.rows.map { $0["name"]?.stringValue }, ["Alice", "Chloé"])
 
         // Streaming a parameterized query.
         var ids: [Int] = []
-        for try await row in connection.query(literal: "SELECT id FROM people WHERE id >= \(Int32(2)) ORDER BY id") {
+        for try await row in connection.query("SELECT id FROM people WHERE id >= \(Int32(2)) ORDER BY id") {
             ids.append(row["id"]?.intValue ?? -1)
         }
         XCTAssertEqual(ids, [2, 3, 4])
@@ -48,7 +48,7 @@ final class RPCLiveTests: XCTestCase {
         try LiveServer.require()
         for version in [TDSVersion.v7_2, .v7_3A, .v7_3B, .v7_4] {
             let connection = try await SQLConnection.connect(LiveServer.configuration(tdsVersion: version))
-            let r = try await connection.execute(literal: "SELECT \(Int32(6)) * 7 AS a, \("ünï") AS b, \(nil as Int32?) AS c, \(0.5) AS d")
+            let r = try await connection.execute("SELECT \(Int32(6)) * 7 AS a, \("ünï") AS b, \(nil as Int32?) AS c, \(0.5) AS d")
             let row = try XCTUnwrap(r.rows.first, "\(version)")
             XCTAssertEqual(row["a"]?.intValue, 42, "\(version)")
             XCTAssertEqual(row["b"]?.stringValue, "ünï", "\(version)")
@@ -62,26 +62,26 @@ final class RPCLiveTests: XCTestCase {
         let connection = try await LiveServer.connect()
         defer { Task { await connection.close() } }
         let evil = "O'Brien \"x\" '; DROP TABLE x; --"
-        let r = try await connection.execute(literal: "SELECT \(evil) AS s")
+        let r = try await connection.execute("SELECT \(evil) AS s")
         XCTAssertEqual(r.rows.first?["s"]?.stringValue, evil)
-        let none = try await connection.execute(literal: "SELECT COUNT(*) AS n FROM people WHERE name = \("'; DROP TABLE people; --")")
+        let none = try await connection.execute("SELECT COUNT(*) AS n FROM people WHERE name = \("'; DROP TABLE people; --")")
         XCTAssertEqual(none.rows.first?["n"]?.intValue, 0)
         let all = try await connection.execute("SELECT COUNT(*) AS n FROM people")
-        XCTAssertEqual(all.first?.rows.first?["n"]?.intValue, 4, "the table is still there")
+        XCTAssertEqual(all.resultSets.first?.rows.first?["n"]?.intValue, 4, "the table is still there")
     }
 
     /// sp_executesql with an OUTPUT parameter, called through EXEC in a batch.
     func testExecuteSQLWithOutputParameterThroughExecInABatch() async throws {
         let connection = try await LiveServer.connect()
         defer { Task { await connection.close() } }
-        let r = try await connection.executeBatch("""
+        let r = try await connection.execute("""
             DECLARE @x int;
             EXEC sp_executesql N'SET @o = @i * 2', N'@i int, @o int OUTPUT', @i = 21, @o = @x OUTPUT;
             SELECT @x AS x
             """)
         XCTAssertEqual(r.resultSets.last?.rows.first?["x"]?.intValue, 42)
         // The same through SQLClient: a parameterized batch whose statement runs EXEC sp_executesql.
-        let p = try await connection.execute(literal: """
+        let p = try await connection.execute("""
             DECLARE @x int; EXEC sp_executesql N'SET @o = @i + 1', N'@i int, @o int OUTPUT', @i = \(Int32(99)), @o = @x OUTPUT; SELECT @x AS x
             """)
         XCTAssertEqual(p.rows.last?["x"]?.intValue, 100)
@@ -92,13 +92,13 @@ final class RPCLiveTests: XCTestCase {
         let connection = try await LiveServer.connect()
         defer { Task { await connection.close() } }
         do {
-            _ = try await connection.execute(literal: "SELECT * FROM no_such_table WHERE id = \(Int32(1))")
+            _ = try await connection.execute("SELECT * FROM no_such_table WHERE id = \(Int32(1))")
             XCTFail("expected a server error")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .serverError)
             XCTAssertNotNil(error.number)
         }
-        let r = try await connection.execute(literal: "SELECT \(Int32(5)) AS n")
+        let r = try await connection.execute("SELECT \(Int32(5)) AS n")
         XCTAssertEqual(r.rows.first?["n"]?.intValue, 5)
     }
 }

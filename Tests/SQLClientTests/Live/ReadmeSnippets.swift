@@ -30,12 +30,11 @@ enum ReadmeSnippets {
         let connection = try await SQLConnection.connect(
             try SQLConnectionConfiguration(server: server, user: "demo", password: password, trustServerCertificate: true))
 
-        let results = try await connection.execute("SELECT id, name, score FROM people WHERE id <= 2 ORDER BY id")
-        for table in results {
-            for row in table.rows {
-                for (name, value) in row.namedValues {
-                    print(name, value.canonicalText ?? "NULL")   // id 1, name Alice, score 91.5, id 2, …
-                }
+        let maxID = 2   // an interpolated value travels as a parameter (@P1), never as SQL text
+        let result = try await connection.execute("SELECT id, name, score FROM people WHERE id <= \(maxID) ORDER BY id")
+        for row in result.rows {
+            for (name, value) in row.namedValues {
+                print(name, value.canonicalText ?? "NULL")   // id 1, name Alice, score 91.5, id 2, …
             }
         }
         await connection.close()
@@ -51,8 +50,8 @@ enum ReadmeSnippets {
             try SQLConnectionConfiguration(server: #"server\instance:1433"#, user: "sa", password: password, database: "db"))
 
         // Old: [client execute:@"SELECT * FROM Users" completion:^(NSArray *results) { … }]
-        let results = try await connection.execute("SELECT * FROM Users")
-        print(results.first?.rows.count ?? 0)
+        let result = try await connection.execute("SELECT * FROM Users")
+        for row in result.rows { print(row.dictionary) }   // [String: SQLValue], the old NSDictionary rows
         await connection.close()
     }
 
@@ -77,11 +76,15 @@ enum ReadmeSnippets {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
         let id: Int32 = 2
-        let result = try await connection.execute(literal: "SELECT name FROM people WHERE id = \(id)")   // sent as @P1 via sp_executesql
-        print(result.rows.first?["name"]?.stringValue ?? "none")   // an SQLProcedureResult: .rows, .resultSets, .rowsAffected
+        let result = try await connection.execute("SELECT name FROM people WHERE id = \(id)")   // sent as @P1 via sp_executesql
+        print(result.rows.first?["name"]?.stringValue ?? "none")
         let call = try await connection.callProcedure("dbo.transfer", parameters: [.input("@amount", 10), .output("@balance", type: .int)])
-        print(call.outputs.first?.value.canonicalText ?? "NULL", call.returnStatus ?? 0)   // OUTPUT values, RETURN status
-        try await connection.withTransaction { conn in _ = try await conn.execute("UPDATE accounts SET …") }
+        print(call.output("@balance")?.canonicalText ?? "NULL", call.returnStatus ?? 0)   // OUTPUT values, RETURN status
+        let amount = 10, from = 1, to = 2
+        try await connection.withTransaction { conn in
+            _ = try await conn.execute("UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
+            _ = try await conn.execute("UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
+        }   // committed; rolled back if the closure throws
     }
 
     /// README.md, snippet bulkcopy (compile).
@@ -97,7 +100,7 @@ enum ReadmeSnippets {
         let rows: [[SQLValue]] = [[.int(3), .string("Edsger")]]
         _ = try await connection.bulkInsert(into: "dbo.people", columns: ["id", "name"], rows: rows)
         let ids = SQLParameter.table("dbo.IdList", columns: [.int], rows: [[.int(1)], [.int(2)]])
-        _ = try await connection.execute(literal: "SELECT name FROM people WHERE id IN (SELECT id FROM \(ids))")
+        _ = try await connection.execute("SELECT name FROM people WHERE id IN (SELECT id FROM \(ids))")
     }
 
     /// README.md, snippet azureConnect (compile).
@@ -139,7 +142,7 @@ enum ReadmeSnippets {
         func names() async throws -> [String] {
             try await pool.withConnection { connection in
                 try await connection.withTransaction { connection in
-                    try await connection.execute(literal: "SELECT name FROM people ORDER BY id").rows.compactMap { $0["name"]?.stringValue }
+                    try await connection.execute("SELECT name FROM people ORDER BY id").rows.compactMap { $0["name"]?.stringValue }
                 }
             }
         }
@@ -185,8 +188,8 @@ enum ReadmeSnippets {
         let connection = try await SQLConnection.connect(
             try SQLConnectionConfiguration(server: "127.0.0.1,\(port)", user: "u", password: "p",
                                            encryption: .notSupported))
-        let results = try await connection.execute("SELECT 1 AS c")
-        print(results[0].rows[0]["c"])                                     // Optional(1): an SQLValue prints its text
+        let result = try await connection.execute("SELECT 1 AS c")
+        print(result.rows[0]["c"])                                     // Optional(1): an SQLValue prints its text
         await connection.close()
         server.stop()
     }

@@ -59,8 +59,8 @@ final class RealServerTests: XCTestCase {
         defer { Task { await connection.close() } }
         for c in cases {
             do {
-                let sets = try await connection.execute("SELECT \(c.sql) AS v")
-                let set = try XCTUnwrap(sets.first, c.sql)
+                let sets = try await connection.execute("SELECT \(unsafeRaw: c.sql) AS v")
+                let set = try XCTUnwrap(sets.resultSets.first, c.sql)
                 XCTAssertTrue(c.types.contains(set.columns[0].typeName), "\(c.sql): \(set.columns[0].typeName)")
                 XCTAssertEqual(set.rows.first?[0].canonicalText, c.text, c.sql)
             } catch {
@@ -112,7 +112,7 @@ final class RealServerTests: XCTestCase {
         XCTAssertEqual(result.resultSets.first?.rows.first?["x"], .int(21))
         XCTAssertEqual(result.outputs.first?.value, .int(42))
         XCTAssertEqual(result.returnStatus, 3)
-        let sql = try await connection.execute(literal: "SELECT \(Int32(5)) * 3 AS fifteen")
+        let sql = try await connection.execute("SELECT \(Int32(5)) * 3 AS fifteen")
         XCTAssertEqual(sql.rows.first?["fifteen"], .int(15))
     }
 
@@ -135,16 +135,16 @@ final class RealServerTests: XCTestCase {
             }
         } catch is Planned {}
         let rows = try await connection.execute("SELECT n FROM #tx ORDER BY n")
-        XCTAssertEqual(rows.first?.rows.map { $0[0] }, [.int(2)])
+        XCTAssertEqual(rows.resultSets.first?.rows.map { $0[0] }, [.int(2)])
         let open = try await connection.execute("SELECT @@TRANCOUNT AS n")
-        XCTAssertEqual(open.first?.rows.first?["n"], .int(0))
+        XCTAssertEqual(open.resultSets.first?.rows.first?["n"], .int(0))
     }
 
     /// DONE counts of INSERT, UPDATE and DELETE.
     func testRowsAffectedByDML() async throws {
         let connection = try await LiveServer.connect()
         defer { Task { await connection.close() } }
-        let result = try await connection.executeBatch("""
+        let result = try await connection.execute("""
             CREATE TABLE #r (n int);
             INSERT INTO #r VALUES (1), (2), (3);
             UPDATE #r SET n = n + 1 WHERE n >= 2;
@@ -164,9 +164,9 @@ final class RealServerTests: XCTestCase {
             let session = await connection.session
             XCTAssertEqual(session.tdsVersion.generation, version.generation, "\(version)")
             let sets = try await connection.execute("SELECT N'é ✓' AS s, CAST(1 AS bigint) AS b, name FROM people WHERE id = 3")
-            XCTAssertEqual(sets.first?.rows.first?["s"]?.stringValue, "é ✓", "\(version)")
-            XCTAssertEqual(sets.first?.rows.first?["b"]?.intValue, 1, "\(version)")
-            XCTAssertEqual(sets.first?.rows.first?["name"]?.stringValue, "Chloé", "\(version)")
+            XCTAssertEqual(sets.resultSets.first?.rows.first?["s"]?.stringValue, "é ✓", "\(version)")
+            XCTAssertEqual(sets.resultSets.first?.rows.first?["b"]?.intValue, 1, "\(version)")
+            XCTAssertEqual(sets.resultSets.first?.rows.first?["name"]?.stringValue, "Chloé", "\(version)")
             await connection.close()
         }
     }

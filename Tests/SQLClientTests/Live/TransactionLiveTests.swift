@@ -6,7 +6,7 @@ import XCTest
 /// savepoints, tracked through the ENVCHANGEs it answers with; the descriptor carried after.
 final class TransactionLiveTests: XCTestCase {
     private func assertTranCount(_ c: SQLConnection, _ expected: Int, line: UInt = #line) async throws {
-        let n = try await c.execute("SELECT @@TRANCOUNT AS n").first?.rows.first?["n"]?.intValue
+        let n = try await c.execute("SELECT @@TRANCOUNT AS n").resultSets.first?.rows.first?["n"]?.intValue
         XCTAssertEqual(n, expected, "@@TRANCOUNT", line: line)
     }
 
@@ -33,7 +33,7 @@ final class TransactionLiveTests: XCTestCase {
         let second = await connection.transactionDescriptor
         XCTAssertNotNil(second)
         XCTAssertNotEqual(second, first, "each BEGIN TRANSACTION ENVCHANGE brings a new descriptor")
-        _ = try await connection.execute(literal: "SELECT \(Int32(1)) AS one")   // an RPC inside the transaction
+        _ = try await connection.execute("SELECT \(Int32(1)) AS one")   // an RPC inside the transaction
         try await connection.rollbackTransaction()
         let afterRollback = await connection.isInTransaction
         XCTAssertFalse(afterRollback)
@@ -69,7 +69,7 @@ final class TransactionLiveTests: XCTestCase {
         let connection = try await LiveServer.connect()
         defer { Task { await connection.close() } }
         let inside = try await connection.withTransaction { c in
-            try await c.execute("SELECT @@TRANCOUNT AS n").first?.rows.first?["n"]?.intValue
+            try await c.execute("SELECT @@TRANCOUNT AS n").resultSets.first?.rows.first?["n"]?.intValue
         }
         XCTAssertEqual(inside, 1)
         try await assertTranCount(connection, 0)
@@ -106,7 +106,7 @@ final class TransactionLiveTests: XCTestCase {
             } catch is Boom {}
             let stillOpen = await outer.isInTransaction
             XCTAssertTrue(stillOpen, "the inner rollback went to the savepoint only")
-            return try await outer.execute("SELECT @@TRANCOUNT AS n").first?.rows.first?["n"]?.intValue ?? -1
+            return try await outer.execute("SELECT @@TRANCOUNT AS n").resultSets.first?.rows.first?["n"]?.intValue ?? -1
         }
         XCTAssertEqual(count, 1)
         try await assertTranCount(connection, 0)
@@ -128,7 +128,7 @@ final class TransactionLiveTests: XCTestCase {
         let current = await connection.transactionDescriptor
         let descriptor = try XCTUnwrap(current)
         _ = try await connection.execute("SELECT 2 AS two")
-        _ = try await connection.execute(literal: "SELECT \(Int32(3)) AS three")
+        _ = try await connection.execute("SELECT \(Int32(3)) AS three")
         try await connection.saveTransaction("s")
         try await connection.commitTransaction()
         _ = try await connection.execute("SELECT 4 AS four")

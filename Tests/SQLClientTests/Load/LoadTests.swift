@@ -55,10 +55,10 @@ final class LoadTests: XCTestCase {
         }) {
             let connection = try await SQLConnection.connect(LiveServer.configuration())
             for i in 0 ..< 1000 {
-                let sets = try await connection.execute("SELECT \(i) AS n, N'row \(i)' AS s")
-                XCTAssertEqual(sets.first?.rows.first?[0], .int(Int32(i)), "query \(i)")
-                XCTAssertEqual(sets.first?.rows.first?[1], .string("row \(i)"), "query \(i)")
-                if sets.first?.rows.first?[0] != .int(Int32(i)) { break }
+                let sets = try await connection.execute("SELECT \(unsafeRaw: String(i)) AS n, N'row \(unsafeRaw: String(i))' AS s")
+                XCTAssertEqual(sets.resultSets.first?.rows.first?[0], .int(Int32(i)), "query \(i)")
+                XCTAssertEqual(sets.resultSets.first?.rows.first?[1], .string("row \(i)"), "query \(i)")
+                if sets.resultSets.first?.rows.first?[0] != .int(Int32(i)) { break }
             }
             await connection.close()
         }
@@ -78,8 +78,8 @@ final class LoadTests: XCTestCase {
                         var good = 0
                         for q in 0 ..< 20 {
                             let value = worker * 1000 + q
-                            let sets = try await connection.execute("SELECT \(value) AS n")
-                            if sets.first?.rows.first?[0] == .int(Int32(value)) { good += 1 }
+                            let sets = try await connection.execute("SELECT \(unsafeRaw: String(value)) AS n")
+                            if sets.resultSets.first?.rows.first?[0] == .int(Int32(value)) { good += 1 }
                         }
                         await connection.close()
                         return good

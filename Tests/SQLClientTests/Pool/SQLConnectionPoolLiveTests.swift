@@ -12,7 +12,7 @@ final class SQLConnectionPoolLiveTests: XCTestCase {
     func testSixtyFourTasksThroughAPoolOfEight() async throws {
         try LiveServer.require()
         let warm = try await SQLConnection.connect(LiveServer.configuration())
-        _ = try await warm.execute(literal: "SELECT \(Int32(1)) AS n")
+        _ = try await warm.execute("SELECT \(Int32(1)) AS n")
         await warm.close()
         let settled = await ProcessResources.settleDescriptors(to: 0, seconds: 0.3)
         let fdBefore = try XCTUnwrap(settled)

@@ -79,7 +79,7 @@ final class SQLConnectionPoolTests: XCTestCase {
         return server.connections
     }
 
-    static func first(_ result: SQLProcedureResult) -> SQLValue? { result.resultSets.first?.rows.first?[0] }
+    static func first(_ result: SQLResult) -> SQLValue? { result.resultSets.first?.rows.first?[0] }
 
     // MARK: - RESETCONNECTION
 
@@ -88,14 +88,14 @@ final class SQLConnectionPoolTests: XCTestCase {
         defer { server.stop() }
         let pool = try pool(server)
         try await pool.withConnection { connection in
-            _ = try await connection.execute(literal: "SELECT 1")
-            _ = try await connection.execute(literal: "SELECT 3")
+            _ = try await connection.execute("SELECT 1")
+            _ = try await connection.execute("SELECT 3")
         }
         // Reused: the first request carries RESETCONNECTION, the second does not; a lease that sends nothing
         // leaves it for the next request, whoever sends it.
         let value = try await pool.withConnection { connection in
-            let first = try await connection.execute(literal: "SELECT 2")
-            _ = try await connection.execute(literal: "SELECT 3")
+            let first = try await connection.execute("SELECT 2")
+            _ = try await connection.execute("SELECT 3")
             return Self.first(first)
         }
         XCTAssertEqual(value, .int(2))
@@ -119,7 +119,7 @@ final class SQLConnectionPoolTests: XCTestCase {
         defer { server.stop() }
         let pool = try pool(server)
         let changed = try await pool.withConnection { connection in
-            _ = try await connection.execute(literal: "USE other")
+            _ = try await connection.execute("USE other")
             return await connection.session.database
         }
         XCTAssertEqual(changed, "other")
@@ -136,12 +136,12 @@ final class SQLConnectionPoolTests: XCTestCase {
         let events = EventLog()
         let pool = try pool(port: Int(server.port), logger: SQLClientLogger(minimumLevel: .debug) { events.append($0) })
         let inside = try await pool.withConnection { connection in
-            _ = try await connection.execute(literal: "BEGIN TRAN")
+            _ = try await connection.execute("BEGIN TRAN")
             return await connection.isInTransaction
         }
         XCTAssertTrue(inside)
         let next = try await pool.withConnection { connection in
-            (await connection.isInTransaction, Self.first(try await connection.execute(literal: "SELECT 1")))
+            (await connection.isInTransaction, Self.first(try await connection.execute("SELECT 1")))
         }
         XCTAssertEqual(next.0, false)
         XCTAssertEqual(next.1, .int(1))
@@ -187,10 +187,10 @@ final class SQLConnectionPoolTests: XCTestCase {
     }
 
     func testConnectionWhoseAttentionTimedOutIsDiscarded() async throws {
-        // The server stalls on SELECT slow and ignores everything after (ATTENTION included).
+        // The server stalls on SELECT slow and ignores the ATTENTION that follows the query timeout.
         var session = try Self.session()
-        session.exchanges.append(RPCTokens.batch("SELECT slow", [], faults: .init(stallAfter: 0)))
         session.attention = .ignore
+        session.exchanges.append(RPCTokens.batch("SELECT slow", [], faults: .init(stallAfter: 0)))
         let server = try startReplay(session)
         defer { server.stop() }
         let clock = ManualConnectionClock()
@@ -202,12 +202,11 @@ final class SQLConnectionPoolTests: XCTestCase {
             let socket = try await SocketStream.connect(host: "127.0.0.1", port: port, timeout: .seconds(10))
             return try await SQLConnection.connect($0, port: port, over: socket, clock: clock)
         }
-        let slow = Task { try await pool.withConnection { try await $0.execute(literal: "SELECT slow", timeout: .seconds(1)) } }
-        // By the timers' deadlines, not their number: a count of 2 is already met before the
-        // ATTENTION bound is armed (the query timer has not yet left), and moving the clock
-        // then arms the bound past the move: the test waited forever.
-        try await clock.waitForSleeper(until: .seconds(1))   // the query timeout, armed at the write (clock at 0)
-        clock.advance(by: .seconds(1))                       // ATTENTION, which the server ignores
+        let slow = Task { try await pool.withConnection { try await $0.execute("SELECT slow", timeout: .seconds(1)) } }
+        // The query timeout, armed when the request starts (the login's own timer and the pool's
+        // lease timer sleep too, so a count of sleepers cannot tell that the request has started).
+        try await clock.waitForSleeper(until: .seconds(1))
+        clock.advance(by: .seconds(1))       // the query timeout: ATTENTION, which the server ignores
         try await clock.waitForSleeper(until: .seconds(6))   // the ATTENTION bound (cancelTimeout, 5 s)
         clock.advance(by: .seconds(5))
         do {
@@ -215,6 +214,7 @@ final class SQLConnectionPoolTests: XCTestCase {
             XCTFail("the request should fail")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")
+            XCTAssertTrue(error.message.contains("ATTENTION"), error.message)
         }
         XCTAssertEqual(pool.metrics.discarded, 1, "closed by its ATTENTION timeout: not lent again")
         let next = try await pool.execute("SELECT 1")
@@ -500,7 +500,7 @@ final class SQLConnectionPoolTests: XCTestCase {
             let round = (0 ..< 8).map { i in
                 Task {
                     try await pool.withConnection { connection -> SQLValue? in
-                        let value = try? await connection.execute(literal: SQLQuery(unsafeSQL: "SELECT \(i)"))
+                        let value = try? await connection.execute(SQLQuery(unsafeSQL: "SELECT \(i)"))
                         await holding.wait()
                         return value.flatMap(Self.first)
                     }

@@ -66,7 +66,7 @@ final class CancelReplayTests: XCTestCase {
             $0.queryTimeout = .seconds(60)
             $0.cancelTimeout = .milliseconds(300)
         }
-        let request = Task { try await connection.execute(literal: "SELECT n FROM slow WHERE n > \(Int32(0))", timeout: .milliseconds(200)) }
+        let request = Task { try await connection.execute("SELECT n FROM slow WHERE n > \(Int32(0))", timeout: .milliseconds(200)) }
         try await clock.waitForSleeper(until: .milliseconds(200))   // the request's own timeout, not the configuration's 60 s
         clock.advance(by: .milliseconds(200))
         try await clock.waitForSleeper(until: .milliseconds(500))
@@ -229,7 +229,7 @@ final class CancelReplayTests: XCTestCase {
         }
         let open = await connection.isOpen
         XCTAssertTrue(open, "an acknowledged cancellation leaves the connection usable")
-        let next = try await connection.execute(literal: "SELECT \(unsafeRaw: "n") FROM fast")
+        let next = try await connection.execute("SELECT \(unsafeRaw: "n") FROM fast")
         XCTAssertEqual(next.rows.first?["n"]?.intValue, 2)
     }
 }

@@ -155,7 +155,7 @@ final class FaultInjectionTests: XCTestCase {
     static func streamRows(_ connection: SQLConnection, _ sql: String = sql) async -> (rows: [[SQLValue]], error: SQLClientError?) {
         var rows: [[SQLValue]] = []
         do {
-            for try await row in connection.query(sql) { rows.append(row.values) }
+            for try await row in connection.query(SQLQuery(unsafeSQL: sql)) { rows.append(row.values) }
         } catch let error as SQLClientError {
             return (rows, error)
         } catch {

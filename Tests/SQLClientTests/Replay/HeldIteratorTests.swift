@@ -28,8 +28,8 @@ extension ReplayConnectionTests {
         XCTAssertEqual(seen, [0, 1, 2])
 
         let tables = try await connection.execute("SELECT id, name FROM small")
-        XCTAssertEqual(tables.first?.rows.first?["id"]?.intValue, 42)
-        XCTAssertEqual(tables.first?.rows.first?["name"]?.stringValue, "answer")
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["id"]?.intValue, 42)
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["name"]?.stringValue, "answer")
 
         // Resumed, the old iterator gives at most the rows it had already fetched, then `.cancelled`.
         var later = 0

@@ -166,7 +166,7 @@ final class RPCCaptureTests: XCTestCase {
                     rpc.separator = call.separator
                     ours.append(rpc)
                 }
-                let result: SQLProcedureResult
+                let result: SQLResult
                 if ours.count == 1 {
                     result = try await connection.callProcedure(ours[0].procedure,
                                                                 parameters: c.request.calls[0].parameters.map { Self.sqlParameter(for: $0, version: .v7_4).0 },
@@ -177,7 +177,7 @@ final class RPCCaptureTests: XCTestCase {
                 XCTAssertEqual(result.outputs.map(\.value), expectedOutputs, "port \(port)")
                 XCTAssertEqual(result.returnStatuses, expectedStatuses, "port \(port)")
                 XCTAssertEqual(result.rows.map(\.values), expectedRows, "port \(port)")
-                XCTAssertEqual(result.rowsAffected, expectedCounts, "port \(port)")
+                XCTAssertEqual(result.rowCounts.compactMap { $0 }, expectedCounts, "port \(port)")
                 checkedOutputs += result.outputs.map(\.value)
                 checkedRows += result.rows.count
             }

@@ -59,7 +59,7 @@ final class RPCReplayTests: XCTestCase {
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server)
         defer { Task { await connection.close() } }
-        let result = try await connection.execute(literal: q)
+        let result = try await connection.execute(q)
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
         let row = try XCTUnwrap(result.rows.first)
         XCTAssertEqual(row.values.count, expected.count)
@@ -117,7 +117,7 @@ final class RPCReplayTests: XCTestCase {
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
         XCTAssertEqual(result.resultSets.count, 1)
         XCTAssertEqual(result.rows.map { $0["name"]?.stringValue }, ["Alice", nil])
-        XCTAssertEqual(result.rowsAffected, [2, 3])
+        XCTAssertEqual(result.rowCounts.compactMap { $0 }, [2, 3])
         XCTAssertEqual(result.returnStatus, -7)
         XCTAssertEqual(result.output("balance"), .money(SQLMoney(units: 875_000)))
         XCTAssertEqual(result.output("@balance")?.decimalValue, Decimal(string: "87.5"))
@@ -199,10 +199,10 @@ final class RPCReplayTests: XCTestCase {
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server)
         defer { Task { await connection.close() } }
-        let result = try await connection.execute(literal: q)
+        let result = try await connection.execute(q)
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(300) ?? ""))
         XCTAssertEqual(result.output("@o"), .int(42))
         XCTAssertEqual(result.returnStatus, 0)
-        XCTAssertEqual(result.rowsAffected, [])
+        XCTAssertEqual(result.rowCounts.compactMap { $0 }, [])
     }
 }

@@ -70,13 +70,14 @@ final class ReplayConnectionTests: XCTestCase {
         let connection = try await SQLConnection.connect(configuration(server))
         var trace: [String] = []
         do {
-            for try await event in connection.events(sql) {
+            for try await event in connection.events(SQLQuery(unsafeSQL: sql)) {
                 switch event {
                 case .columns(let c): trace.append("columns \(c.map(\.name))")
                 case .row(let r): trace.append("row \(r[0]) \(r["name"]!)")
                 case .statementDone(let n): trace.append("done \(n.map(String.init) ?? "-")")
                 case .message(let m): trace.append("\(m.isError ? "error" : "info") \(m.number) \(m.message)")
                 case .returnStatus(let s): trace.append("status \(s)")
+                case .outputValue(let v): trace.append("output \(v)")
                 }
             }
             XCTFail("the batch did not throw")
@@ -97,7 +98,7 @@ final class ReplayConnectionTests: XCTestCase {
         let server = try start([Self.exchange(sql, [Self.done([.more, .count], 3), Self.done([.count], 2)])])
         defer { server.stop() }
         let connection = try await SQLConnection.connect(configuration(server))
-        let result = try await connection.executeBatch(sql)
+        let result = try await connection.execute(SQLQuery(unsafeSQL: sql))
         XCTAssertEqual(result.statements.count, 2)
         guard case .rowsAffected(let inserted) = result.statements[0], case .rowsAffected(let updated) = result.statements[1] else {
             return XCTFail("\(result.statements)")
@@ -128,7 +129,7 @@ final class ReplayConnectionTests: XCTestCase {
         let connection = try await SQLConnection.connect(configuration(server))
         let before = await connection.session.database
         XCTAssertNotEqual(before, "archive")
-        let result = try await connection.executeBatch("USE archive")
+        let result = try await connection.execute("USE archive")
         XCTAssertEqual(result.messages.map(\.number), [5701])
         let after = await connection.session.database
         XCTAssertEqual(after, "archive")
@@ -145,8 +146,8 @@ final class ReplayConnectionTests: XCTestCase {
         let session = await connection.session
         XCTAssertEqual(session.tdsVersion.generation, 0x71)
         let tables = try await connection.execute("SELECT id, name FROM t")
-        XCTAssertEqual(tables.first?.rows.first?["name"]?.stringValue, "seven")
-        XCTAssertEqual(tables.first?.rowsAffected, 1)
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["name"]?.stringValue, "seven")
+        XCTAssertEqual(tables.resultSets.first?.rowsAffected, 1)
         XCTAssertEqual(server.unmatchedRequests, [], "the 7.1 SQL_BATCH (no ALL_HEADERS) was matched by its text")
         await connection.close()
         server.stop()  // waits for the connection's log
@@ -225,7 +226,7 @@ final class ReplayConnectionTests: XCTestCase {
         }
         XCTAssertEqual(seen, [0, 1, 2])
         let tables = try await connection.execute("SELECT id, name FROM small")
-        XCTAssertEqual(tables.first?.rows.first?["name"]?.stringValue, "one")
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["name"]?.stringValue, "one")
         await connection.close()
         server.stop()  // waits for the connection's log
         XCTAssertEqual(server.connections.first?.attentions, 1)
@@ -271,7 +272,7 @@ final class ReplayConnectionTests: XCTestCase {
         for n in 0 ..< response.count {
             let connection = try await SQLConnection.connect(configuration(server))
             do {
-                let tables = try await connection.execute("SELECT \(n)")
+                let tables = try await connection.execute("SELECT \(unsafeRaw: String(n))")
                 XCTFail("cut after \(n) bytes, yet returned \(tables)")
             } catch let error as SQLClientError {
                 XCTAssertTrue(error.code == .connectionClosed || error.code == .protocolError, "after \(n) bytes: \(error)")
@@ -283,7 +284,7 @@ final class ReplayConnectionTests: XCTestCase {
         // The uncut response reads whole.
         let connection = try await SQLConnection.connect(configuration(server))
         let tables = try await connection.execute("SELECT whole")
-        XCTAssertEqual(tables.first?.rows.map { $0["name"] }, [.string("a"), .null, .string("ccc")])
+        XCTAssertEqual(tables.resultSets.first?.rows.map { $0["name"] }, [.string("a"), .null, .string("ccc")])
         await connection.close()
     }
 }

@@ -65,7 +65,7 @@ final class RequestWriterTests: XCTestCase {
         }
         let running = await connection.machine.request
         XCTAssertNil(running, "the ignored message's DONE and the ATTENTION acknowledgement were read before the call threw")
-        let rows = try await connection.execute(Self.sql).first?.rows
+        let rows = try await connection.execute(SQLQuery(unsafeSQL: Self.sql)).resultSets.first?.rows
         XCTAssertEqual(rows?.first?[0], .int(1))
         let statuses = stream.packetStatuses()
         let cut = try XCTUnwrap(statuses.firstIndex { $0.status.contains(.ignore) })
@@ -95,7 +95,7 @@ final class RequestWriterTests: XCTestCase {
         XCTAssertEqual(statuses.map(\.type), [.sqlBatch, .attention])
         XCTAssertEqual(statuses.first?.status, [.endOfMessage, .ignore])
         XCTAssertEqual(Array(stream.recordedBytes[2 ..< 4]), [0, 8], "a header-only packet")
-        let rows = try await connection.execute(Self.sql).first?.rows
+        let rows = try await connection.execute(SQLQuery(unsafeSQL: Self.sql)).resultSets.first?.rows
         XCTAssertEqual(rows?.first?[0], .int(1))
         XCTAssertEqual(server.unmatchedRequests, [])
     }
@@ -106,10 +106,10 @@ final class RequestWriterTests: XCTestCase {
         defer { server.stop() }
         let (connection, stream) = try await connect(server)
         await connection.resetConnectionBeforeNextRequest()
-        _ = try await connection.execute(Self.sql + String(repeating: " ", count: 1000))   // five 512-byte packets
-        _ = try await connection.execute(Self.sql)
+        _ = try await connection.execute(SQLQuery(unsafeSQL: Self.sql + String(repeating: " ", count: 1000)))   // five 512-byte packets
+        _ = try await connection.execute(SQLQuery(unsafeSQL: Self.sql))
         await connection.resetConnectionBeforeNextRequest(keepingTransaction: true)
-        _ = try await connection.execute(Self.sql)
+        _ = try await connection.execute(SQLQuery(unsafeSQL: Self.sql))
         let statuses = stream.packetStatuses().map(\.status)
         XCTAssertEqual(statuses, [[.resetConnection], [], [], [], [.endOfMessage], [.endOfMessage],
                                   [.endOfMessage, .resetConnectionSkipTransaction]])

@@ -24,7 +24,7 @@ final class SQLConnectionLifecycleTests: XCTestCase {
         let connection = try await SQLConnection.connect(config)
         let started = ContinuousClock.now
         do {
-            _ = try await connection.execute(sql)
+            _ = try await connection.execute(SQLQuery(unsafeSQL: sql))
             XCTFail("the batch did not time out")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")
@@ -37,7 +37,7 @@ final class SQLConnectionLifecycleTests: XCTestCase {
         XCTAssertLessThan(ended - readAgain, .seconds(3), "the timeout ends soon after the server reads again")
         let open = await connection.isOpen
         XCTAssertTrue(open, "the server acknowledged: the connection stays usable")
-        let rows = try await connection.execute("SELECT 1").first?.rows
+        let rows = try await connection.execute("SELECT 1").resultSets.first?.rows
         XCTAssertEqual(rows?.first?[0], .int(1))
 
         let received = server.received
@@ -63,7 +63,7 @@ final class SQLConnectionLifecycleTests: XCTestCase {
             for i in 0 ... 100 {
                 group.addTask {
                     do {
-                        _ = try await connection.execute("SELECT \(i)")
+                        _ = try await connection.execute("SELECT \(unsafeRaw: String(i))")
                         return nil
                     } catch let error as SQLClientError {
                         return error.code

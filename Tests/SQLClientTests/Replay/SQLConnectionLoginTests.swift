@@ -25,7 +25,7 @@ final class SQLConnectionLoginTests: XCTestCase {
 
     /// The `server` column every SQL batch gets from the scenario server: its name.
     func serverName(_ connection: SQLConnection) async throws -> String? {
-        try await connection.execute("SELECT @@SERVERNAME").first?.rows.first?["server"]?.stringValue
+        try await connection.execute("SELECT @@SERVERNAME").resultSets.first?.rows.first?["server"]?.stringValue
     }
 
     func expectError(_ code: SQLClientError.Code, _ text: String? = nil, file: StaticString = #filePath, line: UInt = #line,

@@ -65,8 +65,8 @@ final class SQLQueryReplayTests: XCTestCase {
         _ = try server.start()
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server)
-        for (query, _, _) in cases { _ = try await connection.execute(literal: query) }
-        _ = try await connection.execute(literal: "SELECT 'it''s' AS plain")
+        for (query, _, _) in cases { _ = try await connection.execute(query) }
+        _ = try await connection.execute("SELECT 'it''s' AS plain")
         await connection.close()
         server.stop()   // waits for the connection's thread, which files its log
 
@@ -95,7 +95,7 @@ final class SQLQueryReplayTests: XCTestCase {
         defer { server.stop() }
         let connection = try await RPCReplay.connect(server)
         let ids: [Int32] = [31, 41, 59]
-        _ = try await connection.execute(literal: "SELECT * FROM \(identifier: ["dbo", "t]x"]) WHERE id IN (\(list: ids))")
+        _ = try await connection.execute("SELECT * FROM \(identifier: ["dbo", "t]x"]) WHERE id IN (\(list: ids))")
         await connection.close()
         server.stop()   // waits for the connection's thread, which files its log
         let message = try XCTUnwrap(server.connections.last?.requestMessages.first)

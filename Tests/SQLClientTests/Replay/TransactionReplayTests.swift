@@ -39,7 +39,7 @@ final class TransactionReplayTests: XCTestCase {
         XCTAssertTrue(began)
         XCTAssertEqual(descriptor, 0x0100_0033_0000_005A)
         _ = try await connection.execute("SELECT 1")
-        _ = try await connection.execute(literal: "SELECT \(Int32(5))")
+        _ = try await connection.execute("SELECT \(Int32(5))")
         _ = try await connection.execute("COMMIT")
         let ended = await connection.isInTransaction
         XCTAssertFalse(ended)
@@ -80,6 +80,56 @@ final class TransactionReplayTests: XCTestCase {
         try await connection.commitTransaction()
         let ended = await connection.isInTransaction
         XCTAssertFalse(ended)
+        XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
+    }
+
+    /// withTransaction holds the connection: a request another task sends while the body runs
+    /// waits, then runs after the commit, outside the transaction (descriptor 0 in ALL_HEADERS).
+    func testWithTransactionMakesOtherTasksWaitUntilTheCommit() async throws {
+        let d: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
+        let descriptor = OutgoingRequest.descriptor(from: d)
+        let inTran = DoneStatus.inTransaction
+        func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
+            ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
+                                   response: response.map { ReplaySession.Segment(bytes: $0) })
+        }
+        let session = ReplaySession(name: "with-transaction", exchanges: [
+            tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            RPCTokens.batch("UPDATE accounts SET balance = 0", [RPCTokens.done([inTran, .count], count: 1)]),
+            RPCTokens.batch("UPDATE accounts SET balance = 1", [RPCTokens.done([inTran, .count], count: 1)]),
+            tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            RPCTokens.batch("SELECT 'other task'", [RPCTokens.done([.count], count: 1)]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let socket = try await SocketStream.connect(host: "127.0.0.1", port: Int(server.port), timeout: .seconds(10))
+        let recorder = RecordingStream(socket)
+        let connection = try await SQLConnection.connect(RPCReplay.configuration(server), port: Int(server.port), over: recorder)
+        defer { Task { await connection.close() } }
+        recorder.startRecording()
+        let other = try await connection.withTransaction { connection -> Task<Bool, any Error> in
+            _ = try await connection.execute("UPDATE accounts SET balance = 0")
+            // Another task (detached: no inherited reservation) sends a request now…
+            let other = Task.detached { () -> Bool in
+                _ = try await connection.execute("SELECT 'other task'")
+                return await connection.isInTransaction
+            }
+            // …and waits in the queue (the connection is idle: only the reservation holds it).
+            var queued = false
+            for _ in 0 ..< 200_000 where !queued {   // bounded: without the reservation it would never queue
+                queued = await !connection.machine.queuedRequests.isEmpty
+                if !queued { await Task.yield() }
+            }
+            XCTAssertTrue(queued, "the other task's request waits for the transaction")
+            _ = try await connection.execute("UPDATE accounts SET balance = 1")   // the body goes on first
+            return other
+        }
+        let otherSawTransaction = try await other.value
+        XCTAssertFalse(otherSawTransaction)
+        let seen = try recorder.descriptors()
+        XCTAssertEqual(seen.map(\.kind), ["tm 5", "batch", "batch", "tm 7", "batch"], "\(seen)")
+        XCTAssertEqual(seen.map(\.descriptor), [0, descriptor, descriptor, descriptor, 0],
+                       "the other task's request ran after the commit, outside the transaction")
         XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
     }
 }

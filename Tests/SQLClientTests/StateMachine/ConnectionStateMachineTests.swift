@@ -61,6 +61,8 @@ final class ConnectionStateMachineTests: XCTestCase {
         case .sessionChanged(let s): return "session(db: \(s.database))"
         case .requestCompleted(let id, let e): return "completed\(id)(\(e.map { "\($0.code) \($0.number ?? 0)" } ?? "ok"))"
         case .requestCancelled(let id, let e): return "cancelled\(id)(\(e.code))"
+        case .reservationGranted(let key): return "granted(\(key))"
+        case .failReservation(let key, let e): return "failReservation(\(key))(\(e.code))"
         }
     }
 

@@ -135,14 +135,14 @@ enum LiveServer {
                 defer { Task { await connection.close() } }
                 for table in demoTables {
                     let rows = try demoRows(table.csv)
-                    let exists = try await connection.execute("SELECT OBJECT_ID(N'dbo.\(table.name)', N'U') AS id")
-                    if exists.first?.rows.first?["id"] == .null {
+                    let exists = try await connection.execute("SELECT OBJECT_ID(N'dbo.\(unsafeRaw: table.name)', N'U') AS id")
+                    if exists.resultSets.first?.rows.first?["id"] == .null {
                         let values = rows.map { "(" + $0.map(sqlLiteral).joined(separator: ", ") + ")" }.joined(separator: ", ")
-                        _ = try await connection.execute("CREATE TABLE dbo.\(table.name) (\(table.columns)); "
-                                                         + "INSERT INTO dbo.\(table.name) VALUES \(values)")
+                        _ = try await connection.execute(SQLQuery(unsafeSQL: "CREATE TABLE dbo.\(table.name) (\(table.columns)); "
+                                                         + "INSERT INTO dbo.\(table.name) VALUES \(values)"))
                     } else {
-                        let count = try await connection.execute("SELECT COUNT(*) AS n FROM dbo.\(table.name)")
-                        guard count.first?.rows.first?["n"]?.intValue == rows.count else {
+                        let count = try await connection.execute("SELECT COUNT(*) AS n FROM dbo.\(unsafeRaw: table.name)")
+                        guard count.resultSets.first?.rows.first?["n"]?.intValue == rows.count else {
                             throw CocoaError(.fileWriteFileExists, userInfo: [NSLocalizedDescriptionKey:
                                 "dbo.\(table.name) in \(database) is not the demo table; use another SQLCLIENT_TEST_DATABASE"])
                         }

@@ -234,7 +234,7 @@ final class ConfigurationTests: XCTestCase {
         let connection = try await SQLConnection.connect(config)
         XCTAssertEqual(connection.port, LiveServer.port)
         let tables = try await connection.execute("SELECT COUNT(*) AS n FROM people")
-        XCTAssertEqual(tables.first?.rows.first?["n"]?.intValue, 4)
+        XCTAssertEqual(tables.resultSets.first?.rows.first?["n"]?.intValue, 4)
         await connection.close()
         XCTAssertEqual(responder.received.count, 1)
     }
@@ -348,9 +348,9 @@ final class ConfigurationValidationTests: XCTestCase {
         c.cancelTimeout = .seconds(Int64.max)
         let connection = try await SQLConnection.connect(c)
         XCTAssertEqual(connection.configuration.queryTimeout, SQLConnectionConfiguration.maximumTimeout)
-        let rows = try await connection.execute("SELECT id, name FROM t").first?.rows
+        let rows = try await connection.execute("SELECT id, name FROM t").resultSets.first?.rows
         XCTAssertEqual(rows?.first?[0], .int(7))
-        let literal = try await connection.execute(literal: "SELECT id, name FROM t", timeout: .seconds(Int64.max))
+        let literal = try await connection.execute("SELECT id, name FROM t", timeout: .seconds(Int64.max))
         XCTAssertEqual(literal.rows.first?[0], .int(7))
         await connection.close()
     }

@@ -262,6 +262,13 @@ final class RPCQueryTests: XCTestCase {
             let id = 7
             let q: SQLQuery = "SELECT name FROM people WHERE id = \\(id)"
             let raw = SQLQuery(unsafeSQL: "SELECT 1")
+            func use(_ c: SQLConnection, text: String) async throws {
+                _ = try await c.execute("SELECT name FROM people WHERE id = \\(id)", timeout: .seconds(5))
+                _ = try await c.execute(SQLQuery(unsafeSQL: text))
+                for try await _ in c.query("SELECT 1") {}
+                for try await _ in c.events("SELECT 1") {}
+                for try await _ in c.rowBlocks("SELECT 1") {}
+            }
             """)
         XCTAssertEqual(ok.status, 0, ok.diagnostics)
         let bad = try SwiftTypecheck.check("""
@@ -272,5 +279,15 @@ final class RPCQueryTests: XCTestCase {
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.diagnostics.contains("cannot convert value of type 'String' to specified type 'SQLQuery'"),
                       bad.diagnostics)
+        // Every request method refuses a String variable: the value could only become SQL text.
+        for call in ["c.execute(text)", "c.query(text)", "c.events(text)", "c.rowBlocks(text)", "c.executeBatch(text)"] {
+            let r = try SwiftTypecheck.check("""
+                import SQLClient
+                func use(_ c: SQLConnection, text: String) async throws { _ = try await \(call) }
+                """)
+            XCTAssertNotEqual(r.status, 0, "\(call) compiled")
+            XCTAssertTrue(r.diagnostics.contains("cannot convert value of type 'String' to expected argument type 'SQLQuery'")
+                          || r.diagnostics.contains("'executeBatch' has been renamed to 'execute(_:timeout:)'"), r.diagnostics)
+        }
     }
 }

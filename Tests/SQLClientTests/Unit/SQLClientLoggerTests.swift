@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SQLClientTesting
 @testable import SQLClient
 import TDS
 
@@ -83,5 +84,45 @@ final class SQLClientLoggerTests: XCTestCase {
         config.logger = SQLClientLogger { _ in }
         XCTAssertNotNil(config.logger)
         XCTAssertFalse(config.description.contains("pw"))
+    }
+
+    /// On a connection: connect, login (negotiated version and packet size), each request's
+    /// start and end (rows, duration), packets at trace level, close; a parameter value never.
+    func testAConnectionReportsItsEventsWithoutParameterValues() async throws {
+        let columns = [ColumnMetadata(typeInfo: .int, name: "n")]
+        let session = ReplaySession(name: "logged", exchanges: [
+            RPCTokens.batch("SELECT 1 AS n", [RPCTokens.colMetadata(columns), try RPCTokens.row([.int(1)], columns),
+                                              try RPCTokens.row([.int(2)], columns), RPCTokens.done([.count], count: 2)]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let sink = Sink()
+        let connection = try await RPCReplay.connect(server) {
+            $0.logger = SQLClientLogger(minimumLevel: .trace) { sink.add($0) }
+            $0.password = RedactedPassword("pw-d1stinct-value")
+        }
+        _ = try await connection.execute("SELECT 1 AS n")
+        let secret = "s3cret-parameter-value"
+        _ = try await connection.execute("SELECT \(secret) AS n")
+        await connection.close()
+        let events = sink.events
+        let kinds = events.map(\.kind)
+        XCTAssertEqual(kinds.filter { $0 != .packet }, [.connect, .login, .requestStarted, .requestFinished,
+                                                        .requestStarted, .requestFinished, .close], "\(events)")
+        let login = try XCTUnwrap(events.first { $0.kind == .login })
+        XCTAssertEqual(login.metadata[SQLLogEvent.Key.tdsVersion], "\(TDSVersion.v7_4)")
+        XCTAssertNotNil(login.metadata[SQLLogEvent.Key.packetSize])
+        let finished = events.filter { $0.kind == .requestFinished }
+        XCTAssertEqual(finished.first?.metadata[SQLLogEvent.Key.rows], "2")
+        XCTAssertNotNil(finished.first?.metadata[SQLLogEvent.Key.durationMilliseconds])
+        let started = events.filter { $0.kind == .requestStarted }
+        XCTAssertEqual(started.map { $0.metadata[SQLLogEvent.Key.sql] }, ["SELECT 1 AS n", "SELECT @P1 AS n"])
+        XCTAssertEqual(started.last?.metadata[SQLLogEvent.Key.parameterCount], "1")
+        let packets = events.filter { $0.kind == .packet }
+        XCTAssertTrue(packets.contains { $0.metadata[SQLLogEvent.Key.packetType] == "SQL_BATCH" })
+        XCTAssertTrue(packets.contains { $0.metadata[SQLLogEvent.Key.packetType] == "RPC" })
+        XCTAssertTrue(packets.contains { $0.metadata[SQLLogEvent.Key.direction] == "received" })
+        XCTAssertFalse(events.contains { $0.description.contains(secret) || $0.description.contains("pw-d1stinct-value") },
+                       "no parameter value, no password")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SQLClientTesting
 @testable import SQLClient
 
 /// Every subscriber sees every message from when it subscribed; a full buffer drops that
@@ -97,5 +98,35 @@ final class SQLMessageBroadcasterTests: XCTestCase {
         }
         XCTAssertEqual(broadcaster.subscriberCount, 0)
         XCTAssertEqual(SQLMessageBroadcaster(bufferLimit: 0).bufferLimit, 1, "a limit below 1 is clamped, never a trap")
+    }
+
+    /// On a connection: two subscribers iterating `messages` concurrently each receive all six
+    /// messages of a batch, in order (the unicast stream gave them 3 and 3).
+    func testTwoSubscribersOfAConnectionEachReceiveAllOfABatchsMessages() async throws {
+        let infos = (1 ... 6).map { ServerTokens.message(number: 0, text: "m\($0)", version: .v7_4) }
+        let session = ReplaySession(name: "messages", exchanges: [
+            RPCTokens.batch("PRINT 'six messages'", infos + [RPCTokens.done()]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        let first = connection.messages.subscribe(), second = connection.messages.subscribe()
+        func collect(_ s: SQLMessageSubscription) -> Task<[String], Never> {
+            Task { var out: [String] = []; for await m in s { out.append(m.message); if out.count == 6 { break } }; return out }
+        }
+        let a = collect(first), b = collect(second)
+        let result = try await connection.execute("PRINT 'six messages'")
+        let expected = (1 ... 6).map { "m\($0)" }
+        XCTAssertEqual(result.messages.map(\.message), expected)
+        let gotA = await a.value, gotB = await b.value
+        XCTAssertEqual(gotA, expected)
+        XCTAssertEqual(gotB, expected)
+        XCTAssertEqual(connection.messages.droppedCount, 0)
+        // Closing ends every subscriber's loop.
+        let late = connection.messages.subscribe()
+        await connection.close()
+        var after = 0
+        for await _ in late { after += 1 }
+        XCTAssertEqual(after, 0)
     }
 }

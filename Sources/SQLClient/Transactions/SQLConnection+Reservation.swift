@@ -1,0 +1,69 @@
+import Foundation
+
+/// Holding the connection for one caller between requests: ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``
+/// reserves it, so that requests of other tasks wait until the transaction ends instead of
+/// running inside it. The decisions are `ConnectionStateMachine`'s (`ConnectionStateMachine/reserve(_:)`,
+/// `ConnectionStateMachine/release(_:now:)`); the key travels with the requests made under it
+/// as a task-local value (child tasks and `Task {}` inherit it; `Task.detached` does not).
+extension SQLConnection {
+    typealias ReservationID = ConnectionStateMachine.ReservationID
+
+    /// The reservation the current task works under, if any.
+    @TaskLocal static var currentReservation: ReservationID?
+
+    private static let reservationCounter = ReservationCounter()
+
+    /// A new key, unique in this process (so a key never matches another connection's reservation).
+    static func newReservationID() -> ReservationID { ReservationID(value: reservationCounter.next()) }
+
+    /// True when `key` holds this connection now.
+    func holdsReservation(_ key: ReservationID?) -> Bool {
+        key != nil && machine.reservation == key
+    }
+
+    /// Waits until `key` holds the connection (after the reservations before it).
+    /// - Throws: `.connectionClosed` when the connection closes first; `.cancelled` when the
+    ///   task is cancelled while waiting (the reservation is then given up).
+    func reserve(_ key: ReservationID) async throws {
+        performNow(actions: machine.reserve(key))
+        if let early = earlyReservations.removeValue(forKey: key) {
+            if let error = early { throw error }
+            return
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: SQLClientError(.cancelled, "cancelled while waiting for the connection"))
+                    Task { await self.release(key) }
+                    return
+                }
+                reservationWaiters[key] = continuation
+            }
+        } onCancel: {
+            Task { await self.cancelReservation(key) }
+        }
+    }
+
+    /// Ends reservation `key` (granted or still waiting): the next one, or the waiting requests, go on.
+    func release(_ key: ReservationID) {
+        performNow(actions: machine.release(key, now: clock.now()))
+    }
+
+    private func cancelReservation(_ key: ReservationID) {
+        if let waiter = reservationWaiters.removeValue(forKey: key) {
+            waiter.resume(throwing: SQLClientError(.cancelled, "cancelled while waiting for the connection"))
+        }
+        release(key)
+    }
+
+    private func performNow(actions: [ConnectionStateMachine.Action]) {
+        for action in actions { performNow(action) }
+    }
+}
+
+/// A process-wide counter for reservation keys.
+private final class ReservationCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: UInt64 = 0
+    func next() -> UInt64 { lock.withLock { value &+= 1; return value } }
+}

@@ -164,8 +164,9 @@ public final class BulkLoadServer: @unchecked Sendable {
 private final class BulkLoadConnection {
     let fd: Int32
     let server: BulkLoadServer
-    var inbox: [UInt8] = []
-    var start = 0
+    /// The one packet framer; payloads are taken straight from its buffer, packet by packet
+    /// (a BULKLOAD message of any size is never held whole).
+    var inbox = PacketAssembler(maximumPacketSize: Int(UInt16.max))
     var version: TDSVersion = .v7_4
     var packetSize = 4096
     var statement: String?
@@ -179,23 +180,19 @@ private final class BulkLoadConnection {
     func run() {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            while let packet = cutPacket() { handle(packet) }
+            do {
+                while try inbox.peekHeader() != nil {
+                    inbox.consumePacket { header, payload in handle((header.type.rawValue, header.status.rawValue, payload)) }
+                }
+            } catch {
+                shutdown(fd, Int32(SHUT_RDWR))   // not TDS: end the connection
+                return
+            }
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { return }
-            if start > 0, start >= inbox.count / 2 { inbox.removeFirst(start); start = 0 }
-            inbox.append(contentsOf: buffer[0 ..< n])
+            inbox.append(buffer[0 ..< n])
         }
-    }
-
-    /// [MS-TDS] 2.2.3: one whole packet (type, status, payload) from the inbox.
-    func cutPacket() -> (type: UInt8, status: UInt8, payload: ArraySlice<UInt8>)? {
-        guard inbox.count - start >= 8 else { return nil }
-        let length = Int(inbox[start + 2]) << 8 | Int(inbox[start + 3])
-        guard length >= 8 else { shutdown(fd, Int32(SHUT_RDWR)); return nil }
-        guard inbox.count - start >= length else { return nil }
-        defer { start += length }
-        return (inbox[start], inbox[start + 1], inbox[start + 8 ..< start + length])
     }
 
     func handle(_ p: (type: UInt8, status: UInt8, payload: ArraySlice<UInt8>)) {

@@ -100,16 +100,16 @@ public enum TDSMessageSplitter {
             if limit - end < PacketHeader.size { return true } // too few bytes left to judge
             return TDSDetection.isPacketHeader(bytes, at: end) || TDSDetection.isTLSRecord(bytes, at: end)
         }
-        var partial: TDSMessage?
         func dropPartial(_ reason: String, extra: ArraySlice<UInt8> = []) {
             if let start = messageStart {
-                var message = partial ?? TDSMessage(type: PacketType(rawValue: bytes[start]), firstStatus: [], lastStatus: [],
-                                                    spid: 0, packetCount: 0, payload: [], streamOffset: start)
+                var message = assembler.partialMessage
+                    ?? TDSMessage(type: PacketType(rawValue: bytes[start]), firstStatus: [], lastStatus: [],
+                                  spid: 0, packetCount: 0, payload: [], streamOffset: start)
+                message.streamOffset = start
                 message.payload.append(contentsOf: extra)
                 emit(.incomplete(message, reason: reason), at: start)
             }
             messageStart = nil
-            partial = nil
             assembler = PacketAssembler(maximumPacketSize: Int(UInt16.max))
         }
 
@@ -175,22 +175,11 @@ public enum TDSMessageSplitter {
                     emit(.malformed(TDSDecodingError(.invalidPacket, offset: pos, context: "PacketHeader", "packet could not be cut")), at: pos)
                     assembler = PacketAssembler(maximumPacketSize: Int(UInt16.max))
                     messageStart = nil
-                    partial = nil
                     resync = true
                     continue
                 }
                 pos += Int(output.packet.header.length)
-                if output.message == nil, let start = messageStart {
-                    if partial == nil {
-                        partial = TDSMessage(type: output.packet.header.type, firstStatus: output.packet.header.status,
-                                             lastStatus: output.packet.header.status, spid: output.packet.header.spid,
-                                             packetCount: 0, payload: [], streamOffset: start)
-                    }
-                    partial?.packetCount += 1
-                    partial?.payload.append(contentsOf: output.packet.payload)
-                }
                 if var message = output.message, let start = messageStart {
-                    partial = nil
                     message.streamOffset = start
                     if message.type == .prelogin, TDSDetection.isTLSRecord(message.payload) {
                         emit(.tls(recordCount: countTLSRecords(message.payload), byteCount: message.payload.count, inPrelogin: true), at: start)
@@ -205,7 +194,6 @@ public enum TDSMessageSplitter {
                 emit(.malformed(e), at: pos)
                 assembler = PacketAssembler(maximumPacketSize: Int(UInt16.max))
                 messageStart = nil
-                partial = nil
                 resync = true
                 pos += 1
             }

@@ -25,20 +25,25 @@ enum TokenCaptures {
         return try HexCapture.parse(Array(data)).bytes
     }
 
-    /// The payloads of whole TDS packets (8-byte header each, big-endian length at offset 2),
-    /// concatenated.
+    /// The payloads of whole TDS packets, concatenated, cut by the one packet framer
+    /// (``PacketAssembler``; packets of up to 65,535 bytes, as a capture may hold).
     static func payloads(ofPackets bytes: [UInt8]) throws -> [UInt8] {
+        var framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+        framer.append(bytes)
         var out: [UInt8] = []
-        var i = 0
-        while i < bytes.count {
-            guard bytes.count - i >= 8 else { throw XCTSkip("trailing partial packet header at \(i)") }
-            let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
-            guard length >= 8, length <= bytes.count - i else {
-                XCTFail("bad packet length \(length) at \(i)")
-                return out
+        do {
+            while try framer.peekHeader() != nil {
+                framer.consumePacket { _, payload in out.append(contentsOf: payload) }
             }
-            out.append(contentsOf: bytes[(i + 8) ..< (i + length)])
-            i += length
+        } catch {
+            XCTFail("bad packet: \(error)")
+            return out
+        }
+        if framer.bufferedByteCount > 0 {
+            if framer.bufferedByteCount < PacketHeader.size {
+                throw XCTSkip("trailing partial packet header at \(framer.streamOffset)")
+            }
+            XCTFail("bad packet length \(framer.nextPacketLength ?? 0) at \(framer.streamOffset)")
         }
         return out
     }

@@ -60,7 +60,7 @@ extension SQLConnectionConfiguration {
     }
 
     /// A limit violation in terms of this configuration's settings (the value is never shown).
-    private static func describe(_ v: Login7.LimitViolation) -> String {
+    static func describe(_ v: Login7.LimitViolation) -> String {
         let setting: String
         switch v.field {
         case "HostName": setting = "workstationID (Workstation ID)"

@@ -51,18 +51,24 @@ public enum SQLServerBrowser {
         }
     }
 
-    /// Asks the Browser on `host` for `instance`'s TCP port.
+    /// Asks the Browser on `host` for `instance`'s TCP port. `timeout` bounds the whole lookup:
+    /// resolving `host`, then the UDP exchange with every address it resolves to (a negative
+    /// timeout counts as none left; one beyond ``SQLConnectionConfiguration/maximumTimeout`` is clamped to it).
     /// - Throws: ``SQLClientError`` `.instanceNotFound` when there is no answer within `timeout`,
-    ///   or the answer names no TCP port; `.hostNotFound` when `host` does not resolve.
+    ///   or the answer names no TCP port; `.hostNotFound` when `host` does not resolve;
+    ///   `.timeout` when resolving `host` takes the whole `timeout`.
     public static func resolvePort(host: String, instance: String, browserPort: Int = 1434,
                                    timeout: Duration = .seconds(2)) async throws -> Int {
-        let addresses = try await SocketStream.resolve(host: host, port: browserPort)
-        let ms = Int(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let limit = min(max(timeout, .zero), SQLConnectionConfiguration.maximumTimeout)
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        let addresses = try await SocketStream.resolve(host: host, port: browserPort,
+                                                       deadline: DispatchTime.now() + limit.dispatchInterval)
         let response: [UInt8] = try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    try exchange(addresses: addresses, payload: request(instance: instance), timeoutMilliseconds: ms,
-                                 what: "\(host)\\\(instance)")
+                    try exchange(addresses: addresses, payload: request(instance: instance),
+                                 remaining: { deadline - clock.now }, what: "\(host)\\\(instance)")
                 })
             }
         }
@@ -78,10 +84,16 @@ public enum SQLServerBrowser {
         return port
     }
 
-    /// Sends the request from a UDP socket to each address until one answers (blocking; run off the cooperative pool).
+    /// Sends the request from a UDP socket to each address until one answers, each waiting at
+    /// most what `remaining` says is left of the lookup's budget (blocking; run off the cooperative pool).
     private static func exchange(addresses: [SocketStream.ResolvedAddress], payload: [UInt8],
-                                 timeoutMilliseconds: Int, what: String) throws -> [UInt8] {
+                                 remaining: () -> Duration, what: String) throws -> [UInt8] {
         for address in addresses {
+            let left = remaining()
+            guard left > .zero else { break }
+            // Whole milliseconds, at least 1 (SO_RCVTIMEO of zero would mean no timeout).
+            let timeoutMilliseconds = max(1, Int(left.components.seconds) * 1000
+                                          + Int(left.components.attoseconds / 1_000_000_000_000_000))
             #if canImport(Darwin)
             let fd = socket(address.family, SOCK_DGRAM, 0)
             #else

@@ -74,16 +74,7 @@ extension SQLConnection {
         for action in machine.writingStarted(id, now: clock.now()) { performNow(action) }
         switch body {
         case .bytes(let bytes):
-            var offset = 0
-            while offset < bytes.count {
-                let end = min(offset + Self.writeSliceSize, bytes.count)
-                let out = packets.append(bytes[offset ..< end])
-                offset = end
-                if !out.isEmpty {
-                    try await writeHoldingGate(out)
-                    if try await stopWriting(id, &packets) { return }
-                }
-            }
+            if try await writeSlices(of: bytes, id, &packets) { return }
         case .produced(let next):
             while true {
                 let piece: [UInt8]?
@@ -97,22 +88,30 @@ extension SQLConnection {
                     throw ProducerFailure(error: error)
                 }
                 guard let piece else { break }
-                var offset = 0
-                while offset < piece.count {
-                    let end = min(offset + Self.writeSliceSize, piece.count)
-                    let out = packets.append(piece[offset ..< end])
-                    offset = end
-                    if !out.isEmpty {
-                        try await writeHoldingGate(out)
-                        if try await stopWriting(id, &packets) { return }
-                    }
-                }
+                if try await writeSlices(of: piece, id, &packets) { return }
             }
         }
         try await writeHoldingGate(packets.finish())
         for action in machine.packetsWritten(id, complete: true) {
             if case .sendAttention = action { try await writeAttentionHoldingGate() } else { performNow(action) }
         }
+    }
+
+    /// Cuts `bytes` (the body, or a piece of it) into packets, ``writeSliceSize`` bytes at a
+    /// time, writing the whole packets of each slice and asking the machine after each; true
+    /// when a cancel ended the message (IGNORE and ATTENTION sent).
+    private func writeSlices(of bytes: [UInt8], _ id: RequestID, _ packets: inout MessagePacketizer) async throws -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let end = min(offset + Self.writeSliceSize, bytes.count)
+            let out = packets.append(bytes[offset ..< end])
+            offset = end
+            if !out.isEmpty {
+                try await writeHoldingGate(out)
+                if try await stopWriting(id, &packets) { return true }
+            }
+        }
+        return false
     }
 
     /// Asks the machine after some packets; when a cancel came, ends the message with IGNORE,

@@ -256,6 +256,11 @@ extension SQLConnection {
                 var login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
                 authentication.apply(to: &login7, serverPrelogin: serverPrelogin)
                 if configuration.applicationIntent == .readOnly { login7.typeFlags.insert(.readOnlyIntent) }
+                // The configuration was checked without this attempt's credentials (an access
+                // token in FEDAUTH, SSPI data): the whole message must still fit [MS-TDS] 2.2.6.4.
+                if let violation = login7.limitViolation {
+                    throw SQLClientError(.invalidConfiguration, SQLConnectionConfiguration.describe(violation))
+                }
                 let bytes = Packet.encode(message: login7.encode(), type: .login7, packetSize: Packet.defaultSize)
                 reader.limitMessages(to: Self.maximumLoginResponseSize, capName: "maximumLoginResponseSize")
                 if throughTLS, let session = loginOnlyTLS {

@@ -171,7 +171,8 @@ public actor SQLConnection {
     }
 
     /// Closes the transport (a read or write in flight fails at once), fails the waiting requests,
-    /// stops the timers and drops the receive buffers.
+    /// stops the timers, drops the receive buffers and ends ``messages`` (after what it holds):
+    /// after a fatal error as after ``close()``, nobody is left waiting.
     private func closeTransport(_ context: ConnectionStateMachine.CloseContext) {
         transport.close()
         socket.close()

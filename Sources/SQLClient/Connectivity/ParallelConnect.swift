@@ -1,3 +1,4 @@
+import Dispatch
 import TDS
 
 /// `MultiSubnetFailover=true`: connect to every address a host resolves to at the same time and keep
@@ -5,14 +6,19 @@ import TDS
 /// to one address per subnet, and only the current primary's answers). The others are cancelled
 /// and closed.
 enum ParallelConnect {
-    /// Resolves `host` and connects to all of its addresses in parallel.
+    /// Resolves `host` and connects to all of its addresses in parallel; `timeout` bounds both
+    /// (resolving the name counts in it).
     /// - Throws: ``SQLClientError`` `.hostNotFound`, `.connectionFailed` (every address failed, each
     ///   named once), `.timeout`, `.cancelled`.
     static func connect(host: String, port: Int, timeout: Duration?) async throws -> SocketStream {
         guard (1 ... 65535).contains(port) else {
             throw SQLClientError(.invalidConfiguration, "port \(port) is out of range 1–65535")
         }
-        let resolved = try await SocketStream.resolve(host: host, port: port)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let resolved = try await SocketStream.resolve(host: host, port: port,
+                                                      deadline: timeout.map { DispatchTime.now() + $0.dispatchInterval })
+        let left = timeout.map { max(.zero, $0 - (clock.now - start)) }
         let literals = resolved.map { address -> String in
             // `text` is "a.b.c.d:port" or "[v6]:port".
             var t = Substring(address.text)
@@ -20,7 +26,7 @@ enum ParallelConnect {
             if t.hasPrefix("["), t.hasSuffix("]") { t = t.dropFirst().dropLast() }
             return String(t)
         }
-        return try await connect(addresses: literals, port: port, timeout: timeout, host: host)
+        return try await connect(addresses: literals, port: port, timeout: left, host: host)
     }
 
     /// Connects to each IP literal in `addresses` at once; the first to complete wins.

@@ -41,18 +41,25 @@ package enum PreloginTLSHandshake {
 
     /// Reads one whole message's payload (PRELOGIN or TABULAR_RESULT packets up to EOM) from
     /// `stream`, refusing more than `cap` bytes (`.protocolError` naming `capName`). With
-    /// `firstReplyFrom`, this is the server's first answer: its first byte must be a TDS reply
-    /// (type 0x04), checked as soon as it arrives, else `.protocolError` ("the server at … did
-    /// not answer with TDS").
+    /// `firstReplyFrom`, this is the server's first answer: each of its packets must be a TDS
+    /// reply (type 0x04, checked as soon as its first byte arrives) with a Length of 8–32,767
+    /// bytes (checked as soon as its 4th byte arrives), else `.protocolError` ("the server at …
+    /// did not answer with TDS"), whatever the login timeout.
     package static func readMessage(from stream: any ByteStream, framer: inout PacketAssembler, what: String,
                                     cap: Int, capName: String, firstReplyFrom server: String? = nil) async throws -> [UInt8] {
         let previousCap = framer.maximumMessageSize
         framer.maximumMessageSize = cap
         defer { framer.maximumMessageSize = previousCap }
         while true {
-            if let server, let byte = framer.firstBufferedByte, byte != PacketType.tabularResult.rawValue {
-                throw SQLClientError(.protocolError, "the server at \(server) did not answer with TDS (the first byte "
-                                     + "of its reply is 0x\(String(byte, radix: 16, uppercase: true)), not 0x04)")
+            if let server {
+                if let byte = framer.firstBufferedByte, byte != PacketType.tabularResult.rawValue {
+                    throw SQLClientError(.protocolError, "the server at \(server) did not answer with TDS (the first byte "
+                                         + "of its reply is 0x\(String(byte, radix: 16, uppercase: true)), not 0x04)")
+                }
+                if let length = framer.nextPacketLength, !(PacketHeader.size ... Packet.maximumNegotiatedSize).contains(length) {
+                    throw SQLClientError(.protocolError, "the server at \(server) did not answer with TDS (its reply "
+                                         + "declares a packet of \(length) bytes; a TDS packet is 8–32767 bytes)")
+                }
             }
             let message: TDSMessage?
             do {

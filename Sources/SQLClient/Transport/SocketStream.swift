@@ -105,8 +105,11 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     }
 
     /// Resolves `host` on a Dispatch queue (`getaddrinfo` blocks), giving up at `deadline`
-    /// (`.timeout`; the lookup itself finishes in the background and is dropped).
-    static func resolve(host: String, port: Int, deadline: DispatchTime? = nil) async throws -> [ResolvedAddress] {
+    /// (`.timeout`; the lookup itself finishes in the background and is dropped). `resolver`:
+    /// the blocking lookup (`getaddrinfo`; tests pass a slow one).
+    static func resolve(host: String, port: Int, deadline: DispatchTime? = nil,
+                        resolver: @escaping @Sendable (String, Int) throws -> [ResolvedAddress] = resolveBlocking)
+        async throws -> [ResolvedAddress] {
         final class Once: @unchecked Sendable {
             private let lock = NSLock()
             private var continuation: CheckedContinuation<[ResolvedAddress], Error>?
@@ -122,7 +125,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[ResolvedAddress], Error>) in
             let once = Once(continuation)
             DispatchQueue.global().async {
-                once.resume(Result { try resolveBlocking(host: host, port: port) })
+                once.resume(Result { try resolver(host, port) })
             }
             if let deadline {
                 DispatchQueue.global().asyncAfter(deadline: deadline) {
@@ -132,7 +135,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    private static func resolveBlocking(host: String, port: Int) throws -> [ResolvedAddress] {
+    static func resolveBlocking(host: String, port: Int) throws -> [ResolvedAddress] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Darwin)

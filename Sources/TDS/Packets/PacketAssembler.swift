@@ -69,11 +69,20 @@ public struct PacketAssembler: Sendable {
     public var isInsideMessage: Bool { current != nil }
     /// Payload bytes of the current message taken so far (0 between messages).
     public var currentMessageSize: Int { current?.bytes ?? 0 }
+    /// ``next()`` only: the message whose packets without EOM were returned so far (nil between
+    /// messages), for a reader that must report a message cut short (a capture with a gap).
+    public var partialMessage: TDSMessage? { partial }
     /// Absolute stream offset of the next unread byte.
     public var streamOffset: Int { bufferBase + readIndex }
     /// The first byte not yet taken, if any (to recognise a peer that does not speak TDS
     /// before a whole header has arrived).
     public var firstBufferedByte: UInt8? { readIndex < buffer.count ? buffer[readIndex] : nil }
+    /// The Length field (header included) of the next packet once its first 4 bytes are
+    /// buffered, before the packet is whole (to refuse an absurd first packet at once).
+    public var nextPacketLength: Int? {
+        guard buffer.count - readIndex >= 4 else { return nil }
+        return Int(buffer[readIndex + 2]) << 8 | Int(buffer[readIndex + 3])
+    }
 
     /// Adds bytes read from the stream. When everything before was consumed, the array itself
     /// becomes the buffer (no copy).

@@ -35,6 +35,26 @@ final class CLIConnectivityTests: XCTestCase {
         XCTAssertTrue(trusted.stderr.contains("-N strict always verifies"), trusted.stderr)
     }
 
+    /// `-F ""` is no name given: the certificate is checked against the host connected to, never
+    /// accepted for any name. A certificate naming only localhost, reached as 127.0.0.1: refused
+    /// with `-F ""` (as without -F), accepted with `-F localhost`.
+    func testEmptyHostNameInCertificateChecksTheHost() throws {
+        let certs = try certificates()
+        let server = try LoginScenarioServer(name: "named-server", behaviour: .init(
+            tlsFirst: .init(certificatePath: certs.localhostOnlyCertificate, keyPath: certs.localhostOnlyKey)))
+        defer { server.stop() }
+        let tls = ["-N", "strict", "--ca-file", certs.caCertificate]
+        for empty in [["-F", ""], ["--host-name-in-certificate", ""], []] {
+            let refused = try CLI.run(args("127.0.0.1", server.port, tls + empty))
+            XCTAssertEqual(refused.status, 3, "\(empty): \(refused.stderr)")
+            XCTAssertTrue(refused.stderr.contains("127.0.0.1"), "\(empty): \(refused.stderr)")
+            XCTAssertFalse(refused.stdout.contains("named-server"), "\(empty): \(refused.stdout)")
+        }
+        let named = try CLI.run(args("127.0.0.1", server.port, tls + ["-F", "localhost"]))
+        XCTAssertEqual(named.status, 0, named.stderr)
+        XCTAssertTrue(named.stdout.contains("named-server"), named.stdout)
+    }
+
     func testRouting() throws {
         let replica = try LoginScenarioServer(name: "replica-7", behaviour: .init())
         defer { replica.stop() }

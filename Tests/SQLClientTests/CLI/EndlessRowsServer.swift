@@ -46,7 +46,8 @@ final class EndlessRowsServer: @unchecked Sendable {
     private struct Connection {
         let fd: Int32
         let counters: Counters
-        var inbox: [UInt8] = []
+        /// Client bytes, cut by the one packet framer.
+        var inbox = PacketAssembler(maximumPacketSize: Int(UInt16.max))
         var packetID: UInt8 = 1
 
         init(fd: Int32, counters: Counters) {
@@ -112,6 +113,7 @@ final class EndlessRowsServer: @unchecked Sendable {
         mutating func readMessage(wait: Bool) -> (UInt8, [UInt8])? {
             while true {
                 if let message = cut() { return message }
+                if closed { return nil }
                 var buffer = [UInt8](repeating: 0, count: 65_536)
                 let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, wait ? 0 : Int32(MSG_DONTWAIT)) }
                 if n == 0 { closed = true; return nil }
@@ -120,27 +122,19 @@ final class EndlessRowsServer: @unchecked Sendable {
                     closed = true
                     return nil
                 }
-                inbox += buffer[0 ..< n]
+                inbox.append(buffer[0 ..< n])
             }
         }
 
-        /// A whole message from `inbox` (packets up to END OF MESSAGE), or nil.
+        /// A whole message from `inbox` (packets up to END OF MESSAGE), or nil; malformed packets end the connection.
         mutating func cut() -> (UInt8, [UInt8])? {
-            var offset = 0
-            var payload: [UInt8] = []
-            while inbox.count >= offset + 8 {
-                let length = Int(inbox[offset + 2]) << 8 | Int(inbox[offset + 3])
-                guard length >= 8, inbox.count >= offset + length else { return nil }
-                payload += inbox[(offset + 8) ..< (offset + length)]
-                let last = inbox[offset + 1] & 0x01 != 0
-                let type = inbox[offset]
-                offset += length
-                if last {
-                    inbox.removeFirst(offset)
-                    return (type, payload)
-                }
+            do {
+                guard let message = try inbox.nextMessage() else { return nil }
+                return (message.type.rawValue, message.payload)
+            } catch {
+                closed = true
+                return nil
             }
-            return nil
         }
 
         mutating func sendMessage(_ message: [UInt8]) {

@@ -28,22 +28,25 @@ final class CancelReplayTests: XCTestCase {
                        "the fixture is the session the other tests build")
         let server = try RPCReplay.start(session)
         defer { server.stop() }
-        let connection = try await RPCReplay.connect(server) {
+        // Time is the test's: the bounds pass when the clock is moved, not after a wait.
+        let clock = ManualConnectionClock()
+        let connection = try await RPCReplay.connect(server, clock: clock) {
             $0.queryTimeout = .milliseconds(300)
             $0.cancelTimeout = .milliseconds(400)
         }
-        let clock = ContinuousClock()
-        let start = clock.now
+        let request = Task { try await connection.execute("SELECT n FROM slow") }
+        try await clock.waitForSleeper(until: .milliseconds(300))   // the query timeout, armed at the write
+        clock.advance(by: .milliseconds(300))                      // ATTENTION; the cancel bound starts
+        try await clock.waitForSleeper(until: .milliseconds(700))
+        clock.advance(by: .milliseconds(400))                      // never acknowledged: closed
         do {
-            _ = try await connection.execute("SELECT n FROM slow")
+            _ = try await request.value
             XCTFail("the stalled query must time out")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")
             XCTAssertTrue(error.message.contains("ATTENTION"), error.message)
+            XCTAssertTrue(error.message.contains("0.3 seconds"), error.message)
         }
-        let elapsed = clock.now - start
-        XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(700), "query timeout + cancel bound")
-        XCTAssertLessThan(elapsed, .seconds(5), "the failure comes within its bound")
         let open = await connection.isOpen
         XCTAssertFalse(open, "the connection reports itself closed")
         do {
@@ -58,12 +61,22 @@ final class CancelReplayTests: XCTestCase {
     func testPerRequestTimeoutOfAnRPC() async throws {
         let server = try RPCReplay.start(try Self.stallingSession(.rpc(procedure: "sp_executesql", parameters: [])))
         defer { server.stop() }
-        let connection = try await RPCReplay.connect(server) { $0.cancelTimeout = .milliseconds(300) }
+        let clock = ManualConnectionClock()
+        let connection = try await RPCReplay.connect(server, clock: clock) {
+            $0.queryTimeout = .seconds(60)
+            $0.cancelTimeout = .milliseconds(300)
+        }
+        let request = Task { try await connection.execute("SELECT n FROM slow WHERE n > \(Int32(0))", timeout: .milliseconds(200)) }
+        try await clock.waitForSleeper(until: .milliseconds(200))   // the request's own timeout, not the configuration's 60 s
+        clock.advance(by: .milliseconds(200))
+        try await clock.waitForSleeper(until: .milliseconds(500))
+        clock.advance(by: .milliseconds(300))
         do {
-            _ = try await connection.execute("SELECT n FROM slow WHERE n > \(Int32(0))", timeout: .milliseconds(200))
+            _ = try await request.value
             XCTFail("the stalled RPC must time out")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")
+            XCTAssertTrue(error.message.contains("0.2 seconds"), error.message)
         }
         let open = await connection.isOpen
         XCTAssertFalse(open)
@@ -74,7 +87,8 @@ final class CancelReplayTests: XCTestCase {
     func testTaskCancellationAgainstAServerThatNeverAcknowledges() async throws {
         let server = try RPCReplay.start(try Self.stallingSession(.sqlBatch("SELECT n FROM slow")))
         defer { server.stop() }
-        let connection = try await RPCReplay.connect(server) { $0.cancelTimeout = .milliseconds(300) }
+        let clock = ManualConnectionClock()
+        let connection = try await RPCReplay.connect(server, clock: clock) { $0.cancelTimeout = .milliseconds(300) }
         let (firstRow, signal) = AsyncStream<Void>.makeStream()
         let reader = Task.detached { [connection, signal] () -> SQLClientError? in
             do {
@@ -89,9 +103,12 @@ final class CancelReplayTests: XCTestCase {
         let error = await reader.value
         XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
         // The next request waits for the abandoned one; it was never acknowledged, so the
-        // connection is closed and the request refused.
+        // connection is closed when the cancel bound passes, and the request refused.
+        let next = Task { try await connection.execute("SELECT 1") }
+        try await clock.waitForSleeper(until: .milliseconds(300))
+        clock.advance(by: .milliseconds(300))
         do {
-            _ = try await connection.execute("SELECT 1")
+            _ = try await next.value
             XCTFail("the connection must be closed")
         } catch let error as SQLClientError {
             XCTAssertTrue([.connectionClosed, .timeout].contains(error.code), "\(error)")
@@ -107,16 +124,18 @@ final class CancelReplayTests: XCTestCase {
         var config = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: listener.port), user: "u",
                                                 password: "p", encryption: .notSupported, connectTimeout: .seconds(60))
         config.loginTimeout = .milliseconds(300)
-        let clock = ContinuousClock()
-        let start = clock.now
+        let clock = ManualConnectionClock()
+        let stream = try await SocketStream.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(10))
+        let login = Task { try await SQLConnection.connect(config, port: listener.port, over: stream, clock: clock) }
+        try await clock.waitForSleeper(until: .milliseconds(300))   // the login timeout, not the 60 s connect timeout
+        clock.advance(by: .milliseconds(300))
         do {
-            _ = try await SQLConnection.connect(config)
+            _ = try await login.value
             XCTFail("the silent server must time the login out")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")
             XCTAssertTrue(error.message.contains("login"), error.message)
         }
-        XCTAssertLessThan(clock.now - start, .seconds(10))
     }
 
     func testCommandTimeoutConnectionStringKey() throws {
@@ -133,16 +152,18 @@ final class CancelReplayTests: XCTestCase {
 
     // MARK: - A server that pauses mid-result and acknowledges ATTENTION
 
-    /// One whole client message ([MS-TDS] 2.2.3 packets to EOM): (type, payload); nil at end of stream.
-    static func readMessage(_ fd: Int32) -> (UInt8, [UInt8])? {
-        var payload: [UInt8] = []
+    /// One whole client message ([MS-TDS] 2.2.3 packets to EOM, cut by the one packet framer):
+    /// (type, payload); nil at end of stream or on a malformed packet.
+    static func readMessage(_ fd: Int32, _ framer: inout PacketAssembler) -> (UInt8, [UInt8])? {
         while true {
-            let header = LoopbackListener.readExactly(fd, 8)
-            guard header.count == 8 else { return nil }
-            let length = Int(header[2]) << 8 | Int(header[3])
-            guard length >= 8 else { return nil }
-            payload += LoopbackListener.readExactly(fd, length - 8)
-            if header[1] & 0x01 != 0 { return (header[0], payload) }
+            do {
+                if let message = try framer.nextMessage() { return (message.type.rawValue, message.payload) }
+            } catch {
+                return nil
+            }
+            let bytes = LoopbackListener.readSome(fd)
+            guard !bytes.isEmpty else { return nil }
+            framer.append(bytes)
         }
     }
 
@@ -155,7 +176,8 @@ final class CancelReplayTests: XCTestCase {
     /// packet without EOM and waits: an ATTENTION gets DONE(DONE_ATTN). Other batches get one row.
     static func pausingServer(_ fd: Int32) {
         var pausedOnce = false
-        while let (type, _) = readMessage(fd) {
+        var framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+        while let (type, _) = readMessage(fd, &framer) {
             switch type {
             case 0x12:
                 let prelogin = Prelogin(version: .init(major: 16, minor: 0, build: 1), encryption: .notSupported,
@@ -191,10 +213,15 @@ final class CancelReplayTests: XCTestCase {
                                                 password: "p", encryption: .notSupported, connectTimeout: .seconds(20))
         config.queryTimeout = .milliseconds(300)
         config.cancelTimeout = .seconds(10)
-        let connection = try await SQLConnection.connect(config)
+        let clock = ManualConnectionClock()
+        let stream = try await SocketStream.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(10))
+        let connection = try await SQLConnection.connect(config, port: listener.port, over: stream, clock: clock)
         defer { Task { await connection.close() } }
+        let request = Task { try await connection.execute("SELECT slow") }
+        try await clock.waitForSleeper(until: .milliseconds(300))
+        clock.advance(by: .milliseconds(300))   // ATTENTION, which this server acknowledges
         do {
-            _ = try await connection.execute("SELECT slow")
+            _ = try await request.value
             XCTFail("the paused query must time out")
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .timeout, "\(error)")

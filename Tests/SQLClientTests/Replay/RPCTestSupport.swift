@@ -87,6 +87,16 @@ enum RPCReplay {
         return try await SQLConnection.connect(config)
     }
 
+    /// As ``connect(_:_:)``, with the connection's time from `clock`: a timeout test moves it by
+    /// hand instead of waiting for the wall clock.
+    static func connect(_ server: ReplayServer, clock: ManualConnectionClock,
+                        _ adjust: (inout SQLConnectionConfiguration) -> Void = { _ in }) async throws -> SQLConnection {
+        var config = configuration(server)
+        adjust(&config)
+        let stream = try await SocketStream.connect(host: "127.0.0.1", port: Int(server.port), timeout: .seconds(10))
+        return try await SQLConnection.connect(config, port: Int(server.port), over: stream, clock: clock)
+    }
+
     /// Loads a session from Fixtures/sessions.
     static func fixture(_ name: String) throws -> ReplaySession {
         let root = SharedCaptures.packageRoot(from: #filePath)

@@ -174,6 +174,11 @@ final class ReplayConnectionTests: XCTestCase {
         ])])
         defer { server.stop() }
         let connection = try await SQLConnection.connect(configuration(server))
+        let messages = Task { () -> [Int32] in
+            var numbers: [Int32] = []
+            for await message in connection.messages { numbers.append(message.number) }
+            return numbers
+        }
         do {
             _ = try await connection.execute("SELECT 1")
             XCTFail("no error")
@@ -183,6 +188,18 @@ final class ReplayConnectionTests: XCTestCase {
         }
         let open = await connection.isOpen
         XCTAssertFalse(open)
+        // The fatal error ends `messages` too (after the message it holds): no listener waits forever.
+        let heard = await withTaskGroup(of: [Int32]?.self) { group in
+            group.addTask { await messages.value }
+            group.addTask { try? await Task.sleep(for: .seconds(10)); return nil }   // a safety net only
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        messages.cancel()
+        // The login's messages (5701, database changed) come first; the fatal one ends the stream.
+        XCTAssertNotNil(heard, "messages never ended after the fatal error")
+        XCTAssertEqual(heard?.last, 605, "messages ended after the fatal error: \(String(describing: heard))")
         do {
             _ = try await connection.execute("SELECT 1")
             XCTFail("a closed connection ran a batch")

@@ -77,11 +77,23 @@ final class SQLConnectionBoundsTests: XCTestCase {
                     expecting: ["did not answer with TDS", "0x48"])
     }
 
+    /// A first packet typed 0x04 whose Length no TDS packet has (over 32,767, under 8): an
+    /// immediate protocol error, also with no login timeout (-l 0), before the packet is whole.
+    func testAbsurdFirstPacketLength() throws {
+        try measure("first packet of 65535 bytes", .absurdFirstPacket(length: 0xFFFF), extra: ["-l", "0"], within: 5,
+                    expecting: ["did not answer with TDS", "65535 bytes"])
+        try measure("first packet of 3 bytes", .absurdFirstPacket(length: 3), extra: ["-l", "0"], within: 5,
+                    expecting: ["did not answer with TDS", "3 bytes"])
+    }
+
     /// ENCRYPT_ON to a client that cannot encrypt: the connection ends before LOGIN7.
     func testEncryptOnToAClientThatCannotEncrypt() throws {
         let server = try measure("ENCRYPT_ON to a client that cannot encrypt", .encryptOn, within: 5,
                                  expecting: ["ENCRYPT_ON"])
         XCTAssertEqual(server.received.map(\.type), [.prelogin], "nothing after PRELOGIN, and no LOGIN7 in the clear")
+        let required = try measure("ENCRYPT_REQ to a client that cannot encrypt", .encryptRequired, within: 5,
+                                   expecting: ["ENCRYPT_REQ"])
+        XCTAssertEqual(required.received.map(\.type), [.prelogin], "nothing after PRELOGIN, and no LOGIN7 in the clear")
     }
 
     /// A value of unknown length is bounded by maximumValueSize as its chunks arrive: the request

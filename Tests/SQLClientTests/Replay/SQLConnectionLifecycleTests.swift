@@ -70,7 +70,10 @@ final class SQLConnectionLifecycleTests: XCTestCase {
                     }
                 }
             }
-            try await Task.sleep(for: .milliseconds(500))   // let them all queue (the server answers nothing)
+            // Until one runs and 100 wait for their turn (the server answers nothing).
+            while await connection.machine.queuedRequests.count < 100 { await Task.yield() }
+            let running = await connection.machine.request != nil
+            XCTAssertTrue(running)
             let closed = ContinuousClock.now
             await connection.close()
             var codes: [SQLClientError.Code?] = []

@@ -81,6 +81,34 @@ final class SQLConnectionLoginTests: XCTestCase {
         }
     }
 
+    /// An empty `hostNameInCertificate` (API or connection string) is no name given: the host
+    /// connected to is checked. A certificate naming only localhost, reached as 127.0.0.1, is
+    /// refused with "" as with nil, and accepted when the name is given.
+    func testEmptyHostNameInCertificateChecksTheHost() async throws {
+        let certs = try certificates()
+        let server = try LoginScenarioServer(name: "named", behaviour: .init(
+            tlsFirst: .init(certificatePath: certs.localhostOnlyCertificate, keyPath: certs.localhostOnlyKey)))
+        defer { server.stop() }
+        for name in ["", nil] as [String?] {
+            await expectError(.certificateVerificationFailed, "127.0.0.1") {
+                _ = try await SQLConnection.connect(self.config("127.0.0.1", server.port, encryption: .strict) {
+                    $0.tls = TLSConfiguration(caFile: certs.caCertificate, hostNameInCertificate: name)
+                })
+            }
+        }
+        let text = "Server=127.0.0.1,\(server.port);User ID=app;Password=pw;Encrypt=Strict;CA File=\(certs.caCertificate);"
+            + "HostNameInCertificate="
+        await expectError(.certificateVerificationFailed, "127.0.0.1") {
+            _ = try await SQLConnection.connect(connectionString: text)
+        }
+        let connection = try await SQLConnection.connect(config("127.0.0.1", server.port, encryption: .strict) {
+            $0.tls = TLSConfiguration(caFile: certs.caCertificate, hostNameInCertificate: "localhost")
+        })
+        let name = try await serverName(connection)
+        XCTAssertEqual(name, "named")
+        await connection.close()
+    }
+
     func testEncryptStrictInAConnectionString() throws {
         let c = try SQLConnectionConfiguration(connectionString: "Server=h;Encrypt=Strict;TrustServerCertificate=true")
         XCTAssertEqual(c.encryption, .strict)
@@ -189,6 +217,25 @@ final class SQLConnectionLoginTests: XCTestCase {
             XCTAssertEqual(feature.data.count, 1 + 4 + token.utf16.count * 2)
             XCTAssertTrue(login.requestsUTF8Support)
         }
+    }
+
+    /// A LOGIN7 that would pass [MS-TDS] 2.2.6.4's 128K - 1 bytes (an access token of 70,000
+    /// characters, 140,000 bytes in FEDAUTH): `.invalidConfiguration` naming the total, never
+    /// the token, and no LOGIN7 sent.
+    func testALoginOverTheLOGIN7TotalIsRefusedBeforeItIsSent() async throws {
+        let server = try LoginScenarioServer(behaviour: .init(fedAuthRequired: 1))
+        let token = String(repeating: "t", count: 70_000)
+        do {
+            _ = try await SQLConnection.connect(config("127.0.0.1", server.port) { $0.authentication = .accessToken(token) })
+            XCTFail("a LOGIN7 over 128K - 1 bytes was sent")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .invalidConfiguration, "\(error)")
+            XCTAssertTrue(error.message.contains("131071"), error.message)
+            XCTAssertFalse(error.message.contains("tttt"), "the token is never shown")
+        }
+        server.stop()
+        XCTAssertEqual(server.records.count, 1)
+        XCTAssertNil(server.records.first?.login, "no LOGIN7 went out")
     }
 
     func testATokenProviderIsAskedAtEveryConnect() async throws {

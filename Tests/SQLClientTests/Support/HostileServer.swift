@@ -29,9 +29,14 @@ final class HostileServer: @unchecked Sendable {
         case endlessRows
         /// HTTP text instead of the PRELOGIN response; the connection stays open.
         case httpText
+        /// A TABULAR_RESULT packet header declaring `length` bytes (outside 8–32,767) instead
+        /// of the PRELOGIN response, then silence; the connection stays open.
+        case absurdFirstPacket(length: UInt16)
         /// PRELOGIN answered ENCRYPT_ON (to a client that said ENCRYPT_NOT_SUP); anything
         /// after is read and logged (a LOGIN7 must never come).
         case encryptOn
+        /// The same with ENCRYPT_REQ.
+        case encryptRequired
         /// A normal login; once the next request starts to arrive it is not read for `stall`
         /// seconds. Then: a message
         /// ended with IGNORE gets a DONE, ATTENTION a DONE(DONE_ATTN), `SELECT 1` one row.
@@ -119,9 +124,16 @@ final class HostileServer: @unchecked Sendable {
             let text = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\nContent-Length: 11\r\n\r\nBad Request"
             guard c.send(Array(text.utf8)) else { return }
             while c.nextMessage() != nil {}
-        case .encryptOn:
+        case .absurdFirstPacket(let length):
             guard c.nextMessage() != nil else { return }
-            guard c.send(Self.message(Self.preloginResponse(.on))) else { return }
+            guard c.send([PacketType.tabularResult.rawValue, 0x01, UInt8(length >> 8), UInt8(length & 0xFF), 0, 0, 1, 0]) else {
+                return
+            }
+            while c.nextMessage() != nil {}
+        case .encryptOn, .encryptRequired:
+            guard c.nextMessage() != nil else { return }
+            let answer: Prelogin.Encryption = if case .encryptOn = behaviour { .on } else { .required }
+            guard c.send(Self.message(Self.preloginResponse(answer))) else { return }
             while c.nextMessage() != nil {}
         case .slowReader(let stall):
             guard c.login() else { return }

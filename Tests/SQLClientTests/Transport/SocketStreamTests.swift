@@ -106,6 +106,26 @@ final class SocketStreamTests: XCTestCase {
         }
     }
 
+    /// Name resolution counts in the connect timeout: a lookup that hangs (a resolver blocked
+    /// until the test ends) gives `.timeout` at the deadline, not when the lookup returns.
+    func testResolvingIsBoundedByTheDeadline() async throws {
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        let started = ContinuousClock.now
+        do {
+            _ = try await SocketStream.resolve(host: "slow.example", port: 1433, deadline: .now() + .milliseconds(200),
+                                               resolver: { _, _ in
+                                                   release.wait()
+                                                   throw SQLClientError(.hostNotFound, "released")
+                                               })
+            XCTFail("the hanging lookup returned")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .timeout, "\(error)")
+            XCTAssertTrue(error.message.contains("slow.example"), error.message)
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(3), "ended at the deadline, not with the lookup")
+    }
+
     func testPortOutOfRangeIsRefused() async throws {
         do {
             _ = try await SocketStream.connect(host: "127.0.0.1", port: 70_000)

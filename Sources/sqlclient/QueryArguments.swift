@@ -260,7 +260,9 @@ enum QueryArguments {
                 }
                 options.tdsVersion = version
             case "textSize":
-                guard let s = Int(v), s >= -1 else { throw bad("invalid text size (-1 or more):", valueIndex) }
+                guard let s = Int(v), SQLConnectionConfiguration.textSizeRange.contains(s) else {
+                    throw bad("invalid text size (-1 to 2147483647):", valueIndex)
+                }
                 options.textSize = s
             case "packetSize": options.packetSize = try number(512...32767, "invalid packet size")
             case "appName": options.applicationName = v

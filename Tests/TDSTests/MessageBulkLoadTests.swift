@@ -161,6 +161,47 @@ final class MessageBulkLoadTests: XCTestCase {
         XCTAssertEqual(encoder.rowCount, 1)
     }
 
+    /// The direct writes of INTN, BITN and FLTN values (BulkValueShortcut) give the bytes and the
+    /// errors of the general encoder (BulkLoadEncoder.encode), for edge values, NULL in nullable
+    /// and NOT NULL columns, and value cases of another width (which go the general way).
+    func testFixedWidthShortcutsWriteTheGeneralEncodersBytesAndErrors() throws {
+        let cases: [(TypeInfo, [SQLValue])] = [
+            (.tinyint, [.tinyint(0), .tinyint(255), .int(7), .int(256), .bit(true), .null, .string("x")]),
+            (.smallint, [.smallint(.min), .smallint(.max), .smallint(-1), .tinyint(9), .bigint(40_000), .null]),
+            (.int, [.int(.min), .int(.max), .int(0), .int(-2), .smallint(-3), .bigint(5), .bigint(1 << 40), .null, .float(1)]),
+            (.bigint, [.bigint(.min), .bigint(.max), .bigint(-1), .int(-7), .null, .real(1)]),
+            (.bit, [.bit(true), .bit(false), .int(1), .int(2), .null]),
+            (.real, [.real(1.5), .real(-.infinity), .real(.nan), .real(-0.0), .float(2.25), .int(3), .null]),
+            (.float, [.float(.pi), .float(-.greatestFiniteMagnitude), .float(.nan), .real(0.1), .bigint(-9), .null, .bit(true)]),
+        ]
+        for (type, values) in cases {
+            for nullable in [true, false] {
+                let column = BulkLoadColumn(name: "c", type: type, nullable: nullable)
+                for value in values {
+                    var expected = ByteWriter()
+                    expected.writeUInt8(TokenType.row.rawValue)
+                    var expectedError: String?
+                    do { try BulkLoadEncoder.encode(value, column: column, into: &expected) } catch { expectedError = error.detail }
+                    var encoder = BulkLoadEncoder(columns: [column], version: .v7_4)
+                    var w = ByteWriter()
+                    w.writeUInt8(0xAA)
+                    do {
+                        try encoder.encodeRow([value], into: &w)
+                        XCTAssertNil(expectedError, "\(type.sqlTypeName) \(value) nullable \(nullable)")
+                        XCTAssertEqual(w.bytes, [0xAA] + expected.bytes, "\(type.sqlTypeName) \(value) nullable \(nullable)")
+                        XCTAssertEqual(encoder.rowCount, 1)
+                    } catch {
+                        XCTAssertEqual(error.detail, expectedError, "\(type.sqlTypeName) \(value) nullable \(nullable)")
+                        XCTAssertEqual(error.row, 1)
+                        XCTAssertEqual(error.columnIndex, 0)
+                        XCTAssertEqual(w.bytes, [0xAA], "nothing of the refused row is left")
+                        XCTAssertEqual(encoder.rowCount, 0)
+                    }
+                }
+            }
+        }
+    }
+
     func testReaderRefusesWhatIsNotABulkLoad() throws {
         let c = [BulkLoadColumn(name: "a", type: .int)]
         let good = try body(c, [[.int(1)]])

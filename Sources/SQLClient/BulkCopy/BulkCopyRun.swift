@@ -2,7 +2,8 @@ import Foundation
 import TDS
 
 /// Where a bulk load takes its rows from: called once per row, nil at the end. A `Sequence`
-/// is read without an `await` per row.
+/// is read without an `await` per row. (Usable from the inlinable `bulkInsert` overloads.)
+@usableFromInline
 enum BulkRowSource {
     case sync(([BulkLoadColumn]) throws -> [SQLValue]?)
     case async(([BulkLoadColumn]) async throws -> [SQLValue]?)
@@ -61,6 +62,11 @@ final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time:
     private var failure: (any Error)?
 
     private func fill(_ w: inout ByteWriter) async throws {
+        // The encoder is worked on as a local copy, written back when the piece is done (or on a
+        // throw), so that a row costs no exclusivity check on this class's stored property.
+        var encoder = self.encoder
+        defer { self.encoder = encoder }
+        let columns = encoder.columns
         if !started {
             started = true
             encoder.encodeMetadata(into: &w)
@@ -69,18 +75,19 @@ final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time:
             first = nil
             try encoder.encodeRow(f, into: &w)
         }
+        let chunkSize = self.chunkSize, batchSize = self.batchSize
         switch source {
         case .sync(let next):
             while w.count < chunkSize, encoder.rowCount < batchSize {
                 let row: [SQLValue]?
-                do { row = try next(encoder.columns) } catch { throw BulkRowSourceError(row: encoder.nextRowNumber, error: error) }
+                do { row = try next(columns) } catch { throw BulkRowSourceError(row: encoder.nextRowNumber, error: error) }
                 guard let row else { exhausted = true; break }
                 try encoder.encodeRow(row, into: &w)
             }
         case .async(let next):
             while w.count < chunkSize, encoder.rowCount < batchSize {
                 let row: [SQLValue]?
-                do { row = try await next(encoder.columns) } catch { throw BulkRowSourceError(row: encoder.nextRowNumber, error: error) }
+                do { row = try await next(columns) } catch { throw BulkRowSourceError(row: encoder.nextRowNumber, error: error) }
                 guard let row else { exhausted = true; break }
                 try encoder.encodeRow(row, into: &w)
             }
@@ -89,6 +96,27 @@ final class BulkLoadBody: @unchecked Sendable {   // used by one task at a time:
             encoder.encodeDone(into: &w)
             finished = true
         }
+    }
+}
+
+/// The iterator of a bulk load's rows, for the row source's closure: held in memory of its own
+/// so that each `next()` is a plain mutating call, where a `var` captured by the escaping
+/// closure would cost a dynamic exclusivity check (a runtime call) per row. Used by one task at a
+/// time, as the load's body is; freed with the closure that holds it.
+@usableFromInline
+final class BulkRowIterator<Iterator> {
+    @usableFromInline let pointer: UnsafeMutablePointer<Iterator>
+
+    @inlinable
+    init(_ iterator: Iterator) {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: iterator)
+    }
+
+    @inlinable
+    deinit {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
     }
 }
 
@@ -102,6 +130,7 @@ struct BulkRowSourceError: Error {
 /// `INSERT BULK` (a SQL batch) and a BULKLOAD message of the batch's rows, whose DONE count is
 /// the rows the server inserted ([MS-TDS] 2.2.6.1).
 extension SQLConnection {
+    @usableFromInline
     func runBulkCopy(table: String, columns spec: [SQLBulkColumn]?, options: SQLBulkCopyOptions,
                      next: BulkRowSource) async throws -> SQLBulkCopyResult {
         var committed = 0

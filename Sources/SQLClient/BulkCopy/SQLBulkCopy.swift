@@ -121,20 +121,27 @@ extension SQLConnection {
     ///   range, code page, NULL in a NOT NULL column) names its 1-based row and column, and nothing
     ///   of its batch is inserted; a server error mid-load reports the rows of earlier batches
     ///   the server committed.
+    // Inlinable so that reading `rows` is specialized for the caller's sequence type (an
+    // unspecialized iterator costs generic-metadata lookups per row); the iterator lives in a
+    // BulkRowIterator (no exclusivity check per row).
+    @inlinable
     public func bulkInsert<Rows: Sequence>(into table: String, columns: [SQLBulkColumn]? = nil, rows: Rows,
                                            options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element == [SQLValue] {
-        var iterator = rows.makeIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options, next: .sync { _ in iterator.next() })
+        let iterator = BulkRowIterator(rows.makeIterator())
+        return try await runBulkCopy(table: table, columns: columns, options: options,
+                                     next: .sync { _ in iterator.pointer.pointee.next() })
     }
 
     /// As the `Sequence` form of `bulkInsert(into:columns:rows:options:)`, taking rows from an
     /// `AsyncSequence` as they come (a file being read, another query's rows).
+    @inlinable
     public func bulkInsert<Rows: AsyncSequence>(into table: String, columns: [SQLBulkColumn]? = nil, rows: Rows,
                                                 options: SQLBulkCopyOptions = SQLBulkCopyOptions()) async throws -> SQLBulkCopyResult
     where Rows.Element == [SQLValue] {
-        var iterator = rows.makeAsyncIterator()
-        return try await runBulkCopy(table: table, columns: columns, options: options, next: .async { _ in try await iterator.next() })
+        let iterator = BulkRowIterator(rows.makeAsyncIterator())
+        return try await runBulkCopy(table: table, columns: columns, options: options,
+                                     next: .async { _ in try await iterator.pointer.pointee.next() })
     }
 
     /// Loads `Encodable` values, each property matched to a column by name (case-insensitive; a

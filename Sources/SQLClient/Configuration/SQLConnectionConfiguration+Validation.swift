@@ -22,7 +22,7 @@ extension SQLConnectionConfiguration {
 
     /// This configuration with its durations clamped, checked as a whole.
     /// - Throws: ``SQLClientError`` `.invalidConfiguration`: a negative duration, a packet size
-    ///   outside 512–32767, a ``maximumValueSize`` under 1, a browser port outside 1–65535, a
+    ///   outside 512–32767, a ``textSize`` outside -1–2147483647, a ``maximumValueSize`` under 1, a browser port outside 1–65535, a
     ///   LOGIN7 field longer than the limit Microsoft's drivers enforce (128 characters for the
     ///   user, password, database, application, workstation, server and language; see
     ///   ``Login7/limitViolation``), named by setting.
@@ -34,6 +34,9 @@ extension SQLConnectionConfiguration {
         c.cancelTimeout = try Self.validatedTimeout(cancelTimeout, "cancelTimeout")
         guard (Packet.minimumSize ... Packet.maximumNegotiatedSize).contains(packetSize) else {
             throw SQLClientError(.invalidConfiguration, "packetSize must be 512–32767, got \(packetSize)")
+        }
+        if let textSize, !Self.textSizeRange.contains(textSize) {
+            throw SQLClientError(.invalidConfiguration, "textSize must be -1 to 2147483647 bytes, got \(textSize)")
         }
         guard maximumValueSize >= 1 else {
             throw SQLClientError(.invalidConfiguration, "maximumValueSize must be at least 1 byte")

@@ -53,8 +53,11 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// The login language (empty: the login's default).
     public var language: String
     /// When set, `SET TEXTSIZE n` runs right after login: the maximum bytes returned for
-    /// text/ntext/varchar(max)/nvarchar(max)/varbinary(max) values.
+    /// text/ntext/varchar(max)/nvarchar(max)/varbinary(max) values; -1 (no limit) to
+    /// 2,147,483,647 (SET TEXTSIZE takes an int), else connecting is `.invalidConfiguration`.
     public var textSize: Int?
+    /// The values ``textSize`` may take (SET TEXTSIZE's int; -1: no limit, 0: the 4,096-byte default).
+    public static let textSizeRange: ClosedRange<Int> = -1 ... Int(Int32.max)
     /// The UDP port of the SQL Server Browser used to resolve named instances (default 1434).
     public var browserPort: Int
     /// Time allowed for the login exchange (PRELOGIN, TLS, LOGIN7) once connected, within the
@@ -240,8 +243,8 @@ extension SQLConnectionConfiguration {
                 }
                 version = v
             case "text size", "textsize":
-                guard let size = Int(value), size >= -1 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (-1 or more bytes)")
+                guard let size = Int(value), Self.textSizeRange.contains(size) else {
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (-1 to 2147483647 bytes)")
                 }
                 textSize = size
             case "multipleactiveresultsets",

@@ -141,6 +141,8 @@ struct ConnectionStateMachine: Sendable {
     let trustServerCertificate: Bool
     /// How long a cancelled request waits for the ATTENTION acknowledgement.
     let cancelTimeout: Duration
+    /// The TDS version LOGIN7 asks for: LOGINACK may answer it or an older one this client speaks.
+    let requestedVersion: TDSVersion
 
     // Login progress
     private var loginAck: LoginAck?
@@ -179,8 +181,9 @@ struct ConnectionStateMachine: Sendable {
     private var loginSession: SQLSessionInfo?
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
-         cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false) {
+         cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4) {
         self.expectsSSPI = expectsSSPI
+        self.requestedVersion = requestedVersion
         self.encryption = encryption
         self.trustServerCertificate = trustServerCertificate
         self.verifyWhenLoginOnly = verifyWhenLoginOnly
@@ -614,9 +617,24 @@ struct ConnectionStateMachine: Sendable {
         return actions
     }
 
+    /// Whether LOGINACK's TDS version ([MS-TDS] 2.2.7.14) is one the tokens that follow can be
+    /// decoded for: 7.1 (also SQL Server 2000's 0x07010000) to 7.4, and no newer than
+    /// `requested` (a server answers the client's version or an older one). Anything else
+    /// (0x00000000, 0xFFFFFFFF, 7.0) would have the decoder read every later token in a layout
+    /// the server never meant.
+    static func speaks(_ version: TDSVersion, requested: TDSVersion) -> Bool {
+        if version.rawValue == 0x0701_0000 { return true }
+        return (0x71 ... 0x74).contains(version.generation) && version.generation <= max(requested.generation, 0x71)
+    }
+
     private mutating func loginToken(_ token: Token) -> Action {
         switch token {
         case .loginAck(let ack):
+            guard Self.speaks(ack.tdsVersion, requested: requestedVersion) else {
+                let raw = "0x" + String(ack.tdsVersion.rawValue, radix: 16, uppercase: true)
+                return fail(SQLClientError(.protocolError, "the server answered LOGINACK with TDS version \(raw); this client "
+                                           + "speaks TDS 7.1 to 7.4 and asked for \(requestedVersion)"))
+            }
             loginAck = ack
             return .none
         case .envChange(let change):

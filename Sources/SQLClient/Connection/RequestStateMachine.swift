@@ -76,7 +76,12 @@ struct RequestStateMachine: Sendable {
     /// Nobody reads the response: the driver drains it.
     var isAbandoned = false
     private var attentionAcknowledged = false
+    /// The request's ERROR messages, for its error: the first ``maximumKeptErrors`` (every one
+    /// is forwarded to the message stream as it arrives), so a response of endless ERROR
+    /// tokens streams in bounded memory as endless rows do.
     private var errors: [SQLServerMessage] = []
+    /// How many ERROR messages a request's error keeps (``SQLClientError/serverMessages``).
+    static let maximumKeptErrors = 1000
     private var fatal: SQLServerMessage?
     /// RETURNVALUE tokens in arrival order (taken by the RPC layer).
     private(set) var returnValues: [ReturnValue] = []
@@ -139,19 +144,19 @@ struct RequestStateMachine: Sendable {
             guard !discarding, let values = token.rowValues else { return .none }
             return .forwardRow(values)
         case .done(let d):
-            if d.status.contains(.attention) { attentionAcknowledged = true; return .none }
+            if d.status.contains(.attention) { return acknowledgeAttention() }
             if discarding { return .none }
             return .forwardStatementDone(rowsAffected: d.affectedRows)
         case .doneInProc(let d):
             if discarding { return .none }
             return .forwardStatementDone(rowsAffected: d.status.contains(.count) ? d.rowCount : nil)
         case .doneProc(let d):
-            if d.status.contains(.attention) { attentionAcknowledged = true }
+            if d.status.contains(.attention) { return acknowledgeAttention() }
             return .none
         case .error(let e):
             let m = SQLServerMessage(e.message, isError: true)
             if m.severity >= 20 { fatal = fatal ?? m }
-            if !discarding { errors.append(m) }
+            if !discarding, errors.count < Self.maximumKeptErrors { errors.append(m) }
             return .forwardMessage(m)
         case .info(let i):
             return .forwardMessage(SQLServerMessage(i.message, isError: false))
@@ -167,6 +172,20 @@ struct RequestStateMachine: Sendable {
         case .loginAck, .sspi, .fedAuthInfo:
             return .closeConnection(.init(error: SQLClientError(.protocolError, "unexpected \(token.name) token in a response")))
         }
+    }
+
+    /// DONE or DONEPROC with DONE_ATTN: the acknowledgement of this request's ATTENTION
+    /// ([MS-TDS] 2.2.1.7). One that answers no ATTENTION (none was sent for this request, e.g. a
+    /// second acknowledgement of the previous request's) would end this request with the wrong
+    /// response and hand its real response to the next request: a protocol error, the
+    /// connection closed.
+    private mutating func acknowledgeAttention() -> ConnectionStateMachine.Action {
+        guard case .attentionSent = cancellation else {
+            return .closeConnection(.init(error: SQLClientError(
+                .protocolError, "the server acknowledged an ATTENTION (DONE_ATTN) that was not sent for this request")))
+        }
+        attentionAcknowledged = true
+        return .none
     }
 
     /// How a response message's end (EOM) ends the request.

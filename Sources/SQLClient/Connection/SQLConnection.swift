@@ -87,7 +87,8 @@ public actor SQLConnection {
                                               trustServerCertificate: configuration.tls.trustServerCertificate,
                                               verifyWhenLoginOnly: configuration.verifyCertificateWhenLoginOnly,
                                               cancelTimeout: configuration.cancelTimeout,
-                                              expectsSSPI: configuration.authentication.usesSSPI)
+                                              expectsSSPI: configuration.authentication.usesSSPI,
+                                              requestedVersion: configuration.tdsVersion)
         var options = TokenStreamDecoder.Options(maximumValueSize: configuration.maximumValueSize)
         options.acceptsShortDoneBeforeLoginAck = true   // a TDS 7.1 server refusing a 7.4 login
         self.reader = ResponseReader(version: configuration.tdsVersion, options: options)

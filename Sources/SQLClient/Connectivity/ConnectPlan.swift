@@ -55,12 +55,26 @@ struct ConnectPlan: Sendable {
         self.retries = policy.effectiveCount(host: host)
     }
 
+    /// The longest host name a routing ENVCHANGE may name (a DNS name's 253 bytes).
+    static let maximumRoutedHostLength = 253
+
     /// The next step after `outcome`, with `remaining` of the connect budget left.
     mutating func next(after outcome: Outcome, remaining: Duration) -> Next {
         switch outcome {
         case .connected:
             return .done
         case .routed(let routing):
+            // "host\instance": connect to the host (the port is given); LOGIN7 names the whole server.
+            let parts = routing.server.split(separator: "\\", maxSplits: 1, omittingEmptySubsequences: false)
+            let host = parts.first.map(String.init) ?? ""
+            // A name the server chose, up to 65,535 characters: a host longer than a DNS name can
+            // be ([RFC 1035] 2.3.4: 253 bytes) or an instance name over 255 bytes is refused
+            // without being echoed in the error.
+            guard host.utf8.count <= Self.maximumRoutedHostLength, (parts.dropFirst().first?.utf8.count ?? 0) <= 255 else {
+                return .fail(SQLClientError(.protocolError, "the server redirected the login to a server name of "
+                                            + "\(routing.server.utf8.count) bytes (a DNS name has at most "
+                                            + "\(Self.maximumRoutedHostLength), an instance name 255)"))
+            }
             guard !target.routed else {
                 return .fail(SQLClientError(.protocolError, "the server at \(target.host):\(target.port) redirected the login"
                                             + " again, to \(routing.server):\(routing.port); only one redirection per login is followed"))
@@ -68,8 +82,6 @@ struct ConnectPlan: Sendable {
             guard routing.protocol == 0 else {
                 return .fail(SQLClientError(.protocolError, "the server redirected the login with protocol \(routing.protocol) (only TCP, 0, is known)"))
             }
-            // "host\instance": connect to the host (the port is given); LOGIN7 names the whole server.
-            let host = routing.server.split(separator: "\\", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             guard !host.isEmpty, routing.port > 0 else {
                 return .fail(SQLClientError(.protocolError, "the server redirected the login to an empty server or port 0"))
             }

@@ -101,7 +101,8 @@ public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The server's message when the server reported the error.
     public var serverMessage: SQLServerMessage?
-    /// Every ERROR token of the failed request, in order (the first is `serverMessage`).
+    /// The ERROR tokens of the failed request, in order (the first is `serverMessage`): at most
+    /// the first 1,000 (every one also reaches ``SQLConnection/messages`` as it arrives).
     public var serverMessages: [SQLServerMessage]
     /// The lower-level cause, when there is one.
     public var underlying: (any Error & Sendable)?

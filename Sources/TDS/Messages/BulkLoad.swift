@@ -118,11 +118,16 @@ public struct BulkLoadEncoder: Sendable {
     /// The number the next row is reported with in errors (1-based; may start after earlier batches).
     public var nextRowNumber: Int
 
+    /// Per column, how ``encodeRow(_:into:)`` may write its common values directly (no
+    /// reference-counted storage, so reading one per value is a plain copy).
+    private let shortcuts: [BulkValueShortcut]
+
     public init(columns: [BulkLoadColumn], version: TDSVersion, tableName: String = "", firstRowNumber: Int = 1) {
         self.columns = columns
         self.version = version
         self.tableName = tableName
         self.nextRowNumber = firstRowNumber
+        self.shortcuts = columns.map(BulkValueShortcut.init(column:))
     }
 
     /// Writes the COLMETADATA token (0x81).
@@ -154,6 +159,7 @@ public struct BulkLoadEncoder: Sendable {
         let start = w.count
         w.writeUInt8(TokenType.row.rawValue)
         for i in 0 ..< columns.count {
+            if shortcuts[i].write(values[i], into: &w) { continue }
             do {
                 try BulkLoadEncoder.encode(values[i], column: columns[i], into: &w)
             } catch {
@@ -195,5 +201,72 @@ public struct BulkLoadEncoder: Sendable {
         let size = unit == "bytes" ? n : n / 2
         let limit = unit == "bytes" ? t.length : t.length / 2
         throw TDSDecodingError(.invalidValue, offset: at, "\(size) \(unit) exceed \(t.sqlTypeName) (at most \(limit))")
+    }
+}
+
+/// The direct write of a bulk-load value for the fixed-width nullable types INTN, BITN and FLTN
+/// ([MS-TDS] 2.2.5.4.1: a 1-byte length, then the value little-endian; length 0 for NULL), for
+/// the value cases that need no check: an integer of the column's own width, a bit, a float or
+/// real of the column's width, NULL in a nullable column. The bytes are those the general encoder
+/// (``TypeInfo/encodeValue(_:into:)`` after ``BulkLoadEncoder``'s checks) writes for them; every
+/// other value (a narrower integer, NULL in a NOT NULL column, a mismatch) goes that way, so the
+/// errors stay its own. It spares a narrow row the general encoder's dispatch and its copy of the
+/// column's ``TypeInfo``.
+struct BulkValueShortcut: Sendable {
+    enum Kind: Sendable { case none, int1, int2, int4, int8, bit, real, float }
+    var kind: Kind
+    var nullable: Bool
+
+    init(column c: BulkLoadColumn) {
+        nullable = c.flags.contains(.nullable)
+        let t = c.typeInfo
+        switch (t.type, t.length) {
+        case (.intN, 1): kind = .int1
+        case (.intN, 2): kind = .int2
+        case (.intN, 4): kind = .int4
+        case (.intN, 8): kind = .int8
+        case (.bitN, 1): kind = .bit
+        case (.fltN, 4): kind = .real
+        case (.fltN, 8): kind = .float
+        default: kind = .none
+        }
+        if t.isPLP { kind = .none }
+    }
+
+    /// Writes `v` and answers true, or writes nothing and answers false (the general path's turn).
+    @inline(__always)
+    func write(_ v: SQLValue, into w: inout ByteWriter) -> Bool {
+        switch (kind, v) {
+        case (.none, _): return false
+        case (_, .null):
+            guard nullable else { return false }
+            w.writeUInt8(0)
+        case (.int4, .int(let x)): w.writeLengthPrefixed(UInt32(bitPattern: x))
+        case (.int8, .bigint(let x)): w.writeLengthPrefixed(UInt64(bitPattern: x))
+        case (.int2, .smallint(let x)): w.writeLengthPrefixed(UInt16(bitPattern: x))
+        case (.int1, .tinyint(let x)): w.writeLengthPrefixed(x)
+        case (.bit, .bit(let b)): w.writeLengthPrefixed(UInt8(b ? 1 : 0))
+        case (.float, .float(let d)): w.writeLengthPrefixed(d.bitPattern)
+        case (.real, .real(let f)): w.writeLengthPrefixed(f.bitPattern)
+        default: return false
+        }
+        return true
+    }
+}
+
+extension ByteWriter {
+    /// A 1-byte length (the width of `v`), then `v` little-endian: a BYTELEN value of a
+    /// fixed-width nullable type ([MS-TDS] 2.2.5.4.1), in one append.
+    @inline(__always)
+    mutating func writeLengthPrefixed<T: FixedWidthInteger & UnsignedInteger>(_ v: T) {
+        let size = MemoryLayout<T>.size
+        if size < 8 {
+            // Length byte and value in one 64-bit word, its first 1 + size bytes appended.
+            let word = UInt64(size) | UInt64(truncatingIfNeeded: v) << 8
+            withUnsafeBytes(of: word.littleEndian) { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0 ..< 1 + size])) }
+        } else {
+            bytes.append(UInt8(size))
+            withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+        }
     }
 }

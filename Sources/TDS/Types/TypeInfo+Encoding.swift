@@ -221,6 +221,8 @@ extension TypeInfo {
         case .char, .varchar, .bigChar, .bigVarChar, .text:
             switch v {
             case .string(let s), .xml(let s):
+                // ASCII is the same bytes in every supported code page: written as it is, with no array.
+                if s.utf8.allSatisfy({ $0 < 0x80 }) { writer.writeBytes(s.utf8); return }
                 guard let bytes = TextCodec.encode(s, collation: collation) else {
                     throw TDSDecodingError(.invalidValue, offset: writer.count,
                                            "text not representable in code page \((collation ?? .sqlLatin1GeneralCP1CIAS).codePage)")

@@ -100,6 +100,7 @@ final class QueryArgumentsTests: XCTestCase {
         for (args, text) in [(["-h", "-2"], "invalid -h"), (["-w", "8"], "invalid screen width"),
                              (["-t", "-1"], "invalid query timeout"), (["-l", "x"], "invalid login timeout"),
                              (["-a", "100"], "invalid packet size"), (["--format", "xml"], "unknown format"),
+                             (["--text-size", "2147483648"], "invalid text size (-1 to 2147483647)"),
                              (["-v", "1x=2"], "-v needs name=value"), (["-Q", "x", "-i", "f"], "cannot be combined")] {
             let r = try CLI.run(["-S", "h", "-U", "u"] + args)
             XCTAssertEqual(r.status, 2, "\(args)")

@@ -71,6 +71,15 @@ final class SQLConnectionBoundsTests: XCTestCase {
                     within: 15, expecting: ["did not acknowledge the cancellation"])
     }
 
+    /// Endless ERROR tokens, ATTENTION ignored: as endless rows, the query timeout then the cancel
+    /// bound end it (`.timeout`), in bounded memory: the request keeps only its first 1,000
+    /// errors for its `SQLClientError` (it kept every one: 300 MB after 20 s).
+    func testEndlessErrorsEndAtTheQueryTimeoutInBoundedMemory() throws {
+        try measure("endless ERROR tokens, ATTENTION ignored", .endlessErrors, extra: ["-m", "25"],
+                    connectionString: "Server=127.0.0.1,PORT;User ID=u;Password=p;Encrypt=notsupported;Command Timeout=2",
+                    within: 15, expecting: ["did not acknowledge the cancellation"])
+    }
+
     /// HTTP text instead of TDS: an immediate protocol error, also with no login timeout (-l 0).
     func testHTTPTextInsteadOfTDS() throws {
         try measure("HTTP text instead of TDS", .httpText, extra: ["-l", "0"], within: 5,

@@ -288,6 +288,30 @@ final class ConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(actions.last, "loginSucceeded(db: , 7.1, packet: 4096)")
     }
 
+    /// LOGINACK's TDS version decides how every later token is decoded: one this client does not
+    /// speak (0x00000000, 0xFFFFFFFF, 7.0) or newer than LOGIN7 asked for is a protocol error
+    /// naming it, before the login succeeds. Older versions it speaks are taken.
+    func testLoginAckWithATDSVersionTheClientDoesNotSpeakIsAProtocolError() {
+        func login(ack raw: UInt32, requested: TDSVersion = .v7_4) -> (String?, SQLClientError?) {
+            var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false,
+                                                 requestedVersion: requested)
+            let ack = Token.loginAck(LoginAck(tdsVersion: TDSVersion(rawValue: raw), programName: "Microsoft SQL Server",
+                                              serverVersion: .init(major: 16, minor: 0, build: 1)))
+            let actions = run(&machine, [.connected(), .prelogin(.notSupported), .token(ack), .token(Self.done([])), .messageEnded])
+            return (actions.first { $0.hasPrefix("close") || $0.hasPrefix("loginSucceeded") }, machine.closeError)
+        }
+        for raw: UInt32 in [0, 0xFFFF_FFFF, 0x7000_0000, 0x0700_0000, 0x7500_0005, 0x0800_0000] {
+            let (outcome, error) = login(ack: raw)
+            XCTAssertEqual(outcome, "close(protocolError)", String(raw, radix: 16))
+            XCTAssertEqual(error?.message.contains("0x" + String(raw, radix: 16, uppercase: true)), true, "\(String(describing: error))")
+        }
+        XCTAssertEqual(login(ack: TDSVersion.v7_4.rawValue, requested: .v7_2).0, "close(protocolError)")
+        XCTAssertEqual(login(ack: TDSVersion.v7_4.rawValue).0, "loginSucceeded(db: , 7.4, packet: 4096)")
+        XCTAssertEqual(login(ack: TDSVersion.v7_2.rawValue).0, "loginSucceeded(db: , 7.2, packet: 4096)")
+        XCTAssertEqual(login(ack: TDSVersion.v7_1_1.rawValue, requested: .v7_1_1).0, "loginSucceeded(db: , 7.1, packet: 4096)")
+        XCTAssertEqual(login(ack: 0x0701_0000).0, "loginSucceeded(db: , 0x7010000, packet: 4096)")   // SQL Server 2000
+    }
+
     func testFailedLoginIsTypedWithTheServerNumber() {
         var machine = ConnectionStateMachine(encryption: .on, trustServerCertificate: true)
         let actions = run(&machine, [.connected(), .prelogin(.on), .tlsEstablished,
@@ -497,6 +521,52 @@ final class ConnectionStateMachineTests: XCTestCase {
             (.token(Self.row(1, .int(1))), "-"),
             (.token(Self.attentionAck), "-"), (.messageEnded, "cancelled#1(timeout); stop(cancel#1)"),
         ])
+    }
+
+    /// A DONE_ATTN that answers no ATTENTION: a server that acknowledges one ATTENTION twice.
+    /// The second acknowledgement arrives while the next request runs; taken as its end, that
+    /// request would complete empty and its real response would go to the request after it.
+    /// It is a protocol error: the connection is closed, the queued request fails.
+    func testAttentionAcknowledgementWithoutAttentionIsAProtocolError() {
+        var machine = loggedIn()
+        check(&machine, [
+            (.enqueue(1, timeout: .milliseconds(300)), "start#1"), (.writing(1), "schedule(query#1@300ms)"),
+            (.written(1, complete: true), "-"),
+            (.advance(.milliseconds(300)), "attention#1; schedule(cancel#1@5300ms)"),
+            (.token(Self.attentionAck), "-"), (.messageEnded, "cancelled#1(timeout); stop(cancel#1)"),
+            (.enqueue(2), "start#2"), (.written(2, complete: true), "-"), (.enqueue(3), "-"),
+            (.token(Self.attentionAck), "close(protocolError; failing #3)"),
+        ])
+        XCTAssertEqual(machine.state, .closed)
+        XCTAssertEqual(machine.closeError?.message.contains("DONE_ATTN"), true, "\(String(describing: machine.closeError))")
+
+        // DONEPROC with DONE_ATTN, and a DONE_ATTN while the request is still being written
+        // (no ATTENTION sent yet): the same.
+        var proc = loggedIn()
+        check(&proc, [
+            (.enqueue(1), "start#1"), (.written(1, complete: true), "-"),
+            (.token(.doneProc(DoneProc(status: [.attention]))), "close(protocolError)"),
+        ])
+        var writing = loggedIn()
+        check(&writing, [
+            (.enqueue(1), "start#1"), (.written(1, complete: false), "-"), (.cancel(1), "schedule(cancel#1@5s)"),
+            (.token(Self.attentionAck), "close(protocolError)"),
+        ])
+    }
+
+    /// Every ERROR token is forwarded as it arrives; the request's error keeps the first 1,000
+    /// (`serverMessages`), so endless ERROR tokens do not grow memory.
+    func testARequestsErrorKeepsTheFirstThousandServerErrors() {
+        var machine = loggedIn()
+        XCTAssertEqual(run(&machine, [.enqueue(1), .written(1, complete: true)]), ["start#1", "-"])
+        let forwarded = (1 ... 1500).map { run(&machine, [.token(Self.error(Int32($0)))])[0] }
+        XCTAssertEqual(forwarded.last, "message(error 1500)")
+        XCTAssertEqual(Set(forwarded.map { $0.hasPrefix("message(error ") }), [true])
+        let end = machine.messageEnded(now: .zero)
+        guard case .requestCompleted(_, let error?)? = end.first else { return XCTFail("\(end.map(Self.summary))") }
+        XCTAssertEqual(error.serverMessage?.number, 1)
+        XCTAssertEqual(error.serverMessages.count, 1000)
+        XCTAssertEqual(error.serverMessages.last?.number, 1000)
     }
 
     /// Must show: close with queued and running requests: the queued ones fail at once, the

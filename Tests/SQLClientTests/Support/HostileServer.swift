@@ -27,6 +27,8 @@ final class HostileServer: @unchecked Sendable {
         case endlessPLP(declared: UInt64)
         /// A normal login; the batch gets COLMETADATA then rows forever; ATTENTION is never read.
         case endlessRows
+        /// A normal login; the batch gets ERROR tokens (severity 16) forever; ATTENTION is never read.
+        case endlessErrors
         /// HTTP text instead of the PRELOGIN response; the connection stays open.
         case httpText
         /// A TABULAR_RESULT packet header declaring `length` bytes (outside 8–32,767) instead
@@ -118,6 +120,15 @@ final class HostileServer: @unchecked Sendable {
                 try? Row(values: [.int(Int32(rows.count)), .string("an endless row")]).encode(into: &rows, columns: columns)
             }
             let packet = Self.packet(type: .tabularResult, status: [], payload: rows.bytes)
+            while c.send(packet) {}
+        case .endlessErrors:
+            guard c.login(), c.nextMessage() != nil else { return }
+            var errors = ByteWriter()
+            while errors.count < 4000 {
+                ErrorToken(ServerMessage(number: 50000, state: 1, severity: 16, message: String(repeating: "e", count: 200),
+                                         serverName: "hostile", lineNumber: 1)).encode(into: &errors, version: .v7_4)
+            }
+            let packet = Self.packet(type: .tabularResult, status: [], payload: errors.bytes)
             while c.send(packet) {}
         case .httpText:
             guard c.nextMessage() != nil else { return }

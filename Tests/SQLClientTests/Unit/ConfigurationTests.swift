@@ -297,6 +297,27 @@ final class ConfigurationValidationTests: XCTestCase {
         XCTAssertThrowsError(try value.validated())
     }
 
+    /// Text Size becomes `SET TEXTSIZE n` after login, an int on the server: beyond -1…2147483647
+    /// it is refused where it is configured (connection string, API), never sent.
+    func testTextSizeIsBoundedBySetTextSizesInt() throws {
+        XCTAssertEqual(try SQLConnectionConfiguration(connectionString: "Server=h;Text Size=2147483647").textSize, 2_147_483_647)
+        XCTAssertEqual(try SQLConnectionConfiguration(connectionString: "Server=h;Text Size=-1").textSize, -1)
+        for value in ["2147483648", "9223372036854775807", "-2"] {
+            XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;Text Size=\(value)"), value) {
+                XCTAssertEqual(($0 as? SQLClientError)?.code, .invalidConfiguration)
+                XCTAssertEqual(($0 as? SQLClientError)?.message, "invalid value for Text Size (-1 to 2147483647 bytes)")
+            }
+        }
+        var c = SQLConnectionConfiguration(address: SQLServerAddress(host: "h", port: 1), user: "u", password: "p")
+        c.textSize = Int(Int32.max)
+        XCTAssertEqual(try c.validated().textSize, 2_147_483_647)
+        c.textSize = Int.max
+        XCTAssertThrowsError(try c.validated()) {
+            XCTAssertEqual(($0 as? SQLClientError)?.code, .invalidConfiguration)
+            XCTAssertTrue(($0 as? SQLClientError)?.message.contains("textSize") ?? false, "\($0)")
+        }
+    }
+
     /// A 40,000-character password, user or database: `.invalidConfiguration` naming the field
     /// (never its value), and not one byte sent.
     func testLongLogin7FieldsAreRefusedBeforeAnythingIsSent() async throws {

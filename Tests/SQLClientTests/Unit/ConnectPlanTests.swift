@@ -30,6 +30,26 @@ final class ConnectPlanTests: XCTestCase {
         }
     }
 
+    /// A routing ENVCHANGE names up to 65,535 characters: a host longer than a DNS name (253
+    /// bytes) or an instance over 255 is a protocol error that does not echo it; 253 is followed.
+    func testRoutedHostLongerThanADNSNameIsRefusedWithoutEchoingIt() {
+        var plan = ConnectPlan(host: "h", port: 1433, serverName: "h", policy: SQLConnectRetryPolicy())
+        let long = String(repeating: "h", count: 10_000)
+        guard case .fail(let e) = plan.next(after: .routed(EnvChange.Routing(port: 1433, server: long + #"\inst"#)),
+                                             remaining: .seconds(10)) else { return XCTFail("followed") }
+        XCTAssertEqual(e.code, .protocolError)
+        XCTAssertEqual(e.message, "the server redirected the login to a server name of 10005 bytes "
+                       + "(a DNS name has at most 253, an instance name 255)")
+        var fits = ConnectPlan(host: "h", port: 1433, serverName: "h", policy: SQLConnectRetryPolicy())
+        let name = String(repeating: "a", count: 253)
+        XCTAssertEqual(fits.next(after: .routed(EnvChange.Routing(port: 1433, server: name)), remaining: .seconds(10)),
+                       .follow(.init(host: name, port: 1433, serverName: name, routed: true)))
+        // A second redirect to a long instance name: refused for its length, still not echoed.
+        guard case .fail(let again) = fits.next(after: .routed(EnvChange.Routing(port: 1, server: "h\\" + long)), remaining: .seconds(10))
+        else { return XCTFail("followed") }
+        XCTAssertFalse(again.message.contains(long), again.message)
+    }
+
     func testTransientErrorsAreRetriedCountTimesInsideTheBudget() {
         var plan = ConnectPlan(host: "db", port: 1433, serverName: "db",
                                policy: SQLConnectRetryPolicy(count: 2, interval: .seconds(1)))

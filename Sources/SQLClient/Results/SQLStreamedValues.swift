@@ -29,7 +29,7 @@ extension SQLConnection {
     /// whatever ``SQLConnectionConfiguration/maximumValueSize`` (which bounds buffered reads).
     /// Other values come whole, one part each. The socket is read only as parts are consumed
     /// (backpressure); breaking out of the loop cancels the rest (ATTENTION), as with
-    /// ``query(_:)``.
+    /// ``query(_:timeout:)``.
     ///
     /// ```swift
     /// for try await part in connection.streamingValues("SELECT name, data FROM files WHERE id = \(id)") {
@@ -43,6 +43,8 @@ extension SQLConnection {
     /// // Or only the chunks of one column:
     /// for try await bytes in connection.streamingValues("SELECT data FROM files WHERE id = \(id)").chunks(ofColumn: 0) { … }
     /// ```
+    /// - Parameter query: the statement (see ``execute(_:timeout:)``): a literal whose
+    ///   interpolations are parameters, or ``SQLQuery/init(unsafeSQL:parameters:)``.
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws (from iteration): ``SQLClientError`` `.serverError` when the request reports an
     ///   error, `.protocolError` for malformed data, `.cancelled`, `.timeout`.

@@ -57,8 +57,37 @@ public struct ByteWriter: Sendable {
     public mutating func writeBytes<S: Sequence>(_ s: S) where S.Element == UInt8 { bytes.append(contentsOf: s) }
 
     /// Writes `s` as UTF-16LE with no length prefix.
+    ///
+    /// The space is appended once and filled in place (an ASCII string from its UTF-8 bytes),
+    /// not two appends per code unit.
     public mutating func writeUTF16LE(_ s: String) {
-        for unit in s.utf16 { writeUInt16LE(unit) }
+        let utf8Count = s.utf8.count
+        guard utf8Count > 0 else { return }
+        let start = bytes.count
+        if let done = s.utf8.withContiguousStorageIfAvailable({ utf8 -> Bool in
+            // All ASCII (no byte >= 0x80): each byte is one code unit.
+            var high: UInt8 = 0
+            for b in utf8 { high |= b }
+            guard high < 0x80 else { return false }
+            bytes.append(contentsOf: repeatElement(0, count: 2 * utf8Count))
+            bytes.withUnsafeMutableBufferPointer { out in
+                var i = start
+                for b in utf8 { out[i] = b; i &+= 2 }
+            }
+            return true
+        }), done {
+            return
+        }
+        let units = s.utf16.count
+        bytes.append(contentsOf: repeatElement(0, count: 2 * units))
+        bytes.withUnsafeMutableBufferPointer { out in
+            var i = start
+            for u in s.utf16 {
+                out[i] = UInt8(truncatingIfNeeded: u)
+                out[i &+ 1] = UInt8(truncatingIfNeeded: u &>> 8)
+                i &+= 2
+            }
+        }
     }
     /// B_VARCHAR: 1-byte character count (UTF-16 code units, at most 255), then UTF-16LE.
     public mutating func writeBVarChar(_ s: String) {

@@ -148,9 +148,13 @@ final class HostileServer: @unchecked Sendable {
             while c.nextMessage() != nil {}
         case .slowReader(let stall):
             guard c.login() else { return }
-            // Stop reading once the next request starts to arrive.
+            // Stop reading once the next request starts to arrive, however long the client takes
+            // to encode it (60 MB in a debug build on a loaded machine can take over 30 s): with a
+            // cap on the wait, the stall could pass before the request came, and the request would
+            // be read at full speed and finish within its query timeout. poll also returns when
+            // the client closes the connection.
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            _ = poll(&ready, 1, 30_000)
+            while poll(&ready, 1, -1) < 0, errno == EINTR {}
             Thread.sleep(forTimeInterval: stall)
             lock.withLock { _readAgainAt = ContinuousClock.now }
             while let m = c.nextMessage() {

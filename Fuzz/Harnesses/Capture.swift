@@ -7,16 +7,14 @@ import TDSCapture
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCapture(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
     let input = fuzzBytes(data, size)
-    if let file = try? CaptureFile(bytes: input) {
-        if let conversations = try? file.tdsConversations() {
-            for c in conversations {
-                let session = TDSSession(conversation: c)
-                _ = session.messages.count
-            }
-        }
-    }
-    _ = try? PcapReader.frames(from: input)
-    _ = try? PcapNGReader.frames(from: input)
-    _ = CaptureDecoder.decode(bytes: input)
+    // CaptureDecoder reads the file (CaptureFile, so the reader its format detection picks),
+    // reassembles its conversations and splits them into sessions (CaptureFile.tdsSessions), then
+    // decodes every message: the readers, reassembly and TDSSession are not run a second time here.
+    let report = CaptureDecoder.decode(bytes: input)
+    _ = report.sessions.count
+    // The reader that format detection did not pick, on the same bytes.
+    let format = CaptureFormat.detect(input, fileName: nil)
+    if format != .pcap { _ = try? PcapReader.frames(from: input) }
+    if format != .pcapng { _ = try? PcapNGReader.frames(from: input) }
     return 0
 }

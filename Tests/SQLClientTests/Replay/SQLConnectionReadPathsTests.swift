@@ -157,7 +157,7 @@ final class SQLConnectionReadPathsTests: XCTestCase {
                 default: return false
                 }
             }
-            func show(_ v: T?) -> String { v.map { String(String(describing: $0).prefix(80)) } ?? "nil" }
+            func show(_ v: T?) -> String { v.map { String(String(reflecting: $0).prefix(80)) } ?? "nil" }
             var problems: [String] = []
             if synthesized {
                 do {
@@ -419,11 +419,14 @@ final class SQLConnectionReadPathsTests: XCTestCase {
             encryption: .notSupported, connectTimeout: .seconds(30), applicationName: "sqlclient-read-paths", tdsVersion: s.version)
         let connection: SQLConnection
         let label: String
+        let stream: SplitByteStream?
         if let schedule {
-            connection = try await SQLConnection.connect(configuration, port: Int(port),
-                                                         over: try await SplitByteStream.connect(port: port, schedule: schedule))
+            let split = try await SplitByteStream.connect(port: port, schedule: schedule)
+            stream = split
+            connection = try await SQLConnection.connect(configuration, port: Int(port), over: split)
             label = "\(s.name), \(schedule)"
         } else {
+            stream = nil
             connection = try await SQLConnection.connect(configuration)
             label = s.name
         }
@@ -478,6 +481,15 @@ final class SQLConnectionReadPathsTests: XCTestCase {
         }
         await connection.close()
         XCTAssertEqual(server.unmatchedRequests, [], label)
+        if let stream {
+            // The socket's bytes really came in the schedule's pieces.
+            switch stream.schedule {
+            case .bytes(1): XCTAssertEqual(stream.pieces, stream.delivered, label)
+            case .random(_, let top): XCTAssertGreaterThanOrEqual(stream.pieces, stream.delivered / top, label)
+            default: break
+            }
+            XCTAssertGreaterThan(stream.delivered, 10_000, label)
+        }
     }
 
     static func finish(_ report: Report, minimumValues: Int, file: StaticString = #filePath, line: UInt = #line) {

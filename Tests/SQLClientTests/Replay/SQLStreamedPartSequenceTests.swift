@@ -132,6 +132,13 @@ final class SQLStreamedPartSequenceTests: XCTestCase {
         return try plp.decodePLPValue(bytes)
     }
 
+    /// A value's kind, size and first characters (a failure must not print a megabyte).
+    static func show(_ v: SQLValue) -> String {
+        let kind = Mirror(reflecting: v).children.first?.label ?? "null"
+        guard let t = v.canonicalText else { return "NULL" }
+        return "\(kind) of \(t.count) characters \"" + (t.count > 40 ? String(t.prefix(37)) + "..." : t) + "\""
+    }
+
     // MARK: - Reading
 
     /// One row as the parts gave it: per column, a whole value or the chunks of a large one.
@@ -220,6 +227,8 @@ final class SQLStreamedPartSequenceTests: XCTestCase {
         for try await row in connection.query("SELECT 1") { one += row.values }
         XCTAssertEqual(one, [.bigint(1)], "\(place): the connection goes on", file: file, line: line)
         await connection.close()
+        server.stop()   // waits for the connection's thread, which logs it
+        XCTAssertEqual(server.connections.first?.packetSize, packetSize ?? 4096, "\(place): the server's packets", file: file, line: line)
 
         XCTAssertEqual(queried.count, expected.count, place, file: file, line: line)
         XCTAssertEqual(executed.count, expected.count, place, file: file, line: line)
@@ -239,8 +248,10 @@ final class SQLStreamedPartSequenceTests: XCTestCase {
             for (c, value) in expectedRow.enumerated() {
                 let type = Self.columns[c].typeInfo
                 let name = "\(place) row \(r + 1) column \(Self.columns[c].name) (\(type.sqlTypeName))"
-                XCTAssertEqual(queried[r][c], value, "\(name): query()", file: file, line: line)
-                XCTAssertEqual(executed[r][c], value, "\(name): execute()", file: file, line: line)
+                XCTAssertTrue(queried[r][c] == value, "\(name): query() read \(Self.show(queried[r][c])), expected \(Self.show(value))",
+                              file: file, line: line)
+                XCTAssertTrue(executed[r][c] == value, "\(name): execute() read \(Self.show(executed[r][c])), expected \(Self.show(value))",
+                              file: file, line: line)
                 if Self.isLarge(type) && !value.isNull {
                     XCTAssertNil(got.values[c], "\(name): a large value came whole", file: file, line: line)
                     XCTAssertTrue(got.ended.contains(c), "\(name): no valueEnd", file: file, line: line)
@@ -248,12 +259,15 @@ final class SQLStreamedPartSequenceTests: XCTestCase {
                     let wire = try XCTUnwrap(try Self.wireData(value, type), name, file: file, line: line)
                     XCTAssertEqual(bytes.count, wire.count, "\(name): bytes", file: file, line: line)
                     XCTAssertTrue(bytes == wire, "\(name): the chunks differ from the value's bytes on the wire", file: file, line: line)
-                    XCTAssertEqual(try Self.decodeChunks(bytes, type), queried[r][c], "\(name): chunks against query()", file: file, line: line)
+                    let joined = try Self.decodeChunks(bytes, type)
+                    XCTAssertTrue(joined == queried[r][c], "\(name): the chunks decode to \(Self.show(joined)), query() read \(Self.show(queried[r][c]))",
+                                  file: file, line: line)
                     XCTAssertEqual(wire.isEmpty, got.chunks[c] == nil, "\(name): an empty value has no chunks", file: file, line: line)
                     if c == 1 { allVB += bytes }
                 } else {
                     XCTAssertNil(got.chunks[c], "\(name): chunks of a small or NULL value", file: file, line: line)
-                    XCTAssertEqual(got.values[c], value, "\(name): the part's value", file: file, line: line)
+                    XCTAssertTrue(got.values[c] == value, "\(name): the part's value \(got.values[c].map(Self.show) ?? "missing"), expected \(Self.show(value))",
+                                  file: file, line: line)
                 }
             }
         }

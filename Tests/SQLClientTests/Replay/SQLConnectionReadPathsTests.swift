@@ -326,13 +326,22 @@ final class SQLConnectionReadPathsTests: XCTestCase {
         var read = PathRead(path: "query()")
         for try await row in connection.query(SQLQuery(unsafeSQL: c.sql)) {
             if read.columns.isEmpty { read.columns = row.columns.columns }
-            let here = "\(place) query() row \(read.rows.count + 1)"
-            let values = everyValue(row, here, &report)
-            decodeChecks(row, c, rowIndex: read.rows.count, here, &report)
-            read.rows.append(values)
-            held.append(HeldRow(row: row, values: values, place: here))
+            take(row, into: &read, c, place, &held, &report)
         }
         return read
+    }
+
+    /// Reads every value of the next row of `read` (``everyValue(_:_:_:)``), decodes it
+    /// (``decodeChecks(_:_:rowIndex:_:_:)``) and keeps it to be read again at the end.
+    @discardableResult
+    static func take(_ row: SQLRow, into read: inout PathRead, _ c: ReadCase, _ place: String,
+                     _ held: inout [HeldRow], _ report: inout Report) -> [SQLValue] {
+        let here = "\(place) \(read.path) row \(read.rows.count + 1)"
+        let values = everyValue(row, here, &report)
+        decodeChecks(row, c, rowIndex: read.rows.count, here, &report)
+        read.rows.append(values)
+        held.append(HeldRow(row: row, values: values, place: here))
+        return values
     }
 
     static func execute(_ connection: SQLConnection, _ c: ReadCase, _ place: String,
@@ -347,13 +356,7 @@ final class SQLConnectionReadPathsTests: XCTestCase {
         if result.rows.count != set.rows.count { report.fail("\(place) execute(): rows \(result.rows.count), the result set's \(set.rows.count)") }
         read.columns = set.columns.columns
         read.count = .some(set.rowsAffected)
-        for (i, row) in set.rows.enumerated() {
-            let here = "\(place) execute() row \(i + 1)"
-            let values = everyValue(row, here, &report)
-            decodeChecks(row, c, rowIndex: i, here, &report)
-            read.rows.append(values)
-            held.append(HeldRow(row: row, values: values, place: here))
-        }
+        for row in set.rows { take(row, into: &read, c, place, &held, &report) }
         return read
     }
 
@@ -370,16 +373,13 @@ final class SQLConnectionReadPathsTests: XCTestCase {
                 report.fail("\(place) rowBlocks(): block.values has \(flat.count) values for \(block.count) rows of \(block.columns.count)")
             }
             for (i, row) in block.enumerated() {
-                let here = "\(place) rowBlocks() row \(read.rows.count + 1)"
-                let values = everyValue(row, here, &report)
+                let values = take(row, into: &read, c, place, &held, &report)
+                let here = "\(place) rowBlocks() row \(read.rows.count)"
                 let w = block.columns.count
                 if flat.count >= (i + 1) * w, !same(Array(flat[i * w ..< (i + 1) * w]), values) {
                     report.fail("\(here): block.values differs from the row's values")
                 }
                 if !same(block.row(i).values, values) { report.fail("\(here): block.row(\(i)) differs from block[\(i)]") }
-                decodeChecks(row, c, rowIndex: read.rows.count, here, &report)
-                read.rows.append(values)
-                held.append(HeldRow(row: row, values: values, place: here))
             }
         }
         if c.rowCount > 0, blocks == 0 { report.fail("\(place) rowBlocks(): no block") }

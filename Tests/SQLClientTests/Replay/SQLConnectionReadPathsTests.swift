@@ -14,8 +14,8 @@ import TDS
 /// documentation gives for the value's SQL type (README "Type mapping"). Every value must be
 /// identical on every path (floats to the bit) and equal to the value the generator encoded; rows
 /// kept from a stream must still read the same after the request and the later requests are over
-/// (a row is a view of a shared block). The second test does it again with the socket handing
-/// the client random pieces and single bytes.
+/// (a row is a view of a shared block). The other tests do it again with the socket handing
+/// the client random pieces and single bytes, and from the main actor.
 final class SQLConnectionReadPathsTests: XCTestCase {
     // MARK: - What must be read
 
@@ -322,9 +322,11 @@ final class SQLConnectionReadPathsTests: XCTestCase {
     }
 
     static func query(_ connection: SQLConnection, _ c: ReadCase, _ place: String,
-                      _ held: inout [HeldRow], _ report: inout Report) async throws -> PathRead {
+                      _ held: inout [HeldRow], _ report: inout Report,
+                      isolation: isolated (any Actor)? = #isolation) async throws -> PathRead {
         var read = PathRead(path: "query()")
         for try await row in connection.query(SQLQuery(unsafeSQL: c.sql)) {
+            isolation?.assertIsolated("query() rows are read in the caller's isolation")
             if read.columns.isEmpty { read.columns = row.columns.columns }
             take(row, into: &read, c, place, &held, &report)
         }
@@ -345,7 +347,8 @@ final class SQLConnectionReadPathsTests: XCTestCase {
     }
 
     static func execute(_ connection: SQLConnection, _ c: ReadCase, _ place: String,
-                        _ held: inout [HeldRow], _ report: inout Report) async throws -> PathRead {
+                        _ held: inout [HeldRow], _ report: inout Report,
+                        isolation: isolated (any Actor)? = #isolation) async throws -> PathRead {
         var read = PathRead(path: "execute()")
         let result = try await connection.execute(SQLQuery(unsafeSQL: c.sql))
         guard result.resultSets.count == 1, result.statements.count == 1, let set = result.resultSets.first else {
@@ -361,7 +364,8 @@ final class SQLConnectionReadPathsTests: XCTestCase {
     }
 
     static func rowBlocks(_ connection: SQLConnection, _ c: ReadCase, _ place: String,
-                          _ held: inout [HeldRow], _ report: inout Report) async throws -> PathRead {
+                          _ held: inout [HeldRow], _ report: inout Report,
+                          isolation: isolated (any Actor)? = #isolation) async throws -> PathRead {
         var read = PathRead(path: "rowBlocks()")
         var blocks = 0
         for try await block in connection.rowBlocks(SQLQuery(unsafeSQL: c.sql)) {
@@ -386,7 +390,8 @@ final class SQLConnectionReadPathsTests: XCTestCase {
         return read
     }
 
-    static func events(_ connection: SQLConnection, _ c: ReadCase, _ place: String, _ report: inout Report) async throws -> PathRead {
+    static func events(_ connection: SQLConnection, _ c: ReadCase, _ place: String, _ report: inout Report,
+                       isolation: isolated (any Actor)? = #isolation) async throws -> PathRead {
         var read = PathRead(path: "events()")
         var folded = SQLResult()
         var kinds: [String] = []
@@ -410,7 +415,9 @@ final class SQLConnectionReadPathsTests: XCTestCase {
 
     /// Reads every result set of `s` through every path over one connection (a plain socket, or
     /// one whose bytes come as `schedule` says) and compares.
-    static func readEverything(_ s: ReadSession, schedule: SplitByteStream.Schedule?, _ report: inout Report) async throws {
+    /// The streams are iterated in the caller's isolation (the main actor's rows come in batches).
+    static func readEverything(_ s: ReadSession, schedule: SplitByteStream.Schedule?, _ report: inout Report,
+                               isolation: isolated (any Actor)? = #isolation) async throws {
         let server = ReplayServer(session: s.session)
         let port = try server.start()
         defer { server.stop() }
@@ -525,6 +532,21 @@ final class SQLConnectionReadPathsTests: XCTestCase {
         let names = Set(OracleFixtures.typeCases().map(\.name) + ["all types", "udt"])
         XCTAssertEqual(report.typesSeen, names)
         Self.finish(report, minimumValues: 20_000)
+    }
+
+    /// The 7.1 and 7.4 sessions and the UDT read from the main actor (where rows are handed
+    /// over from batches without a hop per row), over a plain socket and in random pieces.
+    @MainActor
+    func testEveryTypeReadsTheSameFromTheMainActor() async throws {
+        let sessions = try Self.oracleSessions().filter { $0.version == .v7_1_1 || $0.version == .v7_4 } + [try Self.udtSession(nbcrow: true)]
+        XCTAssertEqual(sessions.count, 4)
+        var report = Report()
+        for s in sessions {
+            try await Self.readEverything(s, schedule: nil, &report)
+            try await Self.readEverything(s, schedule: .random(seed: 0xA11, max: 3000), &report)
+        }
+        XCTAssertEqual(report.sessions, 8)
+        Self.finish(report, minimumValues: 10_000)
     }
 
     /// The same over a socket that hands the client random pieces (1 to 700 bytes, seeded) and,

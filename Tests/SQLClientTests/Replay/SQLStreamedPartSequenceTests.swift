@@ -12,7 +12,8 @@ import TDS
 /// the value's bytes on the wire, decode to the value ``SQLConnection/query(_:timeout:)`` and
 /// ``SQLConnection/execute(_:timeout:)`` read buffered, which is the value encoded; every
 /// column gives one part (a value, or chunks then its end) in column order, and the connection
-/// goes on. (The token decoder alone, split anywhere: TokenStreamDecoderTests.)
+/// goes on; from a task and from the main actor. (The token decoder alone, split anywhere:
+/// TokenStreamDecoderTests.)
 final class SQLStreamedPartSequenceTests: XCTestCase {
     static let sql = "SELECT * FROM large"
     static let cyrillic = Collation(lcid: 0x0419, flags: [.ignoreCase, .ignoreKana, .ignoreWidth])
@@ -150,12 +151,14 @@ final class SQLStreamedPartSequenceTests: XCTestCase {
         var order: [Int] = []
     }
 
-    static func collect(_ parts: SQLStreamedPartSequence, _ place: String) async throws -> (rows: [PartsRow], events: [String], largest: Int) {
+    static func collect(_ parts: SQLStreamedPartSequence, _ place: String,
+                        isolation: isolated (any Actor)? = #isolation) async throws -> (rows: [PartsRow], events: [String], largest: Int) {
         var rows: [PartsRow] = [], events: [String] = []
         var row = PartsRow()
         var open: Int?
         var largest = 0
         for try await part in parts {
+            isolation?.assertIsolated("parts are read in the caller's isolation")
             switch part {
             case .event(let e):
                 switch e {
@@ -198,7 +201,8 @@ final class SQLStreamedPartSequenceTests: XCTestCase {
     /// Reads the response buffered (``SQLConnection/query(_:timeout:)``, ``SQLConnection/execute(_:timeout:)``)
     /// and in parts, and compares them with each other and with the rows encoded.
     func readAndCompare(size: Int, packetSize: Int? = nil, schedule: SplitByteStream.Schedule?,
-                        file: StaticString = #filePath, line: UInt = #line) async throws {
+                        file: StaticString = #filePath, line: UInt = #line,
+                        isolation: isolated (any Actor)? = #isolation) async throws {
         let server = ReplayServer(session: try Self.session(size: size, packetSize: packetSize))
         let port = try server.start()
         defer { server.stop() }
@@ -294,5 +298,12 @@ final class SQLStreamedPartSequenceTests: XCTestCase {
             try await readAndCompare(size: 60_000, schedule: .random(seed: seed, max: 9_000))
         }
         try await readAndCompare(size: 3_000, packetSize: 9, schedule: .random(seed: 4, max: 50))
+    }
+
+    /// Read from the main actor, the socket as it comes and in random pieces.
+    @MainActor
+    func testChunksEqualTheBufferedValuesReadFromTheMainActor() async throws {
+        try await readAndCompare(size: 100_000, schedule: nil)
+        try await readAndCompare(size: 30_000, schedule: .random(seed: 5, max: 5_000))
     }
 }

@@ -25,6 +25,10 @@ struct ResponseReader: Sendable {
     private let options: TokenStreamDecoder.Options
     /// Called with each packet's header as it is cut (the trace log), nil when nobody listens.
     var onPacket: (@Sendable (PacketHeader) -> Void)?
+    /// The most bytes the next socket read asks for (``noteRead(_:)``).
+    private(set) var readSize = ResponseReader.minimumReadSize
+    static let minimumReadSize = 1 << 16
+    static let maximumReadSize = 1 << 20
 
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {
         self.options = options
@@ -38,7 +42,19 @@ struct ResponseReader: Sendable {
     }
 
     mutating func append(_ bytes: [UInt8]) {
+        noteRead(bytes.count)
         framer.append(bytes)
+    }
+
+    /// Adapts ``readSize`` to a read of `count` bytes: a read that filled it doubles it (the
+    /// socket held more: fewer, larger batches, so fewer crossings into the connection), up to
+    /// ``maximumReadSize``; a read of under a quarter of it halves it, down to ``minimumReadSize``.
+    mutating func noteRead(_ count: Int) {
+        if count >= readSize {
+            readSize = Swift.min(readSize * 2, ResponseReader.maximumReadSize)
+        } else if count < readSize / 4 {
+            readSize = Swift.max(readSize / 2, ResponseReader.minimumReadSize)
+        }
     }
 
     /// Drops every buffer (after the connection closed: memory is released at once).
@@ -53,28 +69,8 @@ struct ResponseReader: Sendable {
     /// - Throws: ``SQLClientError`` `.protocolError` for malformed packets or tokens, a packet
     ///   that is not TABULAR_RESULT, or a message past the cap.
     mutating func next() throws(SQLClientError) -> Item {
-        while true {
-            do throws(TDSDecodingError) {
-                if let token = try decoder.next() { return .token(token) }
-                if messageEndedAfterToken {
-                    messageEndedAfterToken = false
-                    return .messageEnded
-                }
-                if endOfMessagePending {
-                    endOfMessagePending = false
-                    // The decoder may hand back a last token only the message's end made whole
-                    // (a TDS 7.1 server's 9-byte DONE before LOGINACK).
-                    if let last = try decoder.finish() {
-                        messageEndedAfterToken = true
-                        return .token(last)
-                    }
-                    return .messageEnded
-                }
-            } catch {
-                throw SQLClientError.protocolError(error)
-            }
-            guard try cutPacket() else { return .needBytes }
-        }
+        try nextItem({ decoder throws(TDSDecodingError) in try decoder.next().map(Item.token) },
+                     token: Item.token, messageEnded: .messageEnded, needBytes: .needBytes)
     }
 
     /// What the bytes received so far hold next, for a request read in parts (large values in
@@ -90,25 +86,35 @@ struct ResponseReader: Sendable {
     /// The next part the buffered bytes hold (as ``next()``, rows in parts).
     /// - Throws: as ``next()``.
     mutating func nextPart() throws(SQLClientError) -> PartItem {
+        try nextItem({ decoder throws(TDSDecodingError) in try decoder.nextPart().map(PartItem.part) },
+                     token: { .part(.token($0)) }, messageEnded: .messageEnded, needBytes: .needBytes)
+    }
+
+    /// The one reading loop of ``next()`` and ``nextPart()``: what `step` takes from the decoder,
+    /// else the message's end (after the last token only its end made whole, as a TDS 7.1
+    /// server's 9-byte DONE before LOGINACK), else the next packet, else `needBytes`.
+    @inline(__always)
+    private mutating func nextItem<T>(_ step: (inout TokenStreamDecoder) throws(TDSDecodingError) -> T?,
+                                      token: (Token) -> T, messageEnded: T, needBytes: T) throws(SQLClientError) -> T {
         while true {
             do throws(TDSDecodingError) {
-                if let part = try decoder.nextPart() { return .part(part) }
+                if let item = try step(&decoder) { return item }
                 if messageEndedAfterToken {
                     messageEndedAfterToken = false
-                    return .messageEnded
+                    return messageEnded
                 }
                 if endOfMessagePending {
                     endOfMessagePending = false
                     if let last = try decoder.finish() {
                         messageEndedAfterToken = true
-                        return .part(.token(last))
+                        return token(last)
                     }
-                    return .messageEnded
+                    return messageEnded
                 }
             } catch {
                 throw SQLClientError.protocolError(error)
             }
-            guard try cutPacket() else { return .needBytes }
+            guard try cutPacket() else { return needBytes }
         }
     }
 

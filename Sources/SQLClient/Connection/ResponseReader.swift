@@ -25,11 +25,6 @@ struct ResponseReader: Sendable {
     private let options: TokenStreamDecoder.Options
     /// Called with each packet's header as it is cut (the trace log), nil when nobody listens.
     var onPacket: (@Sendable (PacketHeader) -> Void)?
-    /// The most bytes the next socket read asks for (``noteRead(_:)``).
-    private(set) var readSize = ResponseReader.minimumReadSize
-    static let minimumReadSize = 1 << 16
-    static let maximumReadSize = 1 << 20
-
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {
         self.options = options
         self.decoder = TokenStreamDecoder(version: version, options: options)
@@ -42,19 +37,7 @@ struct ResponseReader: Sendable {
     }
 
     mutating func append(_ bytes: [UInt8]) {
-        noteRead(bytes.count)
         framer.append(bytes)
-    }
-
-    /// Adapts ``readSize`` to a read of `count` bytes: a read that filled it doubles it (the
-    /// socket held more: fewer, larger batches, so fewer crossings into the connection), up to
-    /// ``maximumReadSize``; a read of under a quarter of it halves it, down to ``minimumReadSize``.
-    mutating func noteRead(_ count: Int) {
-        if count >= readSize {
-            readSize = Swift.min(readSize * 2, ResponseReader.maximumReadSize)
-        } else if count < readSize / 4 {
-            readSize = Swift.max(readSize / 2, ResponseReader.minimumReadSize)
-        }
     }
 
     /// Drops every buffer (after the connection closed: memory is released at once).

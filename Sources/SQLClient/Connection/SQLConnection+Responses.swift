@@ -110,7 +110,7 @@ extension SQLConnection {
             collect(id, into: &batch)
             if !batch.items.isEmpty || batch.ended || batch.error != nil { return batch }
             do {
-                let bytes = try await transport.read(maxLength: reader.readSize)
+                let bytes = try await transport.read(maxLength: 65_536)
                 if bytes.isEmpty {
                     performNow(machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection")))
                 } else {

@@ -697,6 +697,12 @@ public struct TokenStreamDecoder: Sendable {
                                     }
                                     j += 2 + len
                                 case .decode:
+                                    // The common case checked straight from the bytes; the rest
+                                    // (incomplete, malformed, rare) by the full decoder.
+                                    if let quick = layouts[c].quickValue(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j) {
+                                        j += quick.size
+                                        break
+                                    }
                                     reader.offset = j
                                     do throws(TDSDecodingError) {
                                         _ = try layouts[c].decodeValue(from: &reader)

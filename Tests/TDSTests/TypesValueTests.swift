@@ -582,7 +582,7 @@ final class TypesValueTests: XCTestCase {
 
     // MARK: The row paths' direct reads
 
-    /// The full decoder for one value without ``ValueLayout/quickValue(at:available:)``: the
+    /// The full decoder for one value without ``ValueLayout/quickValue(at:available:size:)``: the
     /// length rules, then ``ValueLayout/decodeData(from:count:baseScale:inVariant:)``.
     static func reference(_ l: ValueLayout, _ bytes: [UInt8]) -> (value: SQLValue, size: Int)? {
         var r = ByteReader(bytes)

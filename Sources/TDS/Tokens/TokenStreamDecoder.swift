@@ -699,8 +699,9 @@ public struct TokenStreamDecoder: Sendable {
                                 case .decode:
                                     // The common case checked straight from the bytes; the rest
                                     // (incomplete, malformed, rare) by the full decoder.
-                                    if let quick = layouts[c].quickValue(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j) {
-                                        j += quick.size
+                                    var size = 0
+                                    if layouts[c].quickValue(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j, size: &size) != nil {
+                                        j += size
                                         break
                                     }
                                     reader.offset = j

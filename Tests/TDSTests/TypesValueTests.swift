@@ -580,6 +580,157 @@ final class TypesValueTests: XCTestCase {
         XCTAssertEqual(try? S.encode(.int, .tinyint(3)), [4, 3, 0, 0, 0])   // widening is allowed
     }
 
+    // MARK: The row paths' direct reads
+
+    /// The full decoder for one value without ``ValueLayout/quickValue(at:available:size:)``: the
+    /// length rules, then ``ValueLayout/decodeData(from:count:baseScale:inVariant:)``.
+    static func reference(_ l: ValueLayout, _ bytes: [UInt8]) -> (value: SQLValue, size: Int)? {
+        var r = ByteReader(bytes)
+        do {
+            switch l.type.rawValue {
+            case 0x3D: return (try l.decodeData(from: &r, count: 8, baseScale: l.scale), r.offset)
+            case 0x3A: return (try l.decodeData(from: &r, count: 4, baseScale: l.scale), r.offset)
+            default:
+                let n = Int(try r.readUInt8())
+                if n == 0 { return (.null, 1) }
+                if n > l.length, l.length > 0 { return nil }
+                return (try l.decodeData(from: &r, count: n, baseScale: l.scale), r.offset)
+            }
+        } catch {
+            return nil
+        }
+    }
+
+    /// Every value the direct read accepts, the full decoder accepts with the same value and
+    /// size (random and edge bytes for every type it reads, declared lengths, precisions and
+    /// scales around the edges); what it declines is rare among valid values.
+    func testQuickValueAgreesWithTheFullDecoder() {
+        var types: [TypeInfo] = [.money, .smallMoney, TypeInfo(type: .moneyN, length: 0), .datetime, .smallDateTime,
+                                 TypeInfo(type: .datetime, length: 8), TypeInfo(type: .datetim4, length: 4),
+                                 TypeInfo(type: .datetimN, length: 4), .uniqueIdentifier, TypeInfo(type: .guid, length: 0), .date]
+        for (p, s) in [(0, 0), (1, 0), (9, 2), (10, 0), (18, 4), (19, 19), (20, 5), (28, 10), (29, 0), (38, 12), (38, 38), (39, 0)]
+            as [(UInt8, UInt8)] {
+            types.append(.decimal(precision: p, scale: s))
+            types.append(.numeric(precision: p, scale: s))
+            types.append(TypeInfo(type: .decimal, length: SQLDecimal.wireLength(precision: p), precision: p, scale: s))
+        }
+        for s in 0 ... 8 as ClosedRange<UInt8> {
+            types += [.time(scale: s), .datetime2(scale: s), .datetimeOffset(scale: s)]
+        }
+        var rng = SystemRandomNumberGenerator()
+        var quick = 0, declinedValid = 0
+        for info in types {
+            let l = ValueLayout(info)
+            let fixed = info.type.rawValue == 0x3D || info.type.rawValue == 0x3A
+            for k in 0 ..< 2000 {
+                var bytes: [UInt8]
+                if fixed {
+                    bytes = (0 ..< (info.type.rawValue == 0x3D ? 8 : 4)).map { _ in UInt8.random(in: 0 ... 255, using: &rng) }
+                    if k % 2 == 0 { bytes[bytes.count - 1] = 0; bytes[bytes.count == 8 ? 3 : 1] = 0 }   // often in range
+                } else {
+                    let n = k % 5 == 0 ? Int.random(in: 0 ... 18, using: &rng) : (info.length > 0 ? info.length : [4, 8, 16].randomElement(using: &rng)!)
+                    bytes = [UInt8(n)] + (0 ..< n).map { _ in UInt8.random(in: 0 ... 255, using: &rng) }
+                    if n > 0, k % 3 != 0 {
+                        switch info.type {
+                        case .decimalN, .numericN, .decimal, .numeric:
+                            bytes[1] = UInt8(k % 2)
+                            // Magnitudes of every size up to the precision's, and the extremes.
+                            let digits = Int(info.precision == 0 ? 1 : min(info.precision, 38))
+                            let mag: UInt128 = k % 7 == 0 ? Civil.pow10(digits) - 1 : k % 11 == 0 ? Civil.pow10(digits) : k % 13 == 0 ? 0
+                                : UInt128.random(in: 0 ..< Civil.pow10(Int.random(in: 0 ... digits, using: &rng)), using: &rng)
+                            for i in 0 ..< n - 1 { bytes[2 + i] = UInt8(truncatingIfNeeded: mag >> (8 * i)) }
+                        case .dateN, .datetime2N, .datetimeOffsetN: bytes[n] = 0; if info.type == .datetimeOffsetN, n >= 3 { bytes[n - 1] = 0 }
+                        case .timeN: bytes[n] &= 0x0F
+                        case .datetimN: bytes[n] = 0; if n == 8 { bytes[4] = 0 } else { bytes[n - 1] = 0 }
+                        default: break
+                        }
+                    }
+                }
+                bytes += [0xFD, 0xFD]
+                let full = Self.reference(l, bytes)
+                let fast = bytes.withUnsafeBytes { l.quickValue(at: $0.baseAddress!, available: $0.count) }
+                if let fast {
+                    quick += 1
+                    XCTAssertEqual(full?.value, fast.value, "\(info) \(bytes)")
+                    XCTAssertEqual(full?.size, fast.size, "\(info) \(bytes)")
+                    // The same value cut short is declined (the full decoder waits or refuses).
+                    let cut = bytes.withUnsafeBytes { l.quickValue(at: $0.baseAddress!, available: fast.size - 1) }
+                    XCTAssertNil(cut, "\(info) \(bytes)")
+                } else if full != nil {
+                    declinedValid += 1
+                }
+                // The reader-level decoder (which takes the direct read first) gives the full decoder's answer.
+                var r = ByteReader(bytes)
+                let viaReader = try? info.decodeValue(from: &r)
+                XCTAssertEqual(viaReader, full?.value, "\(info) \(bytes)")
+                if let full { XCTAssertEqual(r.offset, full.size, "\(info) \(bytes)") } else { XCTAssertEqual(r.offset, 0) }
+            }
+        }
+        XCTAssertGreaterThan(quick, 20_000)
+        XCTAssertLessThan(declinedValid, quick / 4)
+    }
+
+    /// The direct read at the edges: decimal(38,s) at ±(10^38 - 1), scale 0 and 38, negative zero,
+    /// a magnitude beyond the precision (declined: the full decoder widens it), money and
+    /// smallmoney min/max, datetime2 and time at 23:59:59.9999999, dates at both ends.
+    func testQuickValueEdges() throws {
+        func quick(_ info: TypeInfo, _ bytes: [UInt8]) -> SQLValue? {
+            bytes.withUnsafeBytes { ValueLayout(info).quickValue(at: $0.baseAddress!, available: $0.count)?.value }
+        }
+        func le(_ v: UInt128, _ n: Int) -> [UInt8] { (0 ..< n).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+        let max = SQLDecimal.maxMagnitude
+        for s in [0, 12, 38] as [UInt8] {
+            let t = TypeInfo.decimal(precision: 38, scale: s)
+            XCTAssertEqual(quick(t, [17, 1] + le(max, 16)), .decimal(SQLDecimal(isNegative: false, precision: 38, scale: s, magnitude: max)))
+            XCTAssertEqual(quick(t, [17, 0] + le(max, 16)), .decimal(SQLDecimal(isNegative: true, precision: 38, scale: s, magnitude: max)))
+            XCTAssertEqual(quick(t, [17, 0] + le(0, 16)), .decimal(SQLDecimal(isNegative: true, precision: 38, scale: s, magnitude: 0)))
+            XCTAssertNil(quick(t, [17, 1] + le(max + 1, 16)))            // 10^38: refused by the full decoder
+            XCTAssertNil(quick(t, [17, 2] + le(1, 16)))                  // sign byte 2
+        }
+        XCTAssertEqual(try S.decode(.decimal(precision: 38, scale: 38), [17, 0] + le(max, 16)).canonicalText,
+                       "-0.99999999999999999999999999999999999999")
+        // decimal(18,4): 8 magnitude bytes, shorter ones read as sent; 10^18 is widened by the full decoder only.
+        let d18 = TypeInfo.decimal(precision: 18, scale: 4)
+        XCTAssertEqual(quick(d18, [9, 0] + le(999_999_999_999_999_999, 8))?.canonicalText, "-99999999999999.9999")
+        XCTAssertEqual(quick(d18, [5, 1] + le(12_345, 4))?.canonicalText, "1.2345")
+        XCTAssertEqual(quick(d18, [1, 1]), .decimal(SQLDecimal(precision: 18, scale: 4, magnitude: 0)))
+        XCTAssertNil(quick(d18, [9, 1] + le(1_000_000_000_000_000_000, 8)))
+        XCTAssertEqual(try S.decode(d18, [9, 1] + le(1_000_000_000_000_000_000, 8)),
+                       .decimal(SQLDecimal(precision: 19, scale: 4, magnitude: 1_000_000_000_000_000_000)))
+        XCTAssertNil(quick(d18, [17, 1] + le(1, 16)))                   // longer than the precision's 9 bytes
+        // money / smallmoney (MONEYN) min and max, high half first.
+        XCTAssertEqual(quick(.money, [8, 0, 0, 0, 0x80, 0, 0, 0, 0]), .money(.min))
+        XCTAssertEqual(quick(.money, [8, 0xFF, 0xFF, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF]), .money(.max))
+        XCTAssertEqual(quick(.smallMoney, [4, 0, 0, 0, 0x80]), .smallMoney(.smallMin))
+        XCTAssertEqual(quick(.smallMoney, [4, 0xFF, 0xFF, 0xFF, 0x7F]), .smallMoney(.smallMax))
+        XCTAssertNil(quick(.money, [5, 0, 0, 0, 0, 0]))
+        // datetime2(7) at the last tick of 9999-12-31; one tick more is refused.
+        let lastTick = UInt128(864_000_000_000 - 1)
+        let lastDay = UInt128(Civil.maxDay)
+        XCTAssertEqual(quick(.datetime2(scale: 7), [8] + le(lastTick, 5) + le(lastDay, 3))?.canonicalText, "9999-12-31 23:59:59.9999999")
+        XCTAssertNil(quick(.datetime2(scale: 7), [8] + le(lastTick + 1, 5) + le(lastDay, 3)))
+        XCTAssertNil(quick(.datetime2(scale: 7), [8] + le(lastTick, 5) + le(lastDay + 1, 3)))
+        XCTAssertEqual(quick(.datetime2(scale: 0), [6] + le(86_399, 3) + le(0, 3))?.canonicalText, "0001-01-01 23:59:59")
+        XCTAssertEqual(quick(.time(scale: 3), [4] + le(86_399_999, 4))?.canonicalText, "23:59:59.999")
+        XCTAssertEqual(quick(.date, [3] + le(lastDay, 3))?.canonicalText, "9999-12-31")
+        XCTAssertEqual(quick(.datetimeOffset(scale: 7), [10] + le(0, 5) + le(lastDay, 3) + [0xB8, 0xFC])?.canonicalText,
+                       "9999-12-30 10:00:00.0000000 -14:00")
+        XCTAssertNil(quick(.datetimeOffset(scale: 7), [10] + le(0, 5) + le(lastDay, 3) + [0x49, 0x03]))   // +841 minutes
+        XCTAssertNil(quick(.datetime2(scale: 8), [8] + le(0, 8)))
+        // datetime: 1753-01-01 and 9999-12-31 23:59:59.997; smalldatetime minutes 1440 refused.
+        XCTAssertEqual(quick(TypeInfo(type: .datetime, length: 8), le(UInt128(UInt32(bitPattern: -53_690)), 4) + le(0, 4))?.canonicalText,
+                       "1753-01-01 00:00:00.000")
+        XCTAssertEqual(quick(.datetime, [8] + le(2_958_463, 4) + le(25_919_999, 4))?.canonicalText, "9999-12-31 23:59:59.997")
+        XCTAssertNil(quick(.datetime, [8] + le(2_958_464, 4) + le(0, 4)))
+        XCTAssertNil(quick(.smallDateTime, [4] + le(0, 2) + le(1440, 2)))
+        // A value longer than its TYPE_INFO declares is left to the full decoder (which refuses it).
+        XCTAssertNil(quick(TypeInfo(type: .datetimN, length: 4), [8] + le(0, 8)))
+        // NULL.
+        XCTAssertEqual(quick(.decimal(precision: 18, scale: 4), [0]), .null)
+        XCTAssertEqual(quick(.datetime2(scale: 7), [0]), .null)
+        XCTAssertEqual(quick(.uniqueIdentifier, [0]), .null)
+    }
+
     func testUnknownTypeValueIsTypedError() {
         XCTAssertEqual(S.decodeError(TypeInfo(type: TDSDataType(0x99)), [1, 2])?.code, .unknownType)
     }

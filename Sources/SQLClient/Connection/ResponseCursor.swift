@@ -17,6 +17,7 @@ import TDS
 /// Its methods run in the caller's isolation (`#isolation`): buffered items are taken without
 /// leaving the caller's executor, and the buffered APIs, which run on the connection, never hop
 /// off it.
+@usableFromInline
 final class ResponseCursor: @unchecked Sendable {
     /// What the cursor sends, resolved by the connection when the request starts.
     enum Source: Sendable {
@@ -74,6 +75,7 @@ final class ResponseCursor: @unchecked Sendable {
     }
 
     /// The next row of any result set; nil after the last one.
+    @usableFromInline
     func nextRow(isolation: isolated (any Actor)? = #isolation) async throws -> SQLRow? {
         while true {
             if let row = try takeBufferedRow() { return row }
@@ -170,6 +172,7 @@ final class ResponseCursor: @unchecked Sendable {
     }
 
     /// The next row already fetched, without suspending; nil when none is buffered.
+    @usableFromInline
     func takeBufferedRow() throws -> SQLRow? {
         try checkCancellation()
         if let row = takeBlockRow() { return row }

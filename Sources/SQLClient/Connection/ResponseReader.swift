@@ -25,7 +25,6 @@ struct ResponseReader: Sendable {
     private let options: TokenStreamDecoder.Options
     /// Called with each packet's header as it is cut (the trace log), nil when nobody listens.
     var onPacket: (@Sendable (PacketHeader) -> Void)?
-
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {
         self.options = options
         self.decoder = TokenStreamDecoder(version: version, options: options)
@@ -53,28 +52,8 @@ struct ResponseReader: Sendable {
     /// - Throws: ``SQLClientError`` `.protocolError` for malformed packets or tokens, a packet
     ///   that is not TABULAR_RESULT, or a message past the cap.
     mutating func next() throws(SQLClientError) -> Item {
-        while true {
-            do throws(TDSDecodingError) {
-                if let token = try decoder.next() { return .token(token) }
-                if messageEndedAfterToken {
-                    messageEndedAfterToken = false
-                    return .messageEnded
-                }
-                if endOfMessagePending {
-                    endOfMessagePending = false
-                    // The decoder may hand back a last token only the message's end made whole
-                    // (a TDS 7.1 server's 9-byte DONE before LOGINACK).
-                    if let last = try decoder.finish() {
-                        messageEndedAfterToken = true
-                        return .token(last)
-                    }
-                    return .messageEnded
-                }
-            } catch {
-                throw SQLClientError.protocolError(error)
-            }
-            guard try cutPacket() else { return .needBytes }
-        }
+        try nextItem({ decoder throws(TDSDecodingError) in try decoder.next().map(Item.token) },
+                     token: Item.token, messageEnded: .messageEnded, needBytes: .needBytes)
     }
 
     /// What the bytes received so far hold next, for a request read in parts (large values in
@@ -90,25 +69,35 @@ struct ResponseReader: Sendable {
     /// The next part the buffered bytes hold (as ``next()``, rows in parts).
     /// - Throws: as ``next()``.
     mutating func nextPart() throws(SQLClientError) -> PartItem {
+        try nextItem({ decoder throws(TDSDecodingError) in try decoder.nextPart().map(PartItem.part) },
+                     token: { .part(.token($0)) }, messageEnded: .messageEnded, needBytes: .needBytes)
+    }
+
+    /// The one reading loop of ``next()`` and ``nextPart()``: what `step` takes from the decoder,
+    /// else the message's end (after the last token only its end made whole, as a TDS 7.1
+    /// server's 9-byte DONE before LOGINACK), else the next packet, else `needBytes`.
+    @inline(__always)
+    private mutating func nextItem<T>(_ step: (inout TokenStreamDecoder) throws(TDSDecodingError) -> T?,
+                                      token: (Token) -> T, messageEnded: T, needBytes: T) throws(SQLClientError) -> T {
         while true {
             do throws(TDSDecodingError) {
-                if let part = try decoder.nextPart() { return .part(part) }
+                if let item = try step(&decoder) { return item }
                 if messageEndedAfterToken {
                     messageEndedAfterToken = false
-                    return .messageEnded
+                    return messageEnded
                 }
                 if endOfMessagePending {
                     endOfMessagePending = false
                     if let last = try decoder.finish() {
                         messageEndedAfterToken = true
-                        return .part(.token(last))
+                        return token(last)
                     }
-                    return .messageEnded
+                    return messageEnded
                 }
             } catch {
                 throw SQLClientError.protocolError(error)
             }
-            guard try cutPacket() else { return .needBytes }
+            guard try cutPacket() else { return needBytes }
         }
     }
 

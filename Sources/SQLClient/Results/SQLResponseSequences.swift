@@ -110,14 +110,19 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let cursor: ResponseCursor
+        @usableFromInline let cursor: ResponseCursor
+        init(cursor: ResponseCursor) { self.cursor = cursor }
+
+        @inlinable
         public mutating func next() async throws -> SQLRow? {
             if let row = try cursor.takeBufferedRow() { return row }
             return try await cursor.nextRow()
         }
 
         /// As ``next()``, run in the caller's isolation (`for try await` calls this): rows
-        /// already fetched are taken without leaving the caller's executor.
+        /// already fetched are taken without leaving the caller's executor (inlined into the
+        /// caller's loop: no asynchronous call per row).
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLRow? {
             if let row = try cursor.takeBufferedRow() { return row }
             return try await cursor.nextRow(isolation: actor)

@@ -53,6 +53,8 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
     public let dictionaryKeys: [String]
     /// ``SQLRow/decode(_:)``'s column of each coding key, per key type (see ``SQLColumnKeyPlan``).
     let keyPlans = Mutex<[ObjectIdentifier: SQLColumnKeyPlan]>([:])
+    /// The plan of the first key type decoded (read without a lock), the others in ``keyPlans``.
+    let firstKeyPlan = AtomicLazyReference<SQLColumnKeyPlan>()
 
     /// Columns in result-set order; lookup tables and ``dictionaryKeys`` are built once here.
     public init(_ columns: [SQLColumn]) {

@@ -35,13 +35,15 @@ struct SQLRowDecoder: Decoder {
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { row.columns.compactMap { Key(stringValue: $0.name) } }
 
-        /// The column of `key`: from the plan (no string hashing), else by name (exact, then
-        /// case-insensitive).
+        /// The column of `key`: from the plan (by the key's value when the plan can, else by the
+        /// identity of its name: no string hashing), else by name (exact, then case-insensitive).
         @inline(__always)
         private func column(_ key: Key) -> Int? {
-            let name = key.stringValue
-            if let plan, let i = plan.column(of: name) { return i }
-            guard let i = row.columns.index(of: name), i < row.count else { return nil }
+            if let plan {
+                if plan.keysByValue, let i = plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: key)) { return i }
+                if let i = plan.column(of: key.stringValue) { return i }
+            }
+            guard let i = row.columns.index(of: key.stringValue), i < row.count else { return nil }
             return i
         }
 
@@ -53,12 +55,14 @@ struct SQLRowDecoder: Decoder {
             return ValueContainer(value: row[i], row: row, index: i)
         }
 
-        /// The cell of `key`, nil when there is no such column or its value is NULL (checked
-        /// without decoding the value).
+        /// The cell of `key`, nil when there is no such column or its value is NULL (one read
+        /// of the value: a NULL reads as `.null` without decoding anything).
         @inline(__always)
         private func presentCell(_ key: Key) -> ValueContainer? {
-            guard let i = column(key), !row.isNull(at: i) else { return nil }
-            return ValueContainer(value: row[i], row: row, index: i)
+            guard let i = column(key) else { return nil }
+            let value = row[i]
+            if value.isNull { return nil }
+            return ValueContainer(value: value, row: row, index: i)
         }
 
         func contains(_ key: Key) -> Bool { column(key) != nil }
@@ -299,10 +303,22 @@ extension SQLValue {
 /// `stringValue` (the same string each time for synthesized keys, whose names are literals) is
 /// found by the identity of its bytes, so decoding a row does not hash a column name per field.
 ///
+/// A key type of at most one byte (a synthesized `CodingKeys` enum of up to 256 cases: no payload,
+/// no reference) is found by its value instead: the plan keeps the column of each key value
+/// `Key(stringValue:)` gave for a column name, indexed by the value's byte, and two such values
+/// with the same byte are the same key.
+///
 /// Only exact name matches are in the plan; a key it does not find (a case-insensitive match, a
 /// key whose `stringValue` is built per call, no such column) is looked up by name as before.
 final class SQLColumnKeyPlan: Sendable {
     static let utc = TimeZone(secondsFromGMT: 0) ?? .current
+
+    /// The key type the plan was made for.
+    let keyType: ObjectIdentifier
+    /// Whether ``column(ofValue:)`` applies: the key type is trivial and at most one byte.
+    let keysByValue: Bool
+    /// ``keysByValue``: per key value (its byte), the column of that key, -1 for none.
+    private let columnOfValue: [Int32]
 
     private struct Slot: Sendable {
         var bits: (UInt64, UInt64) = (0, 0)
@@ -329,7 +345,16 @@ final class SQLColumnKeyPlan: Sendable {
         return Int(truncatingIfNeeded: h >> 32)
     }
 
+    /// The byte of a key value of a type of at most one byte (0 for an empty type).
+    @inline(__always)
+    static func valueBits<Key>(of key: Key) -> Int {
+        withUnsafeBytes(of: key) { $0.isEmpty ? 0 : Int($0[0]) }
+    }
+
     init<Key: CodingKey>(_ type: Key.Type, columns: SQLColumns) {
+        keyType = ObjectIdentifier(type)
+        let byValue = MemoryLayout<Key>.size <= 1 && _isPOD(Key.self)
+        var columnOfValue = [Int32](repeating: -1, count: byValue ? 256 : 0)
         var capacity = 8
         while capacity < columns.count * 2 { capacity <<= 1 }
         var slots = [Slot](repeating: Slot(), count: capacity)
@@ -337,7 +362,12 @@ final class SQLColumnKeyPlan: Sendable {
         for (i, column) in columns.enumerated() {
             guard let key = Key(stringValue: column.name) else { continue }
             let name = key.stringValue
-            guard name == column.name, let bits = SQLColumnKeyPlan.identity(name) else { continue }
+            guard name == column.name else { continue }
+            if byValue {
+                let v = SQLColumnKeyPlan.valueBits(of: key)
+                if columnOfValue[v] < 0 { columnOfValue[v] = Int32(i) }   // an earlier column of the same name wins
+            }
+            guard let bits = SQLColumnKeyPlan.identity(name) else { continue }
             var h = SQLColumnKeyPlan.hash(bits) & (capacity - 1)
             var taken = false
             while slots[h].column >= 0 {
@@ -351,6 +381,16 @@ final class SQLColumnKeyPlan: Sendable {
         self.slots = slots
         self.mask = capacity - 1
         self.names = names
+        self.keysByValue = byValue
+        self.columnOfValue = columnOfValue
+    }
+
+    /// The column of the key whose value's byte is `bits` (``keysByValue``), nil when no column
+    /// is exactly that key's name.
+    @inline(__always)
+    func column(ofValue bits: Int) -> Int? {
+        let i = columnOfValue[bits & 0xFF]
+        return i < 0 ? nil : Int(i)
     }
 
     /// The column whose name is exactly `name`, when `name` is the key string the plan was made with.
@@ -369,10 +409,13 @@ final class SQLColumnKeyPlan: Sendable {
 
 extension SQLColumns {
     /// The plan of `Key` for these columns (made on first use, then shared by every row).
+    /// The first key type's plan is read without a lock (the common case: one type per result).
     func keyPlan<Key: CodingKey>(for type: Key.Type) -> SQLColumnKeyPlan? {
         let id = ObjectIdentifier(type)
+        if let plan = firstKeyPlan.load(), plan.keyType == id { return plan }
         if let plan = keyPlans.withLock({ $0[id] }) { return plan }
         let plan = SQLColumnKeyPlan(type, columns: self)
+        if firstKeyPlan.storeIfNil(plan) === plan { return plan }
         keyPlans.withLock { plans in
             if plans.count < 16 { plans[id] = plan }
         }

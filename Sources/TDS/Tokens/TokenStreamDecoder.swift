@@ -697,6 +697,13 @@ public struct TokenStreamDecoder: Sendable {
                                     }
                                     j += 2 + len
                                 case .decode:
+                                    // The common case checked straight from the bytes; the rest
+                                    // (incomplete, malformed, rare) by the full decoder.
+                                    var size = 0
+                                    if layouts[c].quickValue(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j, size: &size) != nil {
+                                        j += size
+                                        break
+                                    }
                                     reader.offset = j
                                     do throws(TDSDecodingError) {
                                         _ = try layouts[c].decodeValue(from: &reader)

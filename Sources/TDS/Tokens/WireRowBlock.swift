@@ -54,6 +54,11 @@ public struct WireRowBlock: Sendable {
         if o == WireRowBlock.nullOffset { return .null }
         let kind = scan[column]
         if kind.kind == .decode {
+            var size = 0
+            let quick = bytes.withUnsafeBytes { raw in
+                layouts[column].quickValue(at: raw.baseAddress! + Int(o), available: raw.count - Int(o), size: &size)
+            }
+            if let quick { return quick }
             var reader = ByteReader(bytes, start: Int(o))
             // Checked when the row was appended with the same decoder: it cannot fail here.
             return (try? layouts[column].decodeValue(from: &reader)) ?? .null
@@ -169,7 +174,8 @@ struct WireColumn: Sendable {
         case utf16
         /// A 2-byte length (0xFFFF = NULL) then bytes that cannot be invalid (binary, code page 1252 text).
         case ushortBytes
-        /// Anything else: checked by decoding it (dates, times, decimals, datetime).
+        /// Anything else: checked by decoding it (dates, times, decimals, datetime), the common
+        /// case straight from the bytes (``ValueLayout/quickValue(at:available:size:)``).
         case decode
         /// Not kept as wire bytes (PLP, text/ntext/image, sql_variant, other code pages, unknown).
         case unsupported

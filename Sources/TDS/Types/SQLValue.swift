@@ -223,9 +223,15 @@ public struct SQLVariant: Hashable, Sendable {
 }
 
 extension Civil {
+    /// 10^0 ... 10^38.
+    static let powersOf10Wide: [UInt128] = {
+        var table: [UInt128] = [1]
+        for _ in 1 ... 38 { table.append(table[table.count - 1] * 10) }
+        return table
+    }()
+
+    /// 10^n, n clamped to 0...38.
     static func pow10(_ n: Int) -> UInt128 {
-        var r: UInt128 = 1
-        for _ in 0 ..< min(max(n, 0), 38) { r *= 10 }
-        return r
+        powersOf10Wide[min(max(n, 0), 38)]
     }
 }

@@ -61,12 +61,17 @@ enum TextCodec {
         return text
     }
 
-    /// `count` bytes of code page 1252 text at `p` (every byte is valid): an ASCII run copied
-    /// eight bytes at a time, other bytes mapped to their BMP scalar (at most 3 UTF-8 bytes).
+    /// `count` bytes of code page 1252 text at `p` (every byte is valid): an ASCII run found
+    /// sixteen bytes at a time and copied whole; other bytes mapped to their BMP scalar (at most 3
+    /// UTF-8 bytes) in a scratch buffer, then copied into a String of exactly their length (up to
+    /// 15 UTF-8 bytes stay inline: no allocation).
     static func decodeCP1252(_ p: UnsafeRawPointer, count: Int) -> String {
         if count == 0 { return "" }
         var i = 0
-        while i + 8 <= count, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+        while i + 16 <= count,
+              (p.loadUnaligned(fromByteOffset: i, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
+                & 0x8080_8080_8080_8080 == 0 { i += 16 }
+        if i + 8 <= count, p.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
         while i < count, p.load(fromByteOffset: i, as: UInt8.self) < 0x80 { i += 1 }
         if i == count {
             return String(unsafeUninitializedCapacity: count) { out -> Int in
@@ -74,25 +79,46 @@ enum TextCodec {
                 return count
             }
         }
-        return String(unsafeUninitializedCapacity: count * 3) { out -> Int in
-            let o = out.baseAddress!
-            UnsafeMutableRawPointer(o).copyMemory(from: p, byteCount: i)
-            var w = i
-            for k in i ..< count {
-                let b = p.load(fromByteOffset: k, as: UInt8.self)
-                let u = UInt32((0x80...0x9F).contains(b) ? cp1252High[Int(b) - 0x80] : UInt16(b))
-                if u < 0x80 {
-                    o[w] = UInt8(truncatingIfNeeded: u); w += 1
-                } else if u < 0x800 {
-                    o[w] = UInt8(truncatingIfNeeded: 0xC0 | u >> 6); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 2
-                } else {
-                    o[w] = UInt8(truncatingIfNeeded: 0xE0 | u >> 12); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u >> 6 & 0x3F)
-                    o[w + 2] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 3
-                }
+        let prefix = i
+        let capacity = count * 3
+        if capacity > scratchLimit {
+            return String(unsafeUninitializedCapacity: capacity) { out -> Int in
+                transcodeCP1252(p, count: count, asciiPrefix: prefix, into: out.baseAddress!)
             }
-            return w
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch -> String in
+            let source = scratch.baseAddress!
+            let w = transcodeCP1252(p, count: count, asciiPrefix: prefix, into: source)
+            return String(unsafeUninitializedCapacity: w) { out -> Int in
+                out.baseAddress!.update(from: source, count: w)
+                return w
+            }
         }
     }
+
+    /// Writes the UTF-8 of `count` bytes of code page 1252 at `p` (the first `prefix` ASCII) at
+    /// `o`, which has room for 3 bytes a byte; returns the count written.
+    @inline(__always)
+    static func transcodeCP1252(_ p: UnsafeRawPointer, count: Int, asciiPrefix prefix: Int, into o: UnsafeMutablePointer<UInt8>) -> Int {
+        UnsafeMutableRawPointer(o).copyMemory(from: p, byteCount: prefix)
+        var w = prefix
+        for k in prefix ..< count {
+            let b = p.load(fromByteOffset: k, as: UInt8.self)
+            if b < 0x80 { o[w] = b; w += 1; continue }
+            let u = UInt32(b <= 0x9F ? cp1252High[Int(b) - 0x80] : UInt16(b))
+            if u < 0x800 {
+                o[w] = UInt8(truncatingIfNeeded: 0xC0 | u >> 6); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 2
+            } else {
+                o[w] = UInt8(truncatingIfNeeded: 0xE0 | u >> 12); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u >> 6 & 0x3F)
+                o[w + 2] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 3
+            }
+        }
+        return w
+    }
+
+    /// The largest transcoding scratch buffer taken on the stack (bytes); longer text is
+    /// transcoded straight into a String of the worst-case capacity.
+    static let scratchLimit = 1024
 
     /// Encodes text in the collation's code page (1252 when nil); nil if not representable.
     static func encode(_ s: String, collation: Collation?) -> [UInt8]? {
@@ -157,21 +183,45 @@ enum TextCodec {
         return UInt32(truncatingIfNeeded: x)
     }
 
-    /// UTF-16LE (`byteCount` even, > 0, readable at `src`) to a native UTF-8 String: ASCII runs
-    /// four units at a time, exact capacity when the text is all ASCII (up to 15 characters stay
-    /// inline, no allocation). Sets `badUnit` to the index of an unpaired surrogate (and returns "").
+    /// The byte count of the leading ASCII units of `byteCount` bytes of UTF-16LE at `src`
+    /// (even): 8 units at a time, then 4, then one by one.
+    @inline(__always)
+    static func asciiPrefixUTF16LE(_ src: UnsafeRawPointer, byteCount: Int) -> Int {
+        var i = 0
+        while i + 16 <= byteCount,
+              allASCII(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self) | src.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))) {
+            i += 16
+        }
+        if i + 8 <= byteCount, allASCII(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self))) { i += 8 }
+        while i < byteCount, src.load(fromByteOffset: i + 1, as: UInt8.self) == 0, src.load(fromByteOffset: i, as: UInt8.self) < 0x80 { i += 2 }
+        return i
+    }
+
+    /// UTF-16LE (`byteCount` even, > 0, readable at `src`) to a native UTF-8 String, in one pass
+    /// over the text after an ASCII scan:
+    /// - all ASCII: the low bytes narrowed 8 units at a time straight into a String of exactly
+    ///   `byteCount / 2` bytes (up to 15 stay inline: no allocation);
+    /// - otherwise the ASCII prefix narrowed, the rest transcoded (ASCII 4 units at a time, other
+    ///   units to 2-4 UTF-8 bytes) into a scratch buffer on the stack, then copied into a String
+    ///   of exactly the UTF-8 length (again inline up to 15 bytes).
+    ///
+    /// Sets `badUnit` to the index of an unpaired surrogate (and returns ""): a high surrogate
+    /// not followed by a low one, or a low one alone.
     @inline(__always)
     static func transcodeUTF16LE(_ src: UnsafeRawPointer, byteCount: Int, badUnit: inout Int) -> String {
         let units = byteCount >> 1
-        // Leading ASCII, 4 units at a time.
-        var i = 0
-        while i + 8 <= byteCount, allASCII(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self))) { i += 8 }
-        while i < byteCount, src.load(fromByteOffset: i + 1, as: UInt8.self) == 0, src.load(fromByteOffset: i, as: UInt8.self) < 0x80 { i += 2 }
-        if i == byteCount {
+        let prefix = asciiPrefixUTF16LE(src, byteCount: byteCount)
+        if prefix == byteCount {
             return String(unsafeUninitializedCapacity: units) { out -> Int in
                 let o = UnsafeMutableRawPointer(out.baseAddress!)
                 var k = 0
-                while k + 8 <= byteCount {
+                while k + 16 <= byteCount {
+                    let a = UInt64(narrow(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self))))
+                    let b = UInt64(narrow(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k + 8, as: UInt64.self))))
+                    o.storeBytes(of: (a | b << 32).littleEndian, toByteOffset: k >> 1, as: UInt64.self)
+                    k += 16
+                }
+                if k + 8 <= byteCount {
                     o.storeBytes(of: narrow(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self))).littleEndian,
                                  toByteOffset: k >> 1, as: UInt32.self)
                     k += 8
@@ -180,14 +230,49 @@ enum TextCodec {
                 return units
             }
         }
-        var bad = -1
-        let text = String(unsafeUninitializedCapacity: units * 3) { out -> Int in
-            let o = out.baseAddress!
-            var w = 0
-            var k = 0
-            // The ASCII prefix found above.
-            while k < i { o[w] = src.load(fromByteOffset: k, as: UInt8.self); w += 1; k += 2 }
-            while k < byteCount {
+        let capacity = units * 3
+        if capacity > scratchLimit {
+            var written = 0
+            let text = String(unsafeUninitializedCapacity: capacity) { out -> Int in
+                written = transcodeUTF16LE(src, byteCount: byteCount, asciiPrefix: prefix, into: out.baseAddress!)
+                return Swift.max(written, 0)
+            }
+            if written < 0 { badUnit = -1 - written; return "" }
+            return text
+        }
+        let (text, written) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch -> (String, Int) in
+            let source = scratch.baseAddress!
+            let w = transcodeUTF16LE(src, byteCount: byteCount, asciiPrefix: prefix, into: source)
+            if w <= 0 { return ("", w) }
+            return (String(unsafeUninitializedCapacity: w) { out -> Int in
+                out.baseAddress!.update(from: source, count: w)
+                return w
+            }, w)
+        }
+        if written < 0 { badUnit = -1 - written; return "" }
+        return text
+    }
+
+    /// Writes the UTF-8 of `byteCount` bytes of UTF-16LE at `src` (the first `asciiPrefix` bytes
+    /// ASCII) at `o`, which has room for 3 bytes a unit: the ASCII prefix and ASCII runs 4 units
+    /// at a time, other units as 2-4 bytes. Returns the count written, or `-1 - i` for an unpaired
+    /// surrogate at unit `i`.
+    @inline(__always)
+    static func transcodeUTF16LE(_ src: UnsafeRawPointer, byteCount: Int, asciiPrefix prefix: Int,
+                                 into o: UnsafeMutablePointer<UInt8>) -> Int {
+        var k = 0
+        // The ASCII prefix, 4 units at a time.
+        while k + 8 <= prefix {
+            UnsafeMutableRawPointer(o + (k >> 1)).storeBytes(
+                of: narrow(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self))).littleEndian, as: UInt32.self)
+            k += 8
+        }
+        while k < prefix { o[k >> 1] = src.load(fromByteOffset: k, as: UInt8.self); k += 2 }
+        var w = prefix >> 1
+        while k < byteCount {
+            let u = UInt32(src.load(fromByteOffset: k, as: UInt8.self)) | UInt32(src.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
+            if u < 0x80 {
+                // An ASCII unit: 4 at once when the next 4 all are.
                 if k + 8 <= byteCount {
                     let word = UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self))
                     if allASCII(word) {
@@ -196,30 +281,27 @@ enum TextCodec {
                         continue
                     }
                 }
-                let u = UInt32(src.load(fromByteOffset: k, as: UInt8.self)) | UInt32(src.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
-                k += 2
-                if u < 0x80 {
-                    o[w] = UInt8(truncatingIfNeeded: u); w += 1
-                } else if u < 0x800 {
-                    o[w] = UInt8(truncatingIfNeeded: 0xC0 | u >> 6); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 2
-                } else if u & 0xF800 != 0xD800 {
-                    o[w] = UInt8(truncatingIfNeeded: 0xE0 | u >> 12); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u >> 6 & 0x3F)
-                    o[w + 2] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 3
-                } else {
-                    // A high surrogate followed by a low surrogate; anything else is invalid.
-                    guard u < 0xDC00, k < byteCount else { bad = (k - 2) >> 1; return 0 }
-                    let l = UInt32(src.load(fromByteOffset: k, as: UInt8.self)) | UInt32(src.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
-                    guard l & 0xFC00 == 0xDC00 else { bad = (k - 2) >> 1; return 0 }
-                    k += 2
-                    let c = 0x10000 + ((u - 0xD800) << 10) + (l - 0xDC00)
-                    o[w] = UInt8(truncatingIfNeeded: 0xF0 | c >> 18); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | c >> 12 & 0x3F)
-                    o[w + 2] = UInt8(truncatingIfNeeded: 0x80 | c >> 6 & 0x3F); o[w + 3] = UInt8(truncatingIfNeeded: 0x80 | c & 0x3F); w += 4
-                }
+                o[w] = UInt8(truncatingIfNeeded: u); w += 1; k += 2
+                continue
             }
-            return w
+            k += 2
+            if u < 0x800 {
+                o[w] = UInt8(truncatingIfNeeded: 0xC0 | u >> 6); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 2
+            } else if u & 0xF800 != 0xD800 {
+                o[w] = UInt8(truncatingIfNeeded: 0xE0 | u >> 12); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u >> 6 & 0x3F)
+                o[w + 2] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 3
+            } else {
+                // A high surrogate followed by a low surrogate; anything else is invalid.
+                guard u < 0xDC00, k < byteCount else { return -1 - (k - 2) >> 1 }
+                let l = UInt32(src.load(fromByteOffset: k, as: UInt8.self)) | UInt32(src.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
+                guard l & 0xFC00 == 0xDC00 else { return -1 - (k - 2) >> 1 }
+                k += 2
+                let c = 0x10000 + ((u - 0xD800) << 10) + (l - 0xDC00)
+                o[w] = UInt8(truncatingIfNeeded: 0xF0 | c >> 18); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | c >> 12 & 0x3F)
+                o[w + 2] = UInt8(truncatingIfNeeded: 0x80 | c >> 6 & 0x3F); o[w + 3] = UInt8(truncatingIfNeeded: 0x80 | c & 0x3F); w += 4
+            }
         }
-        badUnit = bad
-        return bad >= 0 ? "" : text
+        return w
     }
 
     /// Whether `byteCount` bytes of `src` from `start` (all present) are valid UTF-16LE, as
@@ -229,7 +311,18 @@ enum TextCodec {
         guard byteCount & 1 == 0 else { return false }
         guard byteCount > 0 else { return true }
         let p = UnsafeRawPointer(src.baseAddress!) + start
+        // Bit 15 of a lane set iff that lane of `w` (4 units) is a surrogate (0xD800...0xDFFF).
+        @inline(__always) func surrogateLanes(_ w: UInt64) -> UInt64 {
+            let s = (w & 0xF800_F800_F800_F800) ^ 0xD800_D800_D800_D800   // a lane is 0 iff a surrogate
+            return (s &- 0x0001_0001_0001_0001) & ~s & 0x8000_8000_8000_8000
+        }
         var k = 0
+        // No surrogate among 8 units: skip them at once.
+        while k + 16 <= byteCount,
+              surrogateLanes(UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt64.self)))
+                | surrogateLanes(UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k + 8, as: UInt64.self))) == 0 {
+            k += 16
+        }
         while k < byteCount {
             if k + 8 <= byteCount {
                 // No unit of the 4 is a surrogate (0xD800...0xDFFF): test the 4 high bytes at once.

@@ -126,7 +126,14 @@ extension ValueLayout {
         case 0x32: return .bit(try reader.readUInt8() != 0)
         case 0x3B: return .real(try reader.readFloat32LE())
         case 0x3E: return .float(try reader.readFloat64LE())
-        case 0x3C, 0x3D: return try decodeData(from: &reader, count: 8, baseScale: scale)   // MONEY, DATETIME
+        case 0x3C: return try decodeData(from: &reader, count: 8, baseScale: scale)   // MONEY
+        case 0x3D:  // DATETIME
+            if let v = quickValue(from: &reader) { return v }
+            return try decodeData(from: &reader, count: 8, baseScale: scale)
+        // DECIMALN, NUMERICN, DATEN, TIMEN, DATETIME2N, DATETIMEOFFSETN, DATETIMN, MONEYN, GUID:
+        // the common case straight from the bytes, anything else by the generic BYTELEN path below.
+        case 0x6A, 0x6C, 0x28, 0x29, 0x2A, 0x2B, 0x6F, 0x6E, 0x24:
+            if let v = quickValue(from: &reader) { return v }
         case 0x3A, 0x7A: return try decodeData(from: &reader, count: 4, baseScale: scale)   // DATETIM4, MONEY4
         case 0x1F: return .null
         // Common nullable types (COLMETADATA of TDS 7.2+ servers), decoded without the generic path.
@@ -212,6 +219,19 @@ extension ValueLayout {
         case .plp:
             throw reader.error(.unsupported, "PLP value: decode its chunks with decodePLPValue")
         }
+    }
+
+    /// ``quickValue(at:available:size:)`` at the reader's position: the value, consumed, or nil
+    /// (nothing consumed).
+    @inline(__always)
+    private func quickValue(from reader: inout ByteReader) -> SQLValue? {
+        let o = reader.offset, available = reader.endIndex - o
+        var size = 0
+        guard available > 0,
+              let v = reader.bytes.withUnsafeBytes({ quickValue(at: $0.baseAddress! + o, available: available, size: &size) })
+        else { return nil }
+        reader.offset = o + size
+        return v
     }
 
     /// A fixed-size or BYTELEN value longer than its column's TYPE_INFO allows (an INTN(4) of 8
@@ -328,7 +348,7 @@ extension ValueLayout {
                 throw reader.error(.invalidValue, at: start, "decimal magnitude beyond 38 digits")
             }
             var p = precision
-            while p < 38 && mag >= Civil.pow10(Int(p)) { p += 1 }
+            while p < 38 && mag >= Civil.powersOf10Wide[Int(p)] { p += 1 }
             return .decimal(SQLDecimal(isNegative: sign == 0, precision: p, scale: scale, magnitude: mag))
         case .dateN:
             guard n == 3 else { throw wrongLength() }
@@ -368,4 +388,134 @@ extension ValueLayout {
         }
     }
 
+}
+
+// The common fixed-size BYTELEN types read straight from the bytes, for the row paths
+// (``ValueLayout/decodeValue(from:)``, the wire row scan and ``WireRowBlock/value(row:column:)``).
+extension ValueLayout {
+    /// ``quickValue(at:available:size:)`` as a value and its byte count (for tests).
+    func quickValue(at p: UnsafeRawPointer, available: Int) -> (value: SQLValue, size: Int)? {
+        var size = 0
+        guard let v = quickValue(at: p, available: available, size: &size) else { return nil }
+        return (v, size)
+    }
+
+    /// Decodes the value at `p` ([MS-TDS] 2.2.5.2: its length byte for BYTELEN types; 2.2.5.5.1
+    /// for the data), `available` bytes readable,
+    /// for decimal/numeric, date, time, datetime2, datetimeoffset, datetime, smalldatetime,
+    /// money/smallmoney (MONEYN) and uniqueidentifier, with no reader and no allocation; returns the
+    /// value, its byte count (prefix included) in `size`, or nil when the value is anything but the
+    /// common case (incomplete, malformed, a decimal magnitude beyond its precision, another type):
+    /// the caller then decodes it with ``decodeValue(from:)``, which gives the same value for
+    /// everything this accepts, and reports the error of everything it declines that is wrong.
+    @inline(__always)
+    func quickValue(at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+        @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
+        @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
+        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
+        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+        /// `count` (3...5) bytes little-endian at `i`.
+        @inline(__always) func uint(_ i: Int, _ count: Int) -> UInt64 {
+            switch count {
+            case 3: return UInt64(u16(i)) | UInt64(u8(i + 2)) << 16
+            case 4: return UInt64(u32(i))
+            default: return UInt64(u32(i)) | UInt64(u8(i + 4)) << 32
+            }
+        }
+        /// A time of `scale` at `i` (`SQLTime.wireLength(scale:)` bytes), nil at 24:00 or later.
+        @inline(__always) func time(_ i: Int, _ count: Int) -> SQLTime? {
+            let ticks = uint(i, count)
+            guard ticks < 86_400 &* Civil.powersOf10[Int(scale)] else { return nil }
+            return SQLTime(ticks: ticks, scale: scale)
+        }
+        /// A date at `i` (3 bytes), nil beyond 9999-12-31.
+        @inline(__always) func date(_ i: Int) -> SQLDate? {
+            let days = uint(i, 3)
+            guard days <= UInt64(Civil.maxDay) else { return nil }
+            return SQLDate(days: Int32(truncatingIfNeeded: days))
+        }
+        if isPLP || available < 1 { return nil }
+        let t = type.rawValue
+        // DATETIME and DATETIM4 are FIXEDLEN: no length byte.
+        if t == 0x3D {
+            guard available >= 8 else { return nil }
+            let v = SQLDateTime(days: Int32(bitPattern: u32(0)), ticks: u32(4))
+            guard v.isValid else { return nil }; size = 8; return .datetime(v)
+        }
+        if t == 0x3A {
+            guard available >= 4 else { return nil }
+            let v = SQLSmallDateTime(days: u16(0), minutes: u16(2))
+            guard v.isValid else { return nil }; size = 4; return .smallDateTime(v)
+        }
+        let n = Int(u8(0))
+        switch t {
+        case 0x6A, 0x6C, 0x37, 0x3F, 0x28, 0x29, 0x2A, 0x2B, 0x6F, 0x6E, 0x24: break
+        default: return nil
+        }
+        if n == 0 { size = 1; return .null }
+        guard available > n, length <= 0 || n <= length else { return nil }
+        switch t {
+        case 0x6A, 0x6C, 0x37, 0x3F:   // DECIMALN, NUMERICN, DECIMAL, NUMERIC
+            guard precision <= 38, n <= SQLDecimal.wireLength(precision: precision) else { return nil }
+            let sign = u8(1)
+            guard sign <= 1 else { return nil }
+            let m = n - 1
+            var lo: UInt64 = 0, hi: UInt64 = 0
+            switch m {
+            case 4: lo = UInt64(u32(2))
+            case 8: lo = u64(2)
+            case 12: lo = u64(2); hi = UInt64(u32(10))
+            case 16: lo = u64(2); hi = u64(10)
+            default:
+                for k in 0 ..< m {
+                    if k < 8 { lo |= UInt64(u8(2 + k)) << UInt64(8 * k) } else { hi |= UInt64(u8(2 + k)) << UInt64(8 * (k - 8)) }
+                }
+            }
+            let mag = UInt128(hi) << 64 | UInt128(lo)
+            // A magnitude beyond the precision (widened by the full decoder) is not the common case.
+            guard mag < Civil.powersOf10Wide[Int(precision)] else { return nil }
+            size = 1 + n; return .decimal(SQLDecimal(isNegative: sign == 0, precision: precision, scale: scale, magnitude: mag))
+        case 0x2A:   // DATETIME2N
+            guard scale <= 7 else { return nil }
+            let tl = SQLTime.wireLength(scale: scale)
+            guard n == tl + 3, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
+            size = 1 + n; return .datetime2(SQLDateTime2(date: d, time: tm))
+        case 0x28:   // DATEN
+            guard n == 3, let d = date(1) else { return nil }
+            size = 4; return .date(d)
+        case 0x29:   // TIMEN
+            guard scale <= 7 else { return nil }
+            let tl = SQLTime.wireLength(scale: scale)
+            guard n == tl, let tm = time(1, tl) else { return nil }
+            size = 1 + n; return .time(tm)
+        case 0x2B:   // DATETIMEOFFSETN
+            guard scale <= 7 else { return nil }
+            let tl = SQLTime.wireLength(scale: scale)
+            guard n == tl + 5, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
+            let offset = Int16(bitPattern: u16(4 + tl))
+            guard (-840...840).contains(offset) else { return nil }
+            size = 1 + n; return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: d, time: tm), offsetMinutes: offset))
+        case 0x6F:   // DATETIMN
+            if n == 8 {
+                let v = SQLDateTime(days: Int32(bitPattern: u32(1)), ticks: u32(5))
+                guard v.isValid else { return nil }; size = 9; return .datetime(v)
+            }
+            if n == 4 {
+                let v = SQLSmallDateTime(days: u16(1), minutes: u16(3))
+                guard v.isValid else { return nil }; size = 5; return .smallDateTime(v)
+            }
+            return nil
+        case 0x6E:   // MONEYN
+            if n == 8 { size = 9; return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(1))) << 32 | Int64(u32(5)))) }
+            if n == 4 { size = 5; return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1))))) }
+            return nil
+        case 0x24:   // GUID
+            guard n == 16 else { return nil }
+            size = 17
+            return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
+                                                 u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
+        default:
+            return nil
+        }
+    }
 }

@@ -57,6 +57,44 @@ final class SQLRowTests: XCTestCase {
         }
     }
 
+    func testKeyPlanFindsKeysByValueThenByNameAndEarlierColumnsWin() throws {
+        // Columns: "id" twice (the first wins), "Name" (a key "name" finds it case-insensitively,
+        // outside the plan), "n" (a key whose stringValue is not the enum's own: by name).
+        let columns = SQLColumns([SQLColumn(name: "id", typeInfo: .int, isNullable: false),
+                                  SQLColumn(name: "Name", typeInfo: .nvarchar(20), isNullable: true),
+                                  SQLColumn(name: "id", typeInfo: .int, isNullable: false),
+                                  SQLColumn(name: "n", typeInfo: .int, isNullable: true)])
+        struct Item: Decodable, Equatable {
+            var id: Int32
+            var name: String?
+            var count: Int?
+            enum CodingKeys: String, CodingKey { case id, name, count = "n" }
+        }
+        let plan = try XCTUnwrap(columns.keyPlan(for: Item.CodingKeys.self))
+        XCTAssertTrue(plan.keysByValue, "a one-byte CodingKeys enum is found by its value")
+        XCTAssertEqual(plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: Item.CodingKeys.id)), 0)
+        XCTAssertNil(plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: Item.CodingKeys.name)), "no exact match")
+        XCTAssertEqual(plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: Item.CodingKeys.count)), 3)
+        XCTAssertTrue(columns.keyPlan(for: Item.CodingKeys.self) === plan, "one plan per key type")
+        let rows = [SQLRow(columns: columns, values: [.int(1), .string("a"), .int(9), .int(5)]),
+                    SQLRow(columns: columns, values: [.int(2), .null, .int(8), .null])]
+        XCTAssertEqual(try rows.map { try $0.decode(Item.self) },
+                       [Item(id: 1, name: "a", count: 5), Item(id: 2, name: nil, count: nil)])
+        // A second key type over the same columns gets its own plan (kept beside the first).
+        struct Other: Decodable, Equatable { var n: Int?; var id: Int }
+        XCTAssertEqual(try rows[0].decode(Other.self), Other(n: 5, id: 1))
+        XCTAssertEqual(try rows[1].decode(Other.self), Other(n: nil, id: 2))
+        XCTAssertEqual(try rows[1].decode(Item.self), Item(id: 2, name: nil, count: nil))
+        // A key type larger than a byte (a struct key holding a String) is found by its name.
+        struct NameKey: CodingKey {
+            var stringValue: String
+            init?(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+        XCTAssertEqual(columns.keyPlan(for: NameKey.self)?.keysByValue, false)
+    }
+
     func testSingleValueAndUnkeyedDecoding() throws {
         let one = SQLRow(columns: SQLColumns([SQLColumn(name: "n", typeInfo: .int, isNullable: false)]), values: [.int(42)])
         XCTAssertEqual(try one.decode(Int.self), 42)

@@ -1,0 +1,162 @@
+import Foundation
+@testable import TDS
+import XCTest
+
+/// ``TextCodec``'s fast paths (UTF-16LE and code page 1252 to String): the ASCII scans 8 and 16
+/// bytes at a time, the narrowing, the scratch buffer and its limit, against Swift's own
+/// transcoding, with a non-ASCII unit at every offset of a 16-byte window and beyond.
+final class TextCodecTests: XCTestCase {
+    static func bytes(_ units: [UInt16]) -> [UInt8] {
+        units.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] }
+    }
+
+    /// The String of `units` as the decoder gives it, or the index of the unpaired surrogate it reports.
+    static func decode(_ units: [UInt16]) -> Result<String, TDSDecodingError> {
+        let b = bytes(units)
+        var reader = ByteReader([0xEE] + b + [0x41, 0x00], start: 1, baseOffset: 100)
+        do {
+            let s = try TextCodec.decodeUTF16LE(from: &reader, byteCount: b.count)
+            XCTAssertEqual(reader.offset, 1 + b.count)
+            return .success(s)
+        } catch {
+            XCTAssertEqual(reader.offset, 1, "the reader stays where it was")
+            return .failure(error)
+        }
+    }
+
+    /// The index of the first unpaired surrogate of `units`, nil if none.
+    static func unpaired(_ units: [UInt16]) -> Int? {
+        var i = 0
+        while i < units.count {
+            let u = units[i]
+            if (0xD800 ... 0xDBFF).contains(u) {
+                guard i + 1 < units.count, (0xDC00 ... 0xDFFF).contains(units[i + 1]) else { return i }
+                i += 2
+            } else if (0xDC00 ... 0xDFFF).contains(u) {
+                return i
+            } else {
+                i += 1
+            }
+        }
+        return nil
+    }
+
+    static func check(_ units: [UInt16], file: StaticString = #filePath, line: UInt = #line) {
+        switch (decode(units), unpaired(units)) {
+        case (.success(let s), nil):
+            XCTAssertEqual(s, String(decoding: units, as: UTF16.self), "\(units)", file: file, line: line)
+            XCTAssertEqual(Array(s.utf16), units, "\(units)", file: file, line: line)
+        case (.failure(let e), let bad?):
+            XCTAssertEqual(e.code, .invalidEncoding, "\(units)", file: file, line: line)
+            XCTAssertEqual(e.offset, 101 + 2 * bad, "\(units)", file: file, line: line)
+        case (let got, let bad):
+            XCTFail("\(units): got \(got), unpaired surrogate at \(bad.map(String.init) ?? "none")", file: file, line: line)
+        }
+    }
+
+    /// ASCII text of every length 0...40 with one non-ASCII unit (or pair) at every position:
+    /// every offset within the 16-byte and 8-byte blocks, every tail length, 1- to 4-byte UTF-8.
+    func testNonASCIIAtEveryOffsetMatchesSwiftsTranscoding() {
+        let specials: [[UInt16]] = [[0x7F], [0x80], [0xE9], [0x7FF], [0x800], [0x20AC], [0xD7FF], [0xE000], [0xFFFD], [0xFFFF],
+                                    [0x100], [0xFF00], [0x0041 | 0x8000], [0xD83D, 0xDE00], [0xDBFF, 0xDFFF], [0xD800, 0xDC00]]
+        for length in 0 ... 40 {
+            let ascii = (0 ..< length).map { UInt16(0x61 + $0 % 26) }
+            Self.check(ascii)
+            for at in 0 ... length {
+                for s in specials {
+                    Self.check(Array(ascii[..<at]) + s + Array(ascii[at...]))
+                }
+                // Only the high byte of the unit non-zero (a unit whose low byte is ASCII).
+                var high = ascii
+                if at < length { high[at] |= 0x0100; Self.check(high) }
+            }
+        }
+    }
+
+    /// Text that is not ASCII at all, and mixed runs, around the 15-byte inline limit and across
+    /// the scratch buffer's limit.
+    func testNonASCIIRunsAndLongTextMatchSwiftsTranscoding() {
+        let pieces = ["é", "€", "😀", "a", "Ω", "東", "ß", " "]
+        var rng = SystemRandomNumberGenerator()
+        for units in [1, 2, 4, 5, 7, 8, 14, 15, 16, 17, 31, 33, 100, 341, 342, 343, 500, 2000, 4000] {
+            for _ in 0 ..< 8 {
+                var s = ""
+                while s.utf16.count < units { s += pieces.randomElement(using: &rng)! }
+                Self.check(Array(s.utf16))
+            }
+            Self.check([UInt16](repeating: 0xE9, count: units))
+            Self.check([UInt16](repeating: 0x6771, count: units))
+            Self.check([UInt16](repeating: 0x41, count: units - 1) + [0xE9])
+        }
+    }
+
+    /// Unpaired surrogates at every offset of the windows: the error points at the unit, the
+    /// reader does not move; a pair cut by the end of the value is unpaired.
+    func testUnpairedSurrogatesAtEveryOffsetAreErrorsAtTheirUnit() {
+        let bad: [[UInt16]] = [[0xD800], [0xDBFF], [0xDC00], [0xDFFF], [0xDE00, 0xD83D], [0xD83D, 0x41], [0xD83D, 0xD83D], [0xD83D, 0xE9]]
+        for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33] {
+            let ascii = (0 ..< length).map { UInt16(0x30 + $0 % 10) }
+            for at in 0 ... length {
+                for b in bad {
+                    Self.check(Array(ascii[..<at]) + b + Array(ascii[at...]))
+                    // After a non-ASCII prefix too (the transcoding loop rather than the scan).
+                    Self.check([0xE9] + Array(ascii[..<at]) + b + Array(ascii[at...]))
+                }
+            }
+            // A high surrogate as the last unit.
+            Self.check(ascii + [0xD83D])
+        }
+        // A long value (past the scratch limit) with a surrogate error at its end.
+        Self.check([UInt16](repeating: 0xE9, count: 600) + [0xDC00])
+    }
+
+    /// The wire row path's transcoder (no reader) gives the same strings.
+    func testTranscodeWithoutReaderMatches() {
+        for units: [UInt16] in [[0x41], Array("hello world, ça va? 😀 東京".utf16), [UInt16](repeating: 0x7A, count: 33)] {
+            let b = Self.bytes(units)
+            var bad = -1
+            let s = b.withUnsafeBytes { TextCodec.transcodeUTF16LE($0.baseAddress!, byteCount: b.count, badUnit: &bad) }
+            XCTAssertEqual(bad, -1)
+            XCTAssertEqual(s, String(decoding: units, as: UTF16.self))
+        }
+        var bad = -1
+        let b = Self.bytes([0x41, 0x42, 0xDC00])
+        let s = b.withUnsafeBytes { TextCodec.transcodeUTF16LE($0.baseAddress!, byteCount: b.count, badUnit: &bad) }
+        XCTAssertEqual(bad, 2)
+        XCTAssertEqual(s, "")
+    }
+
+    /// Code page 1252: every byte at every offset of ASCII text of lengths 0...40 (16- and 8-byte
+    /// scans, tails), against the Windows table; the 5 undefined bytes as C1 controls.
+    func testCP1252EveryByteAtEveryOffset() {
+        func scalar(_ b: UInt8) -> Unicode.Scalar {
+            (0x80 ... 0x9F).contains(b) ? Unicode.Scalar(TextCodec.cp1252High[Int(b) - 0x80])! : Unicode.Scalar(b)
+        }
+        func expected(_ bytes: [UInt8]) -> String {
+            var s = String.UnicodeScalarView()
+            for b in bytes { s.append(scalar(b)) }
+            return String(s)
+        }
+        func decode(_ bytes: [UInt8]) -> String {
+            bytes.isEmpty ? TextCodec.decodeCP1252(UnsafeRawPointer(bitPattern: 1)!, count: 0)
+                : bytes.withUnsafeBytes { TextCodec.decodeCP1252($0.baseAddress!, count: bytes.count) }
+        }
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40] {
+            let ascii = (0 ..< length).map { UInt8(0x41 + $0 % 26) }
+            XCTAssertEqual(decode(ascii), expected(ascii))
+            for at in 0 ... length {
+                for b in [UInt8](0x7F ... 0xFF) {
+                    let text = Array(ascii[..<at]) + [b] + Array(ascii[at...])
+                    XCTAssertEqual(decode(text), expected(text), "\(text)")
+                }
+            }
+        }
+        // All non-ASCII, short and past the scratch limit.
+        for count in [1, 5, 6, 15, 100, 341, 342, 1000] {
+            let text = (0 ..< count).map { UInt8(0x80 + $0 % 128) }
+            XCTAssertEqual(decode(text), expected(text))
+        }
+        XCTAssertEqual(decode([0x81, 0x8D, 0x8F, 0x90, 0x9D]), "\u{81}\u{8D}\u{8F}\u{90}\u{9D}")
+        XCTAssertEqual(decode([0x80, 0x41]), "€A")
+    }
+}

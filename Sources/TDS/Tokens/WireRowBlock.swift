@@ -22,14 +22,14 @@ public struct WireRowBlock: Sendable {
     /// One per column, as the decoder read the COLMETADATA.
     let layouts: [ValueLayout]
     /// The columns' scan rules (see ``WireColumn``).
-    let scan: [WireColumn]
+    @usableFromInline let scan: [WireColumn]
     /// ``TokenStreamDecoder``'s result number when the block was made (rows of another result
     /// are never appended).
     let result: Int
     /// The values' bytes, each with its length prefix, row after row.
-    private(set) var bytes: [UInt8] = []
+    @usableFromInline private(set) var bytes: [UInt8] = []
     /// Per value, row by row, its offset in `bytes` (``nullOffset`` for a bitmap NULL).
-    private(set) var offsets: [UInt32] = []
+    @usableFromInline private(set) var offsets: [UInt32] = []
     /// Values per row (at least 1).
     public let columnCount: Int
 
@@ -48,14 +48,51 @@ public struct WireRowBlock: Sendable {
     public var isEmpty: Bool { offsets.isEmpty }
 
     /// The value of `column` in `row` (both 0-based; the caller keeps them in range).
-    @inline(__always)
+    ///
+    /// Inlined into the caller: a fixed-size value (int, bigint, smallint, tinyint, bit, real,
+    /// float, money, smallmoney) is read in place; any other through ``value(column:offset:)``.
+    @inlinable @inline(__always)
     public func value(row: Int, column: Int) -> SQLValue {
         let o = offsets[row &* columnCount &+ column]
-        if o == WireRowBlock.nullOffset { return .null }
-        return bytes.withUnsafeBytes { raw in
+        if o == UInt32.max { return .null }   // nullOffset
+        let c = scan[column]
+        if c.kind == .fixed {
+            // Never nil: a value is present, so are its bytes.
+            return bytes.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress else { return .null }
+                return WireRowBlock.decodeFixed(c.type, at: base + Int(o))
+            }
+        }
+        return value(column: column, offset: Int(o))
+    }
+
+    /// The value of `column` at `offset` of the bytes (not NULL by the bitmap).
+    @usableFromInline
+    func value(column: Int, offset: Int) -> SQLValue {
+        bytes.withUnsafeBytes { raw in
             // Never nil: a row's bytes include its token byte.
             guard let base = raw.baseAddress else { return .null }
-            return scan.withUnsafeBufferPointer { kinds in value(kinds[column], column: column, at: base, offset: Int(o), count: raw.count) }
+            return scan.withUnsafeBufferPointer { kinds in value(kinds[column], column: column, at: base, offset: offset, count: raw.count) }
+        }
+    }
+
+    /// A value of fixed size (a `.fixed` column of TDS type `type`) at `p`, as
+    /// ``TypeInfo/decodeValue(from:)`` reads it.
+    @inlinable @inline(__always)
+    static func decodeFixed(_ type: UInt8, at p: UnsafeRawPointer) -> SQLValue {
+        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
+        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+        switch type {
+        case 0x38: return .int(Int32(bitPattern: u32(0)))
+        case 0x7F: return .bigint(Int64(bitPattern: u64(0)))
+        case 0x34: return .smallint(Int16(bitPattern: UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))))
+        case 0x30: return .tinyint(p.load(as: UInt8.self))
+        case 0x32: return .bit(p.load(as: UInt8.self) != 0)
+        case 0x3B: return .real(Float(bitPattern: u32(0)))
+        case 0x3E: return .float(Double(bitPattern: u64(0)))
+        case 0x3C: return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(0))) << 32 | Int64(u32(4))))
+        case 0x7A: return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
+        default: return .null   // NULLTYPE
         }
     }
 
@@ -123,18 +160,7 @@ public struct WireRowBlock: Sendable {
         }
         switch c.kind {
         case .fixed:
-            switch c.type {
-            case 0x38: return .int(Int32(bitPattern: u32(0)))
-            case 0x7F: return .bigint(Int64(bitPattern: u64(0)))
-            case 0x34: return .smallint(Int16(bitPattern: u16(0)))
-            case 0x30: return .tinyint(u8(0))
-            case 0x32: return .bit(u8(0) != 0)
-            case 0x3B: return .real(Float(bitPattern: u32(0)))
-            case 0x3E: return .float(Double(bitPattern: u64(0)))
-            case 0x3C: return .money(money(0))
-            case 0x7A: return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
-            default: return .null
-            }
+            return decodeFixed(c.type, at: p)
         case .byteLength:
             let n = Int(u8(0))
             if n == 0 { return .null }
@@ -201,7 +227,9 @@ public struct WireRowBlock: Sendable {
 
 /// How the row scan checks one column's value and finds its end (see
 /// ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``).
+@usableFromInline
 struct WireColumn: Sendable {
+    @usableFromInline
     enum Kind: UInt8, Sendable {
         /// A fixed-size value that cannot be invalid (integers, floats, money, bit): `size` bytes.
         case fixed
@@ -219,9 +247,9 @@ struct WireColumn: Sendable {
         case unsupported
     }
 
-    let kind: Kind
+    @usableFromInline let kind: Kind
     /// The TDS data type byte.
-    let type: UInt8
+    @usableFromInline let type: UInt8
     /// `.fixed`: the size.
     let size: Int
     /// `.byteLength`: bit n set when a length of n bytes is accepted (n ≤ 63).

@@ -55,13 +55,22 @@ final class SQLRowSlot {
     @exclusivity(unchecked) private(set) var width: Int
     /// The storage, retained, when the slot must keep the row alive itself.
     @exclusivity(unchecked) private var owner: SQLRowStorage?
+    /// The key plan of the one keyed container reading this slot (set when it is made).
+    @exclusivity(unchecked) var plan: SQLColumnKeyPlan? {
+        didSet { columnOfValue = plan?.columnOfValue }
+    }
+    /// ``plan``'s ``SQLColumnKeyPlan/columnOfValue`` (kept alive by ``plan``), read per field
+    /// without retaining the plan.
+    @exclusivity(unchecked) private(set) var columnOfValue: UnsafePointer<Int32>?
 
-    /// A slot over `row`, keeping it alive.
-    init(owning row: SQLRow) {
+    /// A slot over `row`, keeping it alive, for a container with `plan`.
+    init(owning row: SQLRow, plan: SQLColumnKeyPlan?) {
         storage = Unmanaged.passUnretained(row.storage)
         index = row.index
         width = row.storage.width
         owner = row.storage
+        self.plan = plan
+        columnOfValue = plan?.columnOfValue
     }
 
     /// A slot over `row` for the duration of a decode call (not retained).
@@ -138,13 +147,14 @@ final class SQLRowDecoderContext: Decoder {
         }
         let plan = slot.columns.keyPlan(for: type)
         if boxKey == nil && Self.fitsBox(type) {
-            let container = KeyedDecodingContainer(SQLRowDecoder.KeyedContainer<Key>(slot: slot, plan: plan))
+            slot.plan = plan
+            let container = KeyedDecodingContainer(SQLRowDecoder.KeyedContainer<Key>(slot: slot))
             box = unsafeBitCast(container, to: AnyObject.self)
             boxKey = ObjectIdentifier(type)
             return container
         }
         // A second key type (or a layout the box cannot hold): a container of its own that keeps the row.
-        return KeyedDecodingContainer(SQLRowDecoder.KeyedContainer<Key>(slot: SQLRowSlot(owning: slot.row), plan: plan))
+        return KeyedDecodingContainer(SQLRowDecoder.KeyedContainer<Key>(slot: SQLRowSlot(owning: slot.row, plan: plan)))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -207,7 +217,7 @@ struct SQLRowDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedContainer<Key>(slot: SQLRowSlot(owning: row), plan: row.columns.keyPlan(for: Key.self)))
+        KeyedDecodingContainer(KeyedContainer<Key>(slot: SQLRowSlot(owning: row, plan: row.columns.keyPlan(for: Key.self))))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -224,9 +234,11 @@ struct SQLRowDecoder: Decoder {
     /// The columns of a row by coding key. It reads the row in its ``SQLRowSlot`` (shared with a
     /// reused ``SQLRowDecoderContext``) and converts each value where it reads it: no per-field
     /// copy of the row or of the value into a container.
+    ///
+    /// One reference (the slot, which holds the key plan): the standard library's box copies the
+    /// container for every call it forwards, so each field costs one retain, not one per property.
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let slot: SQLRowSlot
-        let plan: SQLColumnKeyPlan?
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { slot.columns.compactMap { Key(stringValue: $0.name) } }
 
@@ -235,12 +247,16 @@ struct SQLRowDecoder: Decoder {
         /// nil when the row has no such column.
         @inline(__always)
         private func column(_ key: Key) -> Int? {
-            if let plan {
-                if plan.keysByValue, let i = plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: key)) {
-                    return i < slot.width ? i : nil
-                }
-                if let i = plan.column(of: key.stringValue) { return i < slot.width ? i : nil }
+            if let table = slot.columnOfValue {
+                let i = Int(table[SQLColumnKeyPlan.valueBits(of: key) & 0xFF])
+                if i >= 0 { return i < slot.width ? i : nil }
             }
+            return columnOutsideTable(key)
+        }
+
+        /// ``column(_:)`` for a key the plan's value table does not hold.
+        private func columnOutsideTable(_ key: Key) -> Int? {
+            if let plan = slot.plan, let i = plan.column(of: key.stringValue) { return i < slot.width ? i : nil }
             return columnByName(key)
         }
 
@@ -536,8 +552,13 @@ enum SQLValueConversion {
     static func decode<T: Decodable, D: Decoder>(_ value: SQLValue, as type: T.Type,
                                                 failure: (String) -> SQLClientError, nested: () -> D) throws -> T {
         if T.self == Decimal.self {
-            if let d = value.decimalValue { return exactly(d, as: T.self) }
-            throw failure("Decimal")
+            switch value {
+            case .decimal(let d): return exactly(d.decimalValue, as: T.self)
+            case .money(let m), .smallMoney(let m): return exactly(m.decimalValue, as: T.self)
+            default:
+                if let d = value.decimalValue { return exactly(d, as: T.self) }
+                throw failure("Decimal")
+            }
         }
         if T.self == Date.self {
             if let d = value.utcDateValue { return exactly(d, as: T.self) }
@@ -562,13 +583,31 @@ enum SQLValueConversion {
 }
 
 extension SQLValue {
-    /// ``dateValue(in:)`` in UTC, without building a time zone per value.
+    /// ``dateValue(in:)`` in UTC, without a time zone: the same arithmetic as the types'
+    /// `date(in:)` with a zero offset, so the same `Date` to the bit.
     var utcDateValue: Date? {
-        switch baseValue {
-        case .datetimeOffset(let d): return d.date
-        case .date, .datetime2, .datetime, .smallDateTime: return dateValue(in: SQLColumnKeyPlan.utc)
+        switch self {
+        case .datetime2(let d): return SQLValue.utcDate(d)
+        case .date(let d): return Date(timeIntervalSince1970: Double(Int(d.days) - SQLValue.daysFrom0001To1970) * 86_400)
+        case .datetimeOffset(let d): return SQLValue.utcDate(d.utc)
+        case .datetime(let d):
+            return Date(timeIntervalSince1970: Double(Int(d.days) + SQLValue.daysFrom0001To1900 - SQLValue.daysFrom0001To1970) * 86_400
+                        + Double(d.ticks) / 300)
+        case .smallDateTime(let d):
+            return Date(timeIntervalSince1970: Double(Int(d.days) + SQLValue.daysFrom0001To1900 - SQLValue.daysFrom0001To1970) * 86_400
+                        + Double(d.minutes) * 60)
+        case .variant(let v): return v.value.utcDateValue
         default: return nil
         }
+    }
+
+    /// Days from 0001-01-01 to 1970-01-01 and to 1900-01-01 (as TDS's `Civil`).
+    static var daysFrom0001To1970: Int { 719_162 }
+    static var daysFrom0001To1900: Int { 693_595 }
+
+    @inline(__always)
+    static func utcDate(_ d: SQLDateTime2) -> Date {
+        Date(timeIntervalSince1970: Double(Int(d.date.days) - daysFrom0001To1970) * 86_400 + d.time.timeInterval)
     }
 }
 
@@ -583,15 +622,16 @@ extension SQLValue {
 ///
 /// Only exact name matches are in the plan; a key it does not find (a case-insensitive match, a
 /// key whose `stringValue` is built per call, no such column) is looked up by name as before.
-final class SQLColumnKeyPlan: Sendable {
+final class SQLColumnKeyPlan: @unchecked Sendable {   // immutable after init
     static let utc = TimeZone(secondsFromGMT: 0) ?? .current
 
     /// The key type the plan was made for.
     let keyType: ObjectIdentifier
     /// Whether ``column(ofValue:)`` applies: the key type is trivial and at most one byte.
     let keysByValue: Bool
-    /// ``keysByValue``: per key value (its byte), the column of that key, -1 for none.
-    private let columnOfValue: [Int32]
+    /// ``keysByValue``: per key value (its byte), the column of that key, -1 for none (256
+    /// entries, owned by the plan; nil when not ``keysByValue``).
+    let columnOfValue: UnsafePointer<Int32>?
 
     private struct Slot: Sendable {
         var bits: (UInt64, UInt64) = (0, 0)
@@ -621,7 +661,7 @@ final class SQLColumnKeyPlan: Sendable {
     /// The byte of a key value of a type of at most one byte (0 for an empty type).
     @inline(__always)
     static func valueBits<Key>(of key: Key) -> Int {
-        withUnsafeBytes(of: key) { $0.isEmpty ? 0 : Int($0[0]) }
+        MemoryLayout<Key>.size == 1 ? Int(unsafeBitCast(key, to: UInt8.self)) : 0
     }
 
     init<Key: CodingKey>(_ type: Key.Type, columns: SQLColumns) {
@@ -655,13 +695,22 @@ final class SQLColumnKeyPlan: Sendable {
         self.mask = capacity - 1
         self.names = names
         self.keysByValue = byValue
-        self.columnOfValue = columnOfValue
+        if byValue {
+            let table = UnsafeMutablePointer<Int32>.allocate(capacity: 256)
+            table.initialize(from: columnOfValue, count: 256)
+            self.columnOfValue = UnsafePointer(table)
+        } else {
+            self.columnOfValue = nil
+        }
     }
+
+    deinit { columnOfValue?.deallocate() }
 
     /// The column of the key whose value's byte is `bits` (``keysByValue``), nil when no column
     /// is exactly that key's name.
     @inline(__always)
     func column(ofValue bits: Int) -> Int? {
+        guard let columnOfValue else { return nil }
         let i = columnOfValue[bits & 0xFF]
         return i < 0 ? nil : Int(i)
     }

@@ -186,4 +186,33 @@ final class SQLRowDecoderTests: XCTestCase {
         }
         XCTAssertEqual(try row.decode(Item.self), Item(id: 1, name: "a", amount: nil), "decodeIfPresent: absent is nil")
     }
+
+    func testDatesDecodeToTheBitAsDateValueInUTC() throws {
+        let utc = try XCTUnwrap(TimeZone(secondsFromGMT: 0))
+        var generator = SystemRandomNumberGenerator()
+        var values: [SQLValue] = [.date(SQLDate(days: 0)), .date(SQLDate(days: 3_652_058)),
+                                  .datetime2(SQLDateTime2(date: SQLDate(days: 0), time: SQLTime(ticks: 0, scale: 7))),
+                                  .datetime2(SQLDateTime2(date: SQLDate(days: 3_652_058), time: SQLTime(ticks: 863_999_999_999, scale: 7))),
+                                  .datetime(SQLDateTime(days: -53_690, ticks: 0)), .smallDateTime(SQLSmallDateTime(days: 65_535, minutes: 1439))]
+        for _ in 0 ..< 2_000 {
+            let days = Int32.random(in: 0 ... 3_652_058, using: &generator)
+            let scale = UInt8.random(in: 0 ... 7, using: &generator)
+            let ticks = UInt64.random(in: 0 ..< 86_400 * [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000][Int(scale)], using: &generator)
+            let dt2 = SQLDateTime2(date: SQLDate(days: days), time: SQLTime(ticks: ticks, scale: scale))
+            values.append(.date(SQLDate(days: days)))
+            values.append(.datetime2(dt2))
+            values.append(.datetimeOffset(SQLDateTimeOffset(utc: dt2, offsetMinutes: Int16.random(in: -840 ... 840, using: &generator))))
+            values.append(.datetime(SQLDateTime(days: Int32.random(in: -53_690 ... 2_958_463, using: &generator),
+                                                ticks: UInt32.random(in: 0 ..< 25_920_000, using: &generator))))
+            values.append(.smallDateTime(SQLSmallDateTime(days: UInt16.random(in: 0 ... 65_535, using: &generator),
+                                                          minutes: UInt16.random(in: 0 ..< 1_440, using: &generator))))
+        }
+        struct At: Decodable { let at: Date }
+        let columns = SQLColumns([SQLColumn(name: "at", typeInfo: .datetime2(scale: 7), isNullable: false)])
+        for value in values {
+            let expected = try XCTUnwrap(value.dateValue(in: utc))
+            let decoded = try SQLRow(columns: columns, values: [value]).decode(At.self).at
+            XCTAssertEqual(decoded.timeIntervalSinceReferenceDate.bitPattern, expected.timeIntervalSinceReferenceDate.bitPattern, "\(value)")
+        }
+    }
 }

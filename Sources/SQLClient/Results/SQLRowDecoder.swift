@@ -543,7 +543,7 @@ enum SQLValueConversion {
     /// `value` as `T`, which the caller has checked to be `U` (no dynamic cast, no box).
     @inline(__always)
     private static func exactly<U, T>(_ value: U, as type: T.Type) -> T {
-        withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: T.self).pointee }
+        unsafeBitCast(value, to: T.self)   // U is T: a plain copy, no generic closure
     }
 
     /// `value` as `T`: Decimal, Date, UUID, Data and [UInt8] converted here, any other type
@@ -565,6 +565,7 @@ enum SQLValueConversion {
             throw failure("Date")
         }
         if T.self == UUID.self {
+            if case .uniqueIdentifier(let u) = value { return exactly(u, as: T.self) }
             if let u = value.uuidValue { return exactly(u, as: T.self) }
             if case .string(let s) = value.baseValue, let u = UUID(uuidString: s) { return exactly(u, as: T.self) }
             throw failure("UUID")
@@ -574,6 +575,7 @@ enum SQLValueConversion {
             throw failure("Data")
         }
         if T.self == [UInt8].self {
+            if case .binary(let b) = value { return exactly(b, as: T.self) }
             if let b = value.bytesValue { return exactly(b, as: T.self) }
             throw failure("[UInt8]")
         }

@@ -116,9 +116,9 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
 /// when it is read (`row[i]`, `row["name"]`, iterating the row, ``decode(_:)``). ``values`` copies
 /// them into an array of their own.
 public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible {
-    let storage: SQLRowStorage
+    @usableFromInline let storage: SQLRowStorage
     /// The row's index in `storage`.
-    let index: Int
+    @usableFromInline let index: Int
 
     /// A row of `values` in the order of `columns` (one value per column).
     public init(columns: SQLColumns, values: [SQLValue]) {
@@ -127,7 +127,7 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     }
 
     /// Row `index` of `storage`.
-    @inline(__always)
+    @inlinable @inline(__always)
     init(storage: SQLRowStorage, index: Int) {
         self.storage = storage
         self.index = index
@@ -141,10 +141,13 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     public var values: [SQLValue] { storage.values(row: index) }
 
     /// 0.
+    @inlinable
     public var startIndex: Int { 0 }
     /// The number of values.
+    @inlinable
     public var endIndex: Int { storage.width }
     /// The value at `position` (0-based, in column order).
+    @inlinable
     public subscript(position: Int) -> SQLValue {
         precondition(position >= 0 && position < storage.width, "SQLRow index \(position) out of range 0..<\(storage.width)")
         return storage.value(row: index, column: position)

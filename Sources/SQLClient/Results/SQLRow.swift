@@ -51,10 +51,9 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
     /// Names compare exactly (case-sensitive): `a` and `A` are two keys.
     /// `SELECT COUNT(*), MAX(id), 1 AS x, 2 AS x` gives `["column1", "column2", "x", "x_2"]`.
     public let dictionaryKeys: [String]
-    /// ``SQLRow/decode(_:)``'s column of each coding key, per key type (see ``SQLColumnKeyPlan``).
-    let keyPlans = Mutex<[ObjectIdentifier: SQLColumnKeyPlan]>([:])
-    /// The plan of the first key type decoded (read without a lock), the others in ``keyPlans``.
-    let firstKeyPlan = AtomicLazyReference<SQLColumnKeyPlan>()
+    /// What ``SQLRow/decode(_:)`` keeps for these columns: the column of each coding key per key
+    /// type and a reused decoder (see ``SQLRowDecoding``).
+    let decoding = SQLRowDecoding()
 
     /// Columns in result-set order; lookup tables and ``dictionaryKeys`` are built once here.
     public init(_ columns: [SQLColumn]) {
@@ -191,13 +190,7 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     /// `Data`, `[UInt8]`, `RawRepresentable` enums over these, and Optionals (NULL → nil).
     /// - Throws: ``SQLClientError`` `.decodingFailed` naming the column, its index and the value's type.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        do {
-            return try T(from: SQLRowDecoder(row: self))
-        } catch let error as SQLClientError {
-            throw error
-        } catch {
-            throw SQLClientError(.decodingFailed, "cannot decode \(T.self) from the row: \(error)")
-        }
+        try SQLRowDecoder.decode(T.self, row: self)
     }
 }
 

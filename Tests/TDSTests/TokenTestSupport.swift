@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-import TDS
+@testable import TDS
 import TDSCapture
 import SQLClientTesting
 
@@ -61,4 +61,21 @@ extension Array where Element == Token {
 
 func hexBytes(_ text: String) -> [UInt8] {
     text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { UInt8($0, radix: 16) }
+}
+
+/// Work done decoding a stream fed in pieces of `piece` bytes: the tokens and the decoder's
+/// count of bytes (re-)read by its attempts (``TokenStreamDecoder/examinedByteCount``).
+func examinedBytes(_ bytes: [UInt8], piece: Int = 1, version: TDSVersion = .v7_4,
+                   options: TokenStreamDecoder.Options = .init()) throws -> (tokens: [Token], examined: Int) {
+    var d = TokenStreamDecoder(version: version, options: options)
+    var tokens: [Token] = []
+    var i = 0
+    while i < bytes.count {
+        let end = min(i + piece, bytes.count)
+        d.append(Array(bytes[i ..< end]))
+        i = end
+        while let t = try d.next() { tokens.append(t) }
+    }
+    try d.finish()
+    return (tokens, d.examinedByteCount)
 }

@@ -30,23 +30,81 @@ public struct AltMetadata: Hashable, Sendable {
     /// Decodes the token after its type byte.
     /// - Throws: ``TDSDecodingError``.
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> AltMetadata {
-        do throws(TDSDecodingError) {
-            let count = Int(try reader.readUInt16LE())
-            let id = try reader.readUInt16LE()
-            let byCount = Int(try reader.readUInt8())
-            var by: [UInt16] = []
-            for _ in 0..<byCount { by.append(try reader.readUInt16LE()) }
-            var cols: [Column] = []
-            cols.reserveCapacity(min(count, reader.remaining / 10))
-            for _ in 0..<count {
-                let op = try reader.readUInt8()
-                let operand = try reader.readUInt16LE()
-                let (userType, flags, info, table) = try ColumnMetadata.decodeCommon(from: &reader, version: version)
-                let name = try reader.readBVarChar()
-                cols.append(Column(op: op, operand: operand,
-                                   metadata: ColumnMetadata(userType: userType, flags: flags, typeInfo: info, tableName: table, name: name)))
+        var progress = AltMetadataProgress(incremental: false)
+        guard let token = try progress.advance(&reader, version: version) else {
+            throw (progress.truncation ?? reader.truncated(1)).inToken("ALTMETADATA")
+        }
+        return token
+    }
+}
+
+/// An ALTMETADATA being decoded as its bytes arrive: Count, Id and ByCols, each ColNum, then
+/// each column's Op and Operand and the rest of it (see ``ColumnProgress``), each kept once
+/// read, so a token that spans many packets is decoded once, in linear time.
+struct AltMetadataProgress: Sendable {
+    private enum Stage: Sendable { case head, byColumns, columnHead, column }
+    private var stage = Stage.head
+    private var count = 0
+    private var id: UInt16 = 0
+    private var byLeft = 0
+    private var byColumns: [UInt16] = []
+    private var columns: [AltMetadata.Column] = []
+    private var op: UInt8 = 0
+    private var operand: UInt16 = 0
+    private var column: ColumnProgress
+    private let incremental: Bool
+    /// Where the last attempt ran out of bytes.
+    private(set) var truncation: TDSDecodingError?
+
+    /// `incremental`: more bytes may come (see ``TypeInfoNames``).
+    init(incremental: Bool) {
+        self.incremental = incremental
+        self.column = ColumnProgress(incremental: incremental)
+    }
+
+    /// Reads what `reader` holds; the token once complete, nil when more bytes are needed
+    /// (`reader` is left after the last unit read).
+    mutating func advance(_ reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> AltMetadata? {
+        while true {
+            let start = reader.offset
+            do throws(TDSDecodingError) {
+                switch stage {
+                case .head:
+                    let n = Int(try reader.readUInt16LE())
+                    let i = try reader.readUInt16LE()
+                    byLeft = Int(try reader.readUInt8())
+                    count = n
+                    id = i
+                    stage = .byColumns
+                case .byColumns:
+                    if byLeft == 0 {
+                        columns.reserveCapacity(min(count, reader.remaining / 10))
+                        stage = .columnHead
+                        continue
+                    }
+                    byColumns.append(try reader.readUInt16LE())
+                    byLeft -= 1
+                case .columnHead:
+                    guard columns.count < count else { return AltMetadata(id: id, byColumns: byColumns, columns: columns) }
+                    let o = try reader.readUInt8()
+                    operand = try reader.readUInt16LE()
+                    op = o
+                    stage = .column
+                case .column:
+                    guard let metadata = try column.advance(&reader, version: version, columnEncryption: false) else {
+                        truncation = column.truncation
+                        return nil
+                    }
+                    columns.append(AltMetadata.Column(op: op, operand: operand, metadata: metadata))
+                    column = ColumnProgress(incremental: incremental)
+                    stage = .columnHead
+                }
+            } catch {
+                guard error.code == .truncated else { throw error.inToken("ALTMETADATA") }
+                reader.offset = start
+                truncation = error
+                return nil
             }
-            return AltMetadata(id: id, byColumns: by, columns: cols)
-        } catch { throw error.inToken("ALTMETADATA") }
+        }
     }
 }

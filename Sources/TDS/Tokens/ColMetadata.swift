@@ -62,30 +62,6 @@ public struct CEKEntry: Hashable, Sendable {
         self.databaseID = databaseID; self.cekID = cekID; self.cekVersion = cekVersion
         self.cekMetadataVersion = cekMetadataVersion; self.values = values
     }
-
-    /// CekTable: EkValueCount USHORT, then EK_INFO × count.
-    static func decodeTable(from reader: inout ByteReader) throws(TDSDecodingError) -> [CEKEntry] {
-        let count = Int(try reader.readUInt16LE())
-        var table: [CEKEntry] = []
-        table.reserveCapacity(min(count, reader.remaining / 21))
-        for _ in 0..<count {
-            let db = try reader.readUInt32LE()
-            let id = try reader.readUInt32LE()
-            let ver = try reader.readUInt32LE()
-            let md = try reader.readUInt64LE()
-            let n = Int(try reader.readUInt8())
-            var values: [Value] = []
-            for _ in 0..<n {
-                let key = try reader.readUSVarByte()
-                let store = try reader.readBVarChar()
-                let path = try reader.readUSVarChar()
-                let algo = try reader.readBVarChar()
-                values.append(Value(encryptedKey: key, keyStoreName: store, keyPath: path, algorithm: algo))
-            }
-            table.append(CEKEntry(databaseID: db, cekID: id, cekVersion: ver, cekMetadataVersion: md, values: values))
-        }
-        return table
-    }
 }
 
 /// CryptoMetaData of an encrypted column or parameter ([MS-TDS] 2.2.7.4, 2.2.7.19): the
@@ -108,15 +84,69 @@ public struct CryptoMetadata: Hashable, Sendable {
     public var normalizationVersion: UInt8
 
     static func decode(from reader: inout ByteReader, version: TDSVersion, withOrdinal: Bool) throws(TDSDecodingError) -> CryptoMetadata {
-        let ordinal: UInt16? = withOrdinal ? try reader.readUInt16LE() : nil
-        let userType = try reader.readUInt32LE()
-        let base = try TypeInfo.decode(from: &reader, version: version)
-        let algo = try reader.readUInt8()
-        let name: String? = algo == 0 ? try reader.readBVarChar() : nil
-        let type = try reader.readUInt8()
-        let norm = try reader.readUInt8()
-        return CryptoMetadata(ordinal: ordinal, userType: userType, baseType: base, algorithm: algo,
-                              algorithmName: name, encryptionType: type, normalizationVersion: norm)
+        var progress = CryptoMetadataProgress(withOrdinal: withOrdinal, incremental: false)
+        guard let crypto = try progress.advance(&reader, version: version) else {
+            throw progress.truncation ?? reader.truncated(1)
+        }
+        return crypto
+    }
+}
+
+/// CryptoMetaData being read as its bytes arrive, in four units (Ordinal and UserType, the
+/// TYPE_INFO, EncryptionAlgo with its name, EncryptionAlgoType and NormVersion), each kept once
+/// read.
+struct CryptoMetadataProgress: Sendable {
+    private enum Stage: Sendable { case head, baseType, algorithm, tail }
+    let withOrdinal: Bool
+    private var stage = Stage.head
+    private var ordinal: UInt16?
+    private var userType: UInt32 = 0
+    private var baseType = TypeInfo(type: .null)
+    private var algorithm: UInt8 = 0
+    private var algorithmName: String?
+    private var names: TypeInfoNames
+    /// Where the last attempt ran out of bytes.
+    private(set) var truncation: TDSDecodingError?
+
+    /// `incremental`: more bytes may come (see ``TypeInfoNames``).
+    init(withOrdinal: Bool, incremental: Bool) {
+        self.withOrdinal = withOrdinal
+        self.names = TypeInfoNames(incremental: incremental)
+    }
+
+    /// Reads what `reader` holds; the CryptoMetaData once complete, nil when more bytes are
+    /// needed (`reader` is left after the last unit read). Errors are not put in a token context.
+    mutating func advance(_ reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> CryptoMetadata? {
+        while true {
+            let start = reader.offset
+            do throws(TDSDecodingError) {
+                switch stage {
+                case .head:
+                    ordinal = withOrdinal ? try reader.readUInt16LE() : nil
+                    userType = try reader.readUInt32LE()
+                    stage = .baseType
+                case .baseType:
+                    guard names.ready(reader) else { truncation = nil; return nil }
+                    baseType = try TypeInfo.decode(from: &reader, version: version)
+                    stage = .algorithm
+                case .algorithm:
+                    let algo = try reader.readUInt8()
+                    algorithmName = algo == 0 ? try reader.readBVarChar() : nil
+                    algorithm = algo
+                    stage = .tail
+                case .tail:
+                    let type = try reader.readUInt8()
+                    let norm = try reader.readUInt8()
+                    return CryptoMetadata(ordinal: ordinal, userType: userType, baseType: baseType, algorithm: algorithm,
+                                          algorithmName: algorithmName, encryptionType: type, normalizationVersion: norm)
+                }
+            } catch {
+                guard error.code == .truncated else { throw error }
+                reader.offset = start
+                truncation = error
+                return nil
+            }
+        }
     }
 }
 
@@ -144,19 +174,85 @@ public struct ColumnMetadata: Hashable, Sendable {
 
     /// True when Flags has fNullable.
     public var isNullable: Bool { flags.contains(.nullable) }
+}
 
-    /// UserType, Flags and TYPE_INFO, then TableName for text/ntext/image (NumParts + parts from
-    /// TDS 7.2, one US_VARCHAR before).
-    static func decodeCommon(from reader: inout ByteReader, version: TDSVersion)
-        throws(TDSDecodingError) -> (UInt32, ColumnFlags, TypeInfo, [String]?) {
-        let userType: UInt32 = version.hasLongRowCounts ? try reader.readUInt32LE() : UInt32(try reader.readUInt16LE())
-        let flags = ColumnFlags(rawValue: try reader.readUInt16LE())
-        let info = try TypeInfo.decode(from: &reader, version: version)
-        var table: [String]?
-        if info.type.isLegacyLOB {
-            table = try TabName.readTableName(&reader, multipart: version.hasLongRowCounts)
+/// One column of COLMETADATA (ColumnData) or ALTMETADATA (after Op and Operand) being read as
+/// its bytes arrive: UserType, Flags and TYPE_INFO as one unit, then each TableName part (text,
+/// ntext, image), the CryptoMetaData (fEncrypted, when column encryption is on) and ColName,
+/// each kept once read. A retry re-reads at most one unit: a TYPE_INFO's names (xml, UDT) are
+/// the longest, at most three B_VARCHARs before the US_VARCHAR that ends it.
+struct ColumnProgress: Sendable {
+    private enum Stage: Sendable { case common, tableNameCount, tableName, crypto, name }
+    private var stage = Stage.common
+    private var userType: UInt32 = 0
+    private var flags = ColumnFlags()
+    private var typeInfo = TypeInfo(type: .null)
+    private var tableName: [String]?
+    private var partsLeft = 0
+    private var crypto: CryptoMetadataProgress?
+    private var cryptoMetadata: CryptoMetadata?
+    private var names: TypeInfoNames
+    /// Where the last attempt ran out of bytes.
+    private(set) var truncation: TDSDecodingError?
+
+    /// `incremental`: more bytes may come (see ``TypeInfoNames``).
+    init(incremental: Bool) {
+        names = TypeInfoNames(incremental: incremental)
+    }
+
+    /// Reads what `reader` holds; the column once complete, nil when more bytes are needed
+    /// (`reader` is left after the last unit read). `columnEncryption`: an fEncrypted column has
+    /// CryptoMetaData (COLMETADATA only). Errors are not put in a token context.
+    mutating func advance(_ reader: inout ByteReader, version: TDSVersion,
+                          columnEncryption: Bool) throws(TDSDecodingError) -> ColumnMetadata? {
+        while true {
+            let start = reader.offset
+            do throws(TDSDecodingError) {
+                switch stage {
+                case .common:
+                    let user: UInt32 = version.hasLongRowCounts ? try reader.readUInt32LE() : UInt32(try reader.readUInt16LE())
+                    let f = ColumnFlags(rawValue: try reader.readUInt16LE())
+                    guard names.ready(reader) else { reader.offset = start; truncation = nil; return nil }
+                    typeInfo = try TypeInfo.decode(from: &reader, version: version)
+                    userType = user
+                    flags = f
+                    stage = typeInfo.type.isLegacyLOB ? (version.hasLongRowCounts ? .tableNameCount : .tableName) : .crypto
+                    if stage == .tableName { partsLeft = 1; tableName = [] }
+                case .tableNameCount:
+                    // TableName: NumParts BYTE + US_VARCHAR parts from TDS 7.2, one US_VARCHAR before.
+                    partsLeft = Int(try reader.readUInt8())
+                    tableName = []
+                    tableName?.reserveCapacity(partsLeft)
+                    stage = .tableName
+                case .tableName:
+                    if partsLeft == 0 { stage = .crypto; continue }
+                    let part = try reader.readUSVarChar()
+                    tableName?.append(part)
+                    partsLeft -= 1
+                case .crypto:
+                    if columnEncryption && flags.contains(.encrypted) {
+                        var progress = crypto ?? CryptoMetadataProgress(withOrdinal: true, incremental: names.incremental)
+                        crypto = nil
+                        guard let done = try progress.advance(&reader, version: version) else {
+                            crypto = progress
+                            truncation = progress.truncation
+                            return nil
+                        }
+                        cryptoMetadata = done
+                    }
+                    stage = .name
+                case .name:
+                    let name = try reader.readBVarChar()
+                    return ColumnMetadata(userType: userType, flags: flags, typeInfo: typeInfo,
+                                          tableName: tableName, cryptoMetadata: cryptoMetadata, name: name)
+                }
+            } catch {
+                guard error.code == .truncated else { throw error }
+                reader.offset = start
+                truncation = error
+                return nil
+            }
         }
-        return (userType, flags, info, table)
     }
 }
 
@@ -187,7 +283,7 @@ public struct ColMetadata: Hashable, Sendable {
     /// Throws `.truncated` when the input ends inside the token.
     public static func decode(from reader: inout ByteReader, version: TDSVersion,
                               columnEncryption: Bool = false) throws(TDSDecodingError) -> ColMetadata {
-        var progress = ColMetadataProgress(tokenStart: reader.absoluteOffset &- 1)
+        var progress = ColMetadataProgress(tokenStart: reader.absoluteOffset &- 1, incremental: false)
         guard let metadata = try progress.advance(&reader, version: version, columnEncryption: columnEncryption) else {
             throw (progress.truncation ?? TDSDecodingError(.truncated, offset: reader.absoluteOffset))
                 .inToken("COLMETADATA")
@@ -196,69 +292,114 @@ public struct ColMetadata: Hashable, Sendable {
     }
 }
 
-/// A COLMETADATA being decoded column by column as its bytes arrive: the columns read so far
-/// are kept, so a COLMETADATA that spans many packets is decoded once, in linear time (never
-/// re-parsed from its start when the next packet comes).
+/// A COLMETADATA being decoded as its bytes arrive: Count, then the CEK table one entry header
+/// and one field of each EncryptionKeyValue at a time, then the columns (see ``ColumnProgress``),
+/// each kept once read. A COLMETADATA that spans many packets is decoded once, in linear time
+/// (never re-parsed from its start when the next packet comes).
 struct ColMetadataProgress: Sendable {
+    private enum Stage: Sendable { case count, cekCount, cekEntry, cekKey, cekStore, cekPath, cekAlgorithm, columns }
     /// Absolute offset of the token byte (for errors).
     let tokenStart: Int
-    /// Count, once read (with the CEK table, when column encryption is on).
-    var count: Int?
-    var cekTable: [CEKEntry]?
-    var columns: [ColumnMetadata] = []
+    private var stage = Stage.count
+    /// Count, once read.
+    private var count = 0
+    private(set) var cekTable: [CEKEntry]?
+    private(set) var columns: [ColumnMetadata] = []
+    private var column: ColumnProgress
+    private let incremental: Bool
+    /// CEK table: entries still to read, values still to read in the current entry, and the
+    /// fields of the current value read so far.
+    private var entriesLeft = 0
+    private var entry = CEKEntry(databaseID: 0, cekID: 0, cekVersion: 0, cekMetadataVersion: 0, values: [])
+    private var valuesLeft = 0
+    private var key: [UInt8] = []
+    private var store = ""
+    private var path = ""
     /// Bytes of the token consumed so far (after the token byte).
-    var consumed = 0
+    private(set) var consumed = 0
     /// Where the last attempt ran out of bytes.
-    var truncation: TDSDecodingError?
+    private(set) var truncation: TDSDecodingError?
 
-    init(tokenStart: Int) {
+    /// `incremental`: more bytes may come (see ``TypeInfoNames``).
+    init(tokenStart: Int, incremental: Bool) {
         self.tokenStart = tokenStart
+        self.incremental = incremental
+        self.column = ColumnProgress(incremental: incremental)
     }
 
-    /// Reads as many whole columns as `reader` holds; returns the token once all are read, nil
-    /// when more bytes are needed (`reader` is left after the last whole column read).
+    /// Reads what `reader` holds; returns the token once all is read, nil when more bytes are
+    /// needed (`reader` is left after the last unit read).
     mutating func advance(_ reader: inout ByteReader, version: TDSVersion,
                           columnEncryption: Bool) throws(TDSDecodingError) -> ColMetadata? {
-        do throws(TDSDecodingError) {
-            if count == nil {
-                let start = reader.offset
-                do throws(TDSDecodingError) {
+        let begin = reader.offset
+        defer { consumed += reader.offset - begin }
+        while true {
+            let start = reader.offset
+            do throws(TDSDecodingError) {
+                switch stage {
+                case .count:
                     let n = Int(try reader.readUInt16LE())
-                    if n == 0xFFFF {
-                        consumed += reader.offset - start
-                        return ColMetadata(columns: [], isNoMetadata: true)
-                    }
-                    cekTable = columnEncryption ? try CEKEntry.decodeTable(from: &reader) : nil
+                    if n == 0xFFFF { return ColMetadata(columns: [], isNoMetadata: true) }
                     count = n
-                    columns.reserveCapacity(min(n, reader.remaining / 7 + 16))
-                } catch where error.code == .truncated {
-                    truncation = error
-                    reader.offset = start
-                    return nil
-                }
-                consumed += reader.offset - start
-            }
-            guard let count else { return nil }
-            while columns.count < count {
-                let start = reader.offset
-                do throws(TDSDecodingError) {
-                    let (userType, flags, info, table) = try ColumnMetadata.decodeCommon(from: &reader, version: version)
-                    var crypto: CryptoMetadata?
-                    if columnEncryption && flags.contains(.encrypted) {
-                        crypto = try CryptoMetadata.decode(from: &reader, version: version, withOrdinal: true)
+                    stage = columnEncryption ? .cekCount : .columns
+                    if !columnEncryption { columns.reserveCapacity(min(n, reader.remaining / 7 + 16)) }
+                case .cekCount:
+                    // CekTable: EkValueCount USHORT, then EK_INFO × count.
+                    entriesLeft = Int(try reader.readUInt16LE())
+                    cekTable = []
+                    cekTable?.reserveCapacity(min(entriesLeft, reader.remaining / 21))
+                    stage = .cekEntry
+                case .cekEntry:
+                    if entriesLeft == 0 {
+                        stage = .columns
+                        columns.reserveCapacity(min(count, reader.remaining / 7 + 16))
+                        continue
                     }
-                    let name = try reader.readBVarChar()
-                    columns.append(ColumnMetadata(userType: userType, flags: flags, typeInfo: info,
-                                                  tableName: table, cryptoMetadata: crypto, name: name))
-                } catch where error.code == .truncated {
-                    truncation = error
-                    reader.offset = start
-                    return nil
+                    let db = try reader.readUInt32LE()
+                    let id = try reader.readUInt32LE()
+                    let ver = try reader.readUInt32LE()
+                    let md = try reader.readUInt64LE()
+                    valuesLeft = Int(try reader.readUInt8())
+                    entry = CEKEntry(databaseID: db, cekID: id, cekVersion: ver, cekMetadataVersion: md, values: [])
+                    stage = .cekKey
+                case .cekKey:
+                    if valuesLeft == 0 {
+                        cekTable?.append(entry)
+                        entriesLeft -= 1
+                        stage = .cekEntry
+                        continue
+                    }
+                    key = try reader.readUSVarByte()
+                    stage = .cekStore
+                case .cekStore:
+                    store = try reader.readBVarChar()
+                    stage = .cekPath
+                case .cekPath:
+                    path = try reader.readUSVarChar()
+                    stage = .cekAlgorithm
+                case .cekAlgorithm:
+                    let algorithm = try reader.readBVarChar()
+                    let value = CEKEntry.Value(encryptedKey: key, keyStoreName: store, keyPath: path, algorithm: algorithm)
+                    entry.values.append(value)
+                    key = []
+                    valuesLeft -= 1
+                    stage = .cekKey
+                case .columns:
+                    guard columns.count < count else { return ColMetadata(columns: columns, cekTable: cekTable) }
+                    guard let done = try column.advance(&reader, version: version, columnEncryption: columnEncryption) else {
+                        truncation = column.truncation
+                        return nil
+                    }
+                    columns.append(done)
+                    column = ColumnProgress(incremental: incremental)
                 }
-                consumed += reader.offset - start
+            } catch {
+                guard error.code == .truncated else { throw error.inToken("COLMETADATA") }
+                reader.offset = start
+                truncation = error
+                return nil
             }
-            return ColMetadata(columns: columns, cekTable: cekTable)
-        } catch { throw error.inToken("COLMETADATA") }
+        }
     }
 }
 

@@ -90,16 +90,11 @@ public struct FeatureExtAck: Hashable, Sendable {
     /// - Throws: ``TDSDecodingError`` naming FEATUREEXTACK, with the offset, when the bytes end
     ///   early (a FeatureAckDataLen longer than what is left, a missing terminator).
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> FeatureExtAck {
-        do throws(TDSDecodingError) {
-            var features: [Feature] = []
-            while true {
-                let id = FeatureID(rawValue: try reader.readUInt8())
-                if id == .terminator { break }
-                let len = Int(try reader.readUInt32LE())
-                features.append(Feature(id: id, data: try reader.readBytes(len)))
-            }
-            return FeatureExtAck(features: features)
-        } catch { throw error.inToken("FEATUREEXTACK") }
+        var progress = FeatureExtAckProgress()
+        guard let token = try progress.advance(&reader) else {
+            throw (progress.truncation ?? reader.truncated(1)).inToken("FEATUREEXTACK")
+        }
+        return token
     }
 
     /// Writes the token byte 0xAE, the features and the terminator.
@@ -111,5 +106,34 @@ public struct FeatureExtAck: Hashable, Sendable {
             writer.writeBytes(f.data)
         }
         writer.writeUInt8(FeatureID.terminator.rawValue)
+    }
+}
+
+/// A FEATUREEXTACK being decoded as its bytes arrive, one feature at a time (each kept once
+/// read), so a token that spans many packets is decoded once, in linear time.
+struct FeatureExtAckProgress: Sendable {
+    private var features: [FeatureExtAck.Feature] = []
+    /// Where the last attempt ran out of bytes.
+    private(set) var truncation: TDSDecodingError?
+
+    init() {}
+
+    /// Reads the features `reader` holds; the token once its terminator is read, nil when more
+    /// bytes are needed (`reader` is left after the last whole feature).
+    mutating func advance(_ reader: inout ByteReader) throws(TDSDecodingError) -> FeatureExtAck? {
+        while true {
+            let start = reader.offset
+            do throws(TDSDecodingError) {
+                let id = FeatureID(rawValue: try reader.readUInt8())
+                if id == .terminator { return FeatureExtAck(features: features) }
+                let len = Int(try reader.readUInt32LE())
+                features.append(FeatureExtAck.Feature(id: id, data: try reader.readBytes(len)))
+            } catch {
+                guard error.code == .truncated else { throw error.inToken("FEATUREEXTACK") }
+                reader.offset = start
+                truncation = error
+                return nil
+            }
+        }
     }
 }

@@ -47,18 +47,11 @@ public struct ReturnValue: Hashable, Sendable {
 
     static func decodeHeader(from reader: inout ByteReader, version: TDSVersion,
                              columnEncryption: Bool) throws(TDSDecodingError) -> Header {
-        let ordinal = try reader.readUInt16LE()
-        let name = try reader.readBVarChar()
-        let status = try reader.readUInt8()
-        let userType: UInt32 = version.hasLongRowCounts ? try reader.readUInt32LE() : UInt32(try reader.readUInt16LE())
-        let flags = ColumnFlags(rawValue: try reader.readUInt16LE())
-        let info = try TypeInfo.decode(from: &reader, version: version)
-        var crypto: CryptoMetadata?
-        if columnEncryption && flags.contains(.encrypted) {
-            crypto = try CryptoMetadata.decode(from: &reader, version: version, withOrdinal: false)
+        var progress = ReturnValueHeaderProgress(incremental: false)
+        guard let header = try progress.advance(&reader, version: version, columnEncryption: columnEncryption) else {
+            throw progress.truncation ?? reader.truncated(1)
         }
-        return Header(ordinal: ordinal, name: name, status: status, userType: userType, flags: flags,
-                      typeInfo: info, cryptoMetadata: crypto)
+        return header
     }
 
     /// Decodes the body after the 0xAC byte. Throws `.truncated` if the input ends inside it.
@@ -76,6 +69,75 @@ public struct ReturnValue: Hashable, Sendable {
         } catch {
             if error.code == .truncated { reader.offset = start }
             throw error.inToken("RETURNVALUE")
+        }
+    }
+}
+
+/// The part of a RETURNVALUE before its value (``ReturnValue/Header``) being read as its bytes
+/// arrive, in three units (ParamOrdinal and ParamName; Status, UserType, Flags and TYPE_INFO;
+/// the CryptoMetadata, see ``CryptoMetadataProgress``), each kept once read. The value is then
+/// read by ``RowProgress``.
+struct ReturnValueHeaderProgress: Sendable {
+    private enum Stage: Sendable { case name, type, crypto }
+    private var stage = Stage.name
+    private var ordinal: UInt16 = 0
+    private var name = ""
+    private var status: UInt8 = 0
+    private var userType: UInt32 = 0
+    private var flags = ColumnFlags()
+    private var typeInfo = TypeInfo(type: .null)
+    private var crypto: CryptoMetadataProgress
+    private var names: TypeInfoNames
+    /// Where the last attempt ran out of bytes.
+    private(set) var truncation: TDSDecodingError?
+
+    /// `incremental`: more bytes may come (see ``TypeInfoNames``).
+    init(incremental: Bool) {
+        crypto = CryptoMetadataProgress(withOrdinal: false, incremental: incremental)
+        names = TypeInfoNames(incremental: incremental)
+    }
+
+    /// Reads what `reader` holds; the header once complete, nil when more bytes are needed
+    /// (`reader` is left after the last unit read). Errors are not put in a token context.
+    mutating func advance(_ reader: inout ByteReader, version: TDSVersion,
+                          columnEncryption: Bool) throws(TDSDecodingError) -> ReturnValue.Header? {
+        while true {
+            let start = reader.offset
+            do throws(TDSDecodingError) {
+                switch stage {
+                case .name:
+                    let o = try reader.readUInt16LE()
+                    name = try reader.readBVarChar()
+                    ordinal = o
+                    stage = .type
+                case .type:
+                    let s = try reader.readUInt8()
+                    let user: UInt32 = version.hasLongRowCounts ? try reader.readUInt32LE() : UInt32(try reader.readUInt16LE())
+                    let f = ColumnFlags(rawValue: try reader.readUInt16LE())
+                    guard names.ready(reader) else { reader.offset = start; truncation = nil; return nil }
+                    typeInfo = try TypeInfo.decode(from: &reader, version: version)
+                    status = s
+                    userType = user
+                    flags = f
+                    stage = .crypto
+                case .crypto:
+                    var cryptoMetadata: CryptoMetadata?
+                    if columnEncryption && flags.contains(.encrypted) {
+                        guard let done = try crypto.advance(&reader, version: version) else {
+                            truncation = crypto.truncation
+                            return nil
+                        }
+                        cryptoMetadata = done
+                    }
+                    return ReturnValue.Header(ordinal: ordinal, name: name, status: status, userType: userType,
+                                              flags: flags, typeInfo: typeInfo, cryptoMetadata: cryptoMetadata)
+                }
+            } catch {
+                guard error.code == .truncated else { throw error }
+                reader.offset = start
+                truncation = error
+                return nil
+            }
         }
     }
 }

@@ -78,8 +78,8 @@ public struct TokenStreamDecoder: Sendable {
     private var bufferBase = 0
     /// A row being assembled.
     private var pendingRow: PendingRow?
-    /// A COLMETADATA being assembled (column by column, see ``ColMetadataProgress``).
-    private var pendingColMetadata: ColMetadataProgress?
+    /// A token without a length field being read unit by unit (see ``PendingToken``).
+    private var pendingToken: PendingToken?
     /// `buffer.count` at the last attempt that needed more bytes (no retry until it grows).
     private var waitingAtCount = -1
     private var failure: TDSDecodingError?
@@ -107,6 +107,30 @@ public struct TokenStreamDecoder: Sendable {
     /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
     private var queuedParts: [RowPart] = []
     private var queuedPartIndex = 0
+
+    /// Bytes (re-)read by the attempts to decode tokens other than rows, counted from where each
+    /// attempt began to where it stopped (the end of what it consumed, or the read that ran out
+    /// of bytes). Linear in the input however it is split: no attempt re-reads more than one
+    /// unit of a token already begun (tests read it).
+    private(set) var examinedByteCount = 0
+
+    /// A token without a length field (COLMETADATA, ALTMETADATA, DATACLASSIFICATION,
+    /// FEATUREEXTACK, or the part of RETURNVALUE before its value) whose bytes are still
+    /// arriving: what was read of it is kept and consumed from the buffer, so each attempt goes
+    /// on where the last one stopped and the token is read once, in linear time.
+    private struct PendingToken: Sendable {
+        enum Progress: Sendable {
+            case colMetadata(ColMetadataProgress)
+            case altMetadata(AltMetadataProgress)
+            case dataClassification(DataClassificationProgress)
+            case featureExtAck(FeatureExtAckProgress)
+            case returnValueHeader(ReturnValueHeaderProgress)
+        }
+        var type: TokenType
+        /// Absolute offset of the token byte.
+        var tokenStart: Int
+        var progress: Progress
+    }
 
     /// A ROW, NBCROW, ALTROW or RETURNVALUE whose values are still arriving.
     private struct PendingRow: Sendable {
@@ -234,7 +258,7 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func finish() throws(TDSDecodingError) -> Token? {
         if let failure { throw failure }
         if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, pendingRow == nil,
-           pendingColMetadata == nil, buffer.count - readIndex == 9,
+           pendingToken == nil, buffer.count - readIndex == 9,
            [TokenType.done, .doneProc, .doneInProc].contains(TokenType(rawValue: buffer[readIndex])) {
             let type = TokenType(rawValue: buffer[readIndex])
             var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
@@ -265,9 +289,15 @@ public struct TokenStreamDecoder: Sendable {
             failure = e
             throw e
         }
-        if let pending = pendingColMetadata {
-            let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: "COLMETADATA",
-                                     "the message ended inside the token (after \(pending.columns.count) column(s))")
+        if let pending = pendingToken {
+            let e: TDSDecodingError
+            if case .colMetadata(let p) = pending.progress {
+                e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: "COLMETADATA",
+                                     "the message ended inside the token (after \(p.columns.count) column(s))")
+            } else {
+                e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: pending.type.name,
+                                     "the message ended inside the token: \(bufferBase + buffer.count - pending.tokenStart) byte(s) of it received")
+            }
             failure = e
             throw e
         }
@@ -294,7 +324,7 @@ public struct TokenStreamDecoder: Sendable {
 
     /// Clears everything (buffer, partial row, failure, metadata), keeping version and options.
     public mutating func reset() {
-        buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; pendingColMetadata = nil
+        buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; pendingToken = nil
         waitingAtCount = -1; failure = nil
         streamRow = nil; queuedParts = []; queuedPartIndex = 0
         columns = []; rowTypes = []; altMetadata = [:]; rowsTakeFastPath = false; rowLayouts = []
@@ -305,7 +335,7 @@ public struct TokenStreamDecoder: Sendable {
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
         if pendingRow != nil { return try continueRow() }
-        if pendingColMetadata != nil { return try continueColMetadata() }
+        if pendingToken != nil { return try continuePendingToken() }
         guard readIndex < buffer.count else { return nil }
         if buffer.count == waitingAtCount { return nil }
         let type = TokenType(rawValue: buffer[readIndex])
@@ -315,12 +345,21 @@ public struct TokenStreamDecoder: Sendable {
             return try startRow(type)
         case .altRow:
             return try startRow(type)
-        case .returnValue:
-            return try startReturnValue()
-        case .colMetadata:
-            pendingColMetadata = ColMetadataProgress(tokenStart: bufferBase + readIndex)
+        case .colMetadata, .altMetadata, .dataClassification, .featureExtAck, .returnValue:
+            let tokenStart = bufferBase + readIndex
+            let progress: PendingToken.Progress
+            switch type {
+            case .colMetadata: progress = .colMetadata(ColMetadataProgress(tokenStart: tokenStart, incremental: true))
+            case .altMetadata: progress = .altMetadata(AltMetadataProgress(incremental: true))
+            case .dataClassification:
+                progress = .dataClassification(DataClassificationProgress(tokenStart: tokenStart, version: options.dataClassificationVersion))
+            case .featureExtAck: progress = .featureExtAck(FeatureExtAckProgress())
+            default: progress = .returnValueHeader(ReturnValueHeaderProgress(incremental: true))
+            }
+            pendingToken = PendingToken(type: type, tokenStart: tokenStart, progress: progress)
             readIndex += 1
-            return try continueColMetadata()
+            examinedByteCount += 1
+            return try continuePendingToken()
         case .sessionState, .fedAuthInfo:
             // A 32-bit token length: refused at once when above the cap, never waited for.
             if buffer.count - readIndex >= 5 {
@@ -337,41 +376,98 @@ public struct TokenStreamDecoder: Sendable {
             token = try decodeToken(type, &reader)
         } catch {
             if error.code == .truncated {
+                examinedByteCount += max(1, error.offset - offset)
                 if buffer.count - readIndex > options.maximumTokenSize { throw tokenTooLong(type, declared: nil) }
                 waitingAtCount = buffer.count
                 return nil
             }
             throw error.inToken(type.name)
         }
+        examinedByteCount += reader.offset - readIndex
         readIndex = reader.offset
         waitingAtCount = -1
         apply(token)
         return token
     }
 
-    private func tokenTooLong(_ type: TokenType, declared: Int?) -> TDSDecodingError {
-        let size = declared.map { "declares \($0) bytes" } ?? "is still incomplete after \(buffer.count - readIndex) bytes"
-        return TDSDecodingError(.limitExceeded, offset: bufferBase + readIndex, context: type.name,
+    /// `.limitExceeded` for the token of `type` at `tokenStart` (default: the next byte).
+    private func tokenTooLong(_ type: TokenType, declared: Int?, tokenStart: Int? = nil) -> TDSDecodingError {
+        let start = tokenStart ?? offset
+        let size = declared.map { "declares \($0) bytes" } ?? "is still incomplete after \(bufferBase + buffer.count - start) bytes"
+        return TDSDecodingError(.limitExceeded, offset: start, context: type.name,
                                 "the token \(size), more than the maximum token size of \(options.maximumTokenSize) bytes")
     }
 
-    /// Reads the columns of the pending COLMETADATA that the buffer holds; the token once complete.
-    private mutating func continueColMetadata() throws(TDSDecodingError) -> Token? {
-        guard var progress = pendingColMetadata else { return nil }
+    /// Reads what the buffer holds of the pending token (see ``PendingToken``); the token once
+    /// complete (for RETURNVALUE, once its value is read too, see ``continueRow()``).
+    private mutating func continuePendingToken() throws(TDSDecodingError) -> Token? {
+        guard var pending = pendingToken else { return nil }
+        if buffer.count == waitingAtCount { return nil }
+        pendingToken = nil   // keep the progress's arrays uniquely referenced
         var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
-        let result = try progress.advance(&reader, version: version, columnEncryption: options.columnEncryption)
-        readIndex = reader.offset
-        guard let metadata = result else {
-            if progress.consumed + (buffer.count - readIndex) > options.maximumTokenSize {
-                throw TDSDecodingError(.limitExceeded, offset: progress.tokenStart, context: "COLMETADATA",
-                                       "the token is longer than the maximum token size of \(options.maximumTokenSize) bytes")
+        let begin = offset
+        var token: Token?
+        var truncation: TDSDecodingError?
+        switch pending.progress {
+        case .colMetadata(var p):
+            token = try p.advance(&reader, version: version, columnEncryption: options.columnEncryption).map(Token.colMetadata)
+            truncation = p.truncation
+            pending.progress = .colMetadata(p)
+        case .altMetadata(var p):
+            token = try p.advance(&reader, version: version).map(Token.altMetadata)
+            truncation = p.truncation
+            pending.progress = .altMetadata(p)
+        case .dataClassification(var p):
+            token = try p.advance(&reader).map(Token.dataClassification)
+            truncation = p.truncation
+            pending.progress = .dataClassification(p)
+        case .featureExtAck(var p):
+            token = try p.advance(&reader).map(Token.featureExtAck)
+            truncation = p.truncation
+            pending.progress = .featureExtAck(p)
+        case .returnValueHeader(var p):
+            let header: ReturnValue.Header?
+            do throws(TDSDecodingError) {
+                header = try p.advance(&reader, version: version, columnEncryption: options.columnEncryption)
+            } catch {
+                throw error.inToken("RETURNVALUE")
             }
-            pendingColMetadata = progress
+            if let header {
+                // The value is read as a row's (a long PLP value incrementally).
+                examinedByteCount += reader.absoluteOffset - begin
+                var row = RowProgress(name: "RETURNVALUE", tokenStart: pending.tokenStart, maximumValueSize: options.maximumValueSize)
+                let done = try row.advance(&reader, types: [header.typeInfo])
+                readIndex = reader.offset
+                waitingAtCount = -1
+                let pendingValue = PendingRow(type: .returnValue, altID: 0, progress: row, returnValue: header)
+                if done { return finished(pendingValue) }
+                pendingRow = pendingValue
+                return nil
+            }
+            truncation = p.truncation
+            pending.progress = .returnValueHeader(p)
+        }
+        readIndex = reader.offset
+        guard let token else {
+            examinedByteCount += max(0, (truncation?.offset ?? reader.absoluteOffset) - begin)
+            let received = bufferBase + buffer.count - pending.tokenStart
+            switch pending.progress {
+            case .colMetadata(let p):
+                if p.consumed + (buffer.count - readIndex) > options.maximumTokenSize {
+                    throw TDSDecodingError(.limitExceeded, offset: pending.tokenStart, context: "COLMETADATA",
+                                           "the token is longer than the maximum token size of \(options.maximumTokenSize) bytes")
+                }
+            case .returnValueHeader:
+                break   // at most a few hundred KiB (names, a TYPE_INFO, CryptoMetadata) before the value
+            default:
+                if received > options.maximumTokenSize { throw tokenTooLong(pending.type, declared: nil, tokenStart: pending.tokenStart) }
+            }
+            pendingToken = pending
+            waitingAtCount = buffer.count
             return nil
         }
-        pendingColMetadata = nil
+        examinedByteCount += reader.absoluteOffset - begin
         waitingAtCount = -1
-        let token = Token.colMetadata(metadata)
         apply(token)
         return token
     }
@@ -497,7 +593,7 @@ public struct TokenStreamDecoder: Sendable {
     /// is incomplete or is malformed — then use ``next(appendingRowValuesTo:)``, which decodes it
     /// incrementally and reports its errors.
     public mutating func appendBufferedRows(to values: inout [SQLValue], limit: Int) -> Int {
-        guard failure == nil, pendingRow == nil, pendingColMetadata == nil, rowsTakeFastPath, limit > 0 else { return 0 }
+        guard failure == nil, pendingRow == nil, pendingToken == nil, rowsTakeFastPath, limit > 0 else { return 0 }
         return appendWholeRows(to: &values, limit: limit)
     }
 
@@ -541,7 +637,7 @@ public struct TokenStreamDecoder: Sendable {
                 queue(&progress, done: done)
                 return takeQueuedPart()
             }
-            if pendingRow == nil, pendingColMetadata == nil, readIndex < buffer.count, !rowTypes.isEmpty {
+            if pendingRow == nil, pendingToken == nil, readIndex < buffer.count, !rowTypes.isEmpty {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
                     let tokenStart = bufferBase + readIndex
@@ -630,7 +726,7 @@ public struct TokenStreamDecoder: Sendable {
     /// (so that reading it later cannot fail), up to `limit` rows and about `byteLimit` bytes in
     /// the block. Consumes what it appended. Returns the rows appended and why it stopped.
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
-        guard failure == nil, pendingRow == nil, pendingColMetadata == nil, rowsTakeWirePath,
+        guard failure == nil, pendingRow == nil, pendingToken == nil, rowsTakeWirePath,
               block.result == resultNumber else { return (0, .incremental) }
         if readIndex >= buffer.count { return (0, .needBytes) }
         var scratch: [UInt32] = []
@@ -746,7 +842,7 @@ public struct TokenStreamDecoder: Sendable {
     /// per column per row, with no allocation per row for fixed-width columns. For any other
     /// token `values` is unchanged. Returns nil when more bytes are needed; throws as ``next()``.
     public mutating func next(appendingRowValuesTo values: inout [SQLValue]) throws(TDSDecodingError) -> StreamItem? {
-        if failure == nil, pendingRow == nil, pendingColMetadata == nil, rowsTakeFastPath, readIndex < buffer.count {
+        if failure == nil, pendingRow == nil, pendingToken == nil, rowsTakeFastPath, readIndex < buffer.count {
             let type = TokenType(rawValue: buffer[readIndex])
             if type == .row || type == .nbcRow, appendWholeRow(type, to: &values) { return .row }
         }
@@ -806,30 +902,6 @@ public struct TokenStreamDecoder: Sendable {
         let done = try progress.advance(&reader, types: type == .altRow ? (altMetadata[altID]?.columns.map(\.metadata.typeInfo) ?? []) : rowTypes)
         readIndex = reader.offset
         let pending = PendingRow(type: type, altID: altID, progress: progress, returnValue: nil)
-        if done { return finished(pending) }
-        pendingRow = pending
-        return nil
-    }
-
-    /// Starts a RETURNVALUE once everything before its value is here; the value itself (which
-    /// may be a long PLP) is read incrementally like a row's.
-    private mutating func startReturnValue() throws(TDSDecodingError) -> Token? {
-        let tokenStart = bufferBase + readIndex
-        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
-        let header: ReturnValue.Header
-        do {
-            header = try ReturnValue.decodeHeader(from: &reader, version: version, columnEncryption: options.columnEncryption)
-        } catch {
-            if error.code == .truncated {
-                waitingAtCount = buffer.count
-                return nil
-            }
-            throw error.inToken("RETURNVALUE")
-        }
-        var progress = RowProgress(name: "RETURNVALUE", tokenStart: tokenStart, maximumValueSize: options.maximumValueSize)
-        let done = try progress.advance(&reader, types: [header.typeInfo])
-        readIndex = reader.offset
-        let pending = PendingRow(type: .returnValue, altID: 0, progress: progress, returnValue: header)
         if done { return finished(pending) }
         pendingRow = pending
         return nil

@@ -18,6 +18,12 @@ public enum TDSDetection {
     /// Packet types a server sends: TABULAR_RESULT (0x04). (A server's PRELOGIN answer is a
     /// TABULAR_RESULT packet; only its TLS handshake travels in PRELOGIN (0x12) packets.)
     public static let serverPacketTypes: Set<UInt8> = [0x04, 0x12]
+    /// `clientPacketTypes` and `serverPacketTypes` as a bit mask (bit n = type n), for
+    /// ``isPacketHeader(_:at:)``, which runs on every byte a resynchronising scan passes over:
+    /// no hashing there.
+    @inline(__always) static var packetTypeMask: UInt32 {
+        1 << 0x01 | 1 << 0x02 | 1 << 0x03 | 1 << 0x04 | 1 << 0x06 | 1 << 0x07 | 1 << 0x08 | 1 << 0x0E | 1 << 0x0F | 1 << 0x10 | 1 << 0x11 | 1 << 0x12
+    }
     /// The port SQL Server listens on by default.
     public static let defaultPort: UInt16 = 1433
 
@@ -28,7 +34,7 @@ public enum TDSDetection {
         let type = bytes[offset]
         let status = bytes[offset + 1]
         let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-        guard clientPacketTypes.contains(type) || serverPacketTypes.contains(type) else { return false }
+        guard type < 32, packetTypeMask & (1 << UInt32(type)) != 0 else { return false }
         guard status & 0xE0 == 0, bytes[offset + 7] == 0 else { return false }
         return length >= 8 && length <= 32_768
     }

@@ -118,18 +118,31 @@ public struct TokenStreamDecoder: Sendable {
     /// FEATUREEXTACK, or the part of RETURNVALUE before its value) whose bytes are still
     /// arriving: what was read of it is kept and consumed from the buffer, so each attempt goes
     /// on where the last one stopped and the token is read once, in linear time.
+    ///
+    /// One optional per kind (the one of `type` is set), so that the progress is advanced in
+    /// place: never copied per attempt.
     private struct PendingToken: Sendable {
-        enum Progress: Sendable {
-            case colMetadata(ColMetadataProgress)
-            case altMetadata(AltMetadataProgress)
-            case dataClassification(DataClassificationProgress)
-            case featureExtAck(FeatureExtAckProgress)
-            case returnValueHeader(ReturnValueHeaderProgress)
-        }
         var type: TokenType
         /// Absolute offset of the token byte.
         var tokenStart: Int
-        var progress: Progress
+        var colMetadata: ColMetadataProgress?
+        var altMetadata: AltMetadataProgress?
+        var dataClassification: DataClassificationProgress?
+        var featureExtAck: FeatureExtAckProgress?
+        var returnValueHeader: ReturnValueHeaderProgress?
+
+        init(type: TokenType, tokenStart: Int, dataClassificationVersion: UInt8) {
+            self.type = type
+            self.tokenStart = tokenStart
+            switch type {
+            case .colMetadata: colMetadata = ColMetadataProgress(tokenStart: tokenStart, incremental: true)
+            case .altMetadata: altMetadata = AltMetadataProgress(incremental: true)
+            case .dataClassification:
+                dataClassification = DataClassificationProgress(tokenStart: tokenStart, version: dataClassificationVersion)
+            case .featureExtAck: featureExtAck = FeatureExtAckProgress()
+            default: returnValueHeader = ReturnValueHeaderProgress(incremental: true)
+            }
+        }
     }
 
     /// A ROW, NBCROW, ALTROW or RETURNVALUE whose values are still arriving.
@@ -291,7 +304,7 @@ public struct TokenStreamDecoder: Sendable {
         }
         if let pending = pendingToken {
             let e: TDSDecodingError
-            if case .colMetadata(let p) = pending.progress {
+            if let p = pending.colMetadata {
                 e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: "COLMETADATA",
                                      "the message ended inside the token (after \(p.columns.count) column(s))")
             } else {
@@ -346,17 +359,8 @@ public struct TokenStreamDecoder: Sendable {
         case .altRow:
             return try startRow(type)
         case .colMetadata, .altMetadata, .dataClassification, .featureExtAck, .returnValue:
-            let tokenStart = bufferBase + readIndex
-            let progress: PendingToken.Progress
-            switch type {
-            case .colMetadata: progress = .colMetadata(ColMetadataProgress(tokenStart: tokenStart, incremental: true))
-            case .altMetadata: progress = .altMetadata(AltMetadataProgress(incremental: true))
-            case .dataClassification:
-                progress = .dataClassification(DataClassificationProgress(tokenStart: tokenStart, version: options.dataClassificationVersion))
-            case .featureExtAck: progress = .featureExtAck(FeatureExtAckProgress())
-            default: progress = .returnValueHeader(ReturnValueHeaderProgress(incremental: true))
-            }
-            pendingToken = PendingToken(type: type, tokenStart: tokenStart, progress: progress)
+            pendingToken = PendingToken(type: type, tokenStart: bufferBase + readIndex,
+                                        dataClassificationVersion: options.dataClassificationVersion)
             readIndex += 1
             examinedByteCount += 1
             return try continuePendingToken()
@@ -401,41 +405,38 @@ public struct TokenStreamDecoder: Sendable {
     /// Reads what the buffer holds of the pending token (see ``PendingToken``); the token once
     /// complete (for RETURNVALUE, once its value is read too, see ``continueRow()``).
     private mutating func continuePendingToken() throws(TDSDecodingError) -> Token? {
-        guard var pending = pendingToken else { return nil }
+        guard let type = pendingToken?.type, let tokenStart = pendingToken?.tokenStart else { return nil }
         if buffer.count == waitingAtCount { return nil }
-        pendingToken = nil   // keep the progress's arrays uniquely referenced
         var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
         let begin = offset
-        var token: Token?
-        var truncation: TDSDecodingError?
-        switch pending.progress {
-        case .colMetadata(var p):
-            token = try p.advance(&reader, version: version, columnEncryption: options.columnEncryption).map(Token.colMetadata)
-            truncation = p.truncation
-            pending.progress = .colMetadata(p)
-        case .altMetadata(var p):
-            token = try p.advance(&reader, version: version).map(Token.altMetadata)
-            truncation = p.truncation
-            pending.progress = .altMetadata(p)
-        case .dataClassification(var p):
-            token = try p.advance(&reader).map(Token.dataClassification)
-            truncation = p.truncation
-            pending.progress = .dataClassification(p)
-        case .featureExtAck(var p):
-            token = try p.advance(&reader).map(Token.featureExtAck)
-            truncation = p.truncation
-            pending.progress = .featureExtAck(p)
-        case .returnValueHeader(var p):
+        let token: Token?
+        let truncatedAt: Int?
+        // Each progress is advanced in place (`pendingToken!.x!`), never copied.
+        switch type {
+        case .colMetadata:
+            token = try pendingToken!.colMetadata!.advance(&reader, version: version, columnEncryption: options.columnEncryption).map(Token.colMetadata)
+            truncatedAt = pendingToken!.colMetadata!.truncation?.offset
+        case .altMetadata:
+            token = try pendingToken!.altMetadata!.advance(&reader, version: version).map(Token.altMetadata)
+            truncatedAt = pendingToken!.altMetadata!.truncation?.offset
+        case .dataClassification:
+            token = try pendingToken!.dataClassification!.advance(&reader).map(Token.dataClassification)
+            truncatedAt = pendingToken!.dataClassification!.truncation?.offset
+        case .featureExtAck:
+            token = try pendingToken!.featureExtAck!.advance(&reader).map(Token.featureExtAck)
+            truncatedAt = pendingToken!.featureExtAck!.truncation?.offset
+        default:
             let header: ReturnValue.Header?
             do throws(TDSDecodingError) {
-                header = try p.advance(&reader, version: version, columnEncryption: options.columnEncryption)
+                header = try pendingToken!.returnValueHeader!.advance(&reader, version: version, columnEncryption: options.columnEncryption)
             } catch {
                 throw error.inToken("RETURNVALUE")
             }
             if let header {
                 // The value is read as a row's (a long PLP value incrementally).
+                pendingToken = nil
                 examinedByteCount += reader.absoluteOffset - begin
-                var row = RowProgress(name: "RETURNVALUE", tokenStart: pending.tokenStart, maximumValueSize: options.maximumValueSize)
+                var row = RowProgress(name: "RETURNVALUE", tokenStart: tokenStart, maximumValueSize: options.maximumValueSize)
                 let done = try row.advance(&reader, types: [header.typeInfo])
                 readIndex = reader.offset
                 waitingAtCount = -1
@@ -444,28 +445,29 @@ public struct TokenStreamDecoder: Sendable {
                 pendingRow = pendingValue
                 return nil
             }
-            truncation = p.truncation
-            pending.progress = .returnValueHeader(p)
+            token = nil
+            truncatedAt = pendingToken!.returnValueHeader!.truncation?.offset
         }
         readIndex = reader.offset
         guard let token else {
-            examinedByteCount += max(0, (truncation?.offset ?? reader.absoluteOffset) - begin)
-            let received = bufferBase + buffer.count - pending.tokenStart
-            switch pending.progress {
-            case .colMetadata(let p):
-                if p.consumed + (buffer.count - readIndex) > options.maximumTokenSize {
-                    throw TDSDecodingError(.limitExceeded, offset: pending.tokenStart, context: "COLMETADATA",
+            examinedByteCount += max(0, (truncatedAt ?? reader.absoluteOffset) - begin)
+            switch type {
+            case .colMetadata:
+                if pendingToken!.colMetadata!.consumed + (buffer.count - readIndex) > options.maximumTokenSize {
+                    throw TDSDecodingError(.limitExceeded, offset: tokenStart, context: "COLMETADATA",
                                            "the token is longer than the maximum token size of \(options.maximumTokenSize) bytes")
                 }
-            case .returnValueHeader:
+            case .returnValue:
                 break   // at most a few hundred KiB (names, a TYPE_INFO, CryptoMetadata) before the value
             default:
-                if received > options.maximumTokenSize { throw tokenTooLong(pending.type, declared: nil, tokenStart: pending.tokenStart) }
+                if bufferBase + buffer.count - tokenStart > options.maximumTokenSize {
+                    throw tokenTooLong(type, declared: nil, tokenStart: tokenStart)
+                }
             }
-            pendingToken = pending
             waitingAtCount = buffer.count
             return nil
         }
+        pendingToken = nil
         examinedByteCount += reader.absoluteOffset - begin
         waitingAtCount = -1
         apply(token)

@@ -110,6 +110,41 @@ final class TextCodecTests: XCTestCase {
         Self.check([UInt16](repeating: 0xE9, count: 600) + [0xDC00])
     }
 
+    /// Every class of unit (1- to 4-byte UTF-8, the edges of each) at every offset of text of
+    /// every length 0...64 that is ASCII, Latin, CJK or mixed: the ASCII prefix, the 4-unit ASCII
+    /// runs inside other text, the inline limit of 15 bytes and every tail length.
+    func testEveryUnitClassAtEveryOffsetOfTextOfLengths0To64() {
+        let specials: [[UInt16]] = [[0x41], [0x7F], [0x80], [0xE9], [0x7FF], [0x800], [0x6771], [0xD7FF], [0xE000], [0xFFFF],
+                                    [0xD83D, 0xDE00], [0xDBFF, 0xDFFF]]
+        let bases: [(Int) -> UInt16] = [{ UInt16(0x61 + $0 % 26) }, { _ in 0xE9 }, { _ in 0x6771 },
+                                        { [0x5A, 0x6F, 0xEB, 0x20, 0x395, 0x6771, 0x20AC, 0x41][$0 % 8] }]
+        for length in 0 ... 64 {
+            for base in bases {
+                let text = (0 ..< length).map(base)
+                Self.check(text)
+                for at in 0 ... length {
+                    for s in specials { Self.check(Array(text[..<at]) + s + Array(text[at...])) }
+                }
+            }
+        }
+    }
+
+    /// Unpaired surrogates at every offset of text that is not ASCII at all (found by the
+    /// transcoding loop, never by the ASCII scan), at every length 0...40.
+    func testUnpairedSurrogatesInNonASCIITextAreErrorsAtTheirUnit() {
+        let bad: [[UInt16]] = [[0xD800], [0xDFFF], [0xDE00, 0xD83D], [0xD83D, 0x41], [0xD83D, 0xE9], [0xD83D, 0x6771], [0xD83D, 0xD83D]]
+        for length in 0 ... 40 {
+            for unit: UInt16 in [0xE9, 0x6771] {
+                let text = [UInt16](repeating: unit, count: length)
+                for at in 0 ... length {
+                    for b in bad { Self.check(Array(text[..<at]) + b + Array(text[at...])) }
+                }
+                Self.check(text + [0xD83D])
+                Self.check(text + [0xD83D, 0xDE00] + [0xDC00])
+            }
+        }
+    }
+
     /// The wire row path's transcoder (no reader) gives the same strings.
     func testTranscodeWithoutReaderMatches() {
         for units: [UInt16] in [[0x41], Array("hello world, ça va? 😀 東京".utf16), [UInt16](repeating: 0x7A, count: 33)] {

@@ -214,6 +214,20 @@ final class TokenStreamDecoderTests: XCTestCase {
         XCTAssertEqual(failure?.code, .limitExceeded)
         XCTAssertEqual(failure?.context, "FEATUREEXTACK")
         XCTAssertLessThanOrEqual(appended, 1106, "refused once more than 1,000 bytes of it were buffered")
+        // A USHORT-length token (ERROR) declaring 5,000 bytes, arriving a byte at a time.
+        var f = TokenStreamDecoder(version: .v7_4, options: .init(maximumTokenSize: 1000))
+        f.append([0xAA, 0x88, 0x13])
+        var fed = 3
+        var refused: TDSDecodingError?
+        while refused == nil, fed < 5003 {
+            f.append([0])
+            fed += 1
+            do { let t = try f.next(); XCTAssertNil(t) } catch { refused = error }
+        }
+        XCTAssertEqual(refused?.code, .limitExceeded)
+        XCTAssertEqual(refused?.context, "ERROR")
+        XCTAssertEqual(refused?.offset, 0)
+        XCTAssertEqual(fed, 1001)
     }
 
     /// A COLMETADATA of 4,000 columns arriving in 512-byte packets is decoded once, column by

@@ -174,7 +174,17 @@ final class WireRowBlockTests: XCTestCase {
                         let (n, end) = decoder.appendBufferedRows(to: &b, limit: 7, byteLimit: 1 << 20)
                         block = b
                         if n > 0 || end == .limit {
-                            for r in b.rowCount - n ..< b.rowCount { got.append(b.values(row: r)) }
+                            // Per row, per value and the run in one array: the same values.
+                            let run = b.rowCount - n ..< b.rowCount
+                            let flat = b.values(rows: run)
+                            XCTAssertEqual(flat.count, n * columns.count)
+                            for r in run {
+                                let row = b.values(row: r)
+                                let k = (r - run.lowerBound) * columns.count
+                                XCTAssertEqual(Array(flat[k ..< k + columns.count]), row)
+                                XCTAssertEqual((0 ..< columns.count).map { b.value(row: r, column: $0) }, row)
+                                got.append(row)
+                            }
                             if end == .limit { block = nil }
                             continue
                         }

@@ -38,14 +38,19 @@ final class ResponseCursor: @unchecked Sendable {
     private var position = 0
     /// The block whose rows are being handed out one at a time: its storage, the next row and
     /// the end of its rows.
-    private var rowStorage: SQLRowStorage?
-    private var rowNext = 0
-    private var rowEnd = 0
+    ///
+    /// These and `taken` are read and written by the inlined ``takeBufferedRow()`` in the
+    /// caller's module, where no dynamic exclusivity check is wanted per row: the cursor is used
+    /// by one task at a time (see the type's notes).
+    @exclusivity(unchecked) @usableFromInline var rowStorage: SQLRowStorage?
+    @exclusivity(unchecked) @usableFromInline var rowNext = 0
+    @exclusivity(unchecked) @usableFromInline var rowEnd = 0
     /// ``nextPart()``: the next column of row `rowNext` to hand out.
     private var partColumn = 0
     /// The request's error, thrown after what was fetched with it.
     private var pendingError: (any Error)?
-    private var taken = 0
+    /// Takes so far (every 32nd checks for cancellation: ``checkCancellation()``).
+    @exclusivity(unchecked) @usableFromInline var taken = 0
     /// Rows received so far (for the request's `requestFinished` log event).
     private var rowsReceived = 0
 
@@ -172,8 +177,24 @@ final class ResponseCursor: @unchecked Sendable {
     }
 
     /// The next row already fetched, without suspending; nil when none is buffered.
-    @usableFromInline
+    ///
+    /// Inlined into the caller's loop: the next row of the block being handed out is taken in
+    /// place (no call), except on every 32nd take, which checks for cancellation
+    /// (``takeBufferedRowChecked()``).
+    @inlinable @inline(__always)
     func takeBufferedRow() throws -> SQLRow? {
+        if rowNext < rowEnd, (taken &+ 1) & 31 != 0, let storage = rowStorage {
+            taken &+= 1
+            let row = SQLRow(storage: storage, index: rowNext)
+            rowNext &+= 1
+            return row
+        }
+        return try takeBufferedRowChecked()
+    }
+
+    /// ``takeBufferedRow()`` with its cancellation check, and the next blocks.
+    @usableFromInline
+    func takeBufferedRowChecked() throws -> SQLRow? {
         try checkCancellation()
         if let row = takeBlockRow() { return row }
         while position < items.count {

@@ -23,6 +23,9 @@ struct ResponseReader: Sendable {
     private(set) var endOfMessagePending = false
     private var messageEndedAfterToken = false
     private let options: TokenStreamDecoder.Options
+    /// The rows and bytes of the current result's last wire row block (0 at a result's start):
+    /// the next block of the result reserves as much.
+    var wireBlockHint: (rows: Int, bytes: Int) = (0, 0)
     /// Called with each packet's header as it is cut (the trace log), nil when nobody listens.
     var onPacket: (@Sendable (PacketHeader) -> Void)?
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {

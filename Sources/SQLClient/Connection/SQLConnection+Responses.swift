@@ -143,6 +143,7 @@ extension SQLConnection {
         func emitWire() {
             if let columns = blockColumns, let w = wire, !w.isEmpty {
                 batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: w))))
+                reader.wireBlockHint = (Swift.min(w.rowCount, Self.batchRowLimit), Swift.min(w.byteCount, Self.batchByteLimit))
             }
             wire = nil
         }
@@ -161,6 +162,7 @@ extension SQLConnection {
             switch action {
             case .forwardColumns(let columns):
                 flush()
+                reader.wireBlockHint = (0, 0)
                 let cols = SQLColumns(columns.map(SQLColumn.init))
                 currentColumns = cols
                 batch.items.append(.event(.columns(cols)))
@@ -273,7 +275,14 @@ extension SQLConnection {
                 }
                 if wire == nil, var block = reader.decoder.makeWireRowBlock() {
                     emitValues()   // rows read incrementally before these
-                    block.reserveCapacity(rows: 256, bytesPerRow: 8 * columns.count)
+                    // Room for as many rows and bytes as the result's previous block held (at
+                    // least 256 rows): a block of a long result grows without reallocating.
+                    let hint = reader.wireBlockHint
+                    if hint.rows > 256 {
+                        block.reserveCapacity(rows: hint.rows, bytesPerRow: hint.bytes / hint.rows + 1)
+                    } else {
+                        block.reserveCapacity(rows: 256, bytesPerRow: 8 * columns.count)
+                    }
                     wire = block
                 }
                 if var block = wire {

@@ -51,10 +51,9 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
     /// Names compare exactly (case-sensitive): `a` and `A` are two keys.
     /// `SELECT COUNT(*), MAX(id), 1 AS x, 2 AS x` gives `["column1", "column2", "x", "x_2"]`.
     public let dictionaryKeys: [String]
-    /// ``SQLRow/decode(_:)``'s column of each coding key, per key type (see ``SQLColumnKeyPlan``).
-    let keyPlans = Mutex<[ObjectIdentifier: SQLColumnKeyPlan]>([:])
-    /// The plan of the first key type decoded (read without a lock), the others in ``keyPlans``.
-    let firstKeyPlan = AtomicLazyReference<SQLColumnKeyPlan>()
+    /// What ``SQLRow/decode(_:)`` keeps for these columns: the column of each coding key per key
+    /// type and a reused decoder (see ``SQLRowDecoding``).
+    let decoding = SQLRowDecoding()
 
     /// Columns in result-set order; lookup tables and ``dictionaryKeys`` are built once here.
     public init(_ columns: [SQLColumn]) {
@@ -117,9 +116,9 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
 /// when it is read (`row[i]`, `row["name"]`, iterating the row, ``decode(_:)``). ``values`` copies
 /// them into an array of their own.
 public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible {
-    let storage: SQLRowStorage
+    @usableFromInline let storage: SQLRowStorage
     /// The row's index in `storage`.
-    let index: Int
+    @usableFromInline let index: Int
 
     /// A row of `values` in the order of `columns` (one value per column).
     public init(columns: SQLColumns, values: [SQLValue]) {
@@ -128,7 +127,7 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     }
 
     /// Row `index` of `storage`.
-    @inline(__always)
+    @inlinable @inline(__always)
     init(storage: SQLRowStorage, index: Int) {
         self.storage = storage
         self.index = index
@@ -142,10 +141,13 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     public var values: [SQLValue] { storage.values(row: index) }
 
     /// 0.
+    @inlinable
     public var startIndex: Int { 0 }
     /// The number of values.
+    @inlinable
     public var endIndex: Int { storage.width }
     /// The value at `position` (0-based, in column order).
+    @inlinable
     public subscript(position: Int) -> SQLValue {
         precondition(position >= 0 && position < storage.width, "SQLRow index \(position) out of range 0..<\(storage.width)")
         return storage.value(row: index, column: position)
@@ -188,13 +190,7 @@ public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible 
     /// `Data`, `[UInt8]`, `RawRepresentable` enums over these, and Optionals (NULL → nil).
     /// - Throws: ``SQLClientError`` `.decodingFailed` naming the column, its index and the value's type.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        do {
-            return try T(from: SQLRowDecoder(row: self))
-        } catch let error as SQLClientError {
-            throw error
-        } catch {
-            throw SQLClientError(.decodingFailed, "cannot decode \(T.self) from the row: \(error)")
-        }
+        try SQLRowDecoder.decode(T.self, row: self)
     }
 }
 

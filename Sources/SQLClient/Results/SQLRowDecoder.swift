@@ -2,20 +2,222 @@ import Foundation
 import Synchronization
 import TDS
 
+/// What ``SQLRow/decode(_:)`` keeps per result set (one per ``SQLColumns``, shared by its rows):
+/// the column of each coding key per key type (``SQLColumnKeyPlan``) and one idle decoder
+/// context, reused row after row so that decoding a row allocates nothing and builds no generic
+/// metadata (see ``SQLRowDecoderContext``).
+///
+/// Rows of one result may be decoded concurrently: a decode takes the idle context with an atomic
+/// exchange and gives it back when it is done; a decode that finds none (another one holds it)
+/// makes its own.
+final class SQLRowDecoding: Sendable {
+    /// The plans of the key types after the first (see ``SQLColumns/keyPlan(for:)``).
+    let keyPlans = Mutex<[ObjectIdentifier: SQLColumnKeyPlan]>([:])
+    /// The plan of the first key type decoded (read without a lock).
+    let firstKeyPlan = AtomicLazyReference<SQLColumnKeyPlan>()
+    /// The idle context (the bits of a retained `Unmanaged`), 0 for none (none yet, or taken).
+    private let idle = Atomic<UInt>(0)
+
+    init() {}
+
+    deinit {
+        let bits = idle.load(ordering: .acquiring)
+        if let p = UnsafeRawPointer(bitPattern: bits) { Unmanaged<SQLRowDecoderContext>.fromOpaque(p).release() }
+    }
+
+    /// The idle context, now the caller's; nil when there is none.
+    @inline(__always)
+    func take() -> SQLRowDecoderContext? {
+        let bits = idle.exchange(0, ordering: .acquiringAndReleasing)
+        guard let p = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<SQLRowDecoderContext>.fromOpaque(p).takeRetainedValue()
+    }
+
+    /// Makes `context` the idle one, unless another decode gave one back first (then it is dropped).
+    @inline(__always)
+    func put(_ context: SQLRowDecoderContext) {
+        let p = Unmanaged.passRetained(context).toOpaque()
+        let bits = UInt(bitPattern: p)
+        if !idle.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing).exchanged {
+            Unmanaged<SQLRowDecoderContext>.fromOpaque(p).release()
+        }
+    }
+}
+
+/// The row a decoder reads: its storage and index. While a ``SQLRow/decode(_:)`` call runs, the
+/// storage is not retained (the call's row holds it); a slot that may outlive the call (a
+/// container or decoder kept by the type's `init(from:)`, or one made for a second key type)
+/// holds it in ``owner``.
+final class SQLRowSlot {
+    @exclusivity(unchecked) private(set) var storage: Unmanaged<SQLRowStorage>
+    @exclusivity(unchecked) private(set) var index: Int
+    /// Values in the row.
+    @exclusivity(unchecked) private(set) var width: Int
+    /// The storage, retained, when the slot must keep the row alive itself.
+    @exclusivity(unchecked) private var owner: SQLRowStorage?
+    /// The key plan of the one keyed container reading this slot (set when it is made).
+    @exclusivity(unchecked) var plan: SQLColumnKeyPlan? {
+        didSet { columnOfValue = plan?.columnOfValue }
+    }
+    /// ``plan``'s ``SQLColumnKeyPlan/columnOfValue`` (kept alive by ``plan``), read per field
+    /// without retaining the plan.
+    @exclusivity(unchecked) private(set) var columnOfValue: UnsafePointer<Int32>?
+
+    /// A slot over `row`, keeping it alive, for a container with `plan`.
+    init(owning row: SQLRow, plan: SQLColumnKeyPlan?) {
+        storage = Unmanaged.passUnretained(row.storage)
+        index = row.index
+        width = row.storage.width
+        owner = row.storage
+        self.plan = plan
+        columnOfValue = plan?.columnOfValue
+    }
+
+    /// A slot over `row` for the duration of a decode call (not retained).
+    init(borrowing row: SQLRow) {
+        storage = Unmanaged.passUnretained(row.storage)
+        index = row.index
+        width = row.storage.width
+    }
+
+    /// Points the slot at `row` (not retained: the caller keeps `row` alive while it is read).
+    @inline(__always)
+    func borrow(_ row: SQLRow) {
+        storage = Unmanaged.passUnretained(row.storage)
+        index = row.index
+        width = row.storage.width
+    }
+
+    /// Keeps the current row alive for as long as the slot lives.
+    func own() { owner = storage.takeUnretainedValue() }
+
+    /// The value of `column` (< ``width``).
+    @inline(__always)
+    func value(_ column: Int) -> SQLValue {
+        storage._withUnsafeGuaranteedRef { $0.value(row: index, column: column) }
+    }
+
+    /// Whether the value of `column` (< ``width``) is NULL, without decoding it.
+    @inline(__always)
+    func isNull(_ column: Int) -> Bool {
+        storage._withUnsafeGuaranteedRef { $0.isNull(row: index, column: column) }
+    }
+
+    /// The row's columns.
+    var columns: SQLColumns { storage._withUnsafeGuaranteedRef { $0.columns } }
+
+    /// The row (retained: for what may keep it).
+    var row: SQLRow { SQLRow(storage: storage.takeUnretainedValue(), index: index) }
+}
+
+/// The decoder ``SQLRow/decode(_:)`` hands to `T(init:)`: reused for every row of a result set
+/// (``SQLRowDecoding``), it keeps the keyed container of the first key type asked for, so that
+/// `container(keyedBy:)` for the next rows is one identity compare and returns the same
+/// container (the row being in the shared ``SQLRowSlot``): no allocation, no generic metadata
+/// or witness table looked up per row.
+///
+/// After each row, the context is reused only if nothing the decode handed out is still
+/// referenced (the decoder itself, the container); otherwise its slot keeps that row alive and
+/// the context is left to whoever holds it, so a kept container keeps reading its own row.
+final class SQLRowDecoderContext: Decoder {
+    let slot: SQLRowSlot
+    /// The key type of ``box``, nil until a keyed container is asked for.
+    @exclusivity(unchecked) private var boxKey: ObjectIdentifier?
+    /// The `KeyedDecodingContainer<Key>` of ``boxKey`` over ``slot`` (its one reference: the
+    /// standard library's box), or nil.
+    @exclusivity(unchecked) private var box: AnyObject?
+
+    init(row: SQLRow) { slot = SQLRowSlot(borrowing: row) }
+
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// Whether a `KeyedDecodingContainer<Key>` is one object reference (the standard library's
+    /// layout: one box), so that it can be kept as ``box``.
+    @inline(__always)
+    private static func fitsBox<Key: CodingKey>(_ type: Key.Type) -> Bool {
+        MemoryLayout<KeyedDecodingContainer<Key>>.size == MemoryLayout<AnyObject>.size
+            && MemoryLayout<KeyedDecodingContainer<Key>>.alignment == MemoryLayout<AnyObject>.alignment
+            && !_isPOD(KeyedDecodingContainer<Key>.self)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        if boxKey == ObjectIdentifier(type), let box {
+            return unsafeBitCast(box, to: KeyedDecodingContainer<Key>.self)
+        }
+        let plan = slot.columns.keyPlan(for: type)
+        if boxKey == nil && Self.fitsBox(type) {
+            slot.plan = plan
+            let container = KeyedDecodingContainer(SQLRowDecoder.KeyedContainer<Key>(slot: slot))
+            box = unsafeBitCast(container, to: AnyObject.self)
+            boxKey = ObjectIdentifier(type)
+            return container
+        }
+        // A second key type (or a layout the box cannot hold): a container of its own that keeps the row.
+        return KeyedDecodingContainer(SQLRowDecoder.KeyedContainer<Key>(slot: SQLRowSlot(owning: slot.row, plan: plan)))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        SQLRowDecoder.UnkeyedContainer(row: slot.row)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        try SQLRowDecoder(row: slot.row).singleValueContainer()
+    }
+
+    /// Whether the context can decode the next row: after a decode, when `context` is its only
+    /// reference and its container (if any) is referenced by the context alone.
+    @inline(__always)
+    static func isReusable(_ context: inout SQLRowDecoderContext) -> Bool {
+        guard isKnownUniquelyReferenced(&context) else { return false }
+        if context.box == nil { return true }
+        return isKnownUniquelyReferenced(&context.box)
+    }
+}
+
 /// A `Decoder` over one ``SQLRow``: a keyed container whose keys are column names.
 ///
-/// Built for one row per call of ``SQLRow/decode(_:)``, so it does per row only what a row
-/// needs: the column of each coding key is resolved once per result set and key type
-/// (``SQLColumnKeyPlan``, kept by the result's ``SQLColumns``), every fixed-width and string
-/// type has its own `decode` (no generic path, no dynamic cast, no boxing per value), and a
-/// value is read straight from the row's block (``SQLRow/subscript(_:)``: decoded there, once).
+/// ``SQLRow/decode(_:)`` decodes with a ``SQLRowDecoderContext`` reused per result set; this
+/// decoder (the row held strongly) is what `superDecoder()` returns. Either way the column of
+/// each coding key is resolved once per result set and key type (``SQLColumnKeyPlan``, kept by
+/// the result's ``SQLColumns``), every fixed-width and string type has its own `decode` (no
+/// generic path, no dynamic cast, no boxing per value), and a value is read straight from the
+/// row's block (decoded there, once).
 struct SQLRowDecoder: Decoder {
     let row: SQLRow
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// ``SQLRow/decode(_:)``: `T(from:)` with the result's idle context (or a new one), which is
+    /// kept for the next row when nothing holds on to it.
+    /// - Throws: ``SQLClientError`` `.decodingFailed`, other errors of `T(from:)` wrapped in one.
+    static func decode<T: Decodable>(_ type: T.Type, row: SQLRow) throws -> T {
+        let decoding = row.storage.columns.decoding
+        var context: SQLRowDecoderContext
+        if let idle = decoding.take() {
+            context = idle
+            context.slot.borrow(row)
+        } else {
+            context = SQLRowDecoderContext(row: row)
+        }
+        defer {
+            if SQLRowDecoderContext.isReusable(&context) {
+                decoding.put(context)
+            } else {
+                context.slot.own()   // something kept the decoder or its container: it keeps this row
+            }
+        }
+        do {
+            return try T(from: context)
+        } catch let error as SQLClientError {
+            throw error
+        } catch {
+            throw SQLClientError(.decodingFailed, "cannot decode \(T.self) from the row: \(error)")
+        }
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedContainer<Key>(row: row, plan: row.columns.keyPlan(for: Key.self)))
+        KeyedDecodingContainer(KeyedContainer<Key>(slot: SQLRowSlot(owning: row, plan: row.columns.keyPlan(for: Key.self))))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -29,83 +231,129 @@ struct SQLRowDecoder: Decoder {
         return ValueContainer(value: row[0], row: row, index: 0)
     }
 
+    /// The columns of a row by coding key. It reads the row in its ``SQLRowSlot`` (shared with a
+    /// reused ``SQLRowDecoderContext``) and converts each value where it reads it: no per-field
+    /// copy of the row or of the value into a container.
+    ///
+    /// One reference (the slot, which holds the key plan): the standard library's box copies the
+    /// container for every call it forwards, so each field costs one retain, not one per property.
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let row: SQLRow
-        let plan: SQLColumnKeyPlan?
+        let slot: SQLRowSlot
         var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { row.columns.compactMap { Key(stringValue: $0.name) } }
+        var allKeys: [Key] { slot.columns.compactMap { Key(stringValue: $0.name) } }
 
         /// The column of `key`: from the plan (by the key's value when the plan can, else by the
-        /// identity of its name: no string hashing), else by name (exact, then case-insensitive).
+        /// identity of its name: no string hashing), else by name (exact, then case-insensitive);
+        /// nil when the row has no such column.
         @inline(__always)
         private func column(_ key: Key) -> Int? {
-            if let plan {
-                if plan.keysByValue, let i = plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: key)) { return i }
-                if let i = plan.column(of: key.stringValue) { return i }
+            if let table = slot.columnOfValue {
+                let i = Int(table[SQLColumnKeyPlan.valueBits(of: key) & 0xFF])
+                if i >= 0 { return i < slot.width ? i : nil }
             }
-            guard let i = row.columns.index(of: key.stringValue), i < row.count else { return nil }
+            return columnOutsideTable(key)
+        }
+
+        /// ``column(_:)`` for a key the plan's value table does not hold.
+        private func columnOutsideTable(_ key: Key) -> Int? {
+            if let plan = slot.plan, let i = plan.column(of: key.stringValue) { return i < slot.width ? i : nil }
+            return columnByName(key)
+        }
+
+        private func columnByName(_ key: Key) -> Int? {
+            guard let i = slot.columns.index(of: key.stringValue), i < slot.width else { return nil }
             return i
         }
 
-        @inline(__always)
-        private func cell(_ key: Key) throws -> ValueContainer {
-            guard let i = column(key) else {
-                throw SQLClientError(.decodingFailed, "the row has no column named \"\(key.stringValue)\"")
-            }
-            return ValueContainer(value: row[i], row: row, index: i)
+        @inline(never)
+        private func noColumn(_ key: Key) -> SQLClientError {
+            SQLClientError(.decodingFailed, "the row has no column named \"\(key.stringValue)\"")
         }
 
-        /// The cell of `key`, nil when there is no such column or its value is NULL (one read
+        @inline(never)
+        private func failure(_ value: SQLValue, _ index: Int, _ what: String) -> SQLClientError {
+            SQLValueConversion.failure(value, columns: slot.columns, index: index, what)
+        }
+
+        /// The value of `key` converted by `convert`; throws when there is no such column or
+        /// the value does not convert (NULL included).
+        @inline(__always)
+        private func read<R>(_ key: Key, _ what: @autoclosure () -> String, _ convert: (SQLValue) -> R?) throws -> R {
+            guard let i = column(key) else { throw noColumn(key) }
+            let value = slot.value(i)
+            if let r = convert(value) { return r }
+            throw failure(value, i, what())
+        }
+
+        /// As ``read(_:_:_:)``, nil when there is no such column or its value is NULL (one read
         /// of the value: a NULL reads as `.null` without decoding anything).
         @inline(__always)
-        private func presentCell(_ key: Key) -> ValueContainer? {
+        private func readIfPresent<R>(_ key: Key, _ what: @autoclosure () -> String, _ convert: (SQLValue) -> R?) throws -> R? {
             guard let i = column(key) else { return nil }
-            let value = row[i]
+            let value = slot.value(i)
             if value.isNull { return nil }
-            return ValueContainer(value: value, row: row, index: i)
+            if let r = convert(value) { return r }
+            throw failure(value, i, what())
+        }
+
+        @inline(__always)
+        private func readValue<T: Decodable>(_ key: Key, _ type: T.Type, ifPresent: Bool) throws -> T? {
+            guard let i = column(key) else {
+                if ifPresent { return nil }
+                throw noColumn(key)
+            }
+            let value = slot.value(i)
+            if ifPresent && value.isNull { return nil }
+            return try SQLValueConversion.decode(value, as: type, failure: { failure(value, i, $0) },
+                                                 nested: { ValueContainer(value: value, row: slot.row, index: i) })
         }
 
         func contains(_ key: Key) -> Bool { column(key) != nil }
 
         func decodeNil(forKey key: Key) throws -> Bool {
-            guard let i = column(key) else {
-                throw SQLClientError(.decodingFailed, "the row has no column named \"\(key.stringValue)\"")
-            }
-            return row.isNull(at: i)
+            guard let i = column(key) else { throw noColumn(key) }
+            return slot.isNull(i)
         }
 
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try cell(key).decode(type) }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try cell(key).decode(type) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try cell(key).decode(type) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try cell(key).decode(type) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try cell(key).decode(type) }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try cell(key).decode(type) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try cell(key).decode(type) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try cell(key).decode(type) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try cell(key).decode(type) }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try cell(key).decode(type) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try cell(key).decode(type) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try cell(key).decode(type) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try cell(key).decode(type) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try cell(key).decode(type) }
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try cell(key).decode(type) }
+        typealias C = SQLValueConversion
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key, "Bool", C.bool) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key, "String", C.string) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key, "Double", C.double) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try read(key, "Float", C.float) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try read(key, "Int") { C.integer($0, type) } }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try read(key, "Int8") { C.integer($0, type) } }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try read(key, "Int16") { C.integer($0, type) } }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try read(key, "Int32") { C.integer($0, type) } }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try read(key, "Int64") { C.integer($0, type) } }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try read(key, "UInt") { C.integer($0, type) } }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try read(key, "UInt8") { C.integer($0, type) } }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try read(key, "UInt16") { C.integer($0, type) } }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try read(key, "UInt32") { C.integer($0, type) } }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try read(key, "UInt64") { C.integer($0, type) } }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            // Never nil: not ifPresent.
+            guard let v = try readValue(key, type, ifPresent: false) else { throw noColumn(key) }
+            return v
+        }
 
         // One lookup each (the protocol's defaults ask `contains`, then `decodeNil`, then `decode`).
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentCell(key)?.decode(type) }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try presentCell(key)?.decode(type) }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try readIfPresent(key, "Bool", C.bool) }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try readIfPresent(key, "String", C.string) }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try readIfPresent(key, "Double", C.double) }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try readIfPresent(key, "Float", C.float) }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try readIfPresent(key, "Int") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try readIfPresent(key, "Int8") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try readIfPresent(key, "Int16") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try readIfPresent(key, "Int32") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try readIfPresent(key, "Int64") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try readIfPresent(key, "UInt") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try readIfPresent(key, "UInt8") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try readIfPresent(key, "UInt16") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try readIfPresent(key, "UInt32") { C.integer($0, type) } }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try readIfPresent(key, "UInt64") { C.integer($0, type) } }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            try readValue(key, type, ifPresent: true)
+        }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
             -> KeyedDecodingContainer<NestedKey> {
@@ -114,8 +362,8 @@ struct SQLRowDecoder: Decoder {
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
             throw SQLClientError(.decodingFailed, "column \"\(key.stringValue)\" cannot hold an array")
         }
-        func superDecoder() throws -> any Decoder { SQLRowDecoder(row: row) }
-        func superDecoder(forKey key: Key) throws -> any Decoder { SQLRowDecoder(row: row) }
+        func superDecoder() throws -> any Decoder { SQLRowDecoder(row: slot.row) }
+        func superDecoder(forKey key: Key) throws -> any Decoder { SQLRowDecoder(row: slot.row) }
     }
 
     /// Columns in order, for tuples-like types decoded with an unkeyed container.
@@ -162,8 +410,7 @@ struct SQLRowDecoder: Decoder {
         mutating func superDecoder() throws -> any Decoder { SQLRowDecoder(row: row) }
     }
 
-    /// One cell. Conversions are exact or fail: an integer that does not fit, text that is not a
-    /// number, a fractional decimal asked for as an integer all throw `.decodingFailed`.
+    /// One cell. Conversions are exact or fail (``SQLValueConversion``).
     struct ValueContainer: SingleValueDecodingContainer, Decoder {
         let value: SQLValue
         /// The row and column the value came from (named in errors).
@@ -182,120 +429,187 @@ struct SQLRowDecoder: Decoder {
 
         @inline(never)
         func failure(_ what: String) -> SQLClientError {
-            let kind: String
-            if value.isNull { kind = "NULL" } else { kind = "\(value)".count > 40 ? "a value" : "value \(value)" }
-            let column = index < row.columns.count ? row.columns[index].name : ""
-            return SQLClientError(.decodingFailed, "column \"\(column)\" (index \(index)): cannot convert \(kind) to \(what)")
+            SQLValueConversion.failure(value, columns: row.columns, index: index, what)
         }
 
         @inline(__always)
-        private func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
-            // The common cases first, without unwrapping a variant.
-            switch value {
-            case .int(let v): if let r = I(exactly: v) { return r }
-            case .bigint(let v): if let r = I(exactly: v) { return r }
-            case .smallint(let v): if let r = I(exactly: v) { return r }
-            case .tinyint(let v): if let r = I(exactly: v) { return r }
-            default: return try otherInteger(type)
-            }
-            throw failure("\(I.self)")
+        private func convert<R>(_ what: @autoclosure () -> String, _ convert: (SQLValue) -> R?) throws -> R {
+            if let r = convert(value) { return r }
+            throw failure(what())
         }
 
-        private func otherInteger<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
-            let base = value.baseValue
-            switch base {
-            case .bit(let b): return b ? 1 : 0
-            case .tinyint(let v): if let r = I(exactly: v) { return r }
-            case .smallint(let v): if let r = I(exactly: v) { return r }
-            case .int(let v): if let r = I(exactly: v) { return r }
-            case .bigint(let v): if let r = I(exactly: v) { return r }
-            case .real(let v): if let r = I(exactly: v) { return r }
-            case .float(let v): if let r = I(exactly: v) { return r }
-            default:
-                if let d = base.decimalValue {
-                    let n = NSDecimalNumber(decimal: d).int64Value
-                    if Decimal(n) == d, let r = I(exactly: n) { return r }
-                }
-                if case .string(let s) = base, let r = I(s.trimmingCharacters(in: .whitespaces)) { return r }
-            }
-            throw failure("\(I.self)")
-        }
-
-        func decode(_ type: Bool.Type) throws -> Bool {
-            if case .bit(let b) = value { return b }
-            if let b = value.boolValue { return b }
-            throw failure("Bool")
-        }
-        func decode(_ type: String.Type) throws -> String {
-            if case .string(let s) = value { return s }
-            if let s = value.stringValue { return s }
-            if !value.isNull, let t = value.canonicalText { return t }
-            throw failure("String")
-        }
-        func decode(_ type: Double.Type) throws -> Double {
-            if case .float(let d) = value { return d }
-            if let d = value.doubleValue { return d }
-            if case .string(let s) = value.baseValue, let d = Double(s) { return d }
-            throw failure("Double")
-        }
-        func decode(_ type: Float.Type) throws -> Float {
-            if case .real(let f) = value.baseValue { return f }
-            if let d = value.doubleValue { return Float(d) }
-            throw failure("Float")
-        }
-        func decode(_ type: Int.Type) throws -> Int { try integer(type) }
-        func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
-        func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
-        func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
-        func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
-        func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
-        func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
-        func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
-        func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
-        func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
-
-        /// `value` as `T`, which the caller has checked to be `U` (no dynamic cast, no box).
-        @inline(__always)
-        private func exactly<U, T>(_ value: U, as type: T.Type) -> T {
-            withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: T.self).pointee }
-        }
+        typealias C = SQLValueConversion
+        func decode(_ type: Bool.Type) throws -> Bool { try convert("Bool", C.bool) }
+        func decode(_ type: String.Type) throws -> String { try convert("String", C.string) }
+        func decode(_ type: Double.Type) throws -> Double { try convert("Double", C.double) }
+        func decode(_ type: Float.Type) throws -> Float { try convert("Float", C.float) }
+        func decode(_ type: Int.Type) throws -> Int { try convert("Int") { C.integer($0, type) } }
+        func decode(_ type: Int8.Type) throws -> Int8 { try convert("Int8") { C.integer($0, type) } }
+        func decode(_ type: Int16.Type) throws -> Int16 { try convert("Int16") { C.integer($0, type) } }
+        func decode(_ type: Int32.Type) throws -> Int32 { try convert("Int32") { C.integer($0, type) } }
+        func decode(_ type: Int64.Type) throws -> Int64 { try convert("Int64") { C.integer($0, type) } }
+        func decode(_ type: UInt.Type) throws -> UInt { try convert("UInt") { C.integer($0, type) } }
+        func decode(_ type: UInt8.Type) throws -> UInt8 { try convert("UInt8") { C.integer($0, type) } }
+        func decode(_ type: UInt16.Type) throws -> UInt16 { try convert("UInt16") { C.integer($0, type) } }
+        func decode(_ type: UInt32.Type) throws -> UInt32 { try convert("UInt32") { C.integer($0, type) } }
+        func decode(_ type: UInt64.Type) throws -> UInt64 { try convert("UInt64") { C.integer($0, type) } }
 
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            if T.self == Decimal.self {
-                if let d = value.decimalValue { return exactly(d, as: T.self) }
-                throw failure("Decimal")
-            }
-            if T.self == Date.self {
-                if let d = value.utcDateValue { return exactly(d, as: T.self) }
-                throw failure("Date")
-            }
-            if T.self == UUID.self {
-                if let u = value.uuidValue { return exactly(u, as: T.self) }
-                if case .string(let s) = value.baseValue, let u = UUID(uuidString: s) { return exactly(u, as: T.self) }
-                throw failure("UUID")
-            }
-            if T.self == Data.self {
-                if let d = value.dataValue { return exactly(d, as: T.self) }
-                throw failure("Data")
-            }
-            if T.self == [UInt8].self {
-                if let b = value.bytesValue { return exactly(b, as: T.self) }
-                throw failure("[UInt8]")
-            }
-            if value.isNull { throw failure("\(T.self)") }
-            return try T(from: self)
+            try SQLValueConversion.decode(value, as: type, failure: { failure($0) }, nested: { self })
         }
     }
 }
 
+/// The conversions of a value to the Swift types a `Decodable` asks for: exact or nil (an
+/// integer that does not fit, text that is not a number, a fractional decimal asked for as an
+/// integer), the caller throwing `.decodingFailed` (``failure(_:columns:index:_:)``).
+enum SQLValueConversion {
+    /// `.decodingFailed`: `column "name" (index i): cannot convert value v to Type`.
+    static func failure(_ value: SQLValue, columns: SQLColumns, index: Int, _ what: String) -> SQLClientError {
+        let kind: String
+        if value.isNull { kind = "NULL" } else { kind = "\(value)".count > 40 ? "a value" : "value \(value)" }
+        let column = index < columns.count ? columns[index].name : ""
+        return SQLClientError(.decodingFailed, "column \"\(column)\" (index \(index)): cannot convert \(kind) to \(what)")
+    }
+
+    @inline(__always)
+    static func integer<I: FixedWidthInteger>(_ value: SQLValue, _ type: I.Type) -> I? {
+        // The common cases first, without unwrapping a variant.
+        switch value {
+        case .int(let v): return I(exactly: v)
+        case .bigint(let v): return I(exactly: v)
+        case .smallint(let v): return I(exactly: v)
+        case .tinyint(let v): return I(exactly: v)
+        default: return otherInteger(value, type)
+        }
+    }
+
+    static func otherInteger<I: FixedWidthInteger>(_ value: SQLValue, _ type: I.Type) -> I? {
+        let base = value.baseValue
+        switch base {
+        case .bit(let b): return b ? 1 : 0
+        case .tinyint(let v): return I(exactly: v)
+        case .smallint(let v): return I(exactly: v)
+        case .int(let v): return I(exactly: v)
+        case .bigint(let v): return I(exactly: v)
+        case .real(let v): return I(exactly: v)
+        case .float(let v): return I(exactly: v)
+        default:
+            if let d = base.decimalValue {
+                let n = NSDecimalNumber(decimal: d).int64Value
+                if Decimal(n) == d, let r = I(exactly: n) { return r }
+            }
+            if case .string(let s) = base, let r = I(s.trimmingCharacters(in: .whitespaces)) { return r }
+            return nil
+        }
+    }
+
+    @inline(__always)
+    static func bool(_ value: SQLValue) -> Bool? {
+        if case .bit(let b) = value { return b }
+        return value.boolValue
+    }
+
+    @inline(__always)
+    static func string(_ value: SQLValue) -> String? {
+        if case .string(let s) = value { return s }
+        return otherString(value)
+    }
+
+    static func otherString(_ value: SQLValue) -> String? {
+        if let s = value.stringValue { return s }
+        if !value.isNull, let t = value.canonicalText { return t }
+        return nil
+    }
+
+    @inline(__always)
+    static func double(_ value: SQLValue) -> Double? {
+        if case .float(let d) = value { return d }
+        return otherDouble(value)
+    }
+
+    static func otherDouble(_ value: SQLValue) -> Double? {
+        if let d = value.doubleValue { return d }
+        if case .string(let s) = value.baseValue, let d = Double(s) { return d }
+        return nil
+    }
+
+    static func float(_ value: SQLValue) -> Float? {
+        if case .real(let f) = value.baseValue { return f }
+        if let d = value.doubleValue { return Float(d) }
+        return nil
+    }
+
+    /// `value` as `T`, which the caller has checked to be `U` (no dynamic cast, no box).
+    @inline(__always)
+    private static func exactly<U, T>(_ value: U, as type: T.Type) -> T {
+        unsafeBitCast(value, to: T.self)   // U is T: a plain copy, no generic closure
+    }
+
+    /// `value` as `T`: Decimal, Date, UUID, Data and [UInt8] converted here, any other type
+    /// decoded by its `init(from:)` from the single-value decoder `nested()` (NULL fails).
+    @inline(__always)
+    static func decode<T: Decodable, D: Decoder>(_ value: SQLValue, as type: T.Type,
+                                                failure: (String) -> SQLClientError, nested: () -> D) throws -> T {
+        if T.self == Decimal.self {
+            switch value {
+            case .decimal(let d): return exactly(d.decimalValue, as: T.self)
+            case .money(let m), .smallMoney(let m): return exactly(m.decimalValue, as: T.self)
+            default:
+                if let d = value.decimalValue { return exactly(d, as: T.self) }
+                throw failure("Decimal")
+            }
+        }
+        if T.self == Date.self {
+            if let d = value.utcDateValue { return exactly(d, as: T.self) }
+            throw failure("Date")
+        }
+        if T.self == UUID.self {
+            if case .uniqueIdentifier(let u) = value { return exactly(u, as: T.self) }
+            if let u = value.uuidValue { return exactly(u, as: T.self) }
+            if case .string(let s) = value.baseValue, let u = UUID(uuidString: s) { return exactly(u, as: T.self) }
+            throw failure("UUID")
+        }
+        if T.self == Data.self {
+            if let d = value.dataValue { return exactly(d, as: T.self) }
+            throw failure("Data")
+        }
+        if T.self == [UInt8].self {
+            if case .binary(let b) = value { return exactly(b, as: T.self) }
+            if let b = value.bytesValue { return exactly(b, as: T.self) }
+            throw failure("[UInt8]")
+        }
+        if value.isNull { throw failure("\(T.self)") }
+        return try T(from: nested())
+    }
+}
+
 extension SQLValue {
-    /// ``dateValue(in:)`` in UTC, without building a time zone per value.
+    /// ``dateValue(in:)`` in UTC, without a time zone: the same arithmetic as the types'
+    /// `date(in:)` with a zero offset, so the same `Date` to the bit.
     var utcDateValue: Date? {
-        switch baseValue {
-        case .datetimeOffset(let d): return d.date
-        case .date, .datetime2, .datetime, .smallDateTime: return dateValue(in: SQLColumnKeyPlan.utc)
+        switch self {
+        case .datetime2(let d): return SQLValue.utcDate(d)
+        case .date(let d): return Date(timeIntervalSince1970: Double(Int(d.days) - SQLValue.daysFrom0001To1970) * 86_400)
+        case .datetimeOffset(let d): return SQLValue.utcDate(d.utc)
+        case .datetime(let d):
+            return Date(timeIntervalSince1970: Double(Int(d.days) + SQLValue.daysFrom0001To1900 - SQLValue.daysFrom0001To1970) * 86_400
+                        + Double(d.ticks) / 300)
+        case .smallDateTime(let d):
+            return Date(timeIntervalSince1970: Double(Int(d.days) + SQLValue.daysFrom0001To1900 - SQLValue.daysFrom0001To1970) * 86_400
+                        + Double(d.minutes) * 60)
+        case .variant(let v): return v.value.utcDateValue
         default: return nil
         }
+    }
+
+    /// Days from 0001-01-01 to 1970-01-01 and to 1900-01-01 (as TDS's `Civil`).
+    static var daysFrom0001To1970: Int { 719_162 }
+    static var daysFrom0001To1900: Int { 693_595 }
+
+    @inline(__always)
+    static func utcDate(_ d: SQLDateTime2) -> Date {
+        Date(timeIntervalSince1970: Double(Int(d.date.days) - daysFrom0001To1970) * 86_400 + d.time.timeInterval)
     }
 }
 
@@ -310,15 +624,16 @@ extension SQLValue {
 ///
 /// Only exact name matches are in the plan; a key it does not find (a case-insensitive match, a
 /// key whose `stringValue` is built per call, no such column) is looked up by name as before.
-final class SQLColumnKeyPlan: Sendable {
+final class SQLColumnKeyPlan: @unchecked Sendable {   // immutable after init
     static let utc = TimeZone(secondsFromGMT: 0) ?? .current
 
     /// The key type the plan was made for.
     let keyType: ObjectIdentifier
     /// Whether ``column(ofValue:)`` applies: the key type is trivial and at most one byte.
     let keysByValue: Bool
-    /// ``keysByValue``: per key value (its byte), the column of that key, -1 for none.
-    private let columnOfValue: [Int32]
+    /// ``keysByValue``: per key value (its byte), the column of that key, -1 for none (256
+    /// entries, owned by the plan; nil when not ``keysByValue``).
+    let columnOfValue: UnsafePointer<Int32>?
 
     private struct Slot: Sendable {
         var bits: (UInt64, UInt64) = (0, 0)
@@ -348,7 +663,7 @@ final class SQLColumnKeyPlan: Sendable {
     /// The byte of a key value of a type of at most one byte (0 for an empty type).
     @inline(__always)
     static func valueBits<Key>(of key: Key) -> Int {
-        withUnsafeBytes(of: key) { $0.isEmpty ? 0 : Int($0[0]) }
+        MemoryLayout<Key>.size == 1 ? Int(unsafeBitCast(key, to: UInt8.self)) : 0
     }
 
     init<Key: CodingKey>(_ type: Key.Type, columns: SQLColumns) {
@@ -382,13 +697,22 @@ final class SQLColumnKeyPlan: Sendable {
         self.mask = capacity - 1
         self.names = names
         self.keysByValue = byValue
-        self.columnOfValue = columnOfValue
+        if byValue {
+            let table = UnsafeMutablePointer<Int32>.allocate(capacity: 256)
+            table.initialize(from: columnOfValue, count: 256)
+            self.columnOfValue = UnsafePointer(table)
+        } else {
+            self.columnOfValue = nil
+        }
     }
+
+    deinit { columnOfValue?.deallocate() }
 
     /// The column of the key whose value's byte is `bits` (``keysByValue``), nil when no column
     /// is exactly that key's name.
     @inline(__always)
     func column(ofValue bits: Int) -> Int? {
+        guard let columnOfValue else { return nil }
         let i = columnOfValue[bits & 0xFF]
         return i < 0 ? nil : Int(i)
     }
@@ -412,11 +736,11 @@ extension SQLColumns {
     /// The first key type's plan is read without a lock (the common case: one type per result).
     func keyPlan<Key: CodingKey>(for type: Key.Type) -> SQLColumnKeyPlan? {
         let id = ObjectIdentifier(type)
-        if let plan = firstKeyPlan.load(), plan.keyType == id { return plan }
-        if let plan = keyPlans.withLock({ $0[id] }) { return plan }
+        if let plan = decoding.firstKeyPlan.load(), plan.keyType == id { return plan }
+        if let plan = decoding.keyPlans.withLock({ $0[id] }) { return plan }
         let plan = SQLColumnKeyPlan(type, columns: self)
-        if firstKeyPlan.storeIfNil(plan) === plan { return plan }
-        keyPlans.withLock { plans in
+        if decoding.firstKeyPlan.storeIfNil(plan) === plan { return plan }
+        decoding.keyPlans.withLock { plans in
             if plans.count < 16 { plans[id] = plan }
         }
         return plan

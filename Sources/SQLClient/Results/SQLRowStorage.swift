@@ -11,16 +11,18 @@ import TDS
 ///   arrive this way.
 /// - `.values`: decoded values, row after row (every other result, rows that had to be read
 ///   incrementally, and rows built by code with ``SQLRow/init(columns:values:)``).
+@usableFromInline
 final class SQLRowStorage: Sendable {
+    @usableFromInline
     enum Content: Sendable {
         case values([SQLValue])
         case wire(WireRowBlock)
     }
 
     let columns: SQLColumns
-    let content: Content
+    @usableFromInline let content: Content
     /// Values per row.
-    let width: Int
+    @usableFromInline let width: Int
     /// Rows.
     let count: Int
 
@@ -40,8 +42,9 @@ final class SQLRowStorage: Sendable {
         self.count = wire.rowCount
     }
 
-    /// The value of `column` in `row` (in range: the views check).
-    @inline(__always)
+    /// The value of `column` in `row` (in range: the views check). Inlined into the caller's
+    /// loop (`row[i]`): one call per value, into the block's decoder.
+    @inlinable @inline(__always)
     func value(row: Int, column: Int) -> SQLValue {
         switch content {
         case .values(let v): return v[row &* width &+ column]
@@ -66,19 +69,14 @@ final class SQLRowStorage: Sendable {
         }
     }
 
-    /// The values of rows `rows`, row after row.
+    /// The values of rows `rows`, row after row (one allocation, each value decoded in place).
     func values(rows: Range<Int>) -> [SQLValue] {
         switch content {
         case .values(let v):
             if rows.lowerBound == 0 && rows.upperBound == count && v.count == count * width { return v }
             return Array(v[rows.lowerBound * width ..< rows.upperBound * width])
         case .wire(let w):
-            var out: [SQLValue] = []
-            out.reserveCapacity(rows.count * width)
-            for r in rows {
-                for c in 0 ..< width { out.append(w.value(row: r, column: c)) }
-            }
-            return out
+            return w.values(rows: rows)
         }
     }
 }

@@ -40,6 +40,8 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     /// Tasks waiting for readiness, by id (any number per direction: none is ever stranded).
     private var waiters: [UInt64: Waiter] = [:]
     private var nextWaiterID: UInt64 = 0
+    /// The last `read` returned fewer bytes than it asked for (reads come one at a time).
+    private var lastReadWasShort = false
 
     private final class Waiter {
         let source: DispatchSourceProtocol
@@ -252,7 +254,16 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     /// - Throws: ``SQLClientError`` `.ioError`, `.connectionClosed` or `.cancelled`.
     public func read(maxLength: Int) async throws -> [UInt8] {
         let capacity = max(1, maxLength)
+        // After a read that did not fill its buffer the socket is most likely empty: wait until
+        // it is readable before allocating a buffer (rather than allocating one for a `recv`
+        // that says EAGAIN).
+        var waitFirst = false
+        if lastReadWasShort { waitFirst = try !isReadableNow() }
         while true {
+            if waitFirst {
+                try await wait(readable: true, deadline: nil, cancellable: true)
+                waitFirst = false
+            }
             try beginSyscall()
             // Received straight into uninitialized storage (no zero-filling of 64 KB per read).
             var n = 0
@@ -263,11 +274,14 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
                 count = max(n, 0)
             }
             endSyscall()
-            if n > 0 { return buffer }
+            if n > 0 {
+                lastReadWasShort = n < capacity
+                return buffer
+            }
             if n == 0 { return [] }
             if err == EINTR { continue }
             if err == EAGAIN || err == EWOULDBLOCK {
-                try await wait(readable: true, deadline: nil, cancellable: true)
+                waitFirst = true
                 continue
             }
             if err == ECONNRESET {
@@ -275,6 +289,15 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
             }
             throw SQLClientError(.ioError, "recv from \(remoteAddress): \(String(cString: strerror(err)))")
         }
+    }
+
+    /// Whether the socket has bytes to read (or an error or end of stream to report) now,
+    /// without waiting (`poll` with a zero timeout).
+    private func isReadableNow() throws -> Bool {
+        try beginSyscall()
+        defer { endSyscall() }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) != 0
     }
 
     /// Writes all of `bytes` (not interrupted by task cancellation: see the type's notes).

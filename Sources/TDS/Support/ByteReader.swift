@@ -169,46 +169,12 @@ public struct ByteReader: Sendable {
         return sub
     }
 
-    /// Reads `byteCount` bytes of UTF-16LE text. Unpaired surrogates throw `.invalidEncoding`.
+    /// Reads `byteCount` bytes of UTF-16LE text. Unpaired surrogates throw `.invalidEncoding`
+    /// (at the offset of the surrogate), an odd count `.invalidLength`; the reader does not move
+    /// when it throws. The one UTF-16 decoder, ``TextCodec/decodeUTF16LE(from:byteCount:)``
+    /// (an ASCII fast path, then straight to UTF-8).
     public mutating func readUTF16LE(byteCount: Int) throws(TDSDecodingError) -> String {
-        try require(byteCount)
-        guard byteCount % 2 == 0 else {
-            throw error(.invalidLength, "UTF-16 text of odd byte length \(byteCount)")
-        }
-        let start = offset
-        let text = try ByteReader.decodeUTF16LE(bytes, start: start, count: byteCount, baseOffset: baseOffset)
-        offset += byteCount
-        return text
-    }
-
-    /// Decodes UTF-16LE from `bytes[start ..< start+count]` (bounds already checked by the caller).
-    static func decodeUTF16LE(_ bytes: [UInt8], start: Int, count: Int, baseOffset: Int) throws(TDSDecodingError) -> String {
-        if count == 0 { return "" }
-        var units = [UInt16]()
-        units.reserveCapacity(count / 2)
-        var i = start
-        let end = start + count
-        while i < end {
-            units.append(UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8)
-            i += 2
-        }
-        var scalars = String.UnicodeScalarView()
-        var iterator = units.makeIterator()
-        var codec = UTF16()
-        var index = 0
-        loop: while true {
-            switch codec.decode(&iterator) {
-            case .scalarValue(let scalar):
-                scalars.append(scalar)
-                index += scalar.utf16.count
-            case .emptyInput:
-                break loop
-            case .error:
-                throw TDSDecodingError(.invalidEncoding, offset: baseOffset &+ start &+ index * 2,
-                                       "invalid UTF-16 (unpaired surrogate)")
-            }
-        }
-        return String(scalars)
+        try TextCodec.decodeUTF16LE(from: &self, byteCount: byteCount)
     }
 
     /// B_VARCHAR: a 1-byte character count, then UTF-16LE ([MS-TDS] 2.2.5.1.3).

@@ -78,8 +78,10 @@ public struct TokenStreamDecoder: Sendable {
     private var bufferBase = 0
     /// A row being assembled.
     private var pendingRow: PendingRow?
-    /// A token without a length field being read unit by unit (see ``PendingToken``).
-    private var pendingToken: PendingToken?
+    /// A token without a length field being read unit by unit (see ``PendingToken``): at most
+    /// one. An array so that the progress (large: names, TYPE_INFOs) lives out of line, is
+    /// advanced in place and is copied only on write, and the checks for it stay cheap.
+    private var pendingTokens: [PendingToken] = []
     /// `buffer.count` at the last attempt that needed more bytes (no retry until it grows).
     private var waitingAtCount = -1
     private var failure: TDSDecodingError?
@@ -271,7 +273,7 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func finish() throws(TDSDecodingError) -> Token? {
         if let failure { throw failure }
         if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, pendingRow == nil,
-           pendingToken == nil, buffer.count - readIndex == 9,
+           pendingTokens.isEmpty, buffer.count - readIndex == 9,
            [TokenType.done, .doneProc, .doneInProc].contains(TokenType(rawValue: buffer[readIndex])) {
             let type = TokenType(rawValue: buffer[readIndex])
             var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
@@ -302,7 +304,7 @@ public struct TokenStreamDecoder: Sendable {
             failure = e
             throw e
         }
-        if let pending = pendingToken {
+        if let pending = pendingTokens.first {
             let e: TDSDecodingError
             if let p = pending.colMetadata {
                 e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: "COLMETADATA",
@@ -337,7 +339,7 @@ public struct TokenStreamDecoder: Sendable {
 
     /// Clears everything (buffer, partial row, failure, metadata), keeping version and options.
     public mutating func reset() {
-        buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; pendingToken = nil
+        buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; pendingTokens = []
         waitingAtCount = -1; failure = nil
         streamRow = nil; queuedParts = []; queuedPartIndex = 0
         columns = []; rowTypes = []; altMetadata = [:]; rowsTakeFastPath = false; rowLayouts = []
@@ -348,7 +350,7 @@ public struct TokenStreamDecoder: Sendable {
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
         if pendingRow != nil { return try continueRow() }
-        if pendingToken != nil { return try continuePendingToken() }
+        if !pendingTokens.isEmpty { return try continuePendingToken() }
         guard readIndex < buffer.count else { return nil }
         if buffer.count == waitingAtCount { return nil }
         let type = TokenType(rawValue: buffer[readIndex])
@@ -359,8 +361,8 @@ public struct TokenStreamDecoder: Sendable {
         case .altRow:
             return try startRow(type)
         case .colMetadata, .altMetadata, .dataClassification, .featureExtAck, .returnValue:
-            pendingToken = PendingToken(type: type, tokenStart: bufferBase + readIndex,
-                                        dataClassificationVersion: options.dataClassificationVersion)
+            pendingTokens.append(PendingToken(type: type, tokenStart: bufferBase + readIndex,
+                                              dataClassificationVersion: options.dataClassificationVersion))
             readIndex += 1
             examinedByteCount += 1
             return try continuePendingToken()
@@ -373,6 +375,22 @@ public struct TokenStreamDecoder: Sendable {
             }
         default:
             break
+        }
+        if let size = Self.lengthFieldSize(type) {
+            // A token with a USHORT or ULONG length whose body is not all here: its decoder reads
+            // that length first, so it could only throw `.truncated`; wait without building it.
+            let available = buffer.count - readIndex - 1
+            var length = Int.max
+            if available >= size {
+                length = Int(buffer[readIndex + 1]) | Int(buffer[readIndex + 2]) << 8
+                if size == 4 { length |= Int(buffer[readIndex + 3]) << 16 | Int(buffer[readIndex + 4]) << 24 }
+            }
+            if available < size || available - size < length {
+                examinedByteCount += available < size ? 1 : 1 + size
+                if buffer.count - readIndex > options.maximumTokenSize { throw tokenTooLong(type, declared: nil) }
+                waitingAtCount = buffer.count
+                return nil
+            }
         }
         var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
         let token: Token
@@ -394,6 +412,17 @@ public struct TokenStreamDecoder: Sendable {
         return token
     }
 
+    /// The size of the length field that starts the token of `type` (after its type byte), for
+    /// the tokens whose decoder reads nothing before it: ERROR, INFO, ENVCHANGE, LOGINACK, ORDER,
+    /// COLINFO, TABNAME, SSPI (USHORT); SESSIONSTATE, FEDAUTHINFO (ULONG).
+    private static func lengthFieldSize(_ type: TokenType) -> Int? {
+        switch type {
+        case .error, .info, .envChange, .loginAck, .order, .colInfo, .tabName, .sspi: return 2
+        case .sessionState, .fedAuthInfo: return 4
+        default: return nil
+        }
+    }
+
     /// `.limitExceeded` for the token of `type` at `tokenStart` (default: the next byte).
     private func tokenTooLong(_ type: TokenType, declared: Int?, tokenStart: Int? = nil) -> TDSDecodingError {
         let start = tokenStart ?? offset
@@ -405,36 +434,36 @@ public struct TokenStreamDecoder: Sendable {
     /// Reads what the buffer holds of the pending token (see ``PendingToken``); the token once
     /// complete (for RETURNVALUE, once its value is read too, see ``continueRow()``).
     private mutating func continuePendingToken() throws(TDSDecodingError) -> Token? {
-        guard let type = pendingToken?.type, let tokenStart = pendingToken?.tokenStart else { return nil }
+        guard let type = pendingTokens.first?.type, let tokenStart = pendingTokens.first?.tokenStart else { return nil }
         if buffer.count == waitingAtCount { return nil }
         var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
         let begin = offset
         let token: Token?
         let truncatedAt: Int?
-        // Each progress is advanced in place (`pendingToken!.x!`), never copied.
+        // Each progress is advanced in place (`pendingTokens[0].x!`), never copied.
         switch type {
         case .colMetadata:
-            token = try pendingToken!.colMetadata!.advance(&reader, version: version, columnEncryption: options.columnEncryption).map(Token.colMetadata)
-            truncatedAt = pendingToken!.colMetadata!.truncation?.offset
+            token = try pendingTokens[0].colMetadata!.advance(&reader, version: version, columnEncryption: options.columnEncryption).map(Token.colMetadata)
+            truncatedAt = pendingTokens[0].colMetadata!.truncation?.offset
         case .altMetadata:
-            token = try pendingToken!.altMetadata!.advance(&reader, version: version).map(Token.altMetadata)
-            truncatedAt = pendingToken!.altMetadata!.truncation?.offset
+            token = try pendingTokens[0].altMetadata!.advance(&reader, version: version).map(Token.altMetadata)
+            truncatedAt = pendingTokens[0].altMetadata!.truncation?.offset
         case .dataClassification:
-            token = try pendingToken!.dataClassification!.advance(&reader).map(Token.dataClassification)
-            truncatedAt = pendingToken!.dataClassification!.truncation?.offset
+            token = try pendingTokens[0].dataClassification!.advance(&reader).map(Token.dataClassification)
+            truncatedAt = pendingTokens[0].dataClassification!.truncation?.offset
         case .featureExtAck:
-            token = try pendingToken!.featureExtAck!.advance(&reader).map(Token.featureExtAck)
-            truncatedAt = pendingToken!.featureExtAck!.truncation?.offset
+            token = try pendingTokens[0].featureExtAck!.advance(&reader).map(Token.featureExtAck)
+            truncatedAt = pendingTokens[0].featureExtAck!.truncation?.offset
         default:
             let header: ReturnValue.Header?
             do throws(TDSDecodingError) {
-                header = try pendingToken!.returnValueHeader!.advance(&reader, version: version, columnEncryption: options.columnEncryption)
+                header = try pendingTokens[0].returnValueHeader!.advance(&reader, version: version, columnEncryption: options.columnEncryption)
             } catch {
                 throw error.inToken("RETURNVALUE")
             }
             if let header {
                 // The value is read as a row's (a long PLP value incrementally).
-                pendingToken = nil
+                pendingTokens.removeAll(keepingCapacity: true)
                 examinedByteCount += reader.absoluteOffset - begin
                 var row = RowProgress(name: "RETURNVALUE", tokenStart: tokenStart, maximumValueSize: options.maximumValueSize)
                 let done = try row.advance(&reader, types: [header.typeInfo])
@@ -446,14 +475,14 @@ public struct TokenStreamDecoder: Sendable {
                 return nil
             }
             token = nil
-            truncatedAt = pendingToken!.returnValueHeader!.truncation?.offset
+            truncatedAt = pendingTokens[0].returnValueHeader!.truncation?.offset
         }
         readIndex = reader.offset
         guard let token else {
             examinedByteCount += max(0, (truncatedAt ?? reader.absoluteOffset) - begin)
             switch type {
             case .colMetadata:
-                if pendingToken!.colMetadata!.consumed + (buffer.count - readIndex) > options.maximumTokenSize {
+                if pendingTokens[0].colMetadata!.consumed + (buffer.count - readIndex) > options.maximumTokenSize {
                     throw TDSDecodingError(.limitExceeded, offset: tokenStart, context: "COLMETADATA",
                                            "the token is longer than the maximum token size of \(options.maximumTokenSize) bytes")
                 }
@@ -467,7 +496,7 @@ public struct TokenStreamDecoder: Sendable {
             waitingAtCount = buffer.count
             return nil
         }
-        pendingToken = nil
+        pendingTokens.removeAll(keepingCapacity: true)
         examinedByteCount += reader.absoluteOffset - begin
         waitingAtCount = -1
         apply(token)
@@ -595,7 +624,7 @@ public struct TokenStreamDecoder: Sendable {
     /// is incomplete or is malformed — then use ``next(appendingRowValuesTo:)``, which decodes it
     /// incrementally and reports its errors.
     public mutating func appendBufferedRows(to values: inout [SQLValue], limit: Int) -> Int {
-        guard failure == nil, pendingRow == nil, pendingToken == nil, rowsTakeFastPath, limit > 0 else { return 0 }
+        guard failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeFastPath, limit > 0 else { return 0 }
         return appendWholeRows(to: &values, limit: limit)
     }
 
@@ -639,7 +668,7 @@ public struct TokenStreamDecoder: Sendable {
                 queue(&progress, done: done)
                 return takeQueuedPart()
             }
-            if pendingRow == nil, pendingToken == nil, readIndex < buffer.count, !rowTypes.isEmpty {
+            if pendingRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
                     let tokenStart = bufferBase + readIndex
@@ -728,7 +757,7 @@ public struct TokenStreamDecoder: Sendable {
     /// (so that reading it later cannot fail), up to `limit` rows and about `byteLimit` bytes in
     /// the block. Consumes what it appended. Returns the rows appended and why it stopped.
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
-        guard failure == nil, pendingRow == nil, pendingToken == nil, rowsTakeWirePath,
+        guard failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeWirePath,
               block.result == resultNumber else { return (0, .incremental) }
         if readIndex >= buffer.count { return (0, .needBytes) }
         var scratch: [UInt32] = []
@@ -844,7 +873,7 @@ public struct TokenStreamDecoder: Sendable {
     /// per column per row, with no allocation per row for fixed-width columns. For any other
     /// token `values` is unchanged. Returns nil when more bytes are needed; throws as ``next()``.
     public mutating func next(appendingRowValuesTo values: inout [SQLValue]) throws(TDSDecodingError) -> StreamItem? {
-        if failure == nil, pendingRow == nil, pendingToken == nil, rowsTakeFastPath, readIndex < buffer.count {
+        if failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeFastPath, readIndex < buffer.count {
             let type = TokenType(rawValue: buffer[readIndex])
             if type == .row || type == .nbcRow, appendWholeRow(type, to: &values) { return .row }
         }

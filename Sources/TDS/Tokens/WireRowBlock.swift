@@ -52,20 +52,61 @@ public struct WireRowBlock: Sendable {
     public func value(row: Int, column: Int) -> SQLValue {
         let o = offsets[row &* columnCount &+ column]
         if o == WireRowBlock.nullOffset { return .null }
-        let kind = scan[column]
+        return bytes.withUnsafeBytes { raw in
+            // Never nil: a row's bytes include its token byte.
+            guard let base = raw.baseAddress else { return .null }
+            return scan.withUnsafeBufferPointer { kinds in value(kinds[column], column: column, at: base, offset: Int(o), count: raw.count) }
+        }
+    }
+
+    /// The value of `column` (scanned as `kind`) at `offset` of the `count` bytes at `base`.
+    @inline(__always)
+    func value(_ kind: WireColumn, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
         if kind.kind == .decode {
             var size = 0
-            let quick = bytes.withUnsafeBytes { raw in
-                layouts[column].quickValue(at: raw.baseAddress! + Int(o), available: raw.count - Int(o), size: &size)
-            }
-            if let quick { return quick }
-            var reader = ByteReader(bytes, start: Int(o))
-            // Checked when the row was appended with the same decoder: it cannot fail here.
-            return (try? layouts[column].decodeValue(from: &reader)) ?? .null
+            if let quick = layouts[column].quickValue(at: base + offset, available: count - offset, size: &size) { return quick }
+            return decodeChecked(column: column, offset: offset)
         }
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return .null }   // never: a row's bytes include its token byte
-            return WireRowBlock.decode(kind, at: base + Int(o))
+        return WireRowBlock.decode(kind, at: base + offset)
+    }
+
+    /// A `.decode` value the quick path declines (rare: a widened decimal magnitude), through the
+    /// full decoder; checked when the row was appended with the same decoder, so it cannot fail.
+    @inline(never)
+    func decodeChecked(column: Int, offset: Int) -> SQLValue {
+        var reader = ByteReader(bytes, start: offset)
+        return (try? layouts[column].decodeValue(from: &reader)) ?? .null
+    }
+
+    /// The values of rows `rows` (in range), row after row, in one array of their own: one
+    /// allocation, each value decoded in place (what ``value(row:column:)`` gives).
+    public func values(rows: Range<Int>) -> [SQLValue] {
+        let width = layouts.count   // = columnCount: a wire block has at least one column
+        let total = rows.count &* width
+        if total <= 0 { return [] }
+        return [SQLValue](unsafeUninitializedCapacity: total) { out, initialized in
+            bytes.withUnsafeBytes { raw in
+                offsets.withUnsafeBufferPointer { offs in
+                    scan.withUnsafeBufferPointer { kinds in
+                        var i = rows.lowerBound &* width
+                        var n = 0
+                        let o = out.baseAddress!
+                        while n < total {
+                            for c in 0 ..< width {
+                                let at = offs[i]
+                                if at == WireRowBlock.nullOffset {
+                                    (o + n).initialize(to: .null)
+                                } else {
+                                    (o + n).initialize(to: value(kinds[c], column: c, at: raw.baseAddress!, offset: Int(at), count: raw.count))
+                                }
+                                i &+= 1
+                                n &+= 1
+                            }
+                        }
+                        initialized = n
+                    }
+                }
+            }
         }
     }
 
@@ -139,10 +180,7 @@ public struct WireRowBlock: Sendable {
 
     /// The values of `row`, in column order.
     public func values(row: Int) -> [SQLValue] {
-        var out: [SQLValue] = []
-        out.reserveCapacity(columnCount)
-        for c in 0 ..< layouts.count { out.append(value(row: row, column: c)) }
-        return out
+        values(rows: row ..< row + 1)
     }
 
     /// Appends `count` bytes of `source` from `start` and the offsets of their values

@@ -258,6 +258,37 @@ final class ReplayConnectionTests: XCTestCase {
         XCTAssertEqual(server.connections.first?.attentions, 1)
     }
 
+    /// A task cancelled while it takes rows already received stops within 32 rows (the cursor
+    /// checks every 32nd take), with `.cancelled`, and the request is cancelled on the server.
+    func testTaskCancelledWhileTakingBufferedRowsStopsWithin32Rows() async throws {
+        var parts: [[UInt8]] = [Self.colMetadata()]
+        for i in 0 ..< 20_000 { parts.append(Self.row(Int32(i), "r\(i)")) }
+        parts.append(Self.done([.count], 20_000))
+        let server = try start([Self.exchange("SELECT id, name FROM big", parts)])
+        defer { server.stop() }
+        let connection = try await SQLConnection.connect(configuration(server))
+        let reader = Task { () -> (Int, SQLClientError?) in
+            var count = 0
+            do {
+                for try await row in connection.query("SELECT id, name FROM big") {
+                    XCTAssertEqual(row[0].intValue, count)
+                    count += 1
+                    if count == 100 { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+                return (count, nil)
+            } catch {
+                return (count, error as? SQLClientError)
+            }
+        }
+        let (count, error) = await reader.value
+        XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
+        XCTAssertGreaterThanOrEqual(count, 100)
+        XCTAssertLessThanOrEqual(count, 100 + 32)
+        await connection.close()
+        server.stop()  // waits for the connection's log
+        XCTAssertEqual(server.connections.first?.attentions, 1)
+    }
+
     func testConnectionClosedAtEveryByteOfAResponseIsAnErrorNeverAPartialResult() async throws {
         let response = Self.colMetadata() + Self.row(1, "a") + Self.row(2, nil) + Self.row(3, "ccc") + Self.done([.count], 3)
         var exchanges: [ReplaySession.Exchange] = []

@@ -122,6 +122,38 @@ final class ColMetadataTests: XCTestCase {
         XCTAssertEqual(truncated.error?.detail, "the message ended inside the token (after 8 column(s))")
     }
 
+    /// An xml column with a schema collection and a UDT column, each name arriving a byte at a
+    /// time: the names before the last are checked once (``TypeInfoNames``), not decoded again
+    /// on every byte of the long last one; an invalid name before it is the same error whether
+    /// or not the rest arrives.
+    func testXMLAndUDTNamesAreCheckedOnceAsTheyArrive() throws {
+        let xml = TypeInfo(type: .xml, length: -1, isPLP: true,
+                           xmlSchema: XMLSchemaInfo(databaseName: String(repeating: "d", count: 200), owningSchema: "dbo",
+                                                    schemaCollection: String(repeating: "schema/", count: 1500)))
+        let udt = TypeInfo(type: .udt, length: 0xFFFF, isPLP: true,
+                           udt: UDTInfo(maxByteSize: 0xFFFF, databaseName: String(repeating: "u", count: 250), schemaName: "sys",
+                                        typeName: "hierarchyid", assemblyQualifiedName: String(repeating: "Microsoft.SqlServer.Types ", count: 200)))
+        let columns = [ColumnMetadata(typeInfo: xml, name: "doc"), ColumnMetadata(typeInfo: udt, name: "node")]
+        var w = ByteWriter()
+        ColMetadata(columns: columns).encode(into: &w, version: .v7_4)
+        let bytes = w.bytes
+        XCTAssertGreaterThan(bytes.count, 25_000)
+        let tokens = try DecoderVerifier.verify(bytes, version: .v7_4, randomSplits: 12, seed: 0xF1)
+        XCTAssertEqual(tokens, [.colMetadata(ColMetadata(columns: columns))])
+        let (_, examined) = try examinedBytes(bytes)
+        XCTAssertLessThanOrEqual(examined, 4 * bytes.count)
+        // A lone surrogate in the xml DBNAME, the stream ending inside XML_SCHEMA_COLLECTION.
+        let name = Array(String(repeating: "d", count: 200).utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        guard let at = (0 ..< bytes.count - name.count).first(where: { Array(bytes[$0 ..< $0 + name.count]) == name }) else {
+            return XCTFail("no DBNAME")
+        }
+        var bad = Array(bytes.prefix(at + 2000))
+        bad[at + 10] = 0x00; bad[at + 11] = 0xDC
+        let out = try DecoderVerifier.outcome(bad, version: .v7_4, randomSplits: 12, seed: 0xF2)
+        XCTAssertEqual(out.error?.code, .invalidEncoding)
+        XCTAssertEqual(out.error?.offset, at + 10)
+    }
+
     /// The standalone decoder reads the same token; a truncated one throws `.truncated` at the
     /// read that ran out of bytes.
     func testDecodeWholeAndTruncated() throws {

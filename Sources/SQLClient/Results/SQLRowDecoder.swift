@@ -3,44 +3,55 @@ import Synchronization
 import TDS
 
 /// What ``SQLRow/decode(_:)`` keeps per result set (one per ``SQLColumns``, shared by its rows):
-/// the column of each coding key per key type (``SQLColumnKeyPlan``) and one idle decoder
-/// context, reused row after row so that decoding a row allocates nothing and builds no generic
+/// the column of each coding key per key type (``SQLColumnKeyPlan``) and one decoder context,
+/// reused row after row so that decoding a row allocates nothing and builds no generic
 /// metadata (see ``SQLRowDecoderContext``).
 ///
-/// Rows of one result may be decoded concurrently: a decode takes the idle context with an atomic
-/// exchange and gives it back when it is done; a decode that finds none (another one holds it)
-/// makes its own.
-final class SQLRowDecoding: Sendable {
+/// Rows of one result may be decoded concurrently: a decode claims the context by setting
+/// ``busy`` with an atomic exchange and clears it when it is done (a plain store: no reference
+/// is counted, the context stays owned by this object); a decode that finds it claimed (another
+/// one holds it, or a decode inside a decode) makes its own.
+final class SQLRowDecoding: @unchecked Sendable {   // `context` is read and written only by the decode that set `busy`
     /// The plans of the key types after the first (see ``SQLColumns/keyPlan(for:)``).
     let keyPlans = Mutex<[ObjectIdentifier: SQLColumnKeyPlan]>([:])
     /// The plan of the first key type decoded (read without a lock).
     let firstKeyPlan = AtomicLazyReference<SQLColumnKeyPlan>()
-    /// The idle context (the bits of a retained `Unmanaged`), 0 for none (none yet, or taken).
-    private let idle = Atomic<UInt>(0)
+    /// True while a decode uses ``context``.
+    private let busy = Atomic<Bool>(false)
+    /// The reused context (nil before the first decode, and after one whose decoder or container
+    /// was kept by `init(from:)`: that one is left to its holder).
+    @exclusivity(unchecked) private var context: SQLRowDecoderContext?
 
     init() {}
 
-    deinit {
-        let bits = idle.load(ordering: .acquiring)
-        if let p = UnsafeRawPointer(bitPattern: bits) { Unmanaged<SQLRowDecoderContext>.fromOpaque(p).release() }
-    }
-
-    /// The idle context, now the caller's; nil when there is none.
+    /// `T(from:)` over `row` with the reused context when no other decode holds it, else with a
+    /// context of its own. A context whose decoder or container outlives the call keeps `row`.
+    /// - Throws: what `T(from:)` throws.
     @inline(__always)
-    func take() -> SQLRowDecoderContext? {
-        let bits = idle.exchange(0, ordering: .acquiringAndReleasing)
-        guard let p = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<SQLRowDecoderContext>.fromOpaque(p).takeRetainedValue()
-    }
-
-    /// Makes `context` the idle one, unless another decode gave one back first (then it is dropped).
-    @inline(__always)
-    func put(_ context: SQLRowDecoderContext) {
-        let p = Unmanaged.passRetained(context).toOpaque()
-        let bits = UInt(bitPattern: p)
-        if !idle.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing).exchanged {
-            Unmanaged<SQLRowDecoderContext>.fromOpaque(p).release()
+    func decode<T: Decodable>(_ type: T.Type, row: SQLRow) throws -> T {
+        guard !busy.exchange(true, ordering: .acquiring) else { return try decodeAlone(type, row: row) }
+        if context == nil { context = SQLRowDecoderContext(row: row) }
+        // Owned by `self` for the call (nothing else may replace it while `busy`): not retained here.
+        let c = Unmanaged.passUnretained(context.unsafelyUnwrapped)
+        c._withUnsafeGuaranteedRef { $0.slot.borrow(row) }
+        defer {
+            if !isKnownUniquelyReferenced(&context) || !c._withUnsafeGuaranteedRef({ $0.hasNoOtherReference() }) {
+                c._withUnsafeGuaranteedRef { $0.slot.own() }   // something kept the decoder or its container: it keeps this row
+                context = nil
+            }
+            busy.store(false, ordering: .releasing)
         }
+        return try T(from: c.takeUnretainedValue())
+    }
+
+    /// ``decode(_:row:)`` with a context of its own (the shared one is in use).
+    @inline(never)
+    private func decodeAlone<T: Decodable>(_ type: T.Type, row: SQLRow) throws -> T {
+        var c = SQLRowDecoderContext(row: row)
+        defer {
+            if !isKnownUniquelyReferenced(&c) || !c.hasNoOtherReference() { c.slot.own() }
+        }
+        return try T(from: c)
     }
 }
 
@@ -95,6 +106,12 @@ final class SQLRowSlot {
     @inline(__always)
     func value(_ column: Int) -> SQLValue {
         storage._withUnsafeGuaranteedRef { $0.value(row: index, column: column) }
+    }
+
+    /// A typed read of the row's value (``SQLRowStorage/typed(row:_:)``): `read(block, row)`.
+    @inline(__always)
+    func typed<R>(_ read: (borrowing WireRowBlock, Int) -> WireTypedValue<R>) -> WireTypedValue<R> {
+        storage._withUnsafeGuaranteedRef { $0.typed(row: index, read) }
     }
 
     /// Whether the value of `column` (< ``width``) is NULL, without decoding it.
@@ -165,13 +182,11 @@ final class SQLRowDecoderContext: Decoder {
         try SQLRowDecoder(row: slot.row).singleValueContainer()
     }
 
-    /// Whether the context can decode the next row: after a decode, when `context` is its only
-    /// reference and its container (if any) is referenced by the context alone.
+    /// Whether the context's container (if any) is referenced by the context alone: after a
+    /// decode, false when `init(from:)` kept it.
     @inline(__always)
-    static func isReusable(_ context: inout SQLRowDecoderContext) -> Bool {
-        guard isKnownUniquelyReferenced(&context) else { return false }
-        if context.box == nil { return true }
-        return isKnownUniquelyReferenced(&context.box)
+    func hasNoOtherReference() -> Bool {
+        box == nil || isKnownUniquelyReferenced(&box)
     }
 }
 
@@ -188,27 +203,13 @@ struct SQLRowDecoder: Decoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// ``SQLRow/decode(_:)``: `T(from:)` with the result's idle context (or a new one), which is
-    /// kept for the next row when nothing holds on to it.
+    /// ``SQLRow/decode(_:)``: `T(from:)` with the result's reused context (or a new one),
+    /// kept for the next row when nothing holds on to it (``SQLRowDecoding/decode(_:row:)``).
     /// - Throws: ``SQLClientError`` `.decodingFailed`, other errors of `T(from:)` wrapped in one.
     static func decode<T: Decodable>(_ type: T.Type, row: SQLRow) throws -> T {
-        let decoding = row.storage.columns.decoding
-        var context: SQLRowDecoderContext
-        if let idle = decoding.take() {
-            context = idle
-            context.slot.borrow(row)
-        } else {
-            context = SQLRowDecoderContext(row: row)
-        }
-        defer {
-            if SQLRowDecoderContext.isReusable(&context) {
-                decoding.put(context)
-            } else {
-                context.slot.own()   // something kept the decoder or its container: it keeps this row
-            }
-        }
         do {
-            return try T(from: context)
+            // `row` holds its storage for the call, the storage its columns, the columns their decoding.
+            return try Unmanaged.passUnretained(row.storage.columns.decoding)._withUnsafeGuaranteedRef { try $0.decode(type, row: row) }
         } catch let error as SQLClientError {
             throw error
         } catch {
@@ -275,32 +276,95 @@ struct SQLRowDecoder: Decoder {
             SQLValueConversion.failure(value, columns: slot.columns, index: index, what)
         }
 
-        /// The value of `key` converted by `convert`; throws when there is no such column or
-        /// the value does not convert (NULL included).
+        /// The value of column `i` converted by `convert` (the ``SQLValue`` path); throws when it
+        /// does not convert (NULL included).
         @inline(__always)
-        private func read<R>(_ key: Key, _ what: @autoclosure () -> String, _ convert: (SQLValue) -> R?) throws -> R {
-            guard let i = column(key) else { throw noColumn(key) }
+        private func converted<R>(_ i: Int, _ what: @autoclosure () -> String, _ convert: (SQLValue) -> R?) throws -> R {
             let value = slot.value(i)
             if let r = convert(value) { return r }
             throw failure(value, i, what())
         }
 
-        /// As ``read(_:_:_:)``, nil when there is no such column or its value is NULL (one read
-        /// of the value: a NULL reads as `.null` without decoding anything).
+        /// As ``converted(_:_:_:)``, nil when the value is NULL.
         @inline(__always)
-        private func readIfPresent<R>(_ key: Key, _ what: @autoclosure () -> String, _ convert: (SQLValue) -> R?) throws -> R? {
-            guard let i = column(key) else { return nil }
+        private func convertedIfPresent<R>(_ i: Int, _ what: @autoclosure () -> String, _ convert: (SQLValue) -> R?) throws -> R? {
             let value = slot.value(i)
             if value.isNull { return nil }
             if let r = convert(value) { return r }
             throw failure(value, i, what())
         }
 
+        /// The value of `key`: the typed read `fast` of the block (``WireRowBlock/integer(row:column:)``
+        /// and the others) when it gives a value `exact` takes, else the ``SQLValue`` converted by
+        /// `convert`, whose result (or failure: NULL, a value out of range, no conversion) is the
+        /// answer. A typed read gives exactly the value the ``SQLValue`` holds, so both ways agree.
+        @inline(__always)
+        private func read<W, R>(_ key: Key, _ what: @autoclosure () -> String,
+                                _ fast: (borrowing WireRowBlock, Int, Int) -> WireTypedValue<W>, _ exact: (W) -> R?,
+                                _ convert: (SQLValue) -> R?) throws -> R {
+            guard let i = column(key) else { throw noColumn(key) }
+            if case .value(let w) = slot.typed({ fast($0, $1, i) }), let r = exact(w) { return r }
+            return try converted(i, what(), convert)
+        }
+
+        /// As ``read(_:_:_:_:_:)``, nil when there is no such column or its value is NULL (one
+        /// typed read: a NULL is seen there, without decoding anything).
+        @inline(__always)
+        private func readIfPresent<W, R>(_ key: Key, _ what: @autoclosure () -> String,
+                                         _ fast: (borrowing WireRowBlock, Int, Int) -> WireTypedValue<W>, _ exact: (W) -> R?,
+                                         _ convert: (SQLValue) -> R?) throws -> R? {
+            guard let i = column(key) else { return nil }
+            switch slot.typed({ fast($0, $1, i) }) {
+            case .value(let w): if let r = exact(w) { return r }
+            case .null: return nil
+            case .other: break
+            }
+            return try convertedIfPresent(i, what(), convert)
+        }
+
+        /// Integers: a tinyint, smallint, int or bigint read as `Int64` and narrowed exactly.
+        @inline(__always)
+        private func integer<I: FixedWidthInteger>(_ key: Key, _ type: I.Type, _ what: @autoclosure () -> String) throws -> I {
+            try read(key, what(), { $0.integer(row: $1, column: $2) }, { I(exactly: $0) }, { C.integer($0, type) })
+        }
+
+        @inline(__always)
+        private func integerIfPresent<I: FixedWidthInteger>(_ key: Key, _ type: I.Type, _ what: @autoclosure () -> String) throws -> I? {
+            try readIfPresent(key, what(), { $0.integer(row: $1, column: $2) }, { I(exactly: $0) }, { C.integer($0, type) })
+        }
+
+        /// `T` of the types with a typed read (Decimal, Date, UUID, Data, [UInt8]) read straight
+        /// from the block; any other type (or another SQL type) through the ``SQLValue``.
         @inline(__always)
         private func readValue<T: Decodable>(_ key: Key, _ type: T.Type, ifPresent: Bool) throws -> T? {
             guard let i = column(key) else {
                 if ifPresent { return nil }
                 throw noColumn(key)
+            }
+            // Whether the typed read answers (a value, or NULL when `ifPresent`), and the value.
+            // (No `T??`: an optional of an optional of an unspecialized `T` costs a metadata lookup.)
+            @inline(__always) func typed<W>(_ read: (borrowing WireRowBlock, Int, Int) -> WireTypedValue<W>) -> (answered: Bool, value: W?) {
+                switch slot.typed({ read($0, $1, i) }) {
+                case .value(let v): return (true, v)
+                case .null: return (ifPresent, nil)
+                case .other: return (false, nil)
+                }
+            }
+            if T.self == Decimal.self {
+                let r = typed { $0.decimal(row: $1, column: $2) }
+                if r.answered { if let v = r.value { return unsafeBitCast(v, to: T.self) }; return nil }   // W is T
+            } else if T.self == Date.self {
+                let r = typed { $0.utcDate(row: $1, column: $2) }
+                if r.answered { if let v = r.value { return unsafeBitCast(v, to: T.self) }; return nil }
+            } else if T.self == UUID.self {
+                let r = typed { $0.uuid(row: $1, column: $2) }
+                if r.answered { if let v = r.value { return unsafeBitCast(v, to: T.self) }; return nil }
+            } else if T.self == Data.self {
+                let r = typed { $0.data(row: $1, column: $2) }
+                if r.answered { if let v = r.value { return unsafeBitCast(v, to: T.self) }; return nil }
+            } else if T.self == [UInt8].self {
+                let r = typed { $0.bytes(row: $1, column: $2) }
+                if r.answered { if let v = r.value { return unsafeBitCast(v, to: T.self) }; return nil }
             }
             let value = slot.value(i)
             if ifPresent && value.isNull { return nil }
@@ -316,41 +380,57 @@ struct SQLRowDecoder: Decoder {
         }
 
         typealias C = SQLValueConversion
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key, "Bool", C.bool) }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key, "String", C.string) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key, "Double", C.double) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try read(key, "Float", C.float) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try read(key, "Int") { C.integer($0, type) } }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try read(key, "Int8") { C.integer($0, type) } }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try read(key, "Int16") { C.integer($0, type) } }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try read(key, "Int32") { C.integer($0, type) } }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try read(key, "Int64") { C.integer($0, type) } }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try read(key, "UInt") { C.integer($0, type) } }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try read(key, "UInt8") { C.integer($0, type) } }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try read(key, "UInt16") { C.integer($0, type) } }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try read(key, "UInt32") { C.integer($0, type) } }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try read(key, "UInt64") { C.integer($0, type) } }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+            try read(key, "Bool", { $0.bit(row: $1, column: $2) }, { $0 }, C.bool)
+        }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            try read(key, "String", { $0.string(row: $1, column: $2) }, { $0 }, C.string)
+        }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+            try read(key, "Double", { $0.double(row: $1, column: $2) }, { $0 }, C.double)
+        }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+            try read(key, "Float", { $0.real(row: $1, column: $2) }, { $0 }, C.float)
+        }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key, type, "Int") }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key, type, "Int8") }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key, type, "Int16") }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key, type, "Int32") }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key, type, "Int64") }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key, type, "UInt") }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key, type, "UInt8") }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key, type, "UInt16") }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key, type, "UInt32") }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key, type, "UInt64") }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             // Never nil: not ifPresent.
             guard let v = try readValue(key, type, ifPresent: false) else { throw noColumn(key) }
             return v
         }
 
-        // One lookup each (the protocol's defaults ask `contains`, then `decodeNil`, then `decode`).
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try readIfPresent(key, "Bool", C.bool) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try readIfPresent(key, "String", C.string) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try readIfPresent(key, "Double", C.double) }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try readIfPresent(key, "Float", C.float) }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try readIfPresent(key, "Int") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try readIfPresent(key, "Int8") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try readIfPresent(key, "Int16") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try readIfPresent(key, "Int32") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try readIfPresent(key, "Int64") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try readIfPresent(key, "UInt") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try readIfPresent(key, "UInt8") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try readIfPresent(key, "UInt16") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try readIfPresent(key, "UInt32") { C.integer($0, type) } }
-        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try readIfPresent(key, "UInt64") { C.integer($0, type) } }
+        // One lookup and one read each (the protocol's defaults ask `contains`, then `decodeNil`, then `decode`).
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+            try readIfPresent(key, "Bool", { $0.bit(row: $1, column: $2) }, { $0 }, C.bool)
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            try readIfPresent(key, "String", { $0.string(row: $1, column: $2) }, { $0 }, C.string)
+        }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            try readIfPresent(key, "Double", { $0.double(row: $1, column: $2) }, { $0 }, C.double)
+        }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+            try readIfPresent(key, "Float", { $0.real(row: $1, column: $2) }, { $0 }, C.float)
+        }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try integerIfPresent(key, type, "Int") }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try integerIfPresent(key, type, "Int8") }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try integerIfPresent(key, type, "Int16") }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try integerIfPresent(key, type, "Int32") }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try integerIfPresent(key, type, "Int64") }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try integerIfPresent(key, type, "UInt") }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try integerIfPresent(key, type, "UInt8") }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try integerIfPresent(key, type, "UInt16") }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try integerIfPresent(key, type, "UInt32") }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try integerIfPresent(key, type, "UInt64") }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             try readValue(key, type, ifPresent: true)
         }
@@ -581,35 +661,6 @@ enum SQLValueConversion {
         }
         if value.isNull { throw failure("\(T.self)") }
         return try T(from: nested())
-    }
-}
-
-extension SQLValue {
-    /// ``dateValue(in:)`` in UTC, without a time zone: the same arithmetic as the types'
-    /// `date(in:)` with a zero offset, so the same `Date` to the bit.
-    var utcDateValue: Date? {
-        switch self {
-        case .datetime2(let d): return SQLValue.utcDate(d)
-        case .date(let d): return Date(timeIntervalSince1970: Double(Int(d.days) - SQLValue.daysFrom0001To1970) * 86_400)
-        case .datetimeOffset(let d): return SQLValue.utcDate(d.utc)
-        case .datetime(let d):
-            return Date(timeIntervalSince1970: Double(Int(d.days) + SQLValue.daysFrom0001To1900 - SQLValue.daysFrom0001To1970) * 86_400
-                        + Double(d.ticks) / 300)
-        case .smallDateTime(let d):
-            return Date(timeIntervalSince1970: Double(Int(d.days) + SQLValue.daysFrom0001To1900 - SQLValue.daysFrom0001To1970) * 86_400
-                        + Double(d.minutes) * 60)
-        case .variant(let v): return v.value.utcDateValue
-        default: return nil
-        }
-    }
-
-    /// Days from 0001-01-01 to 1970-01-01 and to 1900-01-01 (as TDS's `Civil`).
-    static var daysFrom0001To1970: Int { 719_162 }
-    static var daysFrom0001To1900: Int { 693_595 }
-
-    @inline(__always)
-    static func utcDate(_ d: SQLDateTime2) -> Date {
-        Date(timeIntervalSince1970: Double(Int(d.date.days) - daysFrom0001To1970) * 86_400 + d.time.timeInterval)
     }
 }
 

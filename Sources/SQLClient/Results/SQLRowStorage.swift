@@ -52,6 +52,16 @@ final class SQLRowStorage: Sendable {
         }
     }
 
+    /// A typed read of a value straight from the rows' wire bytes (``WireRowBlock``'s typed
+    /// reads, `read(block, row)`); `.other` for decoded values (then read the ``SQLValue``).
+    @inline(__always)
+    func typed<R>(row: Int, _ read: (borrowing WireRowBlock, Int) -> WireTypedValue<R>) -> WireTypedValue<R> {
+        switch content {
+        case .values: return .other
+        case .wire(let w): return read(w, row)
+        }
+    }
+
     /// Whether the value of `column` in `row` is NULL, without decoding it.
     @inline(__always)
     func isNull(row: Int, column: Int) -> Bool {

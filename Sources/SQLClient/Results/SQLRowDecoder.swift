@@ -143,6 +143,17 @@ final class SQLRowDecoderContext: Decoder {
     /// The `KeyedDecodingContainer<Key>` of ``boxKey`` over ``slot`` (its one reference: the
     /// standard library's box), or nil.
     @exclusivity(unchecked) private var box: AnyObject?
+    /// Returns ``box`` as the `KeyedDecodingContainer<Key>` it is (see ``container(keyedBy:)``):
+    /// the ``Unboxing`` of `KeyedDecodingContainer<boxKey>`, kept as an `AnyObject`.
+    @exclusivity(unchecked) private var unboxing: AnyObject?
+
+    /// Returns a container's box as the container `C` it is. Made once: its method finds `C`'s
+    /// metadata in its own class's (an instance's), so calling it looks nothing up.
+    private final class Unboxing<C> {
+        /// Not inlined: inlined into a caller generic over `Key`, it would look up `C` there.
+        @inline(never)
+        func unbox(_ box: AnyObject) -> C { unsafeBitCast(box, to: C.self) }
+    }
 
     init(row: SQLRow) { slot = SQLRowSlot(borrowing: row) }
 
@@ -158,15 +169,24 @@ final class SQLRowDecoderContext: Decoder {
             && !_isPOD(KeyedDecodingContainer<Key>.self)
     }
 
+    /// The keyed container of `Key`. For the first key type, the same container row after row:
+    /// its box is kept, and returned through ``unbox`` (made once), because handing out a
+    /// `KeyedDecodingContainer<Key>` (resilient, of an unspecialized `Key`) any other way looks up
+    /// its generic metadata, a quarter of a one-column row's decode.
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        if boxKey == ObjectIdentifier(type), let box {
-            return unsafeBitCast(box, to: KeyedDecodingContainer<Key>.self)
+        if boxKey == ObjectIdentifier(type), let b = box.map(Unmanaged.passUnretained), let u = unboxing.map(Unmanaged.passUnretained) {
+            // Both kept by `self` for the call (not retained here); `u` was made for this key
+            // type: an `Unboxing<KeyedDecodingContainer<Key>>`.
+            return u._withUnsafeGuaranteedRef { u in
+                b._withUnsafeGuaranteedRef { unsafeDowncast(u, to: Unboxing<KeyedDecodingContainer<Key>>.self).unbox($0) }
+            }
         }
         let plan = slot.columns.keyPlan(for: type)
         if boxKey == nil && Self.fitsBox(type) {
             slot.plan = plan
             let container = KeyedDecodingContainer(SQLRowDecoder.KeyedContainer<Key>(slot: slot))
             box = unsafeBitCast(container, to: AnyObject.self)
+            unboxing = Unboxing<KeyedDecodingContainer<Key>>()
             boxKey = ObjectIdentifier(type)
             return container
         }

@@ -826,8 +826,9 @@ public struct TokenStreamDecoder: Sendable {
                                 case .decode:
                                     // The common case checked straight from the bytes; the rest
                                     // (incomplete, malformed, rare) by the full decoder.
-                                    var size = 0
-                                    if layouts[c].quickValue(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j, size: &size) != nil {
+                                    guard j < n else { stop = .needBytes; break columns }
+                                    let size = col.checkedSize(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j)
+                                    if size > 0 {
                                         j += size
                                         break
                                     }

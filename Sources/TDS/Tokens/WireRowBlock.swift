@@ -72,7 +72,7 @@ public struct WireRowBlock: Sendable {
         bytes.withUnsafeBytes { raw in
             // Never nil: a row's bytes include its token byte.
             guard let base = raw.baseAddress else { return .null }
-            return scan.withUnsafeBufferPointer { kinds in value(kinds[column], column: column, at: base, offset: offset, count: raw.count) }
+            return scan.withUnsafeBufferPointer { kinds in value(kinds.baseAddress.unsafelyUnwrapped + column, column: column, at: base, offset: offset, count: raw.count) }
         }
     }
 
@@ -96,12 +96,15 @@ public struct WireRowBlock: Sendable {
         }
     }
 
-    /// The value of `column` (scanned as `kind`) at `offset` of the `count` bytes at `base`.
+    /// The value of `column` (scanned as `column`'s rules, read in place at `kind`) at `offset`
+    /// of the `count` bytes at `base`.
     @inline(__always)
-    func value(_ kind: WireColumn, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
+    func value(_ rules: UnsafePointer<WireColumn>, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
+        let kind = rules.pointee
         if kind.kind == .decode {
-            var size = 0
-            if let quick = layouts[column].quickValue(at: base + offset, available: count - offset, size: &size) { return quick }
+            // Checked again (cheap: no value built) to tell the common case from what the scan
+            // left to the full decoder (a widened decimal magnitude).
+            if kind.checkedSize(at: base + offset, available: count - offset) > 0 { return kind.checkedValue(at: base + offset) }
             return decodeChecked(column: column, offset: offset)
         }
         return WireRowBlock.decode(kind, at: base + offset)
@@ -134,7 +137,7 @@ public struct WireRowBlock: Sendable {
                                 if at == WireRowBlock.nullOffset {
                                     (o + n).initialize(to: .null)
                                 } else {
-                                    (o + n).initialize(to: value(kinds[c], column: c, at: raw.baseAddress!, offset: Int(at), count: raw.count))
+                                    (o + n).initialize(to: value(kinds.baseAddress.unsafelyUnwrapped + c, column: c, at: raw.baseAddress!, offset: Int(at), count: raw.count))
                                 }
                                 i &+= 1
                                 n &+= 1
@@ -267,6 +270,8 @@ struct WireColumn: Sendable {
     let ticksLimit: UInt64
     /// `.decode`: the first decimal magnitude beyond the precision (10^precision).
     let magnitudeLimit: UInt128
+    /// `.decode`: the TYPE_INFO's precision and scale.
+    let precision: UInt8, scale: UInt8
 
     /// The value check of a `.decode` column, precomputed from its TYPE_INFO (see
     /// ``checkedSize(at:available:)``).
@@ -346,6 +351,8 @@ struct WireColumn: Sendable {
         self.timeLength = timeLength
         self.ticksLimit = ticksLimit
         self.magnitudeLimit = magnitudeLimit
+        self.precision = l.precision
+        self.scale = l.scale
     }
 
     /// The byte count (length byte included) of the `.decode` value at `p`, `available` bytes
@@ -357,20 +364,41 @@ struct WireColumn: Sendable {
     /// Only checks, never builds the value: the row scan checks every value this way, and the
     /// value is built once, when it is read. Accepts exactly what `quickValue` accepts, with the
     /// same size (WireRowBlockTests compares them on every `.decode` type).
-    @inline(__always)
-    func checkedSize(at p: UnsafeRawPointer, available: Int) -> Int {
-        @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
-        @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
-        /// `count` (3...5) bytes little-endian at `i`.
-        @inline(__always) func uint(_ i: Int, _ count: Int) -> UInt64 {
-            switch count {
-            case 3: return UInt64(u16(i)) | UInt64(u8(i + 2)) << 16
-            case 4: return UInt64(u32(i))
-            default: return UInt64(u32(i)) | UInt64(u8(i + 4)) << 32
+    /// Little-endian fields of a value at `p`.
+    @inline(__always) static func u8(_ p: UnsafeRawPointer, _ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
+    @inline(__always) static func u16(_ p: UnsafeRawPointer, _ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
+    @inline(__always) static func u32(_ p: UnsafeRawPointer, _ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
+    @inline(__always) static func u64(_ p: UnsafeRawPointer, _ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+    /// `count` (3...5) bytes little-endian at `i`.
+    @inline(__always) static func uint(_ p: UnsafeRawPointer, _ i: Int, _ count: Int) -> UInt64 {
+        switch count {
+        case 3: return UInt64(u16(p, i)) | UInt64(u8(p, i + 2)) << 16
+        case 4: return UInt64(u32(p, i))
+        default: return UInt64(u32(p, i)) | UInt64(u8(p, i + 4)) << 32
+        }
+    }
+    /// The decimal magnitude of `m` (0...16) bytes at `i`.
+    @inline(__always) static func magnitude(_ p: UnsafeRawPointer, _ i: Int, _ m: Int) -> UInt128 {
+        var lo: UInt64 = 0, hi: UInt64 = 0
+        switch m {
+        case 4: lo = UInt64(u32(p, i))
+        case 8: lo = u64(p, i)
+        case 12: lo = u64(p, i); hi = UInt64(u32(p, i + 8))
+        case 16: lo = u64(p, i); hi = u64(p, i + 8)
+        default:
+            for k in 0 ..< m {
+                if k < 8 { lo |= UInt64(u8(p, i + k)) << UInt64(8 * k) } else { hi |= UInt64(u8(p, i + k)) << UInt64(8 * (k - 8)) }
             }
         }
+        return UInt128(hi) << 64 | UInt128(lo)
+    }
+
+    @inline(__always)
+    func checkedSize(at p: UnsafeRawPointer, available: Int) -> Int {
+        @inline(__always) func u8(_ i: Int) -> UInt8 { WireColumn.u8(p, i) }
+        @inline(__always) func u16(_ i: Int) -> UInt16 { WireColumn.u16(p, i) }
+        @inline(__always) func u32(_ i: Int) -> UInt32 { WireColumn.u32(p, i) }
+        @inline(__always) func uint(_ i: Int, _ count: Int) -> UInt64 { WireColumn.uint(p, i, count) }
         @inline(__always) func dateOK(_ i: Int) -> Bool { uint(i, 3) <= UInt64(Civil.maxDay) }
         @inline(__always) func timeOK(_ i: Int) -> Bool { uint(i, timeLength) < ticksLimit }
         @inline(__always) func datetimeOK(_ i: Int) -> Bool {
@@ -391,19 +419,7 @@ struct WireColumn: Sendable {
         switch check {
         case .decimal:
             guard n <= dataLength, u8(1) <= 1 else { return 0 }
-            let m = n - 1
-            var lo: UInt64 = 0, hi: UInt64 = 0
-            switch m {
-            case 4: lo = UInt64(u32(2))
-            case 8: lo = u64(2)
-            case 12: lo = u64(2); hi = UInt64(u32(10))
-            case 16: lo = u64(2); hi = u64(10)
-            default:
-                for k in 0 ..< m {
-                    if k < 8 { lo |= UInt64(u8(2 + k)) << UInt64(8 * k) } else { hi |= UInt64(u8(2 + k)) << UInt64(8 * (k - 8)) }
-                }
-            }
-            return UInt128(hi) << 64 | UInt128(lo) < magnitudeLimit ? 1 + n : 0
+            return WireColumn.magnitude(p, 2, n - 1) < magnitudeLimit ? 1 + n : 0
         case .datetime2:
             return n == dataLength && timeOK(1) && dateOK(1 + timeLength) ? 1 + n : 0
         case .date:
@@ -420,6 +436,39 @@ struct WireColumn: Sendable {
             return 0
         case .none, .datetime, .smallDateTime:
             return 0
+        }
+    }
+
+    /// The `.decode` value at `p` that ``checkedSize(at:available:)`` accepts (so without checks),
+    /// as ``ValueLayout/quickValue(at:available:size:)`` builds it.
+    @inline(__always)
+    func checkedValue(at p: UnsafeRawPointer) -> SQLValue {
+        @inline(__always) func u16(_ i: Int) -> UInt16 { WireColumn.u16(p, i) }
+        @inline(__always) func u32(_ i: Int) -> UInt32 { WireColumn.u32(p, i) }
+        @inline(__always) func time(_ i: Int) -> SQLTime { SQLTime(ticks: WireColumn.uint(p, i, timeLength), scale: scale) }
+        @inline(__always) func date(_ i: Int) -> SQLDate { SQLDate(days: Int32(truncatingIfNeeded: WireColumn.uint(p, i, 3))) }
+        switch check {
+        case .datetime: return .datetime(SQLDateTime(days: Int32(bitPattern: u32(0)), ticks: u32(4)))
+        case .smallDateTime: return .smallDateTime(SQLSmallDateTime(days: u16(0), minutes: u16(2)))
+        default: break
+        }
+        let n = Int(WireColumn.u8(p, 0))
+        if n == 0 { return .null }
+        switch check {
+        case .decimal:
+            return .decimal(SQLDecimal(isNegative: WireColumn.u8(p, 1) == 0, precision: precision, scale: scale,
+                                       magnitude: WireColumn.magnitude(p, 2, n - 1)))
+        case .datetime2: return .datetime2(SQLDateTime2(date: date(1 + timeLength), time: time(1)))
+        case .date: return .date(date(1))
+        case .time: return .time(time(1))
+        case .datetimeOffset:
+            return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: date(1 + timeLength), time: time(1)),
+                                                     offsetMinutes: Int16(bitPattern: u16(4 + timeLength))))
+        case .datetimeN:
+            if n == 8 { return .datetime(SQLDateTime(days: Int32(bitPattern: u32(1)), ticks: u32(5))) }
+            return .smallDateTime(SQLSmallDateTime(days: u16(1), minutes: u16(3)))
+        case .none, .datetime, .smallDateTime:
+            return .null
         }
     }
 

@@ -307,54 +307,37 @@ enum TextCodec {
     /// Whether `byteCount` bytes of `src` from `start` (all present) are valid UTF-16LE, as
     /// ``decodeUTF16LE(from:byteCount:)`` would accept them: an even count and every surrogate
     /// paired (a high one followed by a low one).
-    ///
-    /// Branch-free per 4 units: the high and the low surrogates of a word are found as bit masks
-    /// (bit 15 of each 16-bit lane), and the text is valid exactly when the low ones are the high
-    /// ones moved one unit on (the last unit's partner carried to the next word) and no high one
-    /// ends the text. 8 units without any surrogate (the common case) are skipped at once.
     static func isValidUTF16LE(_ src: UnsafeBufferPointer<UInt8>, start: Int, byteCount: Int) -> Bool {
         guard byteCount & 1 == 0 else { return false }
         guard byteCount > 0 else { return true }
         let p = UnsafeRawPointer(src.baseAddress!) + start
-        // Bit 15 of a lane set iff that lane of `w` is 0 after masking: exact (no borrow reaches
-        // a set bit 15) because the masked lanes have their low 10 bits clear.
-        @inline(__always) func zeroLanes(_ s: UInt64) -> UInt64 {
-            (s &- 0x0001_0001_0001_0001) & ~s & 0x8000_8000_8000_8000
-        }
-        /// Lanes that are a surrogate (0xD800...0xDFFF).
-        @inline(__always) func surrogates(_ w: UInt64) -> UInt64 { zeroLanes((w & 0xF800_F800_F800_F800) ^ 0xD800_D800_D800_D800) }
-        /// Lanes that are a high (0xD800...0xDBFF) or a low (0xDC00...0xDFFF) surrogate.
-        @inline(__always) func highs(_ w: UInt64) -> UInt64 { zeroLanes((w & 0xFC00_FC00_FC00_FC00) ^ 0xD800_D800_D800_D800) }
-        @inline(__always) func lows(_ w: UInt64) -> UInt64 { zeroLanes((w & 0xFC00_FC00_FC00_FC00) ^ 0xDC00_DC00_DC00_DC00) }
-        @inline(__always) func word(_ k: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt64.self)) }
-        // Bit 15 set: the unit before the current word is a high surrogate (its low one is next).
-        var pending: UInt64 = 0
-        /// Whether the 4 units of `w` continue valid text; updates `pending`.
-        @inline(__always) func valid(_ w: UInt64) -> Bool {
-            let h = highs(w)
-            guard lows(w) == (h << 16 | pending) else { return false }
-            pending = h >> 48
-            return true
+        // Bit 15 of a lane set iff that lane of `w` (4 units) is a surrogate (0xD800...0xDFFF).
+        @inline(__always) func surrogateLanes(_ w: UInt64) -> UInt64 {
+            let s = (w & 0xF800_F800_F800_F800) ^ 0xD800_D800_D800_D800   // a lane is 0 iff a surrogate
+            return (s &- 0x0001_0001_0001_0001) & ~s & 0x8000_8000_8000_8000
         }
         var k = 0
-        while k + 16 <= byteCount {
-            let a = word(k), b = word(k + 8)
+        // No surrogate among 8 units: skip them at once.
+        while k + 16 <= byteCount,
+              surrogateLanes(UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt64.self)))
+                | surrogateLanes(UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k + 8, as: UInt64.self))) == 0 {
             k += 16
-            if pending | surrogates(a) | surrogates(b) == 0 { continue }
-            guard valid(a), valid(b) else { return false }
         }
-        if k + 8 <= byteCount {
-            guard valid(word(k)) else { return false }
-            k += 8
+        while k < byteCount {
+            if k + 8 <= byteCount {
+                // No unit of the 4 is a surrogate (0xD800...0xDFFF): test the 4 high bytes at once.
+                let w = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt64.self))
+                let s = (w & 0xF800_F800_F800_F800) ^ 0xD800_D800_D800_D800   // a lane is 0 iff a surrogate
+                if (s &- 0x0001_0001_0001_0001) & ~s & 0x8000_8000_8000_8000 == 0 { k += 8; continue }
+            }
+            let u = UInt16(p.load(fromByteOffset: k, as: UInt8.self)) | UInt16(p.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
+            k += 2
+            if u & 0xF800 != 0xD800 { continue }
+            guard u < 0xDC00, k < byteCount else { return false }
+            let l = UInt16(p.load(fromByteOffset: k, as: UInt8.self)) | UInt16(p.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
+            guard l & 0xFC00 == 0xDC00 else { return false }
+            k += 2
         }
-        if k < byteCount {
-            // 1 to 3 units left, zero-padded: a padding unit is no surrogate, so a high one left
-            // last is unpaired.
-            var w: UInt64 = 0
-            var i = 0
-            while k + i < byteCount { w |= UInt64(p.load(fromByteOffset: k + i, as: UInt8.self)) << UInt64(8 * i); i += 1 }
-            return valid(w)
-        }
-        return pending == 0
+        return true
     }
 }

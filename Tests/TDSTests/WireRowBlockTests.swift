@@ -195,11 +195,7 @@ final class WireRowBlockTests: XCTestCase {
                     let quick = bytes.withUnsafeBytes { layout.quickValue(at: $0.baseAddress!, available: available) }
                     XCTAssertEqual(size, quick?.size ?? 0, "\(type) \(bytes) available \(available): quickValue gives \(String(describing: quick))")
                     checked += 1
-                    if size > 0, let quick {
-                        accepted += 1
-                        let value = bytes.withUnsafeBytes { column.checkedValue(at: $0.baseAddress!) }
-                        XCTAssertEqual(value, quick.value, "\(type) \(bytes): checkedValue")
-                    }
+                    if size > 0 { accepted += 1 }
                 }
             }
         }

@@ -102,9 +102,8 @@ public struct WireRowBlock: Sendable {
     func value(_ rules: UnsafePointer<WireColumn>, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
         let kind = rules.pointee
         if kind.kind == .decode {
-            // Checked again (cheap: no value built) to tell the common case from what the scan
-            // left to the full decoder (a widened decimal magnitude).
-            if kind.checkedSize(at: base + offset, available: count - offset) > 0 { return kind.checkedValue(at: base + offset) }
+            var size = 0
+            if let quick = layouts[column].quickValue(at: base + offset, available: count - offset, size: &size) { return quick }
             return decodeChecked(column: column, offset: offset)
         }
         return WireRowBlock.decode(kind, at: base + offset)
@@ -270,8 +269,6 @@ struct WireColumn: Sendable {
     let ticksLimit: UInt64
     /// `.decode`: the first decimal magnitude beyond the precision (10^precision).
     let magnitudeLimit: UInt128
-    /// `.decode`: the TYPE_INFO's precision and scale.
-    let precision: UInt8, scale: UInt8
 
     /// The value check of a `.decode` column, precomputed from its TYPE_INFO (see
     /// ``checkedSize(at:available:)``).
@@ -351,8 +348,6 @@ struct WireColumn: Sendable {
         self.timeLength = timeLength
         self.ticksLimit = ticksLimit
         self.magnitudeLimit = magnitudeLimit
-        self.precision = l.precision
-        self.scale = l.scale
     }
 
     /// The byte count (length byte included) of the `.decode` value at `p`, `available` bytes
@@ -436,39 +431,6 @@ struct WireColumn: Sendable {
             return 0
         case .none, .datetime, .smallDateTime:
             return 0
-        }
-    }
-
-    /// The `.decode` value at `p` that ``checkedSize(at:available:)`` accepts (so without checks),
-    /// as ``ValueLayout/quickValue(at:available:size:)`` builds it.
-    @inline(__always)
-    func checkedValue(at p: UnsafeRawPointer) -> SQLValue {
-        @inline(__always) func u16(_ i: Int) -> UInt16 { WireColumn.u16(p, i) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { WireColumn.u32(p, i) }
-        @inline(__always) func time(_ i: Int) -> SQLTime { SQLTime(ticks: WireColumn.uint(p, i, timeLength), scale: scale) }
-        @inline(__always) func date(_ i: Int) -> SQLDate { SQLDate(days: Int32(truncatingIfNeeded: WireColumn.uint(p, i, 3))) }
-        switch check {
-        case .datetime: return .datetime(SQLDateTime(days: Int32(bitPattern: u32(0)), ticks: u32(4)))
-        case .smallDateTime: return .smallDateTime(SQLSmallDateTime(days: u16(0), minutes: u16(2)))
-        default: break
-        }
-        let n = Int(WireColumn.u8(p, 0))
-        if n == 0 { return .null }
-        switch check {
-        case .decimal:
-            return .decimal(SQLDecimal(isNegative: WireColumn.u8(p, 1) == 0, precision: precision, scale: scale,
-                                       magnitude: WireColumn.magnitude(p, 2, n - 1)))
-        case .datetime2: return .datetime2(SQLDateTime2(date: date(1 + timeLength), time: time(1)))
-        case .date: return .date(date(1))
-        case .time: return .time(time(1))
-        case .datetimeOffset:
-            return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: date(1 + timeLength), time: time(1)),
-                                                     offsetMinutes: Int16(bitPattern: u16(4 + timeLength))))
-        case .datetimeN:
-            if n == 8 { return .datetime(SQLDateTime(days: Int32(bitPattern: u32(1)), ticks: u32(5))) }
-            return .smallDateTime(SQLSmallDateTime(days: u16(1), minutes: u16(3)))
-        case .none, .datetime, .smallDateTime:
-            return .null
         }
     }
 

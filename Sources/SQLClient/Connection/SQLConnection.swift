@@ -64,6 +64,13 @@ public actor SQLConnection {
     var currentColumns: SQLColumns?
     /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
     var partsRequest: RequestID?
+    /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)
+    /// holds it, the others wait in order.
+    var readerBusy = false
+    var readerWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The next batch of a streamed request, read and scanned while its cursor's caller takes
+    /// the last one (at most one batch ahead; see ``nextBatch(_:drainer:readsAhead:)``).
+    var readAhead: (id: RequestID, task: Task<ResponseBatch, Never>)?
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     var writeGateWaiters: [CheckedContinuation<Void, Never>] = []

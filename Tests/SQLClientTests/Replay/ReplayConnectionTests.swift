@@ -259,12 +259,16 @@ final class ReplayConnectionTests: XCTestCase {
     }
 
     /// A task cancelled while it takes rows already received stops within 32 rows (the cursor
-    /// checks every 32nd take), with `.cancelled`, and the request is cancelled on the server.
+    /// checks every 32nd take), with `.cancelled`, and the request is cancelled on the server
+    /// (one ATTENTION, sent off the task: the next request waits for its acknowledgement).
     func testTaskCancelledWhileTakingBufferedRowsStopsWithin32Rows() async throws {
         var parts: [[UInt8]] = [Self.colMetadata()]
         for i in 0 ..< 20_000 { parts.append(Self.row(Int32(i), "r\(i)")) }
         parts.append(Self.done([.count], 20_000))
-        let server = try start([Self.exchange("SELECT id, name FROM big", parts)])
+        let server = try start([
+            Self.exchange("SELECT id, name FROM big", parts),
+            Self.exchange("SELECT id, name FROM small", [Self.colMetadata(), Self.row(1, "one"), Self.done([.count], 1)]),
+        ])
         defer { server.stop() }
         let connection = try await SQLConnection.connect(configuration(server))
         let reader = Task { () -> (Int, SQLClientError?) in
@@ -284,6 +288,8 @@ final class ReplayConnectionTests: XCTestCase {
         XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
         XCTAssertGreaterThanOrEqual(count, 100)
         XCTAssertLessThanOrEqual(count, 100 + 32)
+        let next = try await connection.execute("SELECT id, name FROM small")
+        XCTAssertEqual(next.rows.first?["name"]?.stringValue, "one")
         await connection.close()
         server.stop()  // waits for the connection's log
         XCTAssertEqual(server.connections.first?.attentions, 1)

@@ -27,6 +27,8 @@ extension SQLConnection {
     static let batchRowLimit = 4096
     static let batchEventLimit = 512
     static let batchByteLimit = 1 << 20
+    /// Bytes asked of the socket per read.
+    static let readLength = 65_536
 
     // MARK: - Starting
 
@@ -109,6 +111,7 @@ extension SQLConnection {
     func nextBatch(_ id: RequestID, drainer: Bool = false, readsAhead: Bool = false) async -> ResponseBatch {
         if let ahead = readAhead {
             readAhead = nil
+            readAheadAwaited = true
             let batch = await withTaskCancellationHandler {
                 await ahead.task.value
             } onCancel: {
@@ -128,11 +131,18 @@ extension SQLConnection {
     /// Starts reading the batch after `batch` of request `id`, unless `batch` ended or failed it.
     private func startReadAhead(_ id: RequestID, after batch: ResponseBatch) {
         guard !batch.ended, batch.error == nil, machine.isRunning(id) else { return }
-        readAhead = (id, Task { await self.readBatch(id, drainer: false) })
+        readAheadAwaited = false
+        readAhead = (id, Task { await self.readBatch(id, drainer: false, ahead: true) })
     }
 
     /// ``nextBatch(_:drainer:readsAhead:)``'s reading, by the one reader of the socket.
-    private func readBatch(_ id: RequestID, drainer: Bool) async -> ResponseBatch {
+    ///
+    /// `ahead`: the batch read ahead, which nobody may be waiting for yet. It goes on reading
+    /// while the last read filled its buffer (more bytes were most likely waiting: the next read
+    /// does not wait for the server), its caller does not wait for it, and the batch has room
+    /// (rows, events, and under ``batchByteLimit`` bytes received for it; never for a response
+    /// read in parts, whose chunks are bounded per batch): fewer, fuller batches, fewer crossings.
+    private func readBatch(_ id: RequestID, drainer: Bool, ahead: Bool = false) async -> ResponseBatch {
         if readerBusy {
             await withCheckedContinuation { readerWaiters.append($0) }   // handed over by the reader before
         } else {
@@ -150,11 +160,20 @@ extension SQLConnection {
             batch.error = machine.takePreempted(id) ? CancelReason.preempted.error : CancelReason.cancelled.error
             return batch
         }
+        var received = 0
+        var lastReadFilled = false
         while true {
             collect(id, into: &batch)
-            if !batch.items.isEmpty || batch.ended || batch.error != nil { return batch }
+            if batch.ended || batch.error != nil { return batch }
+            if !batch.items.isEmpty {
+                guard ahead, lastReadFilled, !readAheadAwaited, received < Self.batchByteLimit,
+                      batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
+                      id != partsRequest, machine.forwardsRows else { return batch }
+            }
             do {
-                let bytes = try await transport.read(maxLength: 65_536)
+                let bytes = try await transport.read(maxLength: Self.readLength)
+                received += bytes.count
+                lastReadFilled = bytes.count == Self.readLength
                 if bytes.isEmpty {
                     performNow(machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection")))
                 } else {

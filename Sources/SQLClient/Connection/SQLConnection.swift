@@ -71,6 +71,8 @@ public actor SQLConnection {
     /// The next batch of a streamed request, read and scanned while its cursor's caller takes
     /// the last one (at most one batch ahead; see ``nextBatch(_:drainer:readsAhead:)``).
     var readAhead: (id: RequestID, task: Task<ResponseBatch, Never>)?
+    /// The cursor waits for the batch read ahead (which then returns as soon as it holds anything).
+    var readAheadAwaited = false
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     var writeGateWaiters: [CheckedContinuation<Void, Never>] = []

@@ -109,6 +109,12 @@ extension SQLConnection {
     /// reads itself: ATTENTION, then `.cancelled`); a drain, or the next request, waits for it
     /// and drops it: the socket has one reader at a time (`readerBusy`).
     func nextBatch(_ id: RequestID, drainer: Bool = false, readsAhead: Bool = false) async -> ResponseBatch {
+        if let ahead = readAhead, ahead.id == id, !drainer, aheadInRead, !aheadPartial.items.isEmpty {
+            // The batch read ahead waits for bytes: what it holds so far; it goes on with the next.
+            var partial = ResponseBatch()
+            swap(&partial, &aheadPartial)
+            return partial
+        }
         if let ahead = readAhead {
             readAhead = nil
             readAheadAwaited = true
@@ -138,10 +144,11 @@ extension SQLConnection {
     /// ``nextBatch(_:drainer:readsAhead:)``'s reading, by the one reader of the socket.
     ///
     /// `ahead`: the batch read ahead, which nobody may be waiting for yet. It goes on reading
-    /// while the last read filled its buffer (more bytes were most likely waiting: the next read
-    /// does not wait for the server), its caller does not wait for it, and the batch has room
-    /// (rows, events, and under ``batchByteLimit`` bytes received for it; never for a response
-    /// read in parts, whose chunks are bounded per batch): fewer, fuller batches, fewer crossings.
+    /// while its caller does not wait for it and the batch has room (rows, events, and under
+    /// ``batchByteLimit`` bytes received for it; never for a response read in parts, whose chunks
+    /// are bounded per batch): fewer, fuller batches, fewer crossings. While it waits for bytes,
+    /// what it holds is in `aheadPartial`, which the caller takes when it comes (rows already
+    /// received are never held back waiting for more).
     private func readBatch(_ id: RequestID, drainer: Bool, ahead: Bool = false) async -> ResponseBatch {
         if readerBusy {
             await withCheckedContinuation { readerWaiters.append($0) }   // handed over by the reader before
@@ -161,19 +168,30 @@ extension SQLConnection {
             return batch
         }
         var received = 0
-        var lastReadFilled = false
         while true {
             collect(id, into: &batch)
             if batch.ended || batch.error != nil { return batch }
             if !batch.items.isEmpty {
-                guard ahead, lastReadFilled, !readAheadAwaited, received < Self.batchByteLimit,
+                guard ahead, !readAheadAwaited, received < Self.batchByteLimit,
                       batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
                       id != partsRequest, machine.forwardsRows else { return batch }
             }
             do {
-                let bytes = try await transport.read(maxLength: Self.readLength)
+                let bytes: [UInt8]
+                if ahead {
+                    // The caller may take what the batch holds while the read waits.
+                    swap(&batch, &aheadPartial)
+                    aheadInRead = true
+                    defer {
+                        aheadInRead = false
+                        swap(&batch, &aheadPartial)
+                        if batch.items.isEmpty { received = 0 }   // taken: a new batch
+                    }
+                    bytes = try await transport.read(maxLength: Self.readLength)
+                } else {
+                    bytes = try await transport.read(maxLength: Self.readLength)
+                }
                 received += bytes.count
-                lastReadFilled = bytes.count == Self.readLength
                 if bytes.isEmpty {
                     performNow(machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection")))
                 } else {

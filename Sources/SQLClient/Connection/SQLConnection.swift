@@ -73,6 +73,9 @@ public actor SQLConnection {
     var readAhead: (id: RequestID, task: Task<ResponseBatch, Never>)?
     /// The cursor waits for the batch read ahead (which then returns as soon as it holds anything).
     var readAheadAwaited = false
+    /// The batch read ahead waits for bytes; what it holds meanwhile (the caller may take it).
+    var aheadInRead = false
+    var aheadPartial = ResponseBatch()
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     var writeGateWaiters: [CheckedContinuation<Void, Never>] = []

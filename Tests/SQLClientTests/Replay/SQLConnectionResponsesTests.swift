@@ -200,6 +200,42 @@ final class SQLConnectionResponsesTests: XCTestCase {
         XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
     }
 
+    /// Bytes arriving 100 at a time, then none (the server stalls after 150 rows): the batch read
+    /// ahead goes on reading while the caller takes rows, yet every row received reaches the
+    /// caller while it waits for more (what the batch read ahead holds is handed over).
+    func testRowsReceivedReachTheCallerWhileTheBatchReadAheadWaitsForMore() async throws {
+        let head = [R.colMetadata()] + Self.rows(150)
+        let parts = head + Self.rows(1_000) + [R.done([.count], 1_150)]
+        let stall = ReplaySession.Exchange(request: .sqlBatch("SELECT id, name FROM big"),
+                                           response: parts.map { ReplaySession.Segment(bytes: $0) },
+                                           faults: .init(stallAfter: head.reduce(0) { $0 + $1.count }))
+        let server = try start([stall])
+        defer { server.stop() }
+        let (connection, stream) = try await connect(server)
+        stream.piece = 100
+        let (received, signal) = AsyncStream<Void>.makeStream()
+        let reader = Task.detached { () -> (Int, SQLClientError?) in
+            var count = 0
+            do {
+                for try await row in connection.query("SELECT id, name FROM big") {
+                    XCTAssertEqual(row[0].intValue, count)
+                    count += 1
+                    if count == 150 { signal.yield() }
+                }
+                return (count, nil)
+            } catch {
+                return (count, error as? SQLClientError)
+            }
+        }
+        for await _ in received { break }
+        reader.cancel()
+        let (count, error) = await reader.value
+        XCTAssertEqual(count, 150)
+        XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
+        XCTAssertEqual(stream.mostReaders, 1)
+        await connection.close()
+    }
+
     /// Leaving the loop (the iterator released) while the batch read ahead waits for bytes: the
     /// drain waits for that read and goes on after it; one ATTENTION; the next request runs.
     func testBreakingOutWhileTheBatchReadAheadWaitsForBytes() async throws {

@@ -36,6 +36,13 @@ final class MeteredByteStream: ByteStream, @unchecked Sendable {
     /// The most reads that were in progress at once.
     var mostReaders: Int { lock.withLock { _mostReaders } }
 
+    /// The most bytes one read hands over (nil: what the socket read brought, up to `maxLength`).
+    var piece: Int? {
+        get { lock.withLock { _piece } }
+        set { lock.withLock { _piece = newValue } }
+    }
+    private var _piece: Int?
+
     /// From now on hands over at most `bytes` more bytes (until ``release()``).
     func limit(to bytes: Int) {
         lock.withLock { budget = bytes }
@@ -69,6 +76,7 @@ final class MeteredByteStream: ByteStream, @unchecked Sendable {
             }
             return lock.withLock {
                 var n = min(max(1, maxLength), pending.count - start)
+                if let p = _piece { n = min(n, max(1, p)) }
                 if let b = budget { n = min(n, b); budget = b - n }
                 defer { start += n; _delivered += n }
                 return Array(pending[start ..< start + n])

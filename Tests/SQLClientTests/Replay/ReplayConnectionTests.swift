@@ -174,9 +174,11 @@ final class ReplayConnectionTests: XCTestCase {
         ])])
         defer { server.stop() }
         let connection = try await SQLConnection.connect(configuration(server))
+        // Subscribed before the request (a loop started in a task might subscribe after the end).
+        let subscription = connection.messages.subscribe()
         let messages = Task { () -> [Int32] in
             var numbers: [Int32] = []
-            for await message in connection.messages { numbers.append(message.number) }
+            for await message in subscription { numbers.append(message.number) }
             return numbers
         }
         do {
@@ -197,7 +199,7 @@ final class ReplayConnectionTests: XCTestCase {
             return first
         }
         messages.cancel()
-        // The login's messages (5701, database changed) come first; the fatal one ends the stream.
+        // The fatal message is the last; it ends the stream.
         XCTAssertNotNil(heard, "messages never ended after the fatal error")
         XCTAssertEqual(heard?.last, 605, "messages ended after the fatal error: \(String(describing: heard))")
         do {

@@ -42,6 +42,10 @@ final class TextCodecTests: XCTestCase {
     }
 
     static func check(_ units: [UInt16], file: StaticString = #filePath, line: UInt = #line) {
+        // The row scan's check (at an odd start, inside other bytes) agrees with the decoder.
+        let framed = [0xEE] + bytes(units) + [0x00, 0xD8, 0x41, 0x00]
+        let valid = framed.withUnsafeBufferPointer { TextCodec.isValidUTF16LE($0, start: 1, byteCount: units.count * 2) }
+        XCTAssertEqual(valid, unpaired(units) == nil, "isValidUTF16LE \(units)", file: file, line: line)
         switch (decode(units), unpaired(units)) {
         case (.success(let s), nil):
             XCTAssertEqual(s, String(decoding: units, as: UTF16.self), "\(units)", file: file, line: line)
@@ -142,6 +146,28 @@ final class TextCodecTests: XCTestCase {
                 Self.check(text + [0xD83D])
                 Self.check(text + [0xD83D, 0xDE00] + [0xDC00])
             }
+        }
+    }
+
+    /// Text dense in surrogates (pairs, lone highs and lows, highs in a row) of every length
+    /// 0...64, and odd byte counts: the row scan's check and the decoder agree.
+    func testSurrogateDenseTextOfLengths0To64() {
+        var rng = SystemRandomNumberGenerator()
+        let classes: [ClosedRange<UInt16>] = [0x41 ... 0x7A, 0xD800 ... 0xDBFF, 0xDC00 ... 0xDFFF, 0xE9 ... 0xE9, 0xD7FF ... 0xD7FF, 0xE000 ... 0xE000]
+        for length in 0 ... 64 {
+            for _ in 0 ..< 60 {
+                var units: [UInt16] = []
+                while units.count < length {
+                    if Int.random(in: 0 ..< 3, using: &rng) == 0, units.count + 2 <= length {
+                        units += [UInt16.random(in: 0xD800 ... 0xDBFF, using: &rng), UInt16.random(in: 0xDC00 ... 0xDFFF, using: &rng)]
+                    } else {
+                        units.append(UInt16.random(in: classes.randomElement(using: &rng)!, using: &rng))
+                    }
+                }
+                Self.check(units)
+            }
+            let b = Self.bytes([UInt16](repeating: 0x41, count: length)) + [0x41]
+            XCTAssertFalse(b.withUnsafeBufferPointer { TextCodec.isValidUTF16LE($0, start: 0, byteCount: b.count) }, "odd length \(b.count)")
         }
     }
 

@@ -143,6 +143,66 @@ final class WireRowBlockTests: XCTestCase {
         XCTAssertGreaterThan(refused, 1000)
     }
 
+    /// The scan's check-only path (``WireColumn/checkedSize(at:available:)``) accepts exactly the
+    /// values ``ValueLayout/quickValue(at:available:size:)`` builds, with the same size: random
+    /// and edge values of every `.decode` type, each also cut short at every length.
+    func testCheckedSizeAcceptsExactlyWhatQuickValueAccepts() {
+        var rng = SystemRandomNumberGenerator()
+        func le(_ v: UInt64, _ n: Int) -> [UInt8] { (0 ..< n).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+        func le128(_ v: UInt128, _ n: Int) -> [UInt8] { (0 ..< n).map { UInt8(truncatingIfNeeded: v >> (8 * UInt128($0))) } }
+        var checked = 0, accepted = 0
+        for type in Self.types {
+            let layout = ValueLayout(type)
+            let column = WireColumn(layout)
+            guard column.kind == .decode else { continue }
+            var samples: [[UInt8]] = (0 ..< 400).map { _ in Self.valueBytes(type, &rng) }
+            // Edges: each field just inside and just outside its range.
+            let tl = type.scale <= 7 ? SQLTime.wireLength(scale: type.scale) : 5
+            let ticks = type.scale <= 7 ? 86_400 * Civil.powersOf10[Int(type.scale)] : 0
+            let day = UInt64(Civil.maxDay)
+            switch type.type {
+            case .decimal, .numeric, .decimalN, .numericN:
+                let limit = Civil.powersOf10Wide[Int(min(type.precision, 38))]
+                for m in [4, 8, 12, 16, 1, 3, 7, 9, 15] {
+                    for mag in [limit - 1, limit, 0, limit &+ 1, UInt128.max >> 1] {
+                        for sign: UInt8 in [0, 1, 2] { samples.append([UInt8(m + 1), sign] + le128(mag, m)) }
+                    }
+                }
+            case .timeN:
+                for t in [ticks &- 1, ticks, 0] { samples.append([UInt8(tl)] + le(t, tl)) }
+            case .datetime2N:
+                for t in [ticks &- 1, ticks] { for d in [day, day + 1, 0] { samples.append([UInt8(tl + 3)] + le(t, tl) + le(d, 3)) } }
+            case .datetimeOffsetN:
+                for o: Int16 in [-840, 840, -841, 841, 0] {
+                    for d in [day, day + 1] { samples.append([UInt8(tl + 5)] + le(ticks &- 1, tl) + le(d, 3) + le(UInt64(UInt16(bitPattern: o)), 2)) }
+                }
+            case .dateN:
+                for d in [day, day + 1, 0] { samples.append([3] + le(d, 3)) }
+            case .datetime, .datetimN:
+                let prefix: [UInt8] = type.type == .datetimN ? [8] : []
+                for d: Int32 in [SQLDateTime.minDays, SQLDateTime.minDays - 1, SQLDateTime.maxDays, SQLDateTime.maxDays + 1] {
+                    for t: UInt32 in [SQLDateTime.ticksPerDay - 1, SQLDateTime.ticksPerDay] {
+                        samples.append(prefix + le(UInt64(UInt32(bitPattern: d)), 4) + le(UInt64(t), 4))
+                    }
+                }
+                for m: UInt16 in [1439, 1440] { samples.append((type.type == .datetimN ? [4] : []) + le(7, 2) + le(UInt64(m), 2)) }
+            default:
+                break
+            }
+            for bytes in samples {
+                for available in 1 ... bytes.count {
+                    let size = bytes.withUnsafeBytes { column.checkedSize(at: $0.baseAddress!, available: available) }
+                    let quick = bytes.withUnsafeBytes { layout.quickValue(at: $0.baseAddress!, available: available) }
+                    XCTAssertEqual(size, quick?.size ?? 0, "\(type) \(bytes) available \(available): quickValue gives \(String(describing: quick))")
+                    checked += 1
+                    if size > 0 { accepted += 1 }
+                }
+            }
+        }
+        XCTAssertGreaterThan(checked, 50_000)
+        XCTAssertGreaterThan(accepted, 5_000)
+    }
+
     /// A run of rows in one block: NBCROW bitmaps, NULLs, every value read back as the token
     /// decoder reads it, the same whole, byte by byte and split at random.
     func testRowsAcrossSplitsMatchTheTokenDecoder() throws {

@@ -5,9 +5,12 @@ import TDS
 ///
 /// It owns the request: it starts it on the first `next…()` call and cancels it (ATTENTION,
 /// drained in the background) if it is dropped, or its task cancelled, before the end. Events
-/// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:drainer:)``:
+/// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:drainer:readsAhead:)``:
 /// what the received bytes already hold), so a million-row result does not cross into the actor
-/// a million times; the socket is still read only as the caller consumes. Rows arrive as
+/// a million times. While the caller takes one batch, the connection reads and scans the next
+/// (one batch ahead at most: a bounded read-ahead, so the socket is read at most one batch
+/// ahead of what the caller consumed; none for the buffered shapes, which run on the
+/// connection). Rows arrive as
 /// ``SQLRowBlock``s, blocks of a result set's rows: ``nextBlock()`` hands them over as they are,
 /// ``nextRow()`` and ``nextEvent()`` one row at a time, each row an ``SQLRow`` view of its block
 /// (nothing copied, nothing allocated per row), ``nextItem()`` events and whole blocks for the
@@ -260,7 +263,9 @@ final class ResponseCursor: @unchecked Sendable {
         do {
             if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout, readsParts: readsParts) }
             guard let requestID else { return false }
-            let batch = await connection.nextBatch(requestID)
+            // Read ahead unless the caller is the connection itself (the buffered shapes): nothing
+            // would run beside it.
+            let batch = await connection.nextBatch(requestID, readsAhead: isolation !== connection)
             if batch.ended || batch.error != nil { finished = true }
             items = batch.items
             rowsReceived += batch.rowCount

@@ -27,13 +27,15 @@ extension SQLConnection {
     static let batchRowLimit = 4096
     static let batchEventLimit = 512
     static let batchByteLimit = 1 << 20
+    /// Bytes asked of the socket per read.
+    static let readLength = 65_536
 
     // MARK: - Starting
 
     /// Starts a request (SQL batch, RPC, Transaction Manager request, streamed message): waits for
     /// its turn, encodes it with the current transaction descriptor in ALL_HEADERS, writes it,
     /// and has its query timeout armed (`timeout`, else ``SQLConnectionConfiguration/queryTimeout``)
-    /// from when it starts to be written. Returns the request's id for ``nextBatch(_:drainer:)``.
+    /// from when it starts to be written. Returns the request's id for ``nextBatch(_:drainer:readsAhead:)``.
     ///
     /// When the running request was started by the calling task itself and is still being read
     /// (a streaming loop left with `break` while its iterator stays alive, as in top-level code),
@@ -96,7 +98,66 @@ extension SQLConnection {
     /// up to ``batchRowLimit`` rows and ``batchEventLimit`` other events. `ended`: the request
     /// completed after these; `error`: what it failed with after these (deliver them first).
     /// `drainer`: the background reader of an abandoned request (its own reader is refused).
-    func nextBatch(_ id: RequestID, drainer: Bool = false) async -> ResponseBatch {
+    ///
+    /// `readsAhead` (a cursor whose caller runs off the connection): when the batch neither ends
+    /// nor fails the request, the next one is read and scanned at once, on the connection, while
+    /// the caller takes this one, so that the connection's side of a read (receive, framing,
+    /// token scan) runs beside the caller's decoding; the next call returns it. At most one batch
+    /// is read ahead (at most ``batchRowLimit`` rows, about ``batchByteLimit`` bytes of rows or
+    /// chunks, plus one socket read), so a server that sends forever still costs bounded memory.
+    /// A caller cancelled while it waits for the batch read ahead cancels that read (as when it
+    /// reads itself: ATTENTION, then `.cancelled`); a drain, or the next request, waits for it
+    /// and drops it: the socket has one reader at a time (`readerBusy`).
+    func nextBatch(_ id: RequestID, drainer: Bool = false, readsAhead: Bool = false) async -> ResponseBatch {
+        if let ahead = readAhead, ahead.id == id, !drainer, aheadInRead, !aheadPartial.items.isEmpty {
+            // The batch read ahead waits for bytes: what it holds so far; it goes on with the next.
+            var partial = ResponseBatch()
+            swap(&partial, &aheadPartial)
+            return partial
+        }
+        if let ahead = readAhead {
+            readAhead = nil
+            readAheadAwaited = true
+            let batch = await withTaskCancellationHandler {
+                await ahead.task.value
+            } onCancel: {
+                ahead.task.cancel()
+            }
+            if ahead.id == id, !drainer {
+                if readsAhead { startReadAhead(id, after: batch) }
+                return batch
+            }
+            // A drain discards what was read ahead; another request's was abandoned.
+        }
+        let batch = await readBatch(id, drainer: drainer)
+        if readsAhead, !drainer { startReadAhead(id, after: batch) }
+        return batch
+    }
+
+    /// Starts reading the batch after `batch` of request `id`, unless `batch` ended or failed it.
+    private func startReadAhead(_ id: RequestID, after batch: ResponseBatch) {
+        guard !batch.ended, batch.error == nil, machine.isRunning(id) else { return }
+        readAheadAwaited = false
+        readAhead = (id, Task { await self.readBatch(id, drainer: false, ahead: true) })
+    }
+
+    /// ``nextBatch(_:drainer:readsAhead:)``'s reading, by the one reader of the socket.
+    ///
+    /// `ahead`: the batch read ahead, which nobody may be waiting for yet. It goes on reading
+    /// while its caller does not wait for it and the batch has room (rows, events, and under
+    /// ``batchByteLimit`` bytes received for it; never for a response read in parts, whose chunks
+    /// are bounded per batch): fewer, fuller batches, fewer crossings. While it waits for bytes,
+    /// what it holds is in `aheadPartial`, which the caller takes when it comes (rows already
+    /// received are never held back waiting for more).
+    private func readBatch(_ id: RequestID, drainer: Bool, ahead: Bool = false) async -> ResponseBatch {
+        if readerBusy {
+            await withCheckedContinuation { readerWaiters.append($0) }   // handed over by the reader before
+        } else {
+            readerBusy = true
+        }
+        defer {
+            if readerWaiters.isEmpty { readerBusy = false } else { readerWaiters.removeFirst().resume() }
+        }
         var batch = ResponseBatch()
         guard machine.isRunning(id) else {
             if machine.takePreempted(id) { batch.error = CancelReason.preempted.error } else { batch.ended = true }
@@ -106,11 +167,31 @@ extension SQLConnection {
             batch.error = machine.takePreempted(id) ? CancelReason.preempted.error : CancelReason.cancelled.error
             return batch
         }
+        var received = 0
         while true {
             collect(id, into: &batch)
-            if !batch.items.isEmpty || batch.ended || batch.error != nil { return batch }
+            if batch.ended || batch.error != nil { return batch }
+            if !batch.items.isEmpty {
+                guard ahead, !readAheadAwaited, received < Self.batchByteLimit,
+                      batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
+                      id != partsRequest, machine.forwardsRows else { return batch }
+            }
             do {
-                let bytes = try await transport.read(maxLength: 65_536)
+                let bytes: [UInt8]
+                if ahead {
+                    // The caller may take what the batch holds while the read waits.
+                    swap(&batch, &aheadPartial)
+                    aheadInRead = true
+                    defer {
+                        aheadInRead = false
+                        swap(&batch, &aheadPartial)
+                        if batch.items.isEmpty { received = 0 }   // taken: a new batch
+                    }
+                    bytes = try await transport.read(maxLength: Self.readLength)
+                } else {
+                    bytes = try await transport.read(maxLength: Self.readLength)
+                }
+                received += bytes.count
                 if bytes.isEmpty {
                     performNow(machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection")))
                 } else {
@@ -399,6 +480,11 @@ extension SQLConnection {
 
     /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it.
     func drain(_ id: RequestID) async {
+        // What was read ahead for the request's cursor, which is gone (even when it holds the end).
+        if let ahead = readAhead, ahead.id == id {
+            readAhead = nil
+            _ = await ahead.task.value
+        }
         while machine.isRunning(id), machine.state != .closed {
             let batch = await nextBatch(id, drainer: true)
             if batch.ended || batch.error != nil { return }

@@ -64,6 +64,18 @@ public actor SQLConnection {
     var currentColumns: SQLColumns?
     /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
     var partsRequest: RequestID?
+    /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)
+    /// holds it, the others wait in order.
+    var readerBusy = false
+    var readerWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The next batch of a streamed request, read and scanned while its cursor's caller takes
+    /// the last one (at most one batch ahead; see ``nextBatch(_:drainer:readsAhead:)``).
+    var readAhead: (id: RequestID, task: Task<ResponseBatch, Never>)?
+    /// The cursor waits for the batch read ahead (which then returns as soon as it holds anything).
+    var readAheadAwaited = false
+    /// The batch read ahead waits for bytes; what it holds meanwhile (the caller may take it).
+    var aheadInRead = false
+    var aheadPartial = ResponseBatch()
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     var writeGateWaiters: [CheckedContinuation<Void, Never>] = []

@@ -28,7 +28,8 @@ extension SQLConnection {
     }
 
     /// Streams the events of `query` (result set starts, rows, statement counts, messages, return
-    /// statuses, OUTPUT values) as they are read from the socket. The request is sent when
+    /// statuses, OUTPUT values) as they are read from the socket (at most one batch ahead of the
+    /// loop, as ``query(_:timeout:)``). The request is sent when
     /// iteration starts; leaving the loop early cancels the rest (ATTENTION).
     /// - Parameter query: the statement (see ``execute(_:timeout:)``).
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
@@ -37,8 +38,9 @@ extension SQLConnection {
         SQLResponseEventSequence(connection: self, source: .query(query), timeout: timeout)
     }
 
-    /// Streams the rows of `query` (of all its result sets), reading from the socket only as rows
-    /// are consumed. Breaking out of the loop cancels the rest of the request (ATTENTION) when the
+    /// Streams the rows of `query` (of all its result sets), reading from the socket as rows are
+    /// consumed: at most one batch ahead of them (up to 4,096 rows, about 1 MB of their bytes,
+    /// read and scanned on the connection while the loop takes the rows before). Breaking out of the loop cancels the rest of the request (ATTENTION) when the
     /// iterator is released; if it stays alive (top-level code keeps it), the request is cancelled
     /// when the same task starts its next request on the connection.
     /// - Parameter query: the statement (see ``execute(_:timeout:)``).

@@ -48,7 +48,7 @@ public struct SQLRowBlock: Sendable, RandomAccessCollection {
 extension SQLConnection {
     /// Streams the rows of `query` (of all its result sets) in blocks: each ``SQLRowBlock`` holds
     /// consecutive rows of one result set that had been received when it was made (at most 4,096), the
-    /// socket being read only as blocks are consumed. Breaking out of the loop cancels the rest of
+    /// socket being read as blocks are consumed, at most one block ahead. Breaking out of the loop cancels the rest of
     /// the request (ATTENTION), as with ``query(_:timeout:)``.
     ///
     /// ```swift

@@ -27,8 +27,9 @@ extension SQLConnection {
     /// varbinary(max), xml, UDT (PLP, [MS-TDS] 2.2.5.2.3), text, ntext, image — in chunks of
     /// bytes as they arrive, never held whole: a 100 MB value passes through in bounded memory,
     /// whatever ``SQLConnectionConfiguration/maximumValueSize`` (which bounds buffered reads).
-    /// Other values come whole, one part each. The socket is read only as parts are consumed
-    /// (backpressure); breaking out of the loop cancels the rest (ATTENTION), as with
+    /// Other values come whole, one part each. The socket is read as parts are consumed
+    /// (backpressure), at most one batch ahead of them (up to 512 parts, about 1 MB of chunks,
+    /// read while the loop takes the parts before); breaking out of the loop cancels the rest (ATTENTION), as with
     /// ``query(_:timeout:)``.
     ///
     /// ```swift

@@ -797,19 +797,19 @@ public struct TokenStreamDecoder: Sendable {
                                     continue
                                 }
                                 let at = j
-                                let col = cols[c]
-                                switch col.kind {
+                                let col = cols.baseAddress.unsafelyUnwrapped + c   // read in place: no copy of the column per value
+                                switch col.pointee.kind {
                                 case .fixed:
-                                    guard n - j >= col.size else { stop = .needBytes; break columns }
-                                    j += col.size
+                                    guard n - j >= col.pointee.size else { stop = .needBytes; break columns }
+                                    j += col.pointee.size
                                 case .byteLength:
                                     guard j < n else { stop = .needBytes; break columns }
                                     let len = Int(p[j])
                                     if len != 0 {
-                                        if col.allowed != ~0 {
-                                            guard len < 64, col.allowed & (1 << UInt64(len)) != 0 else { stop = .incremental; break columns }
+                                        if col.pointee.allowed != ~0 {
+                                            guard len < 64, col.pointee.allowed & (1 << UInt64(len)) != 0 else { stop = .incremental; break columns }
                                         }
-                                        guard col.declared == 0 || len <= col.declared else { stop = .incremental; break columns }
+                                        guard col.pointee.declared == 0 || len <= col.pointee.declared else { stop = .incremental; break columns }
                                     }
                                     guard n - j - 1 >= len else { stop = .needBytes; break columns }
                                     j += 1 + len
@@ -818,7 +818,7 @@ public struct TokenStreamDecoder: Sendable {
                                     let len = Int(p[j]) | Int(p[j + 1]) << 8
                                     if len == 0xFFFF { j += 2; break }
                                     guard n - j - 2 >= len else { stop = .needBytes; break columns }
-                                    if col.kind == .utf16, !TextCodec.isValidUTF16LE(p, start: j + 2, byteCount: len) {
+                                    if col.pointee.kind == .utf16, !TextCodec.isValidUTF16LE(p, start: j + 2, byteCount: len) {
                                         stop = .incremental
                                         break columns
                                     }
@@ -826,8 +826,9 @@ public struct TokenStreamDecoder: Sendable {
                                 case .decode:
                                     // The common case checked straight from the bytes; the rest
                                     // (incomplete, malformed, rare) by the full decoder.
-                                    var size = 0
-                                    if layouts[c].quickValue(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j, size: &size) != nil {
+                                    guard j < n else { stop = .needBytes; break columns }
+                                    let size = col.pointee.checkedSize(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j)
+                                    if size > 0 {
                                         j += size
                                         break
                                     }

@@ -72,7 +72,7 @@ public struct WireRowBlock: Sendable {
         bytes.withUnsafeBytes { raw in
             // Never nil: a row's bytes include its token byte.
             guard let base = raw.baseAddress else { return .null }
-            return scan.withUnsafeBufferPointer { kinds in value(kinds[column], column: column, at: base, offset: offset, count: raw.count) }
+            return scan.withUnsafeBufferPointer { kinds in value(kinds.baseAddress.unsafelyUnwrapped + column, column: column, at: base, offset: offset, count: raw.count) }
         }
     }
 
@@ -96,9 +96,11 @@ public struct WireRowBlock: Sendable {
         }
     }
 
-    /// The value of `column` (scanned as `kind`) at `offset` of the `count` bytes at `base`.
+    /// The value of `column` (scanned as `column`'s rules, read in place at `kind`) at `offset`
+    /// of the `count` bytes at `base`.
     @inline(__always)
-    func value(_ kind: WireColumn, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
+    func value(_ rules: UnsafePointer<WireColumn>, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
+        let kind = rules.pointee
         if kind.kind == .decode {
             var size = 0
             if let quick = layouts[column].quickValue(at: base + offset, available: count - offset, size: &size) { return quick }
@@ -134,7 +136,7 @@ public struct WireRowBlock: Sendable {
                                 if at == WireRowBlock.nullOffset {
                                     (o + n).initialize(to: .null)
                                 } else {
-                                    (o + n).initialize(to: value(kinds[c], column: c, at: raw.baseAddress!, offset: Int(at), count: raw.count))
+                                    (o + n).initialize(to: value(kinds.baseAddress.unsafelyUnwrapped + c, column: c, at: raw.baseAddress!, offset: Int(at), count: raw.count))
                                 }
                                 i &+= 1
                                 n &+= 1
@@ -256,6 +258,28 @@ struct WireColumn: Sendable {
     let allowed: UInt64
     /// `.byteLength`: the declared length (0 = none declared).
     let declared: Int
+    /// `.decode`: which check ``checkedSize(at:available:)`` makes (see ``Check``).
+    let check: Check
+    /// `.decode`: the data length (after the length byte) a value must have (date and time
+    /// types), or the longest a decimal magnitude and its sign may take; 0 for datetime types.
+    let dataLength: Int
+    /// `.decode`: the time's byte count (time, datetime2, datetimeoffset).
+    let timeLength: Int
+    /// `.decode`: the first number of ticks that is not a time of day (86,400 × 10^scale).
+    let ticksLimit: UInt64
+    /// `.decode`: the first decimal magnitude beyond the precision (10^precision).
+    let magnitudeLimit: UInt128
+
+    /// The value check of a `.decode` column, precomputed from its TYPE_INFO (see
+    /// ``checkedSize(at:available:)``).
+    enum Check: UInt8, Sendable {
+        /// A BYTELEN type whose values are never the common case (a scale over 7, a precision
+        /// over 38): NULL is accepted, any other value left to the full decoder.
+        case none
+        case decimal, date, time, datetime2, datetimeOffset
+        /// DATETIME (FIXEDLEN 8), DATETIM4 (FIXEDLEN 4), DATETIMN (BYTELEN 4 or 8).
+        case datetime, smallDateTime, datetimeN
+    }
 
     /// Whether a row of these columns can be kept as wire bytes (none is `.unsupported`).
     static func supports(_ columns: [WireColumn]) -> Bool {
@@ -296,6 +320,118 @@ struct WireColumn: Sendable {
         self.size = size
         self.allowed = allowed
         self.declared = l.type.rawValue == 0x68 ? 0 : declared
+        var check = Check.none, dataLength = 0, timeLength = 0, ticksLimit: UInt64 = 0, magnitudeLimit: UInt128 = 0
+        if kind == .decode {
+            let scaleOK = l.scale <= 7
+            let tl = scaleOK ? SQLTime.wireLength(scale: l.scale) : 0
+            if scaleOK { ticksLimit = 86_400 &* Civil.powersOf10[Int(l.scale)] }
+            timeLength = tl
+            switch l.type.rawValue {
+            case 0x6A, 0x6C, 0x37, 0x3F:
+                if l.precision <= 38 {
+                    check = .decimal
+                    dataLength = SQLDecimal.wireLength(precision: l.precision)
+                    magnitudeLimit = Civil.powersOf10Wide[Int(l.precision)]
+                }
+            case 0x28: check = .date; dataLength = 3
+            case 0x29: if scaleOK { check = .time; dataLength = tl }
+            case 0x2A: if scaleOK { check = .datetime2; dataLength = tl + 3 }
+            case 0x2B: if scaleOK { check = .datetimeOffset; dataLength = tl + 5 }
+            case 0x3D: check = .datetime
+            case 0x3A: check = .smallDateTime
+            case 0x6F: check = .datetimeN
+            default: break
+            }
+        }
+        self.check = check
+        self.dataLength = dataLength
+        self.timeLength = timeLength
+        self.ticksLimit = ticksLimit
+        self.magnitudeLimit = magnitudeLimit
+    }
+
+    /// The byte count (length byte included) of the `.decode` value at `p`, `available` bytes
+    /// readable (at least 1), when it is the common case that
+    /// ``ValueLayout/quickValue(at:available:size:)`` accepts; 0 when that declines it
+    /// (incomplete, malformed, a decimal magnitude beyond its precision): the caller then checks
+    /// it with ``ValueLayout/decodeValue(from:)``.
+    ///
+    /// Only checks, never builds the value: the row scan checks every value this way, and the
+    /// value is built once, when it is read. Accepts exactly what `quickValue` accepts, with the
+    /// same size (WireRowBlockTests compares them on every `.decode` type).
+    /// Little-endian fields of a value at `p`.
+    @inline(__always) static func u8(_ p: UnsafeRawPointer, _ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
+    @inline(__always) static func u16(_ p: UnsafeRawPointer, _ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
+    @inline(__always) static func u32(_ p: UnsafeRawPointer, _ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
+    @inline(__always) static func u64(_ p: UnsafeRawPointer, _ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+    /// `count` (3...5) bytes little-endian at `i`.
+    @inline(__always) static func uint(_ p: UnsafeRawPointer, _ i: Int, _ count: Int) -> UInt64 {
+        switch count {
+        case 3: return UInt64(u16(p, i)) | UInt64(u8(p, i + 2)) << 16
+        case 4: return UInt64(u32(p, i))
+        default: return UInt64(u32(p, i)) | UInt64(u8(p, i + 4)) << 32
+        }
+    }
+    /// The decimal magnitude of `m` (0...16) bytes at `i`.
+    @inline(__always) static func magnitude(_ p: UnsafeRawPointer, _ i: Int, _ m: Int) -> UInt128 {
+        var lo: UInt64 = 0, hi: UInt64 = 0
+        switch m {
+        case 4: lo = UInt64(u32(p, i))
+        case 8: lo = u64(p, i)
+        case 12: lo = u64(p, i); hi = UInt64(u32(p, i + 8))
+        case 16: lo = u64(p, i); hi = u64(p, i + 8)
+        default:
+            for k in 0 ..< m {
+                if k < 8 { lo |= UInt64(u8(p, i + k)) << UInt64(8 * k) } else { hi |= UInt64(u8(p, i + k)) << UInt64(8 * (k - 8)) }
+            }
+        }
+        return UInt128(hi) << 64 | UInt128(lo)
+    }
+
+    @inline(__always)
+    func checkedSize(at p: UnsafeRawPointer, available: Int) -> Int {
+        @inline(__always) func u8(_ i: Int) -> UInt8 { WireColumn.u8(p, i) }
+        @inline(__always) func u16(_ i: Int) -> UInt16 { WireColumn.u16(p, i) }
+        @inline(__always) func u32(_ i: Int) -> UInt32 { WireColumn.u32(p, i) }
+        @inline(__always) func uint(_ i: Int, _ count: Int) -> UInt64 { WireColumn.uint(p, i, count) }
+        @inline(__always) func dateOK(_ i: Int) -> Bool { uint(i, 3) <= UInt64(Civil.maxDay) }
+        @inline(__always) func timeOK(_ i: Int) -> Bool { uint(i, timeLength) < ticksLimit }
+        @inline(__always) func datetimeOK(_ i: Int) -> Bool {
+            let days = Int32(bitPattern: u32(i))
+            return days >= SQLDateTime.minDays && days <= SQLDateTime.maxDays && u32(i + 4) < SQLDateTime.ticksPerDay
+        }
+        switch check {
+        case .none: return u8(0) == 0 ? 1 : 0   // NULL; any other value by the full decoder
+        case .datetime:   // FIXEDLEN: no length byte
+            return available >= 8 && datetimeOK(0) ? 8 : 0
+        case .smallDateTime:
+            return available >= 4 && u16(2) < 1440 ? 4 : 0
+        default: break
+        }
+        let n = Int(u8(0))
+        if n == 0 { return 1 }   // NULL
+        guard available > n, declared <= 0 || n <= declared else { return 0 }
+        switch check {
+        case .decimal:
+            guard n <= dataLength, u8(1) <= 1 else { return 0 }
+            return WireColumn.magnitude(p, 2, n - 1) < magnitudeLimit ? 1 + n : 0
+        case .datetime2:
+            return n == dataLength && timeOK(1) && dateOK(1 + timeLength) ? 1 + n : 0
+        case .date:
+            return n == 3 && dateOK(1) ? 4 : 0
+        case .time:
+            return n == dataLength && timeOK(1) ? 1 + n : 0
+        case .datetimeOffset:
+            guard n == dataLength, timeOK(1), dateOK(1 + timeLength) else { return 0 }
+            let offset = Int16(bitPattern: u16(4 + timeLength))
+            return offset >= -840 && offset <= 840 ? 1 + n : 0
+        case .datetimeN:
+            if n == 8 { return datetimeOK(1) ? 9 : 0 }
+            if n == 4 { return u16(3) < 1440 ? 5 : 0 }
+            return 0
+        case .none, .datetime, .smallDateTime:
+            return 0
+        }
     }
 
     /// Whether the value at `offset` (checked when appended) is NULL.

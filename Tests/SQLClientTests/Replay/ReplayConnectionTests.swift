@@ -174,9 +174,11 @@ final class ReplayConnectionTests: XCTestCase {
         ])])
         defer { server.stop() }
         let connection = try await SQLConnection.connect(configuration(server))
+        // Subscribed before the request (a loop started in a task might subscribe after the end).
+        let subscription = connection.messages.subscribe()
         let messages = Task { () -> [Int32] in
             var numbers: [Int32] = []
-            for await message in connection.messages { numbers.append(message.number) }
+            for await message in subscription { numbers.append(message.number) }
             return numbers
         }
         do {
@@ -197,7 +199,7 @@ final class ReplayConnectionTests: XCTestCase {
             return first
         }
         messages.cancel()
-        // The login's messages (5701, database changed) come first; the fatal one ends the stream.
+        // The fatal message is the last; it ends the stream.
         XCTAssertNotNil(heard, "messages never ended after the fatal error")
         XCTAssertEqual(heard?.last, 605, "messages ended after the fatal error: \(String(describing: heard))")
         do {
@@ -259,12 +261,16 @@ final class ReplayConnectionTests: XCTestCase {
     }
 
     /// A task cancelled while it takes rows already received stops within 32 rows (the cursor
-    /// checks every 32nd take), with `.cancelled`, and the request is cancelled on the server.
+    /// checks every 32nd take), with `.cancelled`, and the request is cancelled on the server
+    /// (one ATTENTION, sent off the task: the next request waits for its acknowledgement).
     func testTaskCancelledWhileTakingBufferedRowsStopsWithin32Rows() async throws {
         var parts: [[UInt8]] = [Self.colMetadata()]
         for i in 0 ..< 20_000 { parts.append(Self.row(Int32(i), "r\(i)")) }
         parts.append(Self.done([.count], 20_000))
-        let server = try start([Self.exchange("SELECT id, name FROM big", parts)])
+        let server = try start([
+            Self.exchange("SELECT id, name FROM big", parts),
+            Self.exchange("SELECT id, name FROM small", [Self.colMetadata(), Self.row(1, "one"), Self.done([.count], 1)]),
+        ])
         defer { server.stop() }
         let connection = try await SQLConnection.connect(configuration(server))
         let reader = Task { () -> (Int, SQLClientError?) in
@@ -284,6 +290,8 @@ final class ReplayConnectionTests: XCTestCase {
         XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
         XCTAssertGreaterThanOrEqual(count, 100)
         XCTAssertLessThanOrEqual(count, 100 + 32)
+        let next = try await connection.execute("SELECT id, name FROM small")
+        XCTAssertEqual(next.rows.first?["name"]?.stringValue, "one")
         await connection.close()
         server.stop()  // waits for the connection's log
         XCTAssertEqual(server.connections.first?.attentions, 1)

@@ -1,0 +1,318 @@
+import Foundation
+import XCTest
+import SQLClientTesting
+@testable import SQLClient
+import TDS
+
+/// Reading responses (`SQLConnection+Responses.swift`): the batch read ahead while a streaming
+/// caller takes the last one. At most one batch ahead; one reader of the socket at a time, also
+/// when the caller is cancelled, leaves the loop, or the connection is closed while the batch
+/// read ahead waits for bytes; errors after rows still come after them.
+final class SQLConnectionResponsesTests: XCTestCase {
+    typealias R = ReplayConnectionTests
+
+    static func rows(_ n: Int) -> [[UInt8]] {
+        (0 ..< n).map { R.row(Int32($0), "row number \($0)") }
+    }
+
+    static let small = R.exchange("SELECT id, name FROM small", [R.colMetadata(), R.row(1, "one"), R.done([.count], 1)])
+
+    func start(_ exchanges: [ReplaySession.Exchange]) throws -> ReplayServer {
+        let server = ReplayServer(session: ReplaySession(name: "test", exchanges: exchanges))
+        _ = try server.start()
+        return server
+    }
+
+    func connect(_ server: ReplayServer) async throws -> (SQLConnection, MeteredByteStream) {
+        let stream = try await MeteredByteStream.connect(port: server.port)
+        let configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: Int(server.port)),
+                                                       user: "u", password: "p", encryption: .notSupported,
+                                                       connectTimeout: .seconds(20))
+        return (try await SQLConnection.connect(configuration, port: Int(server.port), over: stream), stream)
+    }
+
+    // MARK: - Bounded
+
+    /// While the caller holds the first rows, the connection reads one batch ahead and then
+    /// stops: at most one batch of at most 4,096 rows, nobody reading the socket; then every
+    /// row comes, in order.
+    func testAtMostOneBatchIsReadAheadOfTheCaller() async throws {
+        let count = 30_000
+        let parts = [R.colMetadata()] + Self.rows(count) + [R.done([.count], UInt64(count))]
+        let total = parts.reduce(0) { $0 + $1.count }
+        let server = try start([R.exchange("SELECT id, name FROM big", parts)])
+        defer { server.stop() }
+        let (connection, stream) = try await connect(server)
+        let atLogin = stream.delivered
+        var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
+        let first = try await rows.next()
+        XCTAssertEqual(first?[0].intValue, 0)
+        guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
+        let batch = await ahead.task.value
+        XCTAssertGreaterThan(batch.rowCount, 0)
+        XCTAssertLessThanOrEqual(batch.rowCount, SQLConnection.batchRowLimit)
+        let reading = await connection.readerBusy
+        XCTAssertFalse(reading, "the socket is read while the caller holds its rows")
+        // Two batches (the one handed out, the one read ahead), each ending within one read of 64 KB.
+        let read = stream.delivered - atLogin
+        XCTAssertLessThanOrEqual(read, 2 * 65_536 + 2 * SQLConnection.batchRowLimit * 40, "read \(read) of \(total) bytes")
+        XCTAssertLessThan(read, total)
+        var next = 1
+        while let row = try await rows.next() {
+            XCTAssertEqual(row[0].intValue, next)
+            next += 1
+        }
+        XCTAssertEqual(next, count)
+        XCTAssertEqual(stream.mostReaders, 1)
+        await connection.close()
+        server.stop()
+        XCTAssertEqual(server.connections.first?.attentions, 0)
+    }
+
+    // MARK: - Order
+
+    /// An error after rows of several batches comes after every one of them, from a task and
+    /// from the main actor, through rows and through events.
+    func testAnErrorAfterRowsOfSeveralBatchesComesAfterAllOfThem() async throws {
+        let count = 10_000
+        let error = ServerTokens.message(token: 0xAA, number: 50000, state: 2, severity: 16, text: "bad", procedure: "",
+                                         line: 1, version: .v7_4)
+        let parts = [R.colMetadata()] + Self.rows(count) + [R.done([.more, .count], UInt64(count)), error, R.done([.error])]
+        let server = try start(Array(repeating: R.exchange("SELECT id, name FROM big; RAISERROR('bad', 16, 2)", parts), count: 4))
+        defer { server.stop() }
+        let (connection, _) = try await connect(server)
+        let sql: SQLQuery = "SELECT id, name FROM big; RAISERROR('bad', 16, 2)"
+        func check(_ ids: [Int], _ thrown: SQLClientError?, _ place: String) {
+            XCTAssertEqual(ids, Array(0 ..< count), place)
+            XCTAssertEqual(thrown?.code, .serverError, place)
+            XCTAssertEqual(thrown?.number, 50000, place)
+        }
+        let fromTask = await Task.detached { () -> ([Int], SQLClientError?) in
+            var ids: [Int] = []
+            do {
+                for try await row in connection.query(sql) { ids.append(row[0].intValue ?? -1) }
+            } catch { return (ids, error as? SQLClientError) }
+            return (ids, nil)
+        }.value
+        check(fromTask.0, fromTask.1, "query, task")
+        let eventsFromTask = await Task.detached { () -> ([Int], SQLClientError?) in
+            var ids: [Int] = []
+            do {
+                for try await event in connection.events(sql) { if case .row(let row) = event { ids.append(row[0].intValue ?? -1) } }
+            } catch { return (ids, error as? SQLClientError) }
+            return (ids, nil)
+        }.value
+        check(eventsFromTask.0, eventsFromTask.1, "events, task")
+        let fromMain = await Self.readOnTheMainActor(connection, sql)
+        check(fromMain.0, fromMain.1, "query, main actor")
+        let blocksFromMain = await Self.readBlocksOnTheMainActor(connection, sql)
+        check(blocksFromMain.0, blocksFromMain.1, "rowBlocks, main actor")
+        await connection.close()
+    }
+
+    @MainActor
+    static func readOnTheMainActor(_ connection: SQLConnection, _ sql: SQLQuery) async -> ([Int], SQLClientError?) {
+        var ids: [Int] = []
+        do {
+            for try await row in connection.query(sql) { ids.append(row[0].intValue ?? -1) }
+        } catch { return (ids, error as? SQLClientError) }
+        return (ids, nil)
+    }
+
+    @MainActor
+    static func readBlocksOnTheMainActor(_ connection: SQLConnection, _ sql: SQLQuery) async -> ([Int], SQLClientError?) {
+        var ids: [Int] = []
+        do {
+            for try await block in connection.rowBlocks(sql) { for row in block { ids.append(row[0].intValue ?? -1) } }
+        } catch { return (ids, error as? SQLClientError) }
+        return (ids, nil)
+    }
+
+    // MARK: - One reader while the batch read ahead waits for bytes
+
+    /// A server sending 20,000 rows, a connection that gets only about the first 200 (and the
+    /// metadata) until `release()`; the next request answered after it.
+    func startStalled() async throws -> (ReplayServer, SQLConnection, MeteredByteStream) {
+        let parts = [R.colMetadata()] + Self.rows(20_000) + [R.done([.count], 20_000)]
+        let server = try start([R.exchange("SELECT id, name FROM big", parts), Self.small])
+        let (connection, stream) = try await connect(server)
+        // The metadata and 200 rows (and the headers of their packets, at most one per 512 bytes).
+        let bytes = parts[0 ... 200].reduce(0) { $0 + $1.count }
+        stream.limit(to: bytes + 8 * (bytes / 512 + 1))
+        return (server, connection, stream)
+    }
+
+    /// The rows received, then the caller waits while the batch read ahead waits for bytes: cancelled
+    /// then, it ends with `.cancelled`; one ATTENTION; the next request runs after the drain.
+    func testCancellingTheCallerWhileTheBatchReadAheadWaitsForBytes() async throws {
+        let (server, connection, stream) = try await startStalled()
+        defer { server.stop() }
+        let (hundred, signal) = AsyncStream<Void>.makeStream()
+        let reader = Task.detached { () -> (Int, SQLClientError?) in
+            var count = 0
+            do {
+                for try await row in connection.query("SELECT id, name FROM big") {
+                    XCTAssertEqual(row[0].intValue, count)
+                    count += 1
+                    if count == 100 { signal.yield() }
+                }
+                return (count, nil)
+            } catch {
+                return (count, error as? SQLClientError)
+            }
+        }
+        try await cancelAfterTheHundredthRow(reader, hundred, stream)
+        let open = await connection.isOpen
+        XCTAssertTrue(open)
+        try await finish(server, connection, stream)
+    }
+
+    /// As ``testCancellingTheCallerWhileTheBatchReadAheadWaitsForBytes()``, the caller on the main actor.
+    func testCancellingAMainActorCallerWhileTheBatchReadAheadWaitsForBytes() async throws {
+        let (server, connection, stream) = try await startStalled()
+        defer { server.stop() }
+        let (hundred, signal) = AsyncStream<Void>.makeStream()
+        let reader = Task { @MainActor () -> (Int, SQLClientError?) in
+            var count = 0
+            do {
+                for try await row in connection.query("SELECT id, name FROM big") {
+                    XCTAssertEqual(row[0].intValue, count)
+                    count += 1
+                    if count == 100 { signal.yield() }
+                }
+                return (count, nil)
+            } catch {
+                return (count, error as? SQLClientError)
+            }
+        }
+        try await cancelAfterTheHundredthRow(reader, hundred, stream)
+        try await finish(server, connection, stream)
+    }
+
+    func cancelAfterTheHundredthRow(_ reader: Task<(Int, SQLClientError?), Never>, _ hundred: AsyncStream<Void>,
+                                    _ stream: MeteredByteStream) async throws {
+        for await _ in hundred { break }
+        for await _ in stream.blockedReads { break }
+        reader.cancel()
+        let (count, error) = await reader.value
+        XCTAssertGreaterThanOrEqual(count, 100)
+        XCTAssertLessThanOrEqual(count, 200)
+        XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
+    }
+
+    /// Bytes arriving 100 at a time, then none (the server stalls after 150 rows): the batch read
+    /// ahead goes on reading while the caller takes rows, yet every row received reaches the
+    /// caller while it waits for more (what the batch read ahead holds is handed over).
+    func testRowsReceivedReachTheCallerWhileTheBatchReadAheadWaitsForMore() async throws {
+        let head = [R.colMetadata()] + Self.rows(150)
+        let parts = head + Self.rows(1_000) + [R.done([.count], 1_150)]
+        let stall = ReplaySession.Exchange(request: .sqlBatch("SELECT id, name FROM big"),
+                                           response: parts.map { ReplaySession.Segment(bytes: $0) },
+                                           faults: .init(stallAfter: head.reduce(0) { $0 + $1.count }))
+        let server = try start([stall])
+        defer { server.stop() }
+        let (connection, stream) = try await connect(server)
+        stream.piece = 100
+        let (received, signal) = AsyncStream<Void>.makeStream()
+        let reader = Task.detached { () -> (Int, SQLClientError?) in
+            var count = 0
+            do {
+                for try await row in connection.query("SELECT id, name FROM big") {
+                    XCTAssertEqual(row[0].intValue, count)
+                    count += 1
+                    if count == 150 { signal.yield() }
+                }
+                return (count, nil)
+            } catch {
+                return (count, error as? SQLClientError)
+            }
+        }
+        for await _ in received { break }
+        reader.cancel()
+        let (count, error) = await reader.value
+        XCTAssertEqual(count, 150)
+        XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
+        XCTAssertEqual(stream.mostReaders, 1)
+        await connection.close()
+    }
+
+    /// Leaving the loop (the iterator released) while the batch read ahead waits for bytes: the
+    /// drain waits for that read and goes on after it; one ATTENTION; the next request runs.
+    func testBreakingOutWhileTheBatchReadAheadWaitsForBytes() async throws {
+        let (server, connection, stream) = try await startStalled()
+        defer { server.stop() }
+        let count = await Task.detached { () -> Int in
+            var count = 0
+            do {
+                for try await _ in connection.query("SELECT id, name FROM big") {
+                    count += 1
+                    if count == 100 { break }
+                }
+            } catch { XCTFail("\(error)") }
+            return count
+        }.value
+        XCTAssertEqual(count, 100)
+        for await _ in stream.blockedReads { break }
+        try await finish(server, connection, stream)
+    }
+
+    /// The same with a response read in parts (``SQLConnection/streamingValues(_:timeout:)``).
+    func testBreakingOutOfStreamedPartsWhileTheBatchReadAheadWaitsForBytes() async throws {
+        let (server, connection, stream) = try await startStalled()
+        defer { server.stop() }
+        let count = await Task.detached { () -> Int in
+            var count = 0
+            do {
+                for try await part in connection.streamingValues("SELECT id, name FROM big") {
+                    if case .rowEnd = part { count += 1 }
+                    if count == 100 { break }
+                }
+            } catch { XCTFail("\(error)") }
+            return count
+        }.value
+        XCTAssertEqual(count, 100)
+        for await _ in stream.blockedReads { break }
+        try await finish(server, connection, stream)
+    }
+
+    /// Closing the connection while the batch read ahead waits for bytes: the caller, after its
+    /// 100 rows, gets `.connectionClosed`, never a clean end.
+    func testClosingTheConnectionWhileTheBatchReadAheadWaitsForBytes() async throws {
+        let (server, connection, stream) = try await startStalled()
+        defer { server.stop() }
+        let (hundred, signal) = AsyncStream<Void>.makeStream()
+        let reader = Task.detached { () -> (Int, SQLClientError?) in
+            var count = 0
+            do {
+                for try await _ in connection.query("SELECT id, name FROM big") {
+                    count += 1
+                    if count == 100 { signal.yield() }
+                }
+                return (count, nil)
+            } catch {
+                return (count, error as? SQLClientError)
+            }
+        }
+        for await _ in hundred { break }
+        for await _ in stream.blockedReads { break }
+        await connection.close()
+        let (count, error) = await reader.value
+        XCTAssertGreaterThanOrEqual(count, 100)
+        XCTAssertLessThanOrEqual(count, 200)
+        XCTAssertEqual(error?.code, .connectionClosed, "\(String(describing: error))")
+        XCTAssertEqual(stream.mostReaders, 1)
+    }
+
+    /// Lets the rest arrive; the next request runs (after the drain); one ATTENTION, one reader.
+    func finish(_ server: ReplayServer, _ connection: SQLConnection, _ stream: MeteredByteStream) async throws {
+        stream.release()
+        let next = try await connection.execute("SELECT id, name FROM small")
+        XCTAssertEqual(next.rows.first?["name"]?.stringValue, "one")
+        let ahead = await connection.readAhead
+        XCTAssertNil(ahead, "a batch read ahead is left after the request")
+        await connection.close()
+        server.stop()   // waits for the connection's log
+        XCTAssertEqual(server.connections.first?.attentions, 1)
+        XCTAssertEqual(stream.mostReaders, 1)
+    }
+}

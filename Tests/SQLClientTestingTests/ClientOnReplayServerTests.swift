@@ -9,14 +9,16 @@ import XCTest
 final class ClientOnReplayServerTests: XCTestCase {
     static let version = TDSVersion.v7_4
 
-    /// "SELECT big": 2,000 rows of varbinary(100) in 512-byte packets; "SELECT 1 AS c": one int.
+    /// "SELECT big": 20,000 rows of varbinary(100) (about 2 MB, more than the one batch a streaming
+    /// read reads ahead, so a loop left early still has rows to cancel) in 512-byte packets;
+    /// "SELECT 1 AS c": one int.
     static func session(attention: ReplaySession.AttentionPolicy, faults: ReplaySession.Faults = .init()) throws -> ReplaySession {
         let column = ColumnMetadata(flags: [.nullable], typeInfo: .varbinary(100), name: "b")
         var big: [ReplaySession.Segment] = [.init(comment: "COLMETADATA", bytes: ServerTokens.colMetadata([column], version: version))]
-        for i in 0..<2000 {
+        for i in 0..<20_000 {
             big.append(.init(bytes: try ServerTokens.row([.binary(Array(repeating: UInt8(i & 0xFF), count: 100))], columns: [column])))
         }
-        big.append(.init(bytes: ServerTokens.done(status: .count, currentCommand: 0xC1, rowCount: 2000, version: version)))
+        big.append(.init(bytes: ServerTokens.done(status: .count, currentCommand: 0xC1, rowCount: 20_000, version: version)))
         let c = ColumnMetadata(flags: [.nullable], typeInfo: .int, name: "c")
         let one: [ReplaySession.Segment] = [
             .init(bytes: ServerTokens.colMetadata([c], version: version)),

@@ -115,7 +115,9 @@ extension SQLConnection {
             swap(&partial, &aheadPartial)
             return partial
         }
-        if let ahead = readAhead {
+        // Only this request's own batch: another request's (read to its end while its caller was
+        // still busy, after which this one could start) stays for its cursor.
+        if let ahead = readAhead, ahead.id == id {
             readAhead = nil
             readAheadAwaited = true
             let batch = await withTaskCancellationHandler {
@@ -123,11 +125,11 @@ extension SQLConnection {
             } onCancel: {
                 ahead.task.cancel()
             }
-            if ahead.id == id, !drainer {
+            if !drainer {
                 if readsAhead { startReadAhead(id, after: batch) }
                 return batch
             }
-            // A drain discards what was read ahead; another request's was abandoned.
+            // A drain discards what was read ahead.
         }
         let batch = await readBatch(id, drainer: drainer)
         if readsAhead, !drainer { startReadAhead(id, after: batch) }
@@ -135,8 +137,9 @@ extension SQLConnection {
     }
 
     /// Starts reading the batch after `batch` of request `id`, unless `batch` ended or failed it.
+    /// Not while another request's batch read ahead waits for its cursor (at most one is held).
     private func startReadAhead(_ id: RequestID, after batch: ResponseBatch) {
-        guard !batch.ended, batch.error == nil, machine.isRunning(id) else { return }
+        guard readAhead == nil, !batch.ended, batch.error == nil, machine.isRunning(id) else { return }
         readAheadAwaited = false
         readAhead = (id, Task { await self.readBatch(id, drainer: false, ahead: true) })
     }
@@ -472,6 +475,8 @@ extension SQLConnection {
     /// request is taken out; a running one is cancelled on the server (ATTENTION) and its
     /// response drained in the background, so that the connection can run the next request.
     func abandon(_ id: RequestID, reason: CancelReason = .abandoned) async {
+        // A batch read ahead to the end of a request whose cursor is gone: nobody will take it.
+        if let ahead = readAhead, ahead.id == id, !machine.isRunning(id) { readAhead = nil }
         if reason == .cancelled {
             await perform(machine.cancelRequested(id, reason: .cancelled, now: clock.now()))
         }

@@ -315,4 +315,110 @@ final class SQLConnectionResponsesTests: XCTestCase {
         XCTAssertEqual(server.connections.first?.attentions, 1)
         XCTAssertEqual(stream.mostReaders, 1)
     }
+
+    // MARK: - Another task's request after the batch read ahead holds the end
+
+    /// The batch read ahead reaches the end of request A while A's caller still holds an earlier
+    /// batch; that ends A, so another task's request B, queued behind it, runs. B must not take or
+    /// drop A's batch: A's caller still gets every row.
+    func testAQueuedRequestOfAnotherTaskLeavesTheRowsReadAheadForTheirCaller() async throws {
+        let count = 2_000
+        let big = R.exchange("SELECT id, name FROM big", [R.colMetadata()] + Self.rows(count) + [R.done([.count], UInt64(count))])
+        let server = try start([big, Self.small])
+        defer { server.stop() }
+        let (connection, stream) = try await connect(server)
+        var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
+        var seen = 0
+        if try await rows.next() != nil { seen += 1 }
+        guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
+        let tail = await ahead.task.value
+        XCTAssertTrue(tail.ended, "the batch read ahead holds the end of the response")
+        let other = await Task.detached { () -> Int in
+            var n = 0
+            do { for try await _ in connection.query("SELECT id, name FROM small") { n += 1 } } catch { return -1 }
+            return n
+        }.value
+        XCTAssertEqual(other, 1)
+        while try await rows.next() != nil { seen += 1 }
+        XCTAssertEqual(seen, count, "every row of the first request, also those read ahead")
+        await connection.close()
+        XCTAssertEqual(stream.mostReaders, 1)
+    }
+
+    /// As above with A failing after its rows: A's caller gets the error (not a clean end).
+    func testAQueuedRequestOfAnotherTaskLeavesTheErrorReadAheadForTheirCaller() async throws {
+        let count = 2_000
+        let error = ServerTokens.message(token: 0xAA, number: 50000, state: 2, severity: 16, text: "bad", procedure: "",
+                                         line: 1, version: .v7_4)
+        let parts = [R.colMetadata()] + Self.rows(count) + [R.done([.more, .count], UInt64(count)), error, R.done([.error])]
+        let server = try start([R.exchange("SELECT id, name FROM big", parts), Self.small])
+        defer { server.stop() }
+        let (connection, _) = try await connect(server)
+        var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
+        var seen = 0
+        if try await rows.next() != nil { seen += 1 }
+        guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
+        _ = await ahead.task.value
+        let other = await Task.detached { try? await connection.execute("SELECT id, name FROM small") }.value
+        XCTAssertEqual(other?.resultSets.first?.rows.count, 1)
+        var thrown: SQLClientError?
+        do { while try await rows.next() != nil { seen += 1 } } catch { thrown = error as? SQLClientError }
+        XCTAssertEqual(seen, count)
+        XCTAssertEqual(thrown?.number, 50000, "the first request's error, after its rows")
+        await connection.close()
+    }
+
+    /// B streams many batches itself while A's batch read ahead waits for A's caller: B reads
+    /// without reading ahead (one batch held at most), A still gets every row, and B gets all of its own.
+    func testAStreamingRequestOfAnotherTaskDoesNotReplaceTheBatchHeldForTheFirst() async throws {
+        let count = 2_000, otherCount = 12_000
+        let big = R.exchange("SELECT id, name FROM big", [R.colMetadata()] + Self.rows(count) + [R.done([.count], UInt64(count))])
+        let bigger = R.exchange("SELECT id, name FROM bigger",
+                                [R.colMetadata()] + Self.rows(otherCount) + [R.done([.count], UInt64(otherCount))])
+        let server = try start([big, bigger])
+        defer { server.stop() }
+        let (connection, stream) = try await connect(server)
+        var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
+        var seen = 0
+        if try await rows.next() != nil { seen += 1 }
+        guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
+        _ = await ahead.task.value
+        let other = await Task.detached { () -> Int in
+            var n = 0
+            do { for try await _ in connection.query("SELECT id, name FROM bigger") { n += 1 } } catch { return -1 }
+            return n
+        }.value
+        XCTAssertEqual(other, otherCount)
+        while try await rows.next() != nil { seen += 1 }
+        XCTAssertEqual(seen, count)
+        await connection.close()
+        XCTAssertEqual(stream.mostReaders, 1)
+    }
+
+    /// A loop left with `break` after the batch read ahead reached the end: the batch nobody will
+    /// take is let go (not kept on an idle connection until its next request).
+    func testABatchReadAheadToTheEndIsLetGoWhenItsCursorIsDropped() async throws {
+        let count = 2_000
+        let big = R.exchange("SELECT id, name FROM big", [R.colMetadata()] + Self.rows(count) + [R.done([.count], UInt64(count))])
+        let server = try start([big, Self.small])
+        defer { server.stop() }
+        let (connection, _) = try await connect(server)
+        do {
+            var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
+            _ = try await rows.next()
+            guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
+            let tail = await ahead.task.value
+            XCTAssertTrue(tail.ended)
+        }
+        // The dropped cursor abandons its request from a Task of its own: let it run (no clock).
+        var held = true
+        for _ in 0 ..< 100_000 where held {
+            held = await connection.readAhead != nil
+            if held { await Task.yield() }
+        }
+        XCTAssertFalse(held, "the batch of a dropped cursor is let go")
+        let next = try await connection.execute("SELECT id, name FROM small")
+        XCTAssertEqual(next.resultSets.first?.rows.count, 1)
+        await connection.close()
+    }
 }

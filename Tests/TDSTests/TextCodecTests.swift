@@ -50,6 +50,12 @@ final class TextCodecTests: XCTestCase {
         case (.success(let s), nil):
             XCTAssertEqual(s, String(decoding: units, as: UTF16.self), "\(units)", file: file, line: line)
             XCTAssertEqual(Array(s.utf16), units, "\(units)", file: file, line: line)
+            // Byte for byte (String equality is canonical equivalence), and the String's own
+            // reading of its bytes (its ASCII flag) right.
+            let expected = String(decoding: units, as: UTF16.self)
+            XCTAssertEqual(Array(s.utf8), Array(expected.utf8), "\(units)", file: file, line: line)
+            XCTAssertEqual(s.count, expected.count, "\(units)", file: file, line: line)
+            XCTAssertEqual(s.unicodeScalars.map(\.value), expected.unicodeScalars.map(\.value), "\(units)", file: file, line: line)
         case (.failure(let e), let bad?):
             XCTAssertEqual(e.code, .invalidEncoding, "\(units)", file: file, line: line)
             XCTAssertEqual(e.offset, 101 + 2 * bad, "\(units)", file: file, line: line)
@@ -199,8 +205,14 @@ final class TextCodecTests: XCTestCase {
             return String(s)
         }
         func decode(_ bytes: [UInt8]) -> String {
-            bytes.isEmpty ? TextCodec.decodeCP1252(UnsafeRawPointer(bitPattern: 1)!, count: 0)
+            let s = bytes.isEmpty ? TextCodec.decodeCP1252(UnsafeRawPointer(bitPattern: 1)!, count: 0)
                 : bytes.withUnsafeBytes { TextCodec.decodeCP1252($0.baseAddress!, count: bytes.count) }
+            // Byte for byte, and the String's reading of its own bytes (its ASCII flag) right.
+            let e = expected(bytes)
+            XCTAssertEqual(Array(s.utf8), Array(e.utf8))
+            XCTAssertEqual(s.count, e.count)
+            XCTAssertEqual(s.unicodeScalars.map(\.value), e.unicodeScalars.map(\.value))
+            return s
         }
         for length in [0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40] {
             let ascii = (0 ..< length).map { UInt8(0x41 + $0 % 26) }

@@ -64,7 +64,8 @@ enum TextCodec {
     /// `count` bytes of code page 1252 text at `p` (every byte is valid): an ASCII run found
     /// sixteen bytes at a time and copied whole; other bytes mapped to their BMP scalar (at most 3
     /// UTF-8 bytes) in a scratch buffer, then copied into a String of exactly their length (up to
-    /// 15 UTF-8 bytes stay inline: no allocation).
+    /// 15 UTF-8 bytes stay inline: no allocation), without a validation pass
+    /// (``uncheckedString(_:count:isASCII:)``).
     static func decodeCP1252(_ p: UnsafeRawPointer, count: Int) -> String {
         if count == 0 { return "" }
         var i = 0
@@ -74,10 +75,7 @@ enum TextCodec {
         if i + 8 <= count, p.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
         while i < count, p.load(fromByteOffset: i, as: UInt8.self) < 0x80 { i += 1 }
         if i == count {
-            return String(unsafeUninitializedCapacity: count) { out -> Int in
-                UnsafeMutableRawPointer(out.baseAddress!).copyMemory(from: p, byteCount: count)
-                return count
-            }
+            return uncheckedString(p.assumingMemoryBound(to: UInt8.self), count: count, isASCII: true)
         }
         let prefix = i
         let capacity = count * 3
@@ -89,10 +87,7 @@ enum TextCodec {
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch -> String in
             let source = scratch.baseAddress!
             let w = transcodeCP1252(p, count: count, asciiPrefix: prefix, into: source)
-            return String(unsafeUninitializedCapacity: w) { out -> Int in
-                out.baseAddress!.update(from: source, count: w)
-                return w
-            }
+            return uncheckedString(source, count: w, isASCII: false)   // a byte >= 0x80 gave 2 or 3
         }
     }
 
@@ -183,100 +178,65 @@ enum TextCodec {
         return UInt32(truncatingIfNeeded: x)
     }
 
-    /// The byte count of the leading ASCII units of `byteCount` bytes of UTF-16LE at `src`
-    /// (even): 8 units at a time, then 4, then one by one.
-    @inline(__always)
-    static func asciiPrefixUTF16LE(_ src: UnsafeRawPointer, byteCount: Int) -> Int {
-        var i = 0
-        while i + 16 <= byteCount,
-              allASCII(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self) | src.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))) {
-            i += 16
-        }
-        if i + 8 <= byteCount, allASCII(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: i, as: UInt64.self))) { i += 8 }
-        while i < byteCount, src.load(fromByteOffset: i + 1, as: UInt8.self) == 0, src.load(fromByteOffset: i, as: UInt8.self) < 0x80 { i += 2 }
-        return i
-    }
-
-    /// UTF-16LE (`byteCount` even, > 0, readable at `src`) to a native UTF-8 String, in one pass
-    /// over the text after an ASCII scan:
-    /// - all ASCII: the low bytes narrowed 8 units at a time straight into a String of exactly
-    ///   `byteCount / 2` bytes (up to 15 stay inline: no allocation);
-    /// - otherwise the ASCII prefix narrowed, the rest transcoded (ASCII 4 units at a time, other
-    ///   units to 2-4 UTF-8 bytes) into a scratch buffer on the stack, then copied into a String
-    ///   of exactly the UTF-8 length (again inline up to 15 bytes).
+    /// UTF-16LE (`byteCount` even, > 0, readable at `src`) to a native UTF-8 String: transcoded
+    /// in one pass (``transcodeUTF16LE(_:byteCount:into:)``) into a scratch buffer on the stack,
+    /// then copied into a String of exactly the UTF-8 length (up to 15 bytes stay inline: no
+    /// allocation) without a second pass to validate it (``uncheckedString(_:count:isASCII:)``:
+    /// the transcoder only writes well-formed UTF-8). Text longer than the scratch limit is
+    /// transcoded straight into a String of the worst-case capacity.
     ///
     /// Sets `badUnit` to the index of an unpaired surrogate (and returns ""): a high surrogate
     /// not followed by a low one, or a low one alone.
     @inline(__always)
     static func transcodeUTF16LE(_ src: UnsafeRawPointer, byteCount: Int, badUnit: inout Int) -> String {
         let units = byteCount >> 1
-        let prefix = asciiPrefixUTF16LE(src, byteCount: byteCount)
-        if prefix == byteCount {
-            return String(unsafeUninitializedCapacity: units) { out -> Int in
-                let o = UnsafeMutableRawPointer(out.baseAddress!)
-                var k = 0
-                while k + 16 <= byteCount {
-                    let a = UInt64(narrow(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self))))
-                    let b = UInt64(narrow(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k + 8, as: UInt64.self))))
-                    o.storeBytes(of: (a | b << 32).littleEndian, toByteOffset: k >> 1, as: UInt64.self)
-                    k += 16
-                }
-                if k + 8 <= byteCount {
-                    o.storeBytes(of: narrow(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self))).littleEndian,
-                                 toByteOffset: k >> 1, as: UInt32.self)
-                    k += 8
-                }
-                while k < byteCount { o.storeBytes(of: src.load(fromByteOffset: k, as: UInt8.self), toByteOffset: k >> 1, as: UInt8.self); k += 2 }
-                return units
-            }
-        }
         let capacity = units * 3
         if capacity > scratchLimit {
             var written = 0
             let text = String(unsafeUninitializedCapacity: capacity) { out -> Int in
-                written = transcodeUTF16LE(src, byteCount: byteCount, asciiPrefix: prefix, into: out.baseAddress!)
+                written = transcodeUTF16LE(src, byteCount: byteCount, into: out.baseAddress!)
                 return Swift.max(written, 0)
             }
             if written < 0 { badUnit = -1 - written; return "" }
             return text
         }
-        let (text, written) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch -> (String, Int) in
-            let source = scratch.baseAddress!
-            let w = transcodeUTF16LE(src, byteCount: byteCount, asciiPrefix: prefix, into: source)
+        let (text, written) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Swift.max(capacity, 1)) { scratch -> (String, Int) in
+            let o = scratch.baseAddress!
+            let w = transcodeUTF16LE(src, byteCount: byteCount, into: o)
             if w <= 0 { return ("", w) }
-            return (String(unsafeUninitializedCapacity: w) { out -> Int in
-                out.baseAddress!.update(from: source, count: w)
-                return w
-            }, w)
+            // Every unit gives at least one byte, exactly one only when it is ASCII.
+            return (uncheckedString(o, count: w, isASCII: w == units), w)
         }
         if written < 0 { badUnit = -1 - written; return "" }
         return text
     }
 
-    /// Writes the UTF-8 of `byteCount` bytes of UTF-16LE at `src` (the first `asciiPrefix` bytes
-    /// ASCII) at `o`, which has room for 3 bytes a unit: the ASCII prefix and ASCII runs 4 units
-    /// at a time, other units as 2-4 bytes. Returns the count written, or `-1 - i` for an unpaired
-    /// surrogate at unit `i`.
+    /// Writes the UTF-8 of `byteCount` bytes of UTF-16LE at `src` at `o`, which has room for 3
+    /// bytes a unit, in one pass: ASCII runs narrowed 8 units at a time (then 4), other units as
+    /// 2-4 bytes. Returns the count written (equal to the unit count only when every unit is
+    /// ASCII), or `-1 - i` for an unpaired surrogate at unit `i`. Writes only well-formed UTF-8.
     @inline(__always)
-    static func transcodeUTF16LE(_ src: UnsafeRawPointer, byteCount: Int, asciiPrefix prefix: Int,
-                                 into o: UnsafeMutablePointer<UInt8>) -> Int {
+    static func transcodeUTF16LE(_ src: UnsafeRawPointer, byteCount: Int, into o: UnsafeMutablePointer<UInt8>) -> Int {
+        @inline(__always) func word(_ k: Int) -> UInt64 { UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self)) }
         var k = 0
-        // The ASCII prefix, 4 units at a time.
-        while k + 8 <= prefix {
-            UnsafeMutableRawPointer(o + (k >> 1)).storeBytes(
-                of: narrow(UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self))).littleEndian, as: UInt32.self)
-            k += 8
-        }
-        while k < prefix { o[k >> 1] = src.load(fromByteOffset: k, as: UInt8.self); k += 2 }
-        var w = prefix >> 1
+        var w = 0
         while k < byteCount {
             let u = UInt32(src.load(fromByteOffset: k, as: UInt8.self)) | UInt32(src.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
             if u < 0x80 {
-                // An ASCII unit: 4 at once when the next 4 all are.
+                // An ASCII unit: 8 or 4 at once when the next 8 or 4 all are (at least as many
+                // units remain as bytes written, so the writes stay in the 3-bytes-a-unit room).
+                if k + 16 <= byteCount {
+                    let a = word(k), b = word(k + 8)
+                    if allASCII(a | b) {
+                        UnsafeMutableRawPointer(o + w).storeBytes(of: (UInt64(narrow(a)) | UInt64(narrow(b)) << 32).littleEndian, as: UInt64.self)
+                        w += 8; k += 16
+                        continue
+                    }
+                }
                 if k + 8 <= byteCount {
-                    let word = UInt64(littleEndian: src.loadUnaligned(fromByteOffset: k, as: UInt64.self))
-                    if allASCII(word) {
-                        UnsafeMutableRawPointer(o + w).storeBytes(of: narrow(word).littleEndian, as: UInt32.self)
+                    let a = word(k)
+                    if allASCII(a) {
+                        UnsafeMutableRawPointer(o + w).storeBytes(of: narrow(a).littleEndian, as: UInt32.self)
                         w += 4; k += 8
                         continue
                     }
@@ -302,6 +262,15 @@ enum TextCodec {
             }
         }
         return w
+    }
+
+    /// A String of the `count` bytes at `utf8`, which the caller wrote and knows to be
+    /// well-formed UTF-8 (all ASCII when `isASCII`), copied as they are: no validation pass
+    /// (the public initializers validate every new String again, as much as the transcoding
+    /// itself costs). Up to 15 bytes stay inline.
+    @inline(__always)
+    static func uncheckedString(_ utf8: UnsafePointer<UInt8>, count: Int, isASCII: Bool) -> String {
+        _stringFromWellFormedUTF8(UnsafeBufferPointer(start: utf8, count: count), isASCII: isASCII)
     }
 
     /// Whether `byteCount` bytes of `src` from `start` (all present) are valid UTF-16LE, as
@@ -341,3 +310,12 @@ enum TextCodec {
         return true
     }
 }
+
+/// The standard library's `String._uncheckedFromUTF8(_:isASCII:)`: a native String of bytes
+/// already known to be well-formed UTF-8, copied without the validation every public
+/// initializer makes (`validateUTF8`, as costly as transcoding the text). It is an ABI entry
+/// point of the standard library (`@usableFromInline`, so kept by every ABI-stable release), not
+/// public API: reached by its symbol. Only ``TextCodec/uncheckedString(_:count:isASCII:)``
+/// calls it, with bytes its own transcoders wrote.
+@_silgen_name("$sSS18_uncheckedFromUTF8_7isASCIISSSRys5UInt8VG_SbtFZ")
+private func _stringFromWellFormedUTF8(_ input: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String

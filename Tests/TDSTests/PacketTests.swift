@@ -111,6 +111,76 @@ final class PacketTests: XCTestCase {
         }
     }
 
+    /// Arrays appended as a socket returns them (the `[UInt8]` path, which keeps a received array
+    /// as it came and assembles only the packet that straddles two of them): the same packets,
+    /// offsets, buffered counts and remaining bytes as the whole stream, for chunks smaller and
+    /// larger than a packet, whether packets are taken after each chunk or after several.
+    func testAssemblerArrayChunksGiveTheSamePacketsAndOffsets() throws {
+        var stream: [UInt8] = []
+        for (i, size) in [0, 1, 503, 504, 505, 3000, 9000].enumerated() {
+            stream += Packet.encode(message: (0 ..< size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }, type: .tabularResult, packetSize: 512)
+        }
+        func packets(_ chunks: [Int], takeEvery: Int) throws -> [TDSMessage] {
+            var a = PacketAssembler(maximumPacketSize: 512)
+            var messages: [TDSMessage] = []
+            var i = 0, ci = 0, consumed = 0
+            while i < stream.count {
+                let n = min(max(chunks[ci % chunks.count], 1), stream.count - i)
+                ci += 1
+                a.append(Array(stream[i ..< i + n]))
+                i += n
+                XCTAssertEqual(a.bufferedByteCount, i - consumed)
+                guard ci % takeEvery == 0 || i == stream.count else { continue }
+                while let o = try a.next() {
+                    XCTAssertEqual(o.offset, consumed)
+                    XCTAssertEqual(Array(stream[o.offset + 8 ..< o.offset + Int(o.packet.header.length)]), o.packet.payload)
+                    consumed += Int(o.packet.header.length)
+                    XCTAssertEqual(a.streamOffset, consumed)
+                    XCTAssertEqual(a.bufferedByteCount, i - consumed)
+                    if let m = o.message { messages.append(m) }
+                }
+                if consumed < i {
+                    XCTAssertEqual(a.firstBufferedByte, stream[consumed])
+                    if i - consumed >= 4 { XCTAssertEqual(a.nextPacketLength, Int(stream[consumed + 2]) << 8 | Int(stream[consumed + 3])) }
+                }
+            }
+            XCTAssertEqual(consumed, stream.count)
+            XCTAssertNoThrow(try a.finish())
+            return messages
+        }
+        let whole = try packets([stream.count], takeEvery: 1)
+        XCTAssertEqual(whole.count, 7)
+        var rng = SplitMix64(seed: 12)
+        for round in 0 ..< 60 {
+            let top = [20, 600, 1100, 2500][round % 4]
+            let chunks = (0 ..< 40).map { _ in Int.random(in: 1 ... top, using: &rng) }
+            XCTAssertEqual(try packets(chunks, takeEvery: 1 + round % 3), whole, "chunks \(chunks)")
+        }
+        // What is left, taken whole after a straddling packet was assembled.
+        var a = PacketAssembler(maximumPacketSize: 512)
+        a.append(Array(stream[0 ..< 700]))
+        var taken = 0
+        while let o = try a.next() { taken += Int(o.packet.header.length) }
+        XCTAssertLessThan(taken, 700)
+        a.append(Array(stream[700 ..< 2000]))
+        XCTAssertEqual(a.takeRemaining(), Array(stream[taken ..< 2000]))
+        XCTAssertEqual(a.streamOffset, 2000)
+    }
+
+    /// A bad header in an array kept after a straddling packet is reported at its stream offset.
+    func testAssemblerBadHeaderAfterAStraddlingPacket() throws {
+        let good = Packet.encode(message: [UInt8](repeating: 5, count: 1000), type: .tabularResult, packetSize: 512)
+        var a = PacketAssembler(maximumPacketSize: 512)
+        a.append(Array(good[0 ..< 600]))
+        XCTAssertNotNil(try a.next())
+        a.append(Array(good[600...]) + [0x04, 0x01, 0x00, 0x05, 0, 0, 1, 0])
+        XCTAssertEqual(try a.next()?.message?.payload.count, 1000)
+        XCTAssertThrowsError(try a.next()) { e in
+            XCTAssertEqual((e as? TDSDecodingError)?.code, .invalidPacket)
+            XCTAssertEqual((e as? TDSDecodingError)?.offset, good.count)
+        }
+    }
+
     func testAssemblerYieldsPacketBeforeMessageEnds() throws {
         let stream = Packet.encode(message: [UInt8](repeating: 9, count: 20), type: .sqlBatch, packetSize: 18)
         var a = PacketAssembler()

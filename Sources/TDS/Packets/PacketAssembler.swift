@@ -46,6 +46,13 @@ public struct PacketAssembler: Sendable {
     private var readIndex = 0
     /// Absolute stream offset of `buffer[0]`.
     private var bufferBase = 0
+    /// Bytes received after `buffer`'s, from `queuedStart` on (none when empty): a received
+    /// array kept as it came while `buffer` holds the one packet that straddled the two reads
+    /// (see ``append(_:)-(Array<UInt8>)``). `queued[queuedStart]` follows `buffer`'s last byte.
+    private var queued: [UInt8] = []
+    private var queuedStart = 0
+    /// The storage of a drained straddling packet, kept to assemble the next one in.
+    private var spare: [UInt8] = []
     /// The message being received (packets without EOM taken so far), when one has started.
     private var current: (type: PacketType, bytes: Int, packets: Int, offset: Int)?
     /// `next()` only: the payload of the current message so far.
@@ -64,7 +71,7 @@ public struct PacketAssembler: Sendable {
     }
 
     /// Bytes received but not yet returned as part of a packet.
-    public var bufferedByteCount: Int { buffer.count - readIndex }
+    public var bufferedByteCount: Int { buffer.count - readIndex + queued.count - queuedStart }
     /// True when a message has started (some packets without EOM were returned).
     public var isInsideMessage: Bool { current != nil }
     /// Payload bytes of the current message taken so far (0 between messages).
@@ -84,14 +91,38 @@ public struct PacketAssembler: Sendable {
         return Int(buffer[readIndex + 2]) << 8 | Int(buffer[readIndex + 3])
     }
 
-    /// Adds bytes read from the stream. When everything before was consumed, the array itself
-    /// becomes the buffer (no copy).
+    /// Adds bytes read from the stream, copying as few as it can: when everything before was
+    /// consumed, the array itself becomes the buffer; when a partial packet is left and `bytes`
+    /// completes it, only that packet is assembled (its part here and its rest from `bytes`,
+    /// at most one packet copied) and `bytes` is kept as it came for the packets after it.
+    /// Otherwise the bytes are appended to the buffer. The packets cut do not depend on which.
     public mutating func append(_ bytes: [UInt8]) {
+        if bytes.isEmpty { return }
+        if !queued.isEmpty { flatten() }
         if readIndex == buffer.count {
             bufferBase += buffer.count
             buffer = bytes
             readIndex = 0
             return
+        }
+        let left = buffer.count - readIndex
+        if left >= 4 {
+            let length = Int(buffer[readIndex + 2]) << 8 | Int(buffer[readIndex + 3])
+            let need = length - left
+            if length >= PacketHeader.size, need > 0, need < bytes.count {
+                var packet: [UInt8] = []
+                swap(&packet, &spare)
+                packet.removeAll(keepingCapacity: true)
+                packet.reserveCapacity(length)
+                packet.append(contentsOf: buffer[readIndex...])
+                packet.append(contentsOf: bytes[..<need])
+                bufferBase += readIndex
+                buffer = packet
+                readIndex = 0
+                queued = bytes
+                queuedStart = need
+                return
+            }
         }
         compact()
         buffer.append(contentsOf: bytes)
@@ -99,8 +130,29 @@ public struct PacketAssembler: Sendable {
 
     /// Adds bytes read from the stream.
     public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        if !queued.isEmpty { flatten() }
         compact()
         buffer.append(contentsOf: bytes)
+    }
+
+    /// Makes `buffer` hold every unread byte (the queued ones appended to it).
+    private mutating func flatten() {
+        guard !queued.isEmpty else { return }
+        compact()
+        buffer.append(contentsOf: queued[queuedStart...])
+        queued = []
+        queuedStart = 0
+    }
+
+    /// After `buffer` was read to its end: the queued bytes become the buffer.
+    private mutating func promoteQueued() {
+        guard readIndex == buffer.count, !queued.isEmpty else { return }
+        bufferBase += buffer.count - queuedStart   // the offset of queued[0]
+        swap(&spare, &buffer)
+        buffer = queued
+        readIndex = queuedStart
+        queued = []
+        queuedStart = 0
     }
 
     private mutating func compact() {
@@ -156,6 +208,7 @@ public struct PacketAssembler: Sendable {
         let start = readIndex
         readIndex += length
         record(header, offset: bufferBase + start)
+        defer { promoteQueued() }
         return try body(header, buffer[(start + PacketHeader.size) ..< (start + length)])
     }
 
@@ -219,6 +272,7 @@ public struct PacketAssembler: Sendable {
 
     /// Takes the bytes not yet cut into packets (for example TLS records after the handshake).
     public mutating func takeRemaining() -> [UInt8] {
+        flatten()
         let rest = Array(buffer[readIndex...])
         bufferBase += buffer.count
         buffer = []

@@ -23,11 +23,8 @@ extension SQLConnection {
     ///   line, every ERROR of the request) when the server reported an error, the connection staying
     ///   usable below severity 20; `.invalidParameter` when a value does not fit its type;
     ///   `.timeout`; `.cancelled` when the task was cancelled; connection errors.
-    ///
-    /// The result is collected off the connection while the connection reads and scans the next
-    /// batch of the response (at most one batch ahead, as ``query(_:timeout:)``).
-    public nonisolated func execute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLResult {
-        try await run(.query(query), timeout: timeout, isolation: nil)
+    public func execute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLResult {
+        try await run(.query(query), timeout: timeout)
     }
 
     /// Streams the events of `query` (result set starts, rows, statement counts, messages, return

@@ -130,6 +130,77 @@ final class SQLConnectionResponsesTests: XCTestCase {
         return (ids, nil)
     }
 
+    // MARK: - execute(): buffered on the connection, nothing read ahead
+
+    /// `execute()` from a task and from the main actor over many batches: every row in order,
+    /// the message before them, the count and the return status after; no reader ahead (the
+    /// connection collects the batches itself). An error after rows of several batches is
+    /// thrown (no partial result), and the connection goes on.
+    func testExecuteCollectsEveryBatch() async throws {
+        let count = 30_000
+        let info = ServerTokens.message(number: 5701, text: "hello", procedure: "", line: 1, version: .v7_4)
+        let parts = [info, R.colMetadata()] + Self.rows(count) + [R.done([.more, .count], UInt64(count)),
+                                                                   ServerTokens.returnStatus(7), R.done([])]
+        let error = ServerTokens.message(token: 0xAA, number: 50000, state: 2, severity: 16, text: "bad", procedure: "",
+                                         line: 1, version: .v7_4)
+        let failing = [R.colMetadata()] + Self.rows(count) + [R.done([.more, .count], UInt64(count)), error, R.done([.error])]
+        let server = try start([R.exchange("SELECT id, name FROM big", parts), R.exchange("SELECT id, name FROM big", parts),
+                                R.exchange("SELECT id, name FROM big; RAISERROR('bad', 16, 2)", failing), Self.small])
+        defer { server.stop() }
+        let (connection, stream) = try await connect(server)
+        func check(_ result: SQLResult?, _ place: String) {
+            XCTAssertEqual(result?.rows.map { $0[0].intValue ?? -1 }, Array(0 ..< count), place)
+            XCTAssertEqual(result?.rows.last?[1].stringValue, "row number \(count - 1)", place)
+            XCTAssertEqual(result?.messages.map(\.number), [5701], place)
+            XCTAssertEqual(result?.rowCounts, [count], place)
+            XCTAssertEqual(result?.returnStatus, 7, place)
+        }
+        var serial = await connection.readAheadSerial
+        let fromTask = await Task.detached { try? await connection.execute("SELECT id, name FROM big") }.value
+        check(fromTask, "task")
+        var readers = await connection.readAheadSerial - serial
+        XCTAssertEqual(readers, 0, "read ahead for a buffered result")
+        serial = await connection.readAheadSerial
+        let fromMain = await Self.executeOnTheMainActor(connection, "SELECT id, name FROM big")
+        check(try? fromMain.get(), "main actor")
+        readers = await connection.readAheadSerial - serial
+        XCTAssertEqual(readers, 0, "read ahead for a buffered result, main actor")
+        let failed = await Task.detached { () -> SQLClientError? in
+            do { _ = try await connection.execute("SELECT id, name FROM big; RAISERROR('bad', 16, 2)") } catch {
+                return error as? SQLClientError
+            }
+            return nil
+        }.value
+        XCTAssertEqual(failed?.number, 50000)
+        let next = try await connection.execute("SELECT id, name FROM small")
+        XCTAssertEqual(next.rows.first?["name"]?.stringValue, "one")
+        let ahead = await connection.readAhead
+        XCTAssertNil(ahead, "a batch read ahead is left after the request")
+        XCTAssertEqual(stream.mostReaders, 1)
+        await connection.close()
+    }
+
+    @MainActor
+    static func executeOnTheMainActor(_ connection: SQLConnection, _ sql: SQLQuery) async -> Result<SQLResult, any Error> {
+        do { return .success(try await connection.execute(sql)) } catch { return .failure(error) }
+    }
+
+    /// `execute()` whose task is cancelled while its read waits for bytes: `.cancelled`; one
+    /// ATTENTION; the next request runs after the drain.
+    func testCancellingExecuteWhileItsReadWaitsForBytes() async throws {
+        let (server, connection, stream) = try await startStalled()
+        defer { server.stop() }
+        let call = Task.detached { () -> SQLClientError? in
+            do { _ = try await connection.execute("SELECT id, name FROM big") } catch { return error as? SQLClientError }
+            return nil
+        }
+        for await _ in stream.blockedReads { break }
+        call.cancel()
+        let error = await call.value
+        XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
+        try await finish(server, connection, stream)
+    }
+
     // MARK: - One reader while the batch read ahead waits for bytes
 
     /// A server sending 20,000 rows, a connection that gets only about the first 200 (and the

@@ -68,9 +68,20 @@ public actor SQLConnection {
     /// holds it, the others wait in order.
     var readerBusy = false
     var readerWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The next batch of a streamed request, read and scanned while its cursor's caller takes
-    /// the last one (at most one batch ahead; see ``nextBatch(_:drainer:readsAhead:)``).
-    var readAhead: (id: RequestID, task: Task<ResponseBatch, Never>)?
+    /// The reader of a streamed request's next batch while its cursor's caller takes the last
+    /// one: one task per request, reading one batch at a time (at most one batch ahead; see
+    /// ``nextBatch(_:drainer:readsAhead:)``). `serial` tells one request's reader from the next.
+    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)?
+    var readAheadSerial: UInt64 = 0
+    /// The batch read ahead, until its cursor takes it (the reader then waits in `aheadParked`).
+    var aheadReady: ResponseBatch?
+    /// The cursor waiting for the batch being read ahead.
+    var aheadTaker: UnsafeContinuation<ResponseBatch, Never>?
+    /// The reader ahead, waiting for its batch to be taken: resumed with true to read the next
+    /// one, false to stop.
+    var aheadParked: UnsafeContinuation<Bool, Never>?
+    /// Whoever waits for the batch read ahead to be read (tests: ``batchReadAhead()``).
+    var aheadWatchers: [CheckedContinuation<Void, Never>] = []
     /// The cursor waits for the batch read ahead (which then returns as soon as it holds anything).
     var readAheadAwaited = false
     /// The batch read ahead waits for bytes; what it holds meanwhile (the caller may take it).

@@ -44,11 +44,11 @@ final class SQLConnectionResponsesTests: XCTestCase {
         defer { server.stop() }
         let (connection, stream) = try await connect(server)
         let atLogin = stream.delivered
+        let serial = await connection.readAheadSerial
         var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
         let first = try await rows.next()
         XCTAssertEqual(first?[0].intValue, 0)
-        guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
-        let batch = await ahead.task.value
+        guard let batch = await connection.batchReadAhead() else { return XCTFail("no batch is read ahead") }
         XCTAssertGreaterThan(batch.rowCount, 0)
         XCTAssertLessThanOrEqual(batch.rowCount, SQLConnection.batchRowLimit)
         let reading = await connection.readerBusy
@@ -64,6 +64,8 @@ final class SQLConnectionResponsesTests: XCTestCase {
         }
         XCTAssertEqual(next, count)
         XCTAssertEqual(stream.mostReaders, 1)
+        let readers = await connection.readAheadSerial - serial
+        XCTAssertEqual(readers, 1, "one reader ahead for all the batches of the request")
         await connection.close()
         server.stop()
         XCTAssertEqual(server.connections.first?.attentions, 0)
@@ -126,6 +128,77 @@ final class SQLConnectionResponsesTests: XCTestCase {
             for try await block in connection.rowBlocks(sql) { for row in block { ids.append(row[0].intValue ?? -1) } }
         } catch { return (ids, error as? SQLClientError) }
         return (ids, nil)
+    }
+
+    // MARK: - execute(): buffered on the connection, nothing read ahead
+
+    /// `execute()` from a task and from the main actor over many batches: every row in order,
+    /// the message before them, the count and the return status after; no reader ahead (the
+    /// connection collects the batches itself). An error after rows of several batches is
+    /// thrown (no partial result), and the connection goes on.
+    func testExecuteCollectsEveryBatch() async throws {
+        let count = 30_000
+        let info = ServerTokens.message(number: 5701, text: "hello", procedure: "", line: 1, version: .v7_4)
+        let parts = [info, R.colMetadata()] + Self.rows(count) + [R.done([.more, .count], UInt64(count)),
+                                                                   ServerTokens.returnStatus(7), R.done([])]
+        let error = ServerTokens.message(token: 0xAA, number: 50000, state: 2, severity: 16, text: "bad", procedure: "",
+                                         line: 1, version: .v7_4)
+        let failing = [R.colMetadata()] + Self.rows(count) + [R.done([.more, .count], UInt64(count)), error, R.done([.error])]
+        let server = try start([R.exchange("SELECT id, name FROM big", parts), R.exchange("SELECT id, name FROM big", parts),
+                                R.exchange("SELECT id, name FROM big; RAISERROR('bad', 16, 2)", failing), Self.small])
+        defer { server.stop() }
+        let (connection, stream) = try await connect(server)
+        func check(_ result: SQLResult?, _ place: String) {
+            XCTAssertEqual(result?.rows.map { $0[0].intValue ?? -1 }, Array(0 ..< count), place)
+            XCTAssertEqual(result?.rows.last?[1].stringValue, "row number \(count - 1)", place)
+            XCTAssertEqual(result?.messages.map(\.number), [5701], place)
+            XCTAssertEqual(result?.rowCounts, [count], place)
+            XCTAssertEqual(result?.returnStatus, 7, place)
+        }
+        var serial = await connection.readAheadSerial
+        let fromTask = await Task.detached { try? await connection.execute("SELECT id, name FROM big") }.value
+        check(fromTask, "task")
+        var readers = await connection.readAheadSerial - serial
+        XCTAssertEqual(readers, 0, "read ahead for a buffered result")
+        serial = await connection.readAheadSerial
+        let fromMain = await Self.executeOnTheMainActor(connection, "SELECT id, name FROM big")
+        check(try? fromMain.get(), "main actor")
+        readers = await connection.readAheadSerial - serial
+        XCTAssertEqual(readers, 0, "read ahead for a buffered result, main actor")
+        let failed = await Task.detached { () -> SQLClientError? in
+            do { _ = try await connection.execute("SELECT id, name FROM big; RAISERROR('bad', 16, 2)") } catch {
+                return error as? SQLClientError
+            }
+            return nil
+        }.value
+        XCTAssertEqual(failed?.number, 50000)
+        let next = try await connection.execute("SELECT id, name FROM small")
+        XCTAssertEqual(next.rows.first?["name"]?.stringValue, "one")
+        let ahead = await connection.readAhead
+        XCTAssertNil(ahead, "a batch read ahead is left after the request")
+        XCTAssertEqual(stream.mostReaders, 1)
+        await connection.close()
+    }
+
+    @MainActor
+    static func executeOnTheMainActor(_ connection: SQLConnection, _ sql: SQLQuery) async -> Result<SQLResult, any Error> {
+        do { return .success(try await connection.execute(sql)) } catch { return .failure(error) }
+    }
+
+    /// `execute()` whose task is cancelled while its read waits for bytes: `.cancelled`; one
+    /// ATTENTION; the next request runs after the drain.
+    func testCancellingExecuteWhileItsReadWaitsForBytes() async throws {
+        let (server, connection, stream) = try await startStalled()
+        defer { server.stop() }
+        let call = Task.detached { () -> SQLClientError? in
+            do { _ = try await connection.execute("SELECT id, name FROM big") } catch { return error as? SQLClientError }
+            return nil
+        }
+        for await _ in stream.blockedReads { break }
+        call.cancel()
+        let error = await call.value
+        XCTAssertEqual(error?.code, .cancelled, "\(String(describing: error))")
+        try await finish(server, connection, stream)
     }
 
     // MARK: - One reader while the batch read ahead waits for bytes
@@ -318,52 +391,61 @@ final class SQLConnectionResponsesTests: XCTestCase {
 
     // MARK: - Another task's request after the batch read ahead holds the end
 
+    /// A server answering request A (`SELECT id, name FROM big`: 2,000 rows, then its DONE, or
+    /// with `failing` an error) and then `next`; A's iterator after its first row, once the
+    /// batch read ahead for it holds A's end (which lets a request queued behind A run).
+    func startWithTheEndReadAhead(failing: Bool = false, next: ReplaySession.Exchange = small) async throws
+        -> (ReplayServer, SQLConnection, MeteredByteStream, SQLRowSequence.AsyncIterator) {
+        let count = Self.heldCount
+        let error = ServerTokens.message(token: 0xAA, number: 50000, state: 2, severity: 16, text: "bad", procedure: "",
+                                         line: 1, version: .v7_4)
+        let end = failing ? [R.done([.more, .count], UInt64(count)), error, R.done([.error])] : [R.done([.count], UInt64(count))]
+        let server = try start([R.exchange("SELECT id, name FROM big", [R.colMetadata()] + Self.rows(count) + end), next])
+        let (connection, stream) = try await connect(server)
+        var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
+        let first = try await rows.next()
+        XCTAssertEqual(first?[0].intValue, 0)
+        let tail = await connection.batchReadAhead()
+        XCTAssertTrue(tail?.ended == true || tail?.error != nil, "the batch read ahead holds the end of the response")
+        return (server, connection, stream, rows)
+    }
+
+    static let heldCount = 2_000
+
+    /// The rows of `sql`, read in a task of its own; -1 when it fails.
+    static func rowCount(_ connection: SQLConnection, _ sql: SQLQuery) async -> Int {
+        await Task.detached { () -> Int in
+            var n = 0
+            do { for try await _ in connection.query(sql) { n += 1 } } catch { return -1 }
+            return n
+        }.value
+    }
+
     /// The batch read ahead reaches the end of request A while A's caller still holds an earlier
     /// batch; that ends A, so another task's request B, queued behind it, runs. B must not take or
     /// drop A's batch: A's caller still gets every row.
     func testAQueuedRequestOfAnotherTaskLeavesTheRowsReadAheadForTheirCaller() async throws {
-        let count = 2_000
-        let big = R.exchange("SELECT id, name FROM big", [R.colMetadata()] + Self.rows(count) + [R.done([.count], UInt64(count))])
-        let server = try start([big, Self.small])
+        var (server, connection, stream, rows) = try await startWithTheEndReadAhead()
         defer { server.stop() }
-        let (connection, stream) = try await connect(server)
-        var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
-        var seen = 0
-        if try await rows.next() != nil { seen += 1 }
-        guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
-        let tail = await ahead.task.value
-        XCTAssertTrue(tail.ended, "the batch read ahead holds the end of the response")
-        let other = await Task.detached { () -> Int in
-            var n = 0
-            do { for try await _ in connection.query("SELECT id, name FROM small") { n += 1 } } catch { return -1 }
-            return n
-        }.value
+        let other = await Self.rowCount(connection, "SELECT id, name FROM small")
         XCTAssertEqual(other, 1)
+        var seen = 1
         while try await rows.next() != nil { seen += 1 }
-        XCTAssertEqual(seen, count, "every row of the first request, also those read ahead")
+        XCTAssertEqual(seen, Self.heldCount, "every row of the first request, also those read ahead")
         await connection.close()
         XCTAssertEqual(stream.mostReaders, 1)
     }
 
     /// As above with A failing after its rows: A's caller gets the error (not a clean end).
     func testAQueuedRequestOfAnotherTaskLeavesTheErrorReadAheadForTheirCaller() async throws {
-        let count = 2_000
-        let error = ServerTokens.message(token: 0xAA, number: 50000, state: 2, severity: 16, text: "bad", procedure: "",
-                                         line: 1, version: .v7_4)
-        let parts = [R.colMetadata()] + Self.rows(count) + [R.done([.more, .count], UInt64(count)), error, R.done([.error])]
-        let server = try start([R.exchange("SELECT id, name FROM big", parts), Self.small])
+        var (server, connection, _, rows) = try await startWithTheEndReadAhead(failing: true)
         defer { server.stop() }
-        let (connection, _) = try await connect(server)
-        var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
-        var seen = 0
-        if try await rows.next() != nil { seen += 1 }
-        guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
-        _ = await ahead.task.value
         let other = await Task.detached { try? await connection.execute("SELECT id, name FROM small") }.value
         XCTAssertEqual(other?.resultSets.first?.rows.count, 1)
+        var seen = 1
         var thrown: SQLClientError?
         do { while try await rows.next() != nil { seen += 1 } } catch { thrown = error as? SQLClientError }
-        XCTAssertEqual(seen, count)
+        XCTAssertEqual(seen, Self.heldCount)
         XCTAssertEqual(thrown?.number, 50000, "the first request's error, after its rows")
         await connection.close()
     }
@@ -371,54 +453,62 @@ final class SQLConnectionResponsesTests: XCTestCase {
     /// B streams many batches itself while A's batch read ahead waits for A's caller: B reads
     /// without reading ahead (one batch held at most), A still gets every row, and B gets all of its own.
     func testAStreamingRequestOfAnotherTaskDoesNotReplaceTheBatchHeldForTheFirst() async throws {
-        let count = 2_000, otherCount = 12_000
-        let big = R.exchange("SELECT id, name FROM big", [R.colMetadata()] + Self.rows(count) + [R.done([.count], UInt64(count))])
+        let otherCount = 12_000
         let bigger = R.exchange("SELECT id, name FROM bigger",
                                 [R.colMetadata()] + Self.rows(otherCount) + [R.done([.count], UInt64(otherCount))])
-        let server = try start([big, bigger])
+        var (server, connection, stream, rows) = try await startWithTheEndReadAhead(next: bigger)
         defer { server.stop() }
-        let (connection, stream) = try await connect(server)
-        var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
-        var seen = 0
-        if try await rows.next() != nil { seen += 1 }
-        guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
-        _ = await ahead.task.value
-        let other = await Task.detached { () -> Int in
-            var n = 0
-            do { for try await _ in connection.query("SELECT id, name FROM bigger") { n += 1 } } catch { return -1 }
-            return n
-        }.value
+        let other = await Self.rowCount(connection, "SELECT id, name FROM bigger")
         XCTAssertEqual(other, otherCount)
+        var seen = 1
         while try await rows.next() != nil { seen += 1 }
-        XCTAssertEqual(seen, count)
+        XCTAssertEqual(seen, Self.heldCount)
         await connection.close()
         XCTAssertEqual(stream.mostReaders, 1)
     }
 
+    // MARK: - Letting go of what a dropped cursor's request read ahead
+
+    /// Waits (without a clock: the dropped cursor abandons its request from a Task of its own)
+    /// until the connection holds nothing read ahead; false if it still does after many turns.
+    static func letsGoOfTheReadAhead(_ connection: SQLConnection) async -> Bool {
+        for _ in 0 ..< 100_000 {
+            if await connection.readAhead == nil { return true }
+            await Task.yield()
+        }
+        return false
+    }
+
     /// A loop left with `break` after the batch read ahead reached the end: the batch nobody will
-    /// take is let go (not kept on an idle connection until its next request).
+    /// take is let go (not kept on an idle connection until its next request, which still runs).
     func testABatchReadAheadToTheEndIsLetGoWhenItsCursorIsDropped() async throws {
-        let count = 2_000
-        let big = R.exchange("SELECT id, name FROM big", [R.colMetadata()] + Self.rows(count) + [R.done([.count], UInt64(count))])
-        let server = try start([big, Self.small])
+        let (server, connection, _, _) = try await startWithTheEndReadAhead()   // the iterator is dropped here
+        defer { server.stop() }
+        let letGo = await Self.letsGoOfTheReadAhead(connection)
+        XCTAssertTrue(letGo, "the batch of a dropped cursor is let go")
+        let next = try await connection.execute("SELECT id, name FROM small")
+        XCTAssertEqual(next.resultSets.first?.rows.count, 1)
+        await connection.close()
+    }
+
+    /// The connection closed while the reader ahead waits for its batch to be taken (the request
+    /// still running, nothing to drain), then the cursor dropped: the batch and its reader are let go.
+    func testABatchReadAheadIsLetGoWhenItsCursorIsDroppedAfterClose() async throws {
+        let count = 30_000
+        let server = try start([R.exchange("SELECT id, name FROM big",
+                                           [R.colMetadata()] + Self.rows(count) + [R.done([.count], UInt64(count))])])
         defer { server.stop() }
         let (connection, _) = try await connect(server)
         do {
             var rows = connection.query("SELECT id, name FROM big").makeAsyncIterator()
             _ = try await rows.next()
-            guard let ahead = await connection.readAhead else { return XCTFail("no batch is read ahead") }
-            let tail = await ahead.task.value
-            XCTAssertTrue(tail.ended)
+            let batch = await connection.batchReadAhead()
+            XCTAssertEqual(batch?.ended, false, "the batch read ahead is not the last")
+            await connection.close()
         }
-        // The dropped cursor abandons its request from a Task of its own: let it run (no clock).
-        var held = true
-        for _ in 0 ..< 100_000 where held {
-            held = await connection.readAhead != nil
-            if held { await Task.yield() }
-        }
-        XCTAssertFalse(held, "the batch of a dropped cursor is let go")
-        let next = try await connection.execute("SELECT id, name FROM small")
-        XCTAssertEqual(next.resultSets.first?.rows.count, 1)
-        await connection.close()
+        let letGo = await Self.letsGoOfTheReadAhead(connection)
+        XCTAssertTrue(letGo, "the batch of a dropped cursor is let go after close()")
+        let parked = await connection.aheadParked != nil
+        XCTAssertFalse(parked, "the reader ahead is left waiting")
     }
 }

@@ -102,6 +102,26 @@ public enum DecoderVerifier {
         return result.tokens
     }
 
+    /// How a test feeds a stream to a decoder: whole, byte by byte, or in random pieces
+    /// (``pieces(of:_:using:)``).
+    public enum Split: String, CaseIterable, Sendable, CustomStringConvertible {
+        case whole, byteByByte = "byte by byte", random
+        public var description: String { rawValue }
+    }
+
+    /// `stream` cut as `split` says: one piece (none for an empty stream), pieces of one byte,
+    /// or pieces of 1...97 bytes drawn from `rng`.
+    public static func pieces(of stream: [UInt8], _ split: Split, using rng: inout some RandomNumberGenerator) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var i = 0
+        while i < stream.count {
+            let n = split == .whole ? stream.count : split == .byteByByte ? 1 : Int.random(in: 1 ... 97, using: &rng)
+            out.append(Array(stream[i ..< min(i + n, stream.count)]))
+            i += n
+        }
+        return out
+    }
+
     /// Random piece sizes summing to `total`: a mix of tiny (1–8), medium and large pieces.
     public static func randomPieces(total: Int, using rng: inout SeededRandom) -> [Int] {
         var pieces: [Int] = []

@@ -186,7 +186,7 @@ final class WireRowBlockTypedTests: XCTestCase {
         }
         stream += ServerTokens.done(status: .count, rowCount: 120, version: .v7_4)
         var rng = SystemRandomNumberGenerator()
-        for split in ["whole", "byte by byte", "random"] {
+        for split in DecoderVerifier.Split.allCases {
             var decoder = TokenStreamDecoder(version: .v7_4)
             var read = 0, declined = 0
             var block: WireRowBlock?
@@ -212,16 +212,13 @@ final class WireRowBlockTypedTests: XCTestCase {
                     if case .nbcRow = token { XCTFail("\(split): a row outside a block") }
                 }
             }
-            var i = 0
-            while i < stream.count {
-                let n = split == "whole" ? stream.count : split == "byte by byte" ? 1 : Int.random(in: 1 ... 97, using: &rng)
-                decoder.append(Array(stream[i ..< min(i + n, stream.count)]))
-                i += n
+            for piece in DecoderVerifier.pieces(of: stream, split, using: &rng) {
+                decoder.append(piece)
                 try drain()
             }
             try decoder.finish()
-            XCTAssertEqual(read, 120, split)
-            XCTAssertEqual(declined, 0, split)
+            XCTAssertEqual(read, 120, "\(split)")
+            XCTAssertEqual(declined, 0, "\(split)")
         }
     }
 }

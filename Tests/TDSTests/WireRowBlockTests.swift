@@ -223,7 +223,7 @@ final class WireRowBlockTests: XCTestCase {
         }
         stream += ServerTokens.done(status: .count, rowCount: 300, version: .v7_4)
         var rng = SystemRandomNumberGenerator()
-        for split in ["whole", "byte by byte", "random"] {
+        for split in DecoderVerifier.Split.allCases {
             var decoder = TokenStreamDecoder(version: .v7_4)
             var got: [[SQLValue]] = []
             var block: WireRowBlock?
@@ -255,15 +255,12 @@ final class WireRowBlockTests: XCTestCase {
                     if case .nbcRow(let r) = token { got.append(r.values) }
                 }
             }
-            var i = 0
-            while i < stream.count {
-                let n = split == "whole" ? stream.count : split == "byte by byte" ? 1 : Int.random(in: 1 ... 97, using: &rng)
-                decoder.append(Array(stream[i ..< min(i + n, stream.count)]))
-                i += n
+            for piece in DecoderVerifier.pieces(of: stream, split, using: &rng) {
+                decoder.append(piece)
                 try drain()
             }
             try decoder.finish()
-            XCTAssertEqual(got, expected, split)
+            XCTAssertEqual(got, expected, "\(split)")
         }
     }
 }

@@ -25,17 +25,29 @@ extension WireRowBlock {
         offsets[row &* columnCount &+ column]
     }
 
+    /// The prologue of every typed read: `.null` for a bitmap NULL (an NBCROW's), `.other` when
+    /// `accepts` declines the column's scan rule, else `read(rule, p, available)` with `p` at the
+    /// value's first byte (its length prefix, if any) and `available` the block's bytes from
+    /// there. The bytes were checked when the row was appended.
+    @inlinable @inline(__always)
+    func typed<V>(row: Int, column: Int, accepts: (WireColumn) -> Bool = { _ in true },
+                  _ read: (WireColumn, UnsafeRawPointer, _ available: Int) -> WireTypedValue<V>) -> WireTypedValue<V> {
+        let o = offset(row: row, column: column)
+        if o == UInt32.max { return .null }   // nullOffset
+        let c = scan[column]
+        guard accepts(c) else { return .other }
+        return bytes.withUnsafeBytes { raw in
+            // Never nil: a value is present, so are its bytes.
+            guard let base = raw.baseAddress else { return .other }
+            return read(c, base + Int(o), raw.count &- Int(o))
+        }
+    }
+
     /// tinyint, smallint, int and bigint ([MS-TDS] INT1/2/4/8TYPE, INTNTYPE) as `Int64`: the
     /// value of `.tinyint`, `.smallint`, `.int` or `.bigint`; `.other` for any other type.
     @inlinable @inline(__always)
     package func integer(row: Int, column: Int) -> WireTypedValue<Int64> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        return bytes.withUnsafeBytes { raw in
-            // Never nil: a value is present, so are its bytes.
-            guard let base = raw.baseAddress else { return .other }
-            let p = base + Int(o)
+        typed(row: row, column: column) { c, p, _ in
             switch c.kind {
             case .fixed:
                 switch c.type {
@@ -63,12 +75,7 @@ extension WireRowBlock {
     /// bit (BITTYPE, BITNTYPE): the value of `.bit`; `.other` for any other type.
     @inlinable @inline(__always)
     package func bit(row: Int, column: Int) -> WireTypedValue<Bool> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return .other }
-            let p = base + Int(o)
+        typed(row: row, column: column) { c, p, _ in
             switch c.kind {
             case .fixed where c.type == 0x32: return .value(p.load(as: UInt8.self) != 0)
             case .byteLength where c.type == 0x68:
@@ -82,12 +89,7 @@ extension WireRowBlock {
     /// `.real` widened (`Double(v)`, exact); `.other` for any other type.
     @inlinable @inline(__always)
     package func double(row: Int, column: Int) -> WireTypedValue<Double> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return .other }
-            let p = base + Int(o)
+        typed(row: row, column: column) { c, p, _ in
             switch c.kind {
             case .fixed where c.type == 0x3E: return .value(Double(bitPattern: UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))))
             case .fixed where c.type == 0x3B: return .value(Double(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))))
@@ -106,12 +108,7 @@ extension WireRowBlock {
     /// other type (a float included).
     @inlinable @inline(__always)
     package func real(row: Int, column: Int) -> WireTypedValue<Float> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return .other }
-            let p = base + Int(o)
+        typed(row: row, column: column) { c, p, _ in
             switch c.kind {
             case .fixed where c.type == 0x3B: return .value(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))))
             case .byteLength where c.type == 0x6D:
@@ -128,12 +125,7 @@ extension WireRowBlock {
     /// nchar, nvarchar (UTF-16LE) and char, varchar in code page 1252 (the only character types a
     /// block holds): the value of `.string`, transcoded here; `.other` for any other type.
     package func string(row: Int, column: Int) -> WireTypedValue<String> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return .other }
-            let p = base + Int(o)
+        typed(row: row, column: column) { c, p, _ in
             switch c.kind {
             case .utf16:
                 let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
@@ -158,12 +150,7 @@ extension WireRowBlock {
     /// returned as `.value`. `.other` for any other type.
     @inline(__always)
     func withBinary<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer) -> R) -> WireTypedValue<R> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return .other }
-            let p = base + Int(o)
+        typed(row: row, column: column) { c, p, _ in
             switch c.kind {
             case .byteLength where c.type == 0x25 || c.type == 0x2D:
                 let n = Int(p.load(as: UInt8.self))
@@ -191,13 +178,7 @@ extension WireRowBlock {
     /// uniqueidentifier (GUIDTYPE): the value of `.uniqueIdentifier` (SQL Server's mixed-endian
     /// bytes decoded as ``value(row:column:)`` decodes them); `.other` for any other type.
     package func uuid(row: Int, column: Int) -> WireTypedValue<UUID> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        guard c.kind == .byteLength, c.type == 0x24 else { return .other }
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return .other }
-            let p = base + Int(o)
+        typed(row: row, column: column, accepts: { $0.kind == .byteLength && $0.type == 0x24 }) { _, p, _ in
             @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
             if u8(0) == 0 { return .null }   // the scan accepts 0 (NULL) or 16
             return .value(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
@@ -209,28 +190,24 @@ extension WireRowBlock {
     /// `.decimal(d)` (``SQLDecimal/decimalValue``) or of `.money(m)`, `.smallMoney(m)`
     /// (``SQLMoney/decimalValue``), to the bit; `.other` for any other type.
     package func decimal(row: Int, column: Int) -> WireTypedValue<Decimal> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        switch c.kind {
-        case .fixed where c.type == 0x3C, .fixed where c.type == 0x7A, .byteLength where c.type == 0x6E:
-            switch value(row: row, column: column) {
-            case .money(let m), .smallMoney(let m): return .value(m.decimalValue)
-            case .null: return .null
-            default: return .other
-            }
-        case .decode where c.type == 0x6A || c.type == 0x6C || c.type == 0x37 || c.type == 0x3F:
-            return bytes.withUnsafeBytes { raw in
-                guard let base = raw.baseAddress else { return .other }
+        typed(row: row, column: column) { c, p, available in
+            switch c.kind {
+            case .fixed where c.type == 0x3C, .fixed where c.type == 0x7A, .byteLength where c.type == 0x6E:
+                switch value(row: row, column: column) {
+                case .money(let m), .smallMoney(let m): return .value(m.decimalValue)
+                case .null: return .null
+                default: return .other
+                }
+            case .decode where c.type == 0x6A || c.type == 0x6C || c.type == 0x37 || c.type == 0x3F:
                 var size = 0
-                switch layouts[column].quickValue(at: base + Int(o), available: raw.count - Int(o), size: &size) {
+                switch layouts[column].quickValue(at: p, available: available, size: &size) {
                 case .decimal(let d)?: return .value(WireRowBlock.decimalValue(of: d))
                 case .null?: return .null
                 default: return .other   // a widened magnitude: through the full decoder
                 }
+            default:
+                return .other
             }
-        default:
-            return .other
         }
     }
 
@@ -248,16 +225,11 @@ extension WireRowBlock {
     /// ``SQLValue/utcDateValue`` gives (the wall-clock time read in UTC; a datetimeoffset's own
     /// instant); `.other` for any other type (time included).
     package func utcDate(row: Int, column: Int) -> WireTypedValue<Date> {
-        let o = offset(row: row, column: column)
-        if o == UInt32.max { return .null }
-        let c = scan[column]
-        guard c.kind == .decode, c.type != 0x6A, c.type != 0x6C, c.type != 0x37, c.type != 0x3F, c.type != 0x29 else { return .other }
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return .other }
+        typed(row: row, column: column, accepts: {
+            $0.kind == .decode && $0.type != 0x6A && $0.type != 0x6C && $0.type != 0x37 && $0.type != 0x3F && $0.type != 0x29
+        }) { _, p, available in
             var size = 0
-            guard let v = layouts[column].quickValue(at: base + Int(o), available: raw.count - Int(o), size: &size) else {
-                return .other
-            }
+            guard let v = layouts[column].quickValue(at: p, available: available, size: &size) else { return .other }
             if v.isNull { return .null }
             return v.utcDateValue.map { .value($0) } ?? .other
         }

@@ -40,7 +40,7 @@ final class SQLRowDecoderTests: XCTestCase {
         return try XCTUnwrap(blocks.first)
     }
 
-    enum Split: CaseIterable { case whole, byteByByte, random }
+    typealias Split = DecoderVerifier.Split
 
     /// `rows` of `columns` as a server sends them (ROW tokens, NBCROW every third row and where a
     /// fixed-length value is NULL), fed to the token decoder whole, a byte at a time or in random
@@ -81,11 +81,8 @@ final class SQLRowDecoderTests: XCTestCase {
             }
         }
         var rng = SystemRandomNumberGenerator()
-        var i = 0
-        while i < stream.count {
-            let n = split == .whole ? stream.count : split == .byteByByte ? 1 : Int.random(in: 1 ... 97, using: &rng)
-            decoder.append(Array(stream[i ..< min(i + n, stream.count)]))
-            i += n
+        for piece in DecoderVerifier.pieces(of: stream, split, using: &rng) {
+            decoder.append(piece)
             try drain()
         }
         try decoder.finish()

@@ -178,12 +178,14 @@ extension WireRowBlock {
     /// uniqueidentifier (GUIDTYPE): the value of `.uniqueIdentifier` (SQL Server's mixed-endian
     /// bytes decoded as ``value(row:column:)`` decodes them); `.other` for any other type.
     package func uuid(row: Int, column: Int) -> WireTypedValue<UUID> {
-        typed(row: row, column: column, accepts: { $0.kind == .byteLength && $0.type == 0x24 }) { _, p, _ in
+        // A local function, not a closure: always inlined (a closure this size was left out of line).
+        @inline(__always) func read(_ c: WireColumn, _ p: UnsafeRawPointer, _ available: Int) -> WireTypedValue<UUID> {
             @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
             if u8(0) == 0 { return .null }   // the scan accepts 0 (NULL) or 16
             return .value(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
                                       u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
         }
+        return typed(row: row, column: column, accepts: { $0.kind == .byteLength && $0.type == 0x24 }, read)
     }
 
     /// decimal, numeric, money and smallmoney as Foundation's `Decimal`: the `Decimal` of
@@ -225,14 +227,16 @@ extension WireRowBlock {
     /// ``SQLValue/utcDateValue`` gives (the wall-clock time read in UTC; a datetimeoffset's own
     /// instant); `.other` for any other type (time included).
     package func utcDate(row: Int, column: Int) -> WireTypedValue<Date> {
-        typed(row: row, column: column, accepts: {
-            $0.kind == .decode && $0.type != 0x6A && $0.type != 0x6C && $0.type != 0x37 && $0.type != 0x3F && $0.type != 0x29
-        }) { _, p, available in
+        // A local function, not a closure: always inlined (see uuid(row:column:)).
+        @inline(__always) func read(_ c: WireColumn, _ p: UnsafeRawPointer, _ available: Int) -> WireTypedValue<Date> {
             var size = 0
             guard let v = layouts[column].quickValue(at: p, available: available, size: &size) else { return .other }
             if v.isNull { return .null }
             return v.utcDateValue.map { .value($0) } ?? .other
         }
+        return typed(row: row, column: column, accepts: {
+            $0.kind == .decode && $0.type != 0x6A && $0.type != 0x6C && $0.type != 0x37 && $0.type != 0x3F && $0.type != 0x29
+        }, read)
     }
 }
 

@@ -279,33 +279,31 @@ final class SQLConnectionResponsesTests: XCTestCase {
     /// Leaving the loop (the iterator released) while the batch read ahead waits for bytes: the
     /// drain waits for that read and goes on after it; one ATTENTION; the next request runs.
     func testBreakingOutWhileTheBatchReadAheadWaitsForBytes() async throws {
-        let (server, connection, stream) = try await startStalled()
-        defer { server.stop() }
-        let count = await Task.detached { () -> Int in
-            var count = 0
-            do {
-                for try await _ in connection.query("SELECT id, name FROM big") {
-                    count += 1
-                    if count == 100 { break }
-                }
-            } catch { XCTFail("\(error)") }
-            return count
-        }.value
-        XCTAssertEqual(count, 100)
-        for await _ in stream.blockedReads { break }
-        try await finish(server, connection, stream)
+        try await breakOutAfterTheHundredthRow(readingParts: false)
     }
 
     /// The same with a response read in parts (``SQLConnection/streamingValues(_:timeout:)``).
     func testBreakingOutOfStreamedPartsWhileTheBatchReadAheadWaitsForBytes() async throws {
+        try await breakOutAfterTheHundredthRow(readingParts: true)
+    }
+
+    func breakOutAfterTheHundredthRow(readingParts: Bool) async throws {
         let (server, connection, stream) = try await startStalled()
         defer { server.stop() }
+        let sql: SQLQuery = "SELECT id, name FROM big"
         let count = await Task.detached { () -> Int in
             var count = 0
             do {
-                for try await part in connection.streamingValues("SELECT id, name FROM big") {
-                    if case .rowEnd = part { count += 1 }
-                    if count == 100 { break }
+                if readingParts {
+                    for try await part in connection.streamingValues(sql) {
+                        if case .rowEnd = part { count += 1 }
+                        if count == 100 { break }
+                    }
+                } else {
+                    for try await _ in connection.query(sql) {
+                        count += 1
+                        if count == 100 { break }
+                    }
                 }
             } catch { XCTFail("\(error)") }
             return count

@@ -31,6 +31,25 @@ final class SQLConnectionResponsesTests: XCTestCase {
         return (try await SQLConnection.connect(configuration, port: Int(server.port), over: stream), stream)
     }
 
+    /// Reads the rows of `sql` in the caller's isolation (a task, the main actor), checking that
+    /// row `i` has id `i`, yielding to `signal` after row `mark`: how many came, and the error the
+    /// loop ended with.
+    static func readRows(_ connection: SQLConnection, _ sql: SQLQuery = "SELECT id, name FROM big",
+                         signal: AsyncStream<Void>.Continuation? = nil, at mark: Int = 0,
+                         isolation: isolated (any Actor)? = #isolation) async -> (Int, SQLClientError?) {
+        var count = 0
+        do {
+            for try await row in connection.query(sql) {
+                XCTAssertEqual(row[0].intValue, count)
+                count += 1
+                if count == mark { signal?.yield() }
+            }
+            return (count, nil)
+        } catch {
+            return (count, error as? SQLClientError)
+        }
+    }
+
     // MARK: - Bounded
 
     /// While the caller holds the first rows, the connection reads one batch ahead and then
@@ -89,14 +108,8 @@ final class SQLConnectionResponsesTests: XCTestCase {
             XCTAssertEqual(thrown?.code, .serverError, place)
             XCTAssertEqual(thrown?.number, 50000, place)
         }
-        let fromTask = await Task.detached { () -> ([Int], SQLClientError?) in
-            var ids: [Int] = []
-            do {
-                for try await row in connection.query(sql) { ids.append(row[0].intValue ?? -1) }
-            } catch { return (ids, error as? SQLClientError) }
-            return (ids, nil)
-        }.value
-        check(fromTask.0, fromTask.1, "query, task")
+        func check(_ read: (Int, SQLClientError?), _ place: String) { check(Array(0 ..< read.0), read.1, place) }
+        check(await Task.detached { await SQLConnectionResponsesTests.readRows(connection, sql) }.value, "query, task")
         let eventsFromTask = await Task.detached { () -> ([Int], SQLClientError?) in
             var ids: [Int] = []
             do {
@@ -105,20 +118,10 @@ final class SQLConnectionResponsesTests: XCTestCase {
             return (ids, nil)
         }.value
         check(eventsFromTask.0, eventsFromTask.1, "events, task")
-        let fromMain = await Self.readOnTheMainActor(connection, sql)
-        check(fromMain.0, fromMain.1, "query, main actor")
+        check(await Task { @MainActor in await SQLConnectionResponsesTests.readRows(connection, sql) }.value, "query, main actor")
         let blocksFromMain = await Self.readBlocksOnTheMainActor(connection, sql)
         check(blocksFromMain.0, blocksFromMain.1, "rowBlocks, main actor")
         await connection.close()
-    }
-
-    @MainActor
-    static func readOnTheMainActor(_ connection: SQLConnection, _ sql: SQLQuery) async -> ([Int], SQLClientError?) {
-        var ids: [Int] = []
-        do {
-            for try await row in connection.query(sql) { ids.append(row[0].intValue ?? -1) }
-        } catch { return (ids, error as? SQLClientError) }
-        return (ids, nil)
     }
 
     @MainActor
@@ -221,19 +224,7 @@ final class SQLConnectionResponsesTests: XCTestCase {
         let (server, connection, stream) = try await startStalled()
         defer { server.stop() }
         let (hundred, signal) = AsyncStream<Void>.makeStream()
-        let reader = Task.detached { () -> (Int, SQLClientError?) in
-            var count = 0
-            do {
-                for try await row in connection.query("SELECT id, name FROM big") {
-                    XCTAssertEqual(row[0].intValue, count)
-                    count += 1
-                    if count == 100 { signal.yield() }
-                }
-                return (count, nil)
-            } catch {
-                return (count, error as? SQLClientError)
-            }
-        }
+        let reader = Task.detached { await SQLConnectionResponsesTests.readRows(connection, signal: signal, at: 100) }
         try await cancelAfterTheHundredthRow(reader, hundred, stream)
         let open = await connection.isOpen
         XCTAssertTrue(open)
@@ -245,19 +236,7 @@ final class SQLConnectionResponsesTests: XCTestCase {
         let (server, connection, stream) = try await startStalled()
         defer { server.stop() }
         let (hundred, signal) = AsyncStream<Void>.makeStream()
-        let reader = Task { @MainActor () -> (Int, SQLClientError?) in
-            var count = 0
-            do {
-                for try await row in connection.query("SELECT id, name FROM big") {
-                    XCTAssertEqual(row[0].intValue, count)
-                    count += 1
-                    if count == 100 { signal.yield() }
-                }
-                return (count, nil)
-            } catch {
-                return (count, error as? SQLClientError)
-            }
-        }
+        let reader = Task { @MainActor in await SQLConnectionResponsesTests.readRows(connection, signal: signal, at: 100) }
         try await cancelAfterTheHundredthRow(reader, hundred, stream)
         try await finish(server, connection, stream)
     }
@@ -287,19 +266,7 @@ final class SQLConnectionResponsesTests: XCTestCase {
         let (connection, stream) = try await connect(server)
         stream.piece = 100
         let (received, signal) = AsyncStream<Void>.makeStream()
-        let reader = Task.detached { () -> (Int, SQLClientError?) in
-            var count = 0
-            do {
-                for try await row in connection.query("SELECT id, name FROM big") {
-                    XCTAssertEqual(row[0].intValue, count)
-                    count += 1
-                    if count == 150 { signal.yield() }
-                }
-                return (count, nil)
-            } catch {
-                return (count, error as? SQLClientError)
-            }
-        }
+        let reader = Task.detached { await SQLConnectionResponsesTests.readRows(connection, signal: signal, at: 150) }
         for await _ in received { break }
         reader.cancel()
         let (count, error) = await reader.value
@@ -312,33 +279,31 @@ final class SQLConnectionResponsesTests: XCTestCase {
     /// Leaving the loop (the iterator released) while the batch read ahead waits for bytes: the
     /// drain waits for that read and goes on after it; one ATTENTION; the next request runs.
     func testBreakingOutWhileTheBatchReadAheadWaitsForBytes() async throws {
-        let (server, connection, stream) = try await startStalled()
-        defer { server.stop() }
-        let count = await Task.detached { () -> Int in
-            var count = 0
-            do {
-                for try await _ in connection.query("SELECT id, name FROM big") {
-                    count += 1
-                    if count == 100 { break }
-                }
-            } catch { XCTFail("\(error)") }
-            return count
-        }.value
-        XCTAssertEqual(count, 100)
-        for await _ in stream.blockedReads { break }
-        try await finish(server, connection, stream)
+        try await breakOutAfterTheHundredthRow(readingParts: false)
     }
 
     /// The same with a response read in parts (``SQLConnection/streamingValues(_:timeout:)``).
     func testBreakingOutOfStreamedPartsWhileTheBatchReadAheadWaitsForBytes() async throws {
+        try await breakOutAfterTheHundredthRow(readingParts: true)
+    }
+
+    func breakOutAfterTheHundredthRow(readingParts: Bool) async throws {
         let (server, connection, stream) = try await startStalled()
         defer { server.stop() }
+        let sql: SQLQuery = "SELECT id, name FROM big"
         let count = await Task.detached { () -> Int in
             var count = 0
             do {
-                for try await part in connection.streamingValues("SELECT id, name FROM big") {
-                    if case .rowEnd = part { count += 1 }
-                    if count == 100 { break }
+                if readingParts {
+                    for try await part in connection.streamingValues(sql) {
+                        if case .rowEnd = part { count += 1 }
+                        if count == 100 { break }
+                    }
+                } else {
+                    for try await _ in connection.query(sql) {
+                        count += 1
+                        if count == 100 { break }
+                    }
                 }
             } catch { XCTFail("\(error)") }
             return count
@@ -354,18 +319,7 @@ final class SQLConnectionResponsesTests: XCTestCase {
         let (server, connection, stream) = try await startStalled()
         defer { server.stop() }
         let (hundred, signal) = AsyncStream<Void>.makeStream()
-        let reader = Task.detached { () -> (Int, SQLClientError?) in
-            var count = 0
-            do {
-                for try await _ in connection.query("SELECT id, name FROM big") {
-                    count += 1
-                    if count == 100 { signal.yield() }
-                }
-                return (count, nil)
-            } catch {
-                return (count, error as? SQLClientError)
-            }
-        }
+        let reader = Task.detached { await SQLConnectionResponsesTests.readRows(connection, signal: signal, at: 100) }
         for await _ in hundred { break }
         for await _ in stream.blockedReads { break }
         await connection.close()

@@ -181,6 +181,83 @@ final class PacketTests: XCTestCase {
         }
     }
 
+    /// The client's way of taking packets (``PacketAssembler/peekHeader()`` then
+    /// ``PacketAssembler/consumePacket(_:)``) over hostile streams: valid messages followed by a
+    /// header that is bad (Length under 8, over the packet size, a message over the cap, another
+    /// type inside a message) or by random bytes, fed whole, byte by byte and in random arrays
+    /// (also mixed with slices, the generic path): the same payloads at the same offsets, then the
+    /// same error (code and offset) or the same `finish()` answer, whatever the split.
+    func testAssemblerPeekAndConsumeOverHostileStreamsDoNotDependOnTheSplit() throws {
+        enum Outcome: Equatable { case error(TDSDecodingError.Code, Int), finished(TDSDecodingError.Code?, Int) }
+        func run(_ stream: [UInt8], _ chunks: [Int], slices: Bool) -> ([[UInt8]], [Int], Outcome) {
+            var a = PacketAssembler(maximumPacketSize: 600, maximumMessageSize: 4000)
+            var payloads: [[UInt8]] = [], offsets: [Int] = []
+            var i = 0, ci = 0
+            while true {
+                do {
+                    while let header = try a.peekHeader() {
+                        let offset = a.streamOffset
+                        let payload = a.consumePacket { h, p -> [UInt8] in
+                            XCTAssertEqual(h, header)
+                            return Array(p)
+                        }
+                        guard let payload else { XCTFail("peeked, not consumed"); break }
+                        payloads.append(payload)
+                        offsets.append(offset)
+                        XCTAssertEqual(a.streamOffset, offset + Int(header.length))
+                        XCTAssertEqual(a.bufferedByteCount, i - a.streamOffset)
+                    }
+                } catch {
+                    return (payloads, offsets, .error(error.code, error.offset))
+                }
+                if i == stream.count {
+                    do { try a.finish(); return (payloads, offsets, .finished(nil, a.streamOffset)) } catch {
+                        return (payloads, offsets, .finished(error.code, error.offset))
+                    }
+                }
+                let n = min(max(chunks[ci % chunks.count], 1), stream.count - i)
+                ci += 1
+                if slices, ci % 3 == 0 { a.append(stream[i ..< i + n]) } else { a.append(Array(stream[i ..< i + n])) }
+                i += n
+                XCTAssertEqual(a.bufferedByteCount, i - a.streamOffset)
+            }
+        }
+        var rng = SplitMix64(seed: 0xA55E)
+        let body = (0 ..< 2500).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let valid = Packet.encode(message: Array(body[..<1300]), type: .tabularResult, packetSize: 600)
+            + Packet.encode(message: [], type: .tabularResult, packetSize: 600)
+            + Packet.encode(message: Array(body[..<599]), type: .tabularResult, packetSize: 600)
+        let notEOM: [UInt8] = [0x04, 0x00, 0x00, 0x0C, 0, 0, 1, 0, 1, 2, 3, 4]
+        let tails: [[UInt8]] = [
+            [],
+            [0x04, 0x01, 0x00, 0x07, 0, 0, 1, 0],                                   // Length 7
+            [0x04, 0x01, 0x00, 0x00, 0, 0, 1, 0],                                   // Length 0
+            [0x04, 0x01, 0x02, 0x59, 0, 0, 1, 0] + [UInt8](repeating: 1, count: 593), // Length 601 > 600
+            [0x04, 0x01, 0xFF, 0xFF, 0, 0, 1, 0] + [UInt8](repeating: 1, count: 100), // Length 65535, cut
+            notEOM + [0x12, 0x01, 0x00, 0x09, 0, 0, 1, 0, 9],                        // PRELOGIN inside a result
+            Packet.encode(message: [UInt8](repeating: 3, count: 4001), type: .tabularResult, packetSize: 600), // over the cap
+            Packet.encode(message: Array(body[..<900]), type: .tabularResult, packetSize: 600).dropLast(5).map { $0 }, // truncated
+            notEOM,                                                                 // no EOM at the end
+        ]
+        for (t, tail) in tails.enumerated() {
+            for variant in 0 ..< 4 {
+                var stream = valid + tail
+                if variant == 3 { stream += (0 ..< 700).map { _ in UInt8.random(in: 0 ... 255, using: &rng) } }
+                let whole = run(stream, [stream.count], slices: false)
+                XCTAssertEqual(run(stream, [1], slices: false).2, whole.2, "tail \(t) byte by byte")
+                XCTAssertEqual(run(stream, [1], slices: false).0, whole.0, "tail \(t) byte by byte")
+                for round in 0 ..< 25 {
+                    let top = [9, 300, 700, 1500][round % 4]
+                    let chunks = (0 ..< 30).map { _ in Int.random(in: 1 ... top, using: &rng) }
+                    let split = run(stream, chunks, slices: round % 2 == 1)
+                    XCTAssertEqual(split.0, whole.0, "tail \(t) chunks \(chunks)")
+                    XCTAssertEqual(split.1, whole.1, "tail \(t) chunks \(chunks)")
+                    XCTAssertEqual(split.2, whole.2, "tail \(t) chunks \(chunks)")
+                }
+            }
+        }
+    }
+
     func testAssemblerYieldsPacketBeforeMessageEnds() throws {
         let stream = Packet.encode(message: [UInt8](repeating: 9, count: 20), type: .sqlBatch, packetSize: 18)
         var a = PacketAssembler()

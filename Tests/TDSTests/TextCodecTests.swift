@@ -232,4 +232,140 @@ final class TextCodecTests: XCTestCase {
         XCTAssertEqual(decode([0x81, 0x8D, 0x8F, 0x90, 0x9D]), "\u{81}\u{8D}\u{8F}\u{90}\u{9D}")
         XCTAssertEqual(decode([0x80, 0x41]), "€A")
     }
+
+    // MARK: - Hostile input: never ill-formed UTF-8, never a wrong ASCII flag
+
+    /// `s` is sound as a String: its bytes are well-formed UTF-8 (validated afresh, not by `s`),
+    /// its ASCII flag (which the String trusts for its UTF-16 view and indexing) says what its
+    /// bytes say, and its UTF-16 view is `units`.
+    static func assertSound(_ s: String, units: [UInt16], _ what: @autoclosure () -> String,
+                            file: StaticString = #filePath, line: UInt = #line) {
+        let utf8 = Array(s.utf8)
+        XCTAssertNotNil(String(validating: utf8, as: UTF8.self), "ill-formed UTF-8 for \(what())", file: file, line: line)
+        XCTAssertEqual(s._classify()._isASCII, utf8.allSatisfy { $0 < 0x80 }, "ASCII flag for \(what())", file: file, line: line)
+        XCTAssertEqual(s.utf16.count, units.count, "UTF-16 count for \(what())", file: file, line: line)
+        XCTAssertEqual(Array(s.utf16), units, "UTF-16 of \(what())", file: file, line: line)
+        XCTAssertEqual(s.unicodeScalars.count, String(decoding: units, as: UTF16.self).unicodeScalars.count, file: file, line: line)
+    }
+
+    /// Random UTF-16LE bytes as a hostile server may send them: units drawn from every class
+    /// (ASCII, NUL, 2- and 3-byte, the edges, lone and paired surrogates, 0xFFFE/0xFFFF, bytes
+    /// with only the high byte set), raw random bytes, odd byte counts; lengths 0...64 and long
+    /// (past the scratch limit). Each is decoded through the reader (errors: the oracle's) and
+    /// through the wire row path's transcoder, and must be sound (``assertSound``) and equal
+    /// the standard library's own decoding, byte for byte.
+    func testHostileUTF16NeverGivesIllFormedUTF8OrAWrongASCIIFlag() {
+        var rng = SplitMix64(seed: 0x5EED_0012)
+        func unit() -> UInt16 {
+            switch Int.random(in: 0 ..< 12, using: &rng) {
+            case 0, 1, 2: return UInt16.random(in: 0 ... 0x7F, using: &rng)
+            case 3: return [0, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFD, 0xFFFE, 0xFFFF, 0xFEFF].randomElement(using: &rng)!
+            case 4: return UInt16.random(in: 0x80 ... 0x7FF, using: &rng)
+            case 5: return UInt16.random(in: 0x800 ... 0xD7FF, using: &rng)
+            case 6: return UInt16.random(in: 0xD800 ... 0xDBFF, using: &rng)
+            case 7: return UInt16.random(in: 0xDC00 ... 0xDFFF, using: &rng)
+            case 8: return UInt16.random(in: 0x01 ... 0x7F, using: &rng) << 8   // ASCII low byte 0, high byte set
+            case 9: return UInt16.random(in: 0x00 ... 0x7F, using: &rng) | 0x0100
+            default: return UInt16.random(in: 0 ... 0xFFFF, using: &rng)
+            }
+        }
+        func check(_ bytes: [UInt8]) {
+            let units: [UInt16] = stride(from: 0, to: bytes.count & ~1, by: 2).map { UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8 }
+            let oracle = bytes.count % 2 == 0 ? String(validating: units, as: UTF16.self) : nil
+            var reader = ByteReader([0xEE] + bytes + [0x00, 0xD8], start: 1, baseOffset: 0)
+            do {
+                let s = try TextCodec.decodeUTF16LE(from: &reader, byteCount: bytes.count)
+                guard let oracle else { return XCTFail("accepted \(bytes)") }
+                Self.assertSound(s, units: units, "\(bytes)")
+                XCTAssertEqual(Array(s.utf8), Array(oracle.utf8), "\(bytes)")
+            } catch {
+                XCTAssertNil(oracle, "refused valid UTF-16 \(bytes): \(error)")
+                XCTAssertEqual(reader.offset, 1)
+            }
+            guard bytes.count % 2 == 0, !bytes.isEmpty else { return }
+            var bad = -1
+            let t = bytes.withUnsafeBytes { TextCodec.transcodeUTF16LE($0.baseAddress!, byteCount: bytes.count, badUnit: &bad) }
+            if let oracle {
+                XCTAssertEqual(bad, -1, "\(bytes)")
+                Self.assertSound(t, units: units, "\(bytes) (row path)")
+                XCTAssertEqual(Array(t.utf8), Array(oracle.utf8), "\(bytes) (row path)")
+            } else {
+                XCTAssertGreaterThanOrEqual(bad, 0, "\(bytes) (row path)")
+                XCTAssertEqual(t, "")
+            }
+        }
+        for length in 0 ... 64 {
+            for _ in 0 ..< 300 {
+                // Mostly valid text (pairs kept together) with a bad unit now and then.
+                var units: [UInt16] = []
+                while units.count < length {
+                    if Int.random(in: 0 ..< 4, using: &rng) == 0 {
+                        units += [UInt16.random(in: 0xD800 ... 0xDBFF, using: &rng), UInt16.random(in: 0xDC00 ... 0xDFFF, using: &rng)]
+                    } else {
+                        let u = unit()
+                        if (0xD800 ... 0xDFFF).contains(u), Int.random(in: 0 ..< 8, using: &rng) != 0 { continue }
+                        units.append(u)
+                    }
+                }
+                check(Self.bytes(units))
+            }
+            for _ in 0 ..< 40 {
+                check((0 ..< length).map { _ in UInt8.random(in: 0 ... 255, using: &rng) })
+                check(Self.bytes((0 ..< length).map { _ in unit() }))
+                check(Self.bytes((0 ..< length).map { _ in unit() }) + [UInt8.random(in: 0 ... 255, using: &rng)])   // odd
+            }
+        }
+        // Long text around and past the scratch limit (3 bytes a unit: 341 units), valid and not.
+        for length in [300, 340, 341, 342, 343, 500, 1000, 5000] {
+            for _ in 0 ..< 12 {
+                var units = (0 ..< length).map { _ in unit() }.filter { !(0xD800 ... 0xDFFF).contains($0) }
+                check(Self.bytes(units))
+                units.insert(0xDC00, at: Int.random(in: 0 ... units.count, using: &rng))
+                check(Self.bytes(units))
+                check((0 ..< 2 * length).map { _ in UInt8.random(in: 0 ... 255, using: &rng) })
+            }
+            check(Self.bytes([UInt16](repeating: 0x41, count: length)))
+            check(Self.bytes([UInt16](repeating: 0x41, count: length - 1) + [0xE9]))
+            check(Self.bytes([0xE9] + [UInt16](repeating: 0x41, count: length - 1)))
+        }
+    }
+
+    /// Random code page 1252 bytes (dense in 0x80-0x9F, the undefined five, 0xA0-0xFF, ASCII runs)
+    /// of lengths 0...64 and long: sound (``assertSound``) and equal to the Windows table
+    /// (Foundation's windowsCP1252 where it decodes: it leaves the five undefined bytes out).
+    func testHostileCP1252NeverGivesIllFormedUTF8OrAWrongASCIIFlag() {
+        var rng = SplitMix64(seed: 0xC1252)
+        func byte() -> UInt8 {
+            switch Int.random(in: 0 ..< 4, using: &rng) {
+            case 0: return UInt8.random(in: 0 ... 0x7F, using: &rng)
+            case 1: return UInt8.random(in: 0x80 ... 0x9F, using: &rng)
+            case 2: return [0x81, 0x8D, 0x8F, 0x90, 0x9D, 0x00, 0x7F, 0xA0, 0xFF].randomElement(using: &rng)!
+            default: return UInt8.random(in: 0 ... 0xFF, using: &rng)
+            }
+        }
+        func check(_ bytes: [UInt8]) {
+            let s = bytes.isEmpty ? TextCodec.decodeCP1252(UnsafeRawPointer(bitPattern: 1)!, count: 0)
+                : bytes.withUnsafeBytes { TextCodec.decodeCP1252($0.baseAddress!, count: bytes.count) }
+            var scalars = String.UnicodeScalarView()
+            for b in bytes { scalars.append(Unicode.Scalar((0x80 ... 0x9F).contains(b) ? TextCodec.cp1252High[Int(b) - 0x80] : UInt16(b))!) }
+            let expected = String(scalars)
+            Self.assertSound(s, units: Array(expected.utf16), "\(bytes)")
+            XCTAssertEqual(Array(s.utf8), Array(expected.utf8), "\(bytes)")
+            if !bytes.contains(where: { [0x81, 0x8D, 0x8F, 0x90, 0x9D].contains($0) }),
+               let foundation = String(data: Data(bytes), encoding: .windowsCP1252) {
+                XCTAssertEqual(Array(s.unicodeScalars), Array(foundation.unicodeScalars), "\(bytes) (Foundation)")
+            }
+        }
+        for length in 0 ... 64 {
+            for _ in 0 ..< 200 { check((0 ..< length).map { _ in byte() }) }
+            // ASCII with one high byte at a random place.
+            var ascii = (0 ..< length).map { _ in UInt8.random(in: 0 ... 0x7F, using: &rng) }
+            check(ascii)
+            if length > 0 { ascii[Int.random(in: 0 ..< length, using: &rng)] = UInt8.random(in: 0x80 ... 0xFF, using: &rng); check(ascii) }
+        }
+        for length in [300, 341, 342, 343, 1000, 5000] {
+            for _ in 0 ..< 10 { check((0 ..< length).map { _ in byte() }) }
+            check([UInt8](repeating: 0x41, count: length - 1) + [0x80])
+        }
+    }
 }

@@ -330,6 +330,52 @@ final class SQLConnectionResponsesTests: XCTestCase {
         XCTAssertEqual(stream.mostReaders, 1)
     }
 
+    /// The reader ahead is one task for the whole request, so a cancellation it received once
+    /// (``SQLConnection/nextBatch(_:drainer:readsAhead:)`` cancels it when the waiting caller's
+    /// task is cancelled, even when the batch then comes without error) stays with it: its next
+    /// read that has to wait fails with `.cancelled` while nobody waits for it. That error is put
+    /// aside for the cursor, the request cancelled and drained, and the drain lets go of what was
+    /// put aside. The cursor, which still holds rows, must then get `.cancelled` (or every row),
+    /// never a clean end with rows missing. (The reader's task is cancelled directly here, as the
+    /// caller's cancellation handler leaves it: the race that does it for real is not
+    /// reproducible in a test.)
+    func testACancellationLeftOnTheReaderAheadIsNotLostAfterItsDrain() async throws {
+        let (server, connection, stream) = try await startStalled()
+        defer { server.stop() }
+        let (hundred, signal) = AsyncStream<Void>.makeStream()
+        let (go, resume) = AsyncStream<Void>.makeStream()
+        let reader = Task.detached { () -> (Int, SQLClientError?) in
+            var count = 0
+            do {
+                for try await row in connection.query("SELECT id, name FROM big") {
+                    XCTAssertEqual(row[0].intValue, count)
+                    count += 1
+                    if count == 100 {
+                        signal.yield()
+                        for await _ in go { break }
+                    }
+                }
+                return (count, nil)
+            } catch {
+                return (count, error as? SQLClientError)
+            }
+        }
+        for await _ in hundred { break }
+        for await _ in stream.blockedReads { break }   // the reader ahead waits for bytes
+        await connection.readAhead?.task.cancel()
+        let letGo = await Self.letsGoOfTheReadAhead(connection)   // its error put aside, then the drain starts
+        XCTAssertTrue(letGo)
+        stream.release()
+        // Queued behind the drained request: once it is answered, that request is over.
+        let next = try await Task.detached { try await connection.execute("SELECT id, name FROM small") }.value
+        XCTAssertEqual(next.rows.first?["name"]?.stringValue, "one")
+        resume.yield()
+        let (count, error) = await reader.value
+        XCTAssertTrue(error?.code == .cancelled || count == 20_000,
+                      "a clean end after \(count) of 20,000 rows (error: \(String(describing: error)))")
+        await connection.close()
+    }
+
     /// Lets the rest arrive; the next request runs (after the drain); one ATTENTION, one reader.
     func finish(_ server: ReplayServer, _ connection: SQLConnection, _ stream: MeteredByteStream) async throws {
         stream.release()

@@ -173,6 +173,9 @@ struct ConnectionStateMachine: Sendable {
     /// Requests cancelled because their own task started another one: their reader, when it
     /// comes back, gets `.cancelled` rather than a silent end. Bounded.
     private var preempted: Set<RequestID> = []
+    /// Running requests abandoned (their cursor dropped or cancelled) and drained: a cursor that
+    /// still asks after the drain ended one gets `.cancelled`, never a clean end. Bounded.
+    private var abandoned: Set<RequestID> = []
     /// RETURNVALUE tokens of completed requests that had some (the last 16).
     private var completedReturnValues: [RequestID: [ReturnValue]] = [:]
     /// ENVCHANGE type 18 tokens (RESETCONNECTION acknowledged, [MS-TDS] 2.2.7.9) received so far.
@@ -421,6 +424,8 @@ struct ConnectionStateMachine: Sendable {
         guard var running = request, running.id == id, !running.isAbandoned else { return [] }
         running.isAbandoned = true
         request = running
+        if abandoned.count >= 64 { abandoned.removeAll() }
+        abandoned.insert(id)
         var actions = running.forwardsResults ? cancelRequested(id, reason: .abandoned, now: now) : []
         actions.append(.drainRequest(id))
         return actions
@@ -436,6 +441,12 @@ struct ConnectionStateMachine: Sendable {
     /// Whether request `id` was pre-empted (once: the record is consumed).
     mutating func takePreempted(_ id: RequestID) -> Bool {
         preempted.remove(id) != nil
+    }
+
+    /// Whether running request `id` was abandoned (``requestAbandoned(_:now:)``; once: the
+    /// record is consumed).
+    mutating func takeAbandoned(_ id: RequestID) -> Bool {
+        abandoned.remove(id) != nil
     }
 
     /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of request `id`, once it

@@ -238,7 +238,15 @@ extension SQLConnection {
         }
         var batch = ResponseBatch()
         guard machine.isRunning(id) else {
-            if machine.takePreempted(id) { batch.error = CancelReason.preempted.error } else { batch.ended = true }
+            // Over without its cursor seeing the end: pre-empted, or abandoned and drained (the
+            // drain lets go of an error put aside for the cursor, e.g. a cancelled read ahead).
+            if machine.takePreempted(id) {
+                batch.error = CancelReason.preempted.error
+            } else if machine.takeAbandoned(id) {
+                batch.error = CancelReason.cancelled.error
+            } else {
+                batch.ended = true
+            }
             return batch
         }
         if !drainer, machine.request?.isAbandoned == true {

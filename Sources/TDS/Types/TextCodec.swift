@@ -266,11 +266,22 @@ enum TextCodec {
 
     /// A String of the `count` bytes at `utf8`, which the caller wrote and knows to be
     /// well-formed UTF-8 (all ASCII when `isASCII`), copied as they are: no validation pass
-    /// (the public initializers validate every new String again, as much as the transcoding
-    /// itself costs). Up to 15 bytes stay inline.
+    /// (`String(unsafeUninitializedCapacity:initializingUTF8With:)` validates every new String
+    /// again, as much as the transcoding itself costs). Up to 15 bytes stay inline. A wrong
+    /// `isASCII` or ill-formed bytes would break the String's invariants: only our transcoders'
+    /// output comes here.
     @inline(__always)
     static func uncheckedString(_ utf8: UnsafePointer<UInt8>, count: Int, isASCII: Bool) -> String {
-        _stringFromWellFormedUTF8(UnsafeBufferPointer(start: utf8, count: count), isASCII: isASCII)
+        let bytes = UnsafeBufferPointer(start: utf8, count: count)
+        // SE-0464: a UTF8Span of bytes known to be well-formed (`unchecked`), copied into a
+        // native String as they are. Apple platforms before the 26 releases lack it and validate.
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            return String(copying: unsafe UTF8Span(unchecked: bytes.span, isKnownASCII: isASCII))
+        }
+        return String(unsafeUninitializedCapacity: count) { out -> Int in
+            _ = out.initialize(fromContentsOf: bytes)
+            return count
+        }
     }
 
     /// Whether `byteCount` bytes of `src` from `start` (all present) are valid UTF-16LE, as
@@ -310,12 +321,3 @@ enum TextCodec {
         return true
     }
 }
-
-/// The standard library's `String._uncheckedFromUTF8(_:isASCII:)`: a native String of bytes
-/// already known to be well-formed UTF-8, copied without the validation every public
-/// initializer makes (`validateUTF8`, as costly as transcoding the text). It is an ABI entry
-/// point of the standard library (`@usableFromInline`, so kept by every ABI-stable release), not
-/// public API: reached by its symbol. Only ``TextCodec/uncheckedString(_:count:isASCII:)``
-/// calls it, with bytes its own transcoders wrote.
-@_silgen_name("$sSS18_uncheckedFromUTF8_7isASCIISSSRys5UInt8VG_SbtFZ")
-private func _stringFromWellFormedUTF8(_ input: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String

@@ -263,4 +263,225 @@ final class WireRowBlockTests: XCTestCase {
             XCTAssertEqual(got, expected, "\(split)")
         }
     }
+
+    /// What reading `stream`, cut as `split` says, through blocks (runs of at most `limit` rows and
+    /// `byteLimit` bytes, a new block after each `.limit`) and the token decoder gives: the rows
+    /// in order, the blocks (each as it was when it was left), the rows each run gave and the
+    /// error that ended it, if any.
+    struct Drained {
+        var rows: [[SQLValue]] = []
+        var blocks: [WireRowBlock] = []
+        var runs: [(rows: Int, end: TokenStreamDecoder.RowRunEnd)] = []
+        var error: TDSDecodingError?
+    }
+
+    static func drain(_ stream: [UInt8], _ split: DecoderVerifier.Split, limit: Int = 1000, byteLimit: Int = 1 << 20) -> Drained {
+        var rng = SystemRandomNumberGenerator()
+        var decoder = TokenStreamDecoder(version: .v7_4)
+        var out = Drained()
+        var block: WireRowBlock?
+        func step() throws(TDSDecodingError) {
+            while true {
+                if block == nil { block = decoder.makeWireRowBlock() }
+                if var b = block {
+                    let (n, end) = decoder.appendBufferedRows(to: &b, limit: limit, byteLimit: byteLimit)
+                    block = b
+                    if n > 0 || end != .needBytes { out.runs.append((n, end)) }
+                    for r in b.rowCount - n ..< b.rowCount { out.rows.append(b.values(row: r)) }
+                    if end == .limit {
+                        out.blocks.append(b)
+                        block = nil
+                    }
+                    if n > 0 || end == .limit { continue }
+                    if end == .needBytes { return }
+                }
+                guard let token = try decoder.next() else { return }
+                if case .row(let r) = token { out.rows.append(r.values) }
+                if case .nbcRow(let r) = token { out.rows.append(r.values) }
+            }
+        }
+        do throws(TDSDecodingError) {
+            for piece in DecoderVerifier.pieces(of: stream, split, using: &rng) {
+                decoder.append(piece)
+                try step()
+            }
+            try decoder.finish()
+        } catch {
+            out.error = error
+        }
+        if let b = block, !b.isEmpty { out.blocks.append(b) }
+        return out
+    }
+
+    /// The UTF-16LE bytes of `s`.
+    static func utf16(_ s: String) -> [UInt8] { s.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] } }
+
+    /// A row of a lone surrogate in the middle of a run: the rows before it are kept in the block,
+    /// the run ends `.incremental` at it, and the token decoder then reports the same error (code,
+    /// offset, token) as it does reading the stream alone; whole, byte by byte and split at random.
+    func testLoneSurrogateInARunKeepsTheRowsBeforeItAndFailsAsTheTokenDecoder() throws {
+        let columns = [ColumnMetadata(flags: [.nullable], typeInfo: .int, name: "a"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(20), name: "b"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(20), name: "c")]
+        for (bad, column) in [(0, 1), (5, 1), (5, 2), (9, 2)] {
+            for surrogate: [UInt8] in [[0x00, 0xD8], [0x00, 0xDC]] {   // a high one before 'Q', a low one
+                var stream = ServerTokens.colMetadata(columns, version: .v7_4)
+                var good: [[SQLValue]] = []
+                for i in 0 ..< 10 {
+                    var row: [SQLValue] = [.int(Int32(i)), .string("é\(i) 😀"), .string("ab\(i)")]
+                    if i == bad { row[column] = .string("xyQQ") }
+                    var bytes = try i % 2 == 0 ? ServerTokens.nbcRow(row, columns: columns) : ServerTokens.row(row, columns: columns)
+                    if i == bad {
+                        let q = Self.utf16("QQ")
+                        let at = try XCTUnwrap((0 ..< bytes.count - 3).first { Array(bytes[$0 ..< $0 + 4]) == q })
+                        bytes.replaceSubrange(at ..< at + 2, with: surrogate)
+                    }
+                    if i < bad { good.append(row) }
+                    stream += bytes
+                }
+                stream += ServerTokens.done(status: .count, rowCount: 10, version: .v7_4)
+                var alone = TokenStreamDecoder(version: .v7_4)
+                alone.append(stream)
+                var expected: TDSDecodingError?
+                do { while try alone.next() != nil {} } catch { expected = error }
+                let e = try XCTUnwrap(expected, "the token decoder refuses row \(bad)")
+                XCTAssertEqual(e.code, .invalidEncoding)
+                for split in DecoderVerifier.Split.allCases {
+                    let got = Self.drain(stream, split)
+                    XCTAssertEqual(got.rows, good, "\(bad) \(column) \(split)")
+                    XCTAssertEqual(got.error?.code, e.code, "\(split)")
+                    XCTAssertEqual(got.error?.offset, e.offset, "\(split)")
+                    XCTAssertEqual(got.error?.context, e.context, "\(split)")
+                    XCTAssertEqual(got.runs.last?.end, .incremental, "\(split): the run stops at the bad row")
+                    if split == .whole {
+                        XCTAssertEqual(got.runs.map(\.rows).filter { $0 > 0 }, bad > 0 ? [bad] : [], "one run, the rows before the bad one")
+                        XCTAssertEqual(got.blocks.first?.rowCount ?? 0, bad)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Text at the UTF-8 length extremes of nvarchar(4000): 4,000 CJK units (12,000 UTF-8 bytes),
+    /// 2,000 surrogate pairs (8,000), 4,000 ASCII (4,000), an empty string; one value longer
+    /// than the block's 15-bit length takes (read incrementally, the same value); each read as a
+    /// value, a typed string and in `values(rows:)`, whole and split.
+    func testTextAtTheUTF8LengthExtremesReadsBackWhole() throws {
+        let columns = [ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(4000), name: "t"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .int, name: "n")]
+        let texts = [String(repeating: "漢", count: 4000), String(repeating: "😀", count: 2000),
+                     String(repeating: "a", count: 4000), "", String(repeating: "é", count: 3999) + "a",
+                     String(repeating: "漢", count: 3999) + "😀"]
+        var stream = ServerTokens.colMetadata(columns, version: .v7_4)
+        var expected: [[SQLValue]] = []
+        for (i, t) in texts.enumerated() {
+            let row: [SQLValue] = [.string(t), .int(Int32(i))]
+            stream += try ServerTokens.row(row, columns: columns)
+            expected.append(row)
+        }
+        // Longer than SQL Server sends for nvarchar(4000): beyond what the block keeps.
+        let long = String(repeating: "漢", count: TokenStreamDecoder.wireTextLimit / 2 + 1)
+        stream += [TokenType.row.rawValue] + [UInt8((long.utf16.count * 2) & 0xFF), UInt8((long.utf16.count * 2) >> 8)] + Self.utf16(long) + [4, 7, 0, 0, 0]
+        expected.append([.string(long), .int(7)])
+        stream += try ServerTokens.row([.string("after"), .int(8)], columns: columns)
+        expected.append([.string("after"), .int(8)])
+        stream += ServerTokens.done(status: .count, rowCount: UInt64(expected.count), version: .v7_4)
+        for split in DecoderVerifier.Split.allCases {
+            let got = Self.drain(stream, split)
+            XCTAssertNil(got.error)
+            XCTAssertEqual(got.rows, expected, "\(split)")
+            XCTAssertEqual(got.blocks.reduce(0) { $0 + $1.rowCount }, expected.count - 1, "\(split): all but the long one in blocks")
+            for b in got.blocks {
+                for r in 0 ..< b.rowCount {
+                    guard case .string(let s) = b.value(row: r, column: 0) else { XCTFail("\(split) row \(r)"); continue }
+                    guard case .value(let typed) = b.string(row: r, column: 0) else { XCTFail("\(split) row \(r) typed"); continue }
+                    XCTAssertEqual(typed, s)
+                    XCTAssertEqual(b.values(rows: r ..< r + 1).first, .string(s))
+                }
+            }
+        }
+    }
+
+    /// The header of every UTF-8 value in a block: its byte count, and bit 15 set exactly when
+    /// every byte is ASCII; rows mixing ASCII, Latin, CJK, emoji, empty and NULL values.
+    func testASCIIFlagIsExactOnMixedRows() throws {
+        let columns = (0 ..< 3).map { ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(60), name: "c\($0)") }
+        let pieces = ["a", "Z", "~", " ", "é", "Ω", "漢", "😀", "\u{7F}", "\u{80}", "\u{7FF}", "\u{800}", "\u{FFFF}", "\u{10000}"]
+        var rng = SystemRandomNumberGenerator()
+        var stream = ServerTokens.colMetadata(columns, version: .v7_4)
+        var expected: [[SQLValue]] = []
+        for i in 0 ..< 400 {
+            let row: [SQLValue] = (0 ..< 3).map { c in
+                if (i + c) % 11 == 0 { return .null }
+                var s = ""
+                let ascii = Bool.random(using: &rng)
+                for _ in 0 ..< Int.random(in: 0 ... 20, using: &rng) {
+                    s += ascii ? ["a", "Z", "~", " ", "\u{7F}"].randomElement(using: &rng)! : pieces.randomElement(using: &rng)!
+                }
+                return .string(s)
+            }
+            stream += try i % 3 == 0 ? ServerTokens.nbcRow(row, columns: columns) : ServerTokens.row(row, columns: columns)
+            expected.append(row)
+        }
+        stream += ServerTokens.done(status: .count, rowCount: 400, version: .v7_4)
+        let got = Self.drain(stream, .random)
+        XCTAssertEqual(got.rows, expected)
+        var checked = 0, asciiCount = 0
+        var r0 = 0
+        for b in got.blocks {
+            for r in 0 ..< b.rowCount {
+                for c in 0 ..< 3 {
+                    let o = b.offset(row: r, column: c)
+                    guard case .string(let s) = expected[r0 + r][c] else {
+                        XCTAssertTrue(b.isNull(row: r, column: c))
+                        continue
+                    }
+                    XCTAssertNotEqual(o, WireRowBlock.nullOffset)
+                    let h = UInt16(b.bytes[Int(o)]) | UInt16(b.bytes[Int(o) + 1]) << 8
+                    XCTAssertEqual(Int(h & 0x7FFF), s.utf8.count, "\(s)")
+                    XCTAssertEqual(h & 0x8000 != 0, s.utf8.allSatisfy { $0 < 0x80 }, "\(s)")
+                    XCTAssertEqual(Array(b.bytes[Int(o) + 2 ..< Int(o) + 2 + s.utf8.count]), Array(s.utf8))
+                    checked += 1
+                    if h & 0x8000 != 0 { asciiCount += 1 }
+                }
+            }
+            r0 += b.rowCount
+        }
+        XCTAssertEqual(r0, 400, "every row in a block")
+        XCTAssertGreaterThan(checked, 1000)
+        XCTAssertGreaterThan(asciiCount, 300)
+        XCTAssertLessThan(asciiCount, checked - 300)
+    }
+
+    /// A block's bytes stay within `byteLimit` plus one row however its text grows (UTF-8 up to
+    /// 1.5 times the UTF-16, CJK): each block `.limit` left holds at most `byteLimit` + one row's
+    /// worst case, and the rows are the token decoder's.
+    func testBlockBytesStayWithinTheByteLimit() throws {
+        let columns = [ColumnMetadata(flags: [.nullable], typeInfo: .int, name: "a"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(100), name: "b")]
+        for text in ["漢字かな", "ascii only text", "é😀"] {
+            var stream = ServerTokens.colMetadata(columns, version: .v7_4)
+            var expected: [[SQLValue]] = []
+            for i in 0 ..< 2000 {
+                let row: [SQLValue] = [.int(Int32(i)), .string(String(repeating: text, count: 1 + i % 7))]
+                stream += try ServerTokens.row(row, columns: columns)
+                expected.append(row)
+            }
+            stream += ServerTokens.done(status: .count, rowCount: 2000, version: .v7_4)
+            // The largest row: token, int (1 + 4), text (2 + 3 bytes a unit).
+            let worstRow = 1 + 5 + 2 + 3 * 7 * text.utf16.count
+            for byteLimit in [1, 300, 4096, 65536] {
+                for split in [DecoderVerifier.Split.whole, .random] {
+                    let got = Self.drain(stream, split, byteLimit: byteLimit)
+                    XCTAssertNil(got.error)
+                    XCTAssertEqual(got.rows, expected, "\(text) \(byteLimit) \(split)")
+                    if byteLimit <= 4096 { XCTAssertGreaterThan(got.blocks.count, 10, "\(text) \(byteLimit) \(split)") }
+                    for b in got.blocks {
+                        XCTAssertLessThan(b.byteCount, byteLimit + worstRow, "\(text) \(byteLimit) \(split)")
+                        XCTAssertGreaterThan(b.rowCount, 0)
+                    }
+                }
+            }
+        }
+    }
 }

@@ -104,6 +104,12 @@ public struct TokenStreamDecoder: Sendable {
     private var resultNumber = 0
     /// Value offsets of the rows being scanned, reused from run to run.
     private var offsetScratch: [UInt32] = []
+    /// Where the rows being scanned start (relative to the run), reused from run to run; only
+    /// when `rowsHaveText`.
+    private var rowStartScratch: [UInt32] = []
+    /// A column of the current result is nchar or nvarchar (``WireColumn/Kind/utf16``): the row
+    /// scan transcodes it into the block rather than copying the run whole.
+    private var rowsHaveText = false
     /// A row being read as parts (``nextPart()``).
     private var streamRow: RowProgress?
     /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
@@ -178,6 +184,7 @@ public struct TokenStreamDecoder: Sendable {
         self.rowsTakeFastPath = !rowTypes.isEmpty && !rowTypes.contains { $0.isPLP || $0.type.isLegacyLOB }
         self.wireColumns = rowLayouts.map(WireColumn.init)
         self.rowsTakeWirePath = WireColumn.supports(wireColumns)
+        self.rowsHaveText = wireColumns.contains { $0.kind == .utf16 }
         self.resultNumber &+= 1
     }
 
@@ -752,10 +759,18 @@ public struct TokenStreamDecoder: Sendable {
     /// incrementally instead.
     static let wireRowWaitLimit = 64 << 10
 
-    /// Appends consecutive ROW/NBCROW tokens of the current result that are whole in the buffer to
-    /// `block` as their wire bytes, each value checked as ``TypeInfo/decodeValue(from:)`` checks it
-    /// (so that reading it later cannot fail), up to `limit` rows and about `byteLimit` bytes in
-    /// the block. Consumes what it appended. Returns the rows appended and why it stopped.
+    /// Appends consecutive ROW/NBCROW tokens ([MS-TDS] 2.2.7.20, 2.2.7.15) of the current result
+    /// that are whole in the buffer to `block` as their wire bytes, each value checked as
+    /// ``TypeInfo/decodeValue(from:)`` checks it (so that reading it later cannot fail), up to
+    /// `limit` rows and `byteLimit` bytes in the block. Consumes what it appended. Returns the rows
+    /// appended and why it stopped.
+    ///
+    /// A run of rows with no nchar/nvarchar column is found, then copied in one piece. With one,
+    /// each such value is transcoded from UTF-16LE to UTF-8 into the block
+    /// (``WireColumn/Kind/utf16``; the transcoder refuses what the value decoder refuses: an
+    /// unpaired surrogate ends the run `.incremental` at its row, the rows before it kept), and
+    /// the bytes between copied. The byte limit counts each such value at its worst case (3 bytes
+    /// a UTF-16 unit), so the block's bytes stay below `byteLimit` plus one row's worst case.
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
         guard failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeWirePath,
               block.result == resultNumber else { return (0, .incremental) }
@@ -763,7 +778,17 @@ public struct TokenStreamDecoder: Sendable {
         var scratch: [UInt32] = []
         swap(&scratch, &offsetScratch)
         scratch.removeAll(keepingCapacity: true)
-        defer { swap(&scratch, &offsetScratch) }
+        var starts: [UInt32] = []
+        swap(&starts, &rowStartScratch)
+        starts.removeAll(keepingCapacity: true)
+        defer {
+            swap(&scratch, &offsetScratch)
+            swap(&starts, &rowStartScratch)
+        }
+        let hasText = rowsHaveText
+        /// The most the block's bytes can grow beyond the run's wire bytes: a UTF-16 unit (2
+        /// bytes) becomes at most 3 bytes of UTF-8.
+        var growth = 0
         let runStart = readIndex
         let count = rowLayouts.count
         var rows = 0
@@ -776,11 +801,12 @@ public struct TokenStreamDecoder: Sendable {
                 rowLayouts.withUnsafeBufferPointer { layouts in
                     let n = p.count
                     rowLoop: while rows < limit {
-                        if blockBytes + (i - runStart) >= byteLimit { end = .limit; break }
+                        if blockBytes + (i - runStart) + growth >= byteLimit { end = .limit; break }
                         guard i < n else { end = .needBytes; break }
                         let t = p[i]
                         guard t == TokenType.row.rawValue || t == TokenType.nbcRow.rawValue else { end = .otherToken; break }
                         let first = scratch.count
+                        let rowGrowth = growth
                         var j = i + 1
                         var bitmap = -1
                         var stop = RowRunEnd.limit   // .needBytes: incomplete; .incremental: malformed
@@ -818,9 +844,10 @@ public struct TokenStreamDecoder: Sendable {
                                     let len = Int(p[j]) | Int(p[j + 1]) << 8
                                     if len == 0xFFFF { j += 2; break }
                                     guard n - j - 2 >= len else { stop = .needBytes; break columns }
-                                    if col.pointee.kind == .utf16, !TextCodec.isValidUTF16LE(p, start: j + 2, byteCount: len) {
-                                        stop = .incremental
-                                        break columns
+                                    if col.pointee.kind == .utf16 {
+                                        // Transcoded (and so checked) below, as it is copied.
+                                        guard len & 1 == 0, len <= TokenStreamDecoder.wireTextLimit else { stop = .incremental; break columns }
+                                        growth &+= len >> 1
                                     }
                                     j += 2 + len
                                 case .decode:
@@ -849,15 +876,28 @@ public struct TokenStreamDecoder: Sendable {
                         }
                         if stop != .limit {
                             scratch.removeSubrange(first...)
+                            growth = rowGrowth
                             end = stop
                             if stop == .needBytes, n - i > TokenStreamDecoder.wireRowWaitLimit { end = .incremental }
                             break rowLoop
                         }
+                        if hasText { starts.append(UInt32(truncatingIfNeeded: i - runStart)) }
                         rows += 1
                         i = j
                     }
-                    if rows > 0 {
+                    if rows > 0, !hasText {
                         block.append(p, from: runStart, count: i - runStart, offsets: scratch[...])
+                    } else if rows > 0 {
+                        let kept = TokenStreamDecoder.appendTranscoding(p, from: runStart, count: i - runStart, rows: rows,
+                                                                        columns: cols, offsets: scratch, starts: starts,
+                                                                        growth: growth, to: &block)
+                        if kept < rows {
+                            // A value that is not valid UTF-16: the rows before it are kept, it
+                            // is read (and its error reported) incrementally.
+                            rows = kept
+                            i = runStart + Int(starts[kept])
+                            end = .incremental
+                        }
                     }
                 }
             }
@@ -867,6 +907,80 @@ public struct TokenStreamDecoder: Sendable {
             waitingAtCount = -1
         }
         return (rows, end)
+    }
+
+    /// The longest nchar/nvarchar value (its UTF-16 bytes) the row scan keeps as UTF-8 in the
+    /// block: 3 bytes a unit must fit the 15-bit length of ``WireColumn/Kind/utf16``. SQL Server
+    /// sends at most 8,000 (nvarchar(4000)); a longer value makes the scan stop
+    /// (``RowRunEnd/incremental``).
+    static let wireTextLimit = 21_844
+
+    /// Appends `rows` scanned rows, the `count` bytes of `source` from `start`, to `block`, each
+    /// nchar/nvarchar value transcoded to UTF-8 (``WireColumn/Kind/utf16``) and every other byte
+    /// copied: `offsets` are the values' offsets and `starts` the rows' (relative to `start`),
+    /// `growth` the most the UTF-8 can exceed the UTF-16 (half its bytes). Returns the rows
+    /// appended: fewer than `rows` when a value is not valid UTF-16 (an unpaired surrogate), the
+    /// first of the rows not appended holding it.
+    ///
+    /// Writes at most `count + growth` bytes: each unit gives 1 to 3 bytes, a surrogate pair 4
+    /// (it reserves ``TextCodec/transcodeSlack`` more, the transcoder's room).
+    static func appendTranscoding(_ source: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, rows: Int,
+                                  columns cols: UnsafeBufferPointer<WireColumn>, offsets: [UInt32], starts: [UInt32],
+                                  growth: Int, to block: inout WireRowBlock) -> Int {
+        let width = cols.count
+        var kept = rows
+        let src = UnsafeRawPointer(source.baseAddress.unsafelyUnwrapped) + start
+        block.append(maximum: count + growth + TextCodec.transcodeSlack) { out, base, blockOffsets in
+            var w = 0        // bytes written at `out`
+            var cursor = 0   // the run's bytes before it are written
+            offsets.withUnsafeBufferPointer { offs in
+                var v = 0
+                for r in 0 ..< rows {
+                    let rowStart = Int(starts[r])
+                    let rowAt = w + (rowStart - cursor)   // where the row starts in `out`
+                    for c in 0 ..< width {
+                        let o = offs[v]
+                        v += 1
+                        if o == WireRowBlock.nullOffset {
+                            blockOffsets.append(o)
+                            continue
+                        }
+                        let at = Int(o)
+                        if cols[c].kind == .utf16 {
+                            let len = Int(UInt16(littleEndian: src.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+                            if len != 0xFFFF {
+                                (out + w).update(from: (src + cursor).assumingMemoryBound(to: UInt8.self), count: at - cursor)
+                                w += at - cursor
+                                let u = TextCodec.transcodeUTF16LE(src + at + 2, byteCount: len, into: out + w + 2)
+                                if u < 0 {
+                                    // Not valid: the row is left out whole (the bytes before it
+                                    // are written: this value is after the row's start).
+                                    blockOffsets.removeLast(c)
+                                    kept = r
+                                    w = rowAt
+                                    cursor = rowStart
+                                    return
+                                }
+                                let header = UInt16(truncatingIfNeeded: u) | (u == len >> 1 ? 0x8000 : 0)
+                                UnsafeMutableRawPointer(out + w).storeBytes(of: header.littleEndian, as: UInt16.self)
+                                blockOffsets.append(base &+ UInt32(truncatingIfNeeded: w))
+                                w += 2 + u
+                                cursor = at + 2 + len
+                                continue
+                            }
+                        }
+                        blockOffsets.append(base &+ UInt32(truncatingIfNeeded: w + (at - cursor)))
+                    }
+                }
+            }
+            let tail = kept == rows ? count : Int(starts[kept])
+            if tail > cursor {
+                (out + w).update(from: (src + cursor).assumingMemoryBound(to: UInt8.self), count: tail - cursor)
+                w += tail - cursor
+            }
+            return w
+        }
+        return kept
     }
 
     /// Like ``next(rowValues:)``, but a ROW or NBCROW's values are appended to `values` (which

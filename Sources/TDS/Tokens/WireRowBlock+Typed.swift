@@ -123,16 +123,14 @@ extension WireRowBlock {
     }
 
     /// nchar, nvarchar (UTF-16LE) and char, varchar in code page 1252 (the only character types a
-    /// block holds): the value of `.string`, transcoded here; `.other` for any other type.
+    /// block holds): the value of `.string`, made from the UTF-8 the scan wrote (nchar, nvarchar) or
+    /// transcoded here (code page 1252); `.other` for any other type.
     package func string(row: Int, column: Int) -> WireTypedValue<String> {
         typed(row: row, column: column) { c, p, _ in
             switch c.kind {
-            case .utf16:
-                let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
-                if n == 0xFFFF { return .null }
-                if n == 0 { return .value("") }
-                var bad = -1   // checked when appended: never set
-                return .value(TextCodec.transcodeUTF16LE(p + 2, byteCount: n, badUnit: &bad))
+            case .utf16:   // kept as UTF-8 (see WireColumn.Kind.utf16)
+                let h = UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))
+                return h == 0xFFFF ? .null : .value(WireRowBlock.utf8String(header: h, at: p))
             case .byteLength where c.type == 0x27 || c.type == 0x2F:
                 let n = Int(p.load(as: UInt8.self))
                 return n == 0 ? .null : .value(TextCodec.decodeCP1252(p + 1, count: n))

@@ -2,16 +2,22 @@ import Foundation
 
 /// Rows of one result set kept as they came on the wire: the value bytes of consecutive ROW and
 /// NBCROW tokens ([MS-TDS] 2.2.7.20, 2.2.7.15) in one buffer, with the offset of every value,
-/// each value decoded only when it is read (``value(row:column:)``).
+/// each value decoded only when it is read (``value(row:column:)``). The one exception: nchar and
+/// nvarchar values ([MS-TDS] 2.2.5.4.3 NCHARTYPE, NVARCHARTYPE: UTF-16LE on the wire) are kept as UTF-8, transcoded once
+/// when the row is appended (see ``WireColumn/Kind/utf16``).
 ///
 /// Filled by ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``, which has already
 /// checked every value the way ``TypeInfo/decodeValue(from:)`` does (lengths, dates, decimals,
 /// UTF-16): a row that is not valid is never appended, the incremental path decodes it and
-/// reports its error. So reading a value cannot fail, and it costs nothing until it is read: a
-/// string is transcoded, a binary value copied, in the reader's own thread, when it is asked for.
+/// reports its error. So reading a value cannot fail, and it costs little until it is read: an
+/// nchar/nvarchar String is made straight from its UTF-8 (a copy, no transcoding, no validation),
+/// a varchar transcoded from code page 1252, a binary value copied, in the reader's own thread,
+/// when it is asked for.
 ///
 /// Memory: the rows' wire bytes plus 4 bytes per value (a 4-byte `int` row takes 9 bytes, where a
-/// decoded ``SQLValue`` takes 48). Only results whose columns are all of fixed or bounded size
+/// decoded ``SQLValue`` takes 48), nchar/nvarchar text as UTF-8 with a 2-byte header: half its
+/// UTF-16 bytes when it is ASCII, the same for Latin, Greek and Cyrillic, 1.5 times for CJK
+/// (3 bytes a unit; an emoji's surrogate pair takes 4). Only results whose columns are all of fixed or bounded size
 /// and decode without a lookup table take this shape (see
 /// ``TokenStreamDecoder/makeWireRowBlock()``): no PLP (`max`) or text/ntext/image column, no
 /// sql_variant, no varchar in a code page other than 1252; other results are decoded as values.
@@ -42,7 +48,7 @@ public struct WireRowBlock: Sendable {
 
     /// The number of rows.
     public var rowCount: Int { offsets.count / columnCount }
-    /// The bytes the rows hold (their values' wire bytes).
+    /// The bytes the rows hold (their values' wire bytes, nchar/nvarchar text as UTF-8).
     public var byteCount: Int { bytes.count }
     /// True when the block holds no row.
     public var isEmpty: Bool { offsets.isEmpty }
@@ -184,11 +190,9 @@ public struct WireRowBlock: Sendable {
             default: return .binary([UInt8](UnsafeRawBufferPointer(start: p + 1, count: n)))
             }
         case .utf16:
-            let n = Int(u16(0))
-            if n == 0xFFFF { return .null }
-            if n == 0 { return .string("") }
-            var bad = -1
-            return .string(TextCodec.transcodeUTF16LE(p + 2, byteCount: n, badUnit: &bad))
+            let h = u16(0)
+            if h == 0xFFFF { return .null }
+            return .string(WireRowBlock.utf8String(header: h, at: p))
         case .ushortBytes:
             let n = Int(u16(0))
             if n == 0xFFFF { return .null }
@@ -209,6 +213,41 @@ public struct WireRowBlock: Sendable {
     /// The values of `row`, in column order.
     public func values(row: Int) -> [SQLValue] {
         values(rows: row ..< row + 1)
+    }
+
+    /// The String of a `.utf16` value kept as UTF-8 at `p` (not NULL): `header` (its first 2
+    /// bytes, see ``WireColumn/Kind/utf16``) gives the byte count and whether all are ASCII; the
+    /// bytes, written by the scan's transcoder, are well-formed, so they are copied as they are.
+    @inline(__always)
+    static func utf8String(header h: UInt16, at p: UnsafeRawPointer) -> String {
+        let n = Int(h & 0x7FFF)
+        if n == 0 { return "" }
+        return TextCodec.uncheckedString((p + 2).assumingMemoryBound(to: UInt8.self), count: n, isASCII: h & 0x8000 != 0)
+    }
+
+    /// Appends at most `maximum` bytes that `write` writes at the pointer it is given, and the
+    /// offsets it appends to the `[UInt32]` it is given (of the block's bytes: the new bytes start
+    /// at the `UInt32` it is given); `write` returns how many bytes it wrote (at most `maximum`).
+    /// Used by the decoder only (a run of rows with UTF-16 values, transcoded as they are copied).
+    ///
+    /// Written in place when the bytes' capacity has room for `maximum` more; otherwise into a
+    /// scratch buffer and then appended, so that a worst case (UTF-8 up to 1.5 times the UTF-16)
+    /// that is not reached does not grow the bytes beyond what they need.
+    mutating func append(maximum: Int, _ write: (UnsafeMutablePointer<UInt8>, UInt32, inout [UInt32]) -> Int) {
+        let start = bytes.count
+        let base = UInt32(truncatingIfNeeded: start)
+        if bytes.capacity - start >= maximum {
+            bytes.append(contentsOf: repeatElement(0, count: maximum))
+            let used = bytes.withUnsafeMutableBufferPointer { b in
+                write(b.baseAddress.unsafelyUnwrapped + start, base, &offsets)
+            }
+            bytes.removeLast(maximum - Swift.min(Swift.max(used, 0), maximum))
+            return
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Swift.max(maximum, 1)) { scratch in
+            let used = write(scratch.baseAddress.unsafelyUnwrapped, base, &offsets)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<Swift.min(Swift.max(used, 0), maximum)]))
+        }
     }
 
     /// Appends `count` bytes of `source` from `start` and the offsets of their values
@@ -238,7 +277,12 @@ struct WireColumn: Sendable {
         /// A 1-byte length then the data; the length must be 0 (NULL) or in `allowed`, and at
         /// most the declared length (when one is declared); the data cannot be invalid.
         case byteLength
-        /// A 2-byte length (0xFFFF = NULL) then UTF-16LE text, which must be valid.
+        /// On the wire a 2-byte length (0xFFFF = NULL) then UTF-16LE text, which must be valid
+        /// (nchar, nvarchar). Kept in the block as UTF-8, transcoded by the scan: a 2-byte
+        /// little-endian header, 0xFFFF for NULL, else bit 15 set when every byte is ASCII and
+        /// bits 0-14 the UTF-8 byte count, then the bytes. A value of n UTF-16 units takes n to
+        /// 3n UTF-8 bytes (an nvarchar(4000) at most 12,000 bytes); the scan reads values of more
+        /// than ``TokenStreamDecoder/wireTextLimit`` bytes incrementally.
         case utf16
         /// A 2-byte length (0xFFFF = NULL) then bytes that cannot be invalid (binary, code page 1252 text).
         case ushortBytes

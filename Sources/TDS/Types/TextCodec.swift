@@ -111,6 +111,10 @@ enum TextCodec {
         return w
     }
 
+    /// The room ``transcodeUTF16LE(_:byteCount:into:)`` needs past 3 bytes a unit (it stores a
+    /// 1- to 3-byte sequence as 4 bytes).
+    static let transcodeSlack = 1
+
     /// The largest transcoding scratch buffer taken on the stack (bytes); longer text is
     /// transcoded straight into a String of the worst-case capacity.
     static let scratchLimit = 1024
@@ -190,7 +194,7 @@ enum TextCodec {
     @inline(__always)
     static func transcodeUTF16LE(_ src: UnsafeRawPointer, byteCount: Int, badUnit: inout Int) -> String {
         let units = byteCount >> 1
-        let capacity = units * 3
+        let capacity = units * 3 + transcodeSlack
         if capacity > scratchLimit {
             var written = 0
             let text = String(unsafeUninitializedCapacity: capacity) { out -> Int in
@@ -212,8 +216,8 @@ enum TextCodec {
     }
 
     /// Writes the UTF-8 of `byteCount` bytes of UTF-16LE at `src` at `o`, which has room for 3
-    /// bytes a unit, in one pass: ASCII runs narrowed 8 units at a time (then 4), other units as
-    /// 2-4 bytes. Returns the count written (equal to the unit count only when every unit is
+    /// bytes a unit and 1 more (``transcodeSlack``), in one pass: ASCII runs narrowed 8 units at
+    /// a time, other units as 1-3 bytes without a branch on their size, a surrogate pair as 4. Returns the count written (equal to the unit count only when every unit is
     /// ASCII), or `-1 - i` for an unpaired surrogate at unit `i`. Writes only well-formed UTF-8.
     @inline(__always)
     static func transcodeUTF16LE(_ src: UnsafeRawPointer, byteCount: Int, into o: UnsafeMutablePointer<UInt8>) -> Int {
@@ -221,35 +225,28 @@ enum TextCodec {
         var k = 0
         var w = 0
         while k < byteCount {
-            let u = UInt32(src.load(fromByteOffset: k, as: UInt8.self)) | UInt32(src.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
-            if u < 0x80 {
-                // An ASCII unit: 8 or 4 at once when the next 8 or 4 all are (at least as many
-                // units remain as bytes written, so the writes stay in the 3-bytes-a-unit room).
-                if k + 16 <= byteCount {
-                    let a = word(k), b = word(k + 8)
-                    if allASCII(a | b) {
-                        UnsafeMutableRawPointer(o + w).storeBytes(of: (UInt64(narrow(a)) | UInt64(narrow(b)) << 32).littleEndian, as: UInt64.self)
-                        w += 8; k += 16
-                        continue
-                    }
+            // 8 ASCII units at once when the next 8 all are (at least as many units remain as
+            // bytes written, so the write stays in the 3-bytes-a-unit room).
+            if k + 16 <= byteCount {
+                let a = word(k), b = word(k + 8)
+                if allASCII(a | b) {
+                    UnsafeMutableRawPointer(o + w).storeBytes(of: (UInt64(narrow(a)) | UInt64(narrow(b)) << 32).littleEndian, as: UInt64.self)
+                    w += 8; k += 16
+                    continue
                 }
-                if k + 8 <= byteCount {
-                    let a = word(k)
-                    if allASCII(a) {
-                        UnsafeMutableRawPointer(o + w).storeBytes(of: narrow(a).littleEndian, as: UInt32.self)
-                        w += 4; k += 8
-                        continue
-                    }
-                }
-                o[w] = UInt8(truncatingIfNeeded: u); w += 1; k += 2
-                continue
             }
+            let u = UInt32(src.load(fromByteOffset: k, as: UInt8.self)) | UInt32(src.load(fromByteOffset: k + 1, as: UInt8.self)) << 8
             k += 2
-            if u < 0x800 {
-                o[w] = UInt8(truncatingIfNeeded: 0xC0 | u >> 6); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 2
-            } else if u & 0xF800 != 0xD800 {
-                o[w] = UInt8(truncatingIfNeeded: 0xE0 | u >> 12); o[w + 1] = UInt8(truncatingIfNeeded: 0x80 | u >> 6 & 0x3F)
-                o[w + 2] = UInt8(truncatingIfNeeded: 0x80 | u & 0x3F); w += 3
+            if u & 0xF800 != 0xD800 {
+                // 1, 2 (below 0x800) or 3 bytes, chosen without a branch (text mixing scripts
+                // would mispredict one), stored as 4: the rest is overwritten by what follows or
+                // lies in the 1 byte of room past 3 a unit (``transcodeSlack``).
+                let two = (0xC0 | u >> 6) | (0x80 | u & 0x3F) << 8
+                let three = (0xE0 | u >> 12) | (0x80 | u >> 6 & 0x3F) << 8 | (0x80 | u & 0x3F) << 16
+                let ascii = u < 0x80, long = u >= 0x800
+                let v = ascii ? u : long ? three : two
+                UnsafeMutableRawPointer(o + w).storeBytes(of: v.littleEndian, as: UInt32.self)
+                w += 1 &+ (ascii ? 0 : 1) &+ (long ? 1 : 0)
             } else {
                 // A high surrogate followed by a low surrogate; anything else is invalid.
                 guard u < 0xDC00, k < byteCount else { return -1 - (k - 2) >> 1 }

@@ -5,8 +5,9 @@ import TDS
 ///
 /// Two shapes, the same values:
 /// - `.wire`: the rows' wire bytes ([MS-TDS] 2.2.7.20 ROW, 2.2.7.15 NBCROW) with the offset of
-///   every value (``WireRowBlock``), checked when they were received and decoded only when read,
-///   in the reader's own thread: a string is transcoded, a binary value copied, when it is asked
+///   every value (``WireRowBlock``; nchar/nvarchar already transcoded to UTF-8 by the scan),
+///   checked when they were received and decoded only when read, in the reader's own thread: a
+///   String is made from its UTF-8 (or code page 1252), a binary value copied, when it is asked
 ///   for. Results of fixed and bounded-size columns (no `max`, text, sql_variant or UDT column)
 ///   arrive this way.
 /// - `.values`: decoded values, row after row (every other result, rows that had to be read

@@ -107,6 +107,11 @@ public struct TokenStreamDecoder: Sendable {
     /// Where the rows being scanned start (relative to the run), reused from run to run; only
     /// when `rowsHaveText`.
     private var rowStartScratch: [UInt32] = []
+    /// The UTF-8 of the run being scanned (``transcodeRun(_:from:count:rows:columns:offsets:starts:into:)``),
+    /// reused from run to run (at most ``textScratchLimit`` bytes are kept).
+    private var textScratch: [UInt8] = []
+    /// The largest `textScratch` kept between runs (a run is usually one packet's rows).
+    static let textScratchLimit = 1 << 20
     /// A column of the current result is nchar or nvarchar (``WireColumn/Kind/utf16``): the row
     /// scan transcodes it into the block rather than copying the run whole.
     private var rowsHaveText = false
@@ -781,9 +786,13 @@ public struct TokenStreamDecoder: Sendable {
         var starts: [UInt32] = []
         swap(&starts, &rowStartScratch)
         starts.removeAll(keepingCapacity: true)
+        var text: [UInt8] = []
+        swap(&text, &textScratch)
         defer {
             swap(&scratch, &offsetScratch)
             swap(&starts, &rowStartScratch)
+            // Kept for the next run unless a long run made it large.
+            if text.count <= TokenStreamDecoder.textScratchLimit { swap(&text, &textScratch) }
         }
         let hasText = rowsHaveText
         /// The most the block's bytes can grow beyond the run's wire bytes: a UTF-16 unit (2
@@ -888,9 +897,17 @@ public struct TokenStreamDecoder: Sendable {
                     if rows > 0, !hasText {
                         block.append(p, from: runStart, count: i - runStart, offsets: scratch[...])
                     } else if rows > 0 {
-                        let kept = TokenStreamDecoder.appendTranscoding(p, from: runStart, count: i - runStart, rows: rows,
-                                                                        columns: cols, offsets: scratch, starts: starts,
-                                                                        growth: growth, to: &block)
+                        // Transcoded into a scratch buffer, then appended in one piece: the
+                        // block grows by what the UTF-8 takes, not by its worst case.
+                        let room = i - runStart + growth + TextCodec.transcodeSlack
+                        if text.count < room { text = [UInt8](repeating: 0, count: Swift.max(room, 2 * text.count)) }
+                        let (kept, used) = text.withUnsafeMutableBufferPointer { out in
+                            TokenStreamDecoder.transcodeRun(p, from: runStart, count: i - runStart, rows: rows, columns: cols,
+                                                            offsets: &scratch, starts: starts, into: out.baseAddress.unsafelyUnwrapped)
+                        }
+                        if kept > 0 {
+                            text.withUnsafeBufferPointer { block.append($0, from: 0, count: used, offsets: scratch[..<(kept * count)]) }
+                        }
                         if kept < rows {
                             // A value that is not valid UTF-16: the rows before it are kept, it
                             // is read (and its error reported) incrementally.
@@ -915,72 +932,70 @@ public struct TokenStreamDecoder: Sendable {
     /// (``RowRunEnd/incremental``).
     static let wireTextLimit = 21_844
 
-    /// Appends `rows` scanned rows, the `count` bytes of `source` from `start`, to `block`, each
-    /// nchar/nvarchar value transcoded to UTF-8 (``WireColumn/Kind/utf16``) and every other byte
-    /// copied: `offsets` are the values' offsets and `starts` the rows' (relative to `start`),
-    /// `growth` the most the UTF-8 can exceed the UTF-16 (half its bytes). Returns the rows
-    /// appended: fewer than `rows` when a value is not valid UTF-16 (an unpaired surrogate), the
-    /// first of the rows not appended holding it.
+    /// Writes `rows` scanned rows, the `count` bytes of `source` from `start`, at `out` as a
+    /// block holds them: each nchar/nvarchar value transcoded to UTF-8 (``WireColumn/Kind/utf16``),
+    /// every other byte copied. `offsets` are the values' offsets and `starts` the rows' (relative
+    /// to `start`); each offset is replaced by its value's offset in `out`. Returns the rows
+    /// written and the bytes: fewer rows than `rows` when a value is not valid UTF-16 (an unpaired
+    /// surrogate), the first of the rows not written holding it (then the offsets from that row on
+    /// are not meaningful).
     ///
-    /// Writes at most `count + growth` bytes: each unit gives 1 to 3 bytes, a surrogate pair 4
-    /// (it reserves ``TextCodec/transcodeSlack`` more, the transcoder's room).
-    static func appendTranscoding(_ source: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, rows: Int,
-                                  columns cols: UnsafeBufferPointer<WireColumn>, offsets: [UInt32], starts: [UInt32],
-                                  growth: Int, to block: inout WireRowBlock) -> Int {
+    /// `out` must have room for `count + growth` bytes plus ``TextCodec/transcodeSlack``, `growth`
+    /// being half the UTF-16 bytes of the run's nchar/nvarchar values: a unit (2 bytes) gives 1 to
+    /// 3 bytes, a surrogate pair (4) 4, every other byte 1.
+    static func transcodeRun(_ source: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, rows: Int,
+                             columns cols: UnsafeBufferPointer<WireColumn>, offsets: inout [UInt32], starts: [UInt32],
+                             into out: UnsafeMutablePointer<UInt8>) -> (rows: Int, bytes: Int) {
         let width = cols.count
-        var kept = rows
         let src = UnsafeRawPointer(source.baseAddress.unsafelyUnwrapped) + start
-        block.append(maximum: count + growth + TextCodec.transcodeSlack) { out, base, blockOffsets in
-            var w = 0        // bytes written at `out`
-            var cursor = 0   // the run's bytes before it are written
-            offsets.withUnsafeBufferPointer { offs in
-                var v = 0
-                for r in 0 ..< rows {
-                    let rowStart = Int(starts[r])
-                    let rowAt = w + (rowStart - cursor)   // where the row starts in `out`
-                    for c in 0 ..< width {
-                        let o = offs[v]
+        var w = 0        // bytes written at `out`
+        var cursor = 0   // the run's bytes before it are written
+        let kept = offsets.withUnsafeMutableBufferPointer { offs -> Int in
+            var v = 0
+            for r in 0 ..< rows {
+                let rowStart = Int(starts[r])
+                let rowAt = w + (rowStart - cursor)   // where the row starts in `out`
+                for c in 0 ..< width {
+                    let o = offs[v]
+                    if o == WireRowBlock.nullOffset {
                         v += 1
-                        if o == WireRowBlock.nullOffset {
-                            blockOffsets.append(o)
+                        continue
+                    }
+                    let at = Int(o)
+                    if cols[c].kind == .utf16 {
+                        let len = Int(UInt16(littleEndian: src.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+                        if len != 0xFFFF {
+                            (out + w).update(from: (src + cursor).assumingMemoryBound(to: UInt8.self), count: at - cursor)
+                            w += at - cursor
+                            let u = TextCodec.transcodeUTF16LE(src + at + 2, byteCount: len, into: out + w + 2)
+                            if u < 0 {
+                                // Not valid: the row is left out whole (the bytes before it are
+                                // written: this value is after the row's start).
+                                w = rowAt
+                                cursor = rowStart
+                                return r
+                            }
+                            let header = UInt16(truncatingIfNeeded: u) | (u == len >> 1 ? 0x8000 : 0)
+                            UnsafeMutableRawPointer(out + w).storeBytes(of: header.littleEndian, as: UInt16.self)
+                            offs[v] = UInt32(truncatingIfNeeded: w)
+                            v += 1
+                            w += 2 + u
+                            cursor = at + 2 + len
                             continue
                         }
-                        let at = Int(o)
-                        if cols[c].kind == .utf16 {
-                            let len = Int(UInt16(littleEndian: src.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
-                            if len != 0xFFFF {
-                                (out + w).update(from: (src + cursor).assumingMemoryBound(to: UInt8.self), count: at - cursor)
-                                w += at - cursor
-                                let u = TextCodec.transcodeUTF16LE(src + at + 2, byteCount: len, into: out + w + 2)
-                                if u < 0 {
-                                    // Not valid: the row is left out whole (the bytes before it
-                                    // are written: this value is after the row's start).
-                                    blockOffsets.removeLast(c)
-                                    kept = r
-                                    w = rowAt
-                                    cursor = rowStart
-                                    return
-                                }
-                                let header = UInt16(truncatingIfNeeded: u) | (u == len >> 1 ? 0x8000 : 0)
-                                UnsafeMutableRawPointer(out + w).storeBytes(of: header.littleEndian, as: UInt16.self)
-                                blockOffsets.append(base &+ UInt32(truncatingIfNeeded: w))
-                                w += 2 + u
-                                cursor = at + 2 + len
-                                continue
-                            }
-                        }
-                        blockOffsets.append(base &+ UInt32(truncatingIfNeeded: w + (at - cursor)))
                     }
+                    offs[v] = UInt32(truncatingIfNeeded: w + (at - cursor))
+                    v += 1
                 }
             }
-            let tail = kept == rows ? count : Int(starts[kept])
-            if tail > cursor {
-                (out + w).update(from: (src + cursor).assumingMemoryBound(to: UInt8.self), count: tail - cursor)
-                w += tail - cursor
-            }
-            return w
+            return rows
         }
-        return kept
+        let tail = kept == rows ? count : Int(starts[kept])
+        if tail > cursor {
+            (out + w).update(from: (src + cursor).assumingMemoryBound(to: UInt8.self), count: tail - cursor)
+            w += tail - cursor
+        }
+        return (kept, w)
     }
 
     /// Like ``next(rowValues:)``, but a ROW or NBCROW's values are appended to `values` (which

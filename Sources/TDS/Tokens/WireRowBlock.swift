@@ -225,31 +225,6 @@ public struct WireRowBlock: Sendable {
         return TextCodec.uncheckedString((p + 2).assumingMemoryBound(to: UInt8.self), count: n, isASCII: h & 0x8000 != 0)
     }
 
-    /// Appends at most `maximum` bytes that `write` writes at the pointer it is given, and the
-    /// offsets it appends to the `[UInt32]` it is given (of the block's bytes: the new bytes start
-    /// at the `UInt32` it is given); `write` returns how many bytes it wrote (at most `maximum`).
-    /// Used by the decoder only (a run of rows with UTF-16 values, transcoded as they are copied).
-    ///
-    /// Written in place when the bytes' capacity has room for `maximum` more; otherwise into a
-    /// scratch buffer and then appended, so that a worst case (UTF-8 up to 1.5 times the UTF-16)
-    /// that is not reached does not grow the bytes beyond what they need.
-    mutating func append(maximum: Int, _ write: (UnsafeMutablePointer<UInt8>, UInt32, inout [UInt32]) -> Int) {
-        let start = bytes.count
-        let base = UInt32(truncatingIfNeeded: start)
-        if bytes.capacity - start >= maximum {
-            bytes.append(contentsOf: repeatElement(0, count: maximum))
-            let used = bytes.withUnsafeMutableBufferPointer { b in
-                write(b.baseAddress.unsafelyUnwrapped + start, base, &offsets)
-            }
-            bytes.removeLast(maximum - Swift.min(Swift.max(used, 0), maximum))
-            return
-        }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Swift.max(maximum, 1)) { scratch in
-            let used = write(scratch.baseAddress.unsafelyUnwrapped, base, &offsets)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<Swift.min(Swift.max(used, 0), maximum)]))
-        }
-    }
-
     /// Appends `count` bytes of `source` from `start` and the offsets of their values
     /// (`offsets`, relative to `start`); used by the decoder only.
     mutating func append(_ source: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, offsets new: ArraySlice<UInt32>) {

@@ -46,6 +46,25 @@ final class TextCodecTests: XCTestCase {
         let framed = [0xEE] + bytes(units) + [0x00, 0xD8, 0x41, 0x00]
         let valid = framed.withUnsafeBufferPointer { TextCodec.isValidUTF16LE($0, start: 1, byteCount: units.count * 2) }
         XCTAssertEqual(valid, unpaired(units) == nil, "isValidUTF16LE \(units)", file: file, line: line)
+        // The row scan's transcoder writes only within its room (3 bytes a unit and
+        // transcodeSlack): the UTF-8, its count (the unit count only when all ASCII), or the
+        // unpaired surrogate's index.
+        if !units.isEmpty {
+            let src = bytes(units), room = units.count * 3 + TextCodec.transcodeSlack
+            var out = [UInt8](repeating: 0xA5, count: room + 8)
+            let w = src.withUnsafeBytes { s in
+                out.withUnsafeMutableBufferPointer { TextCodec.transcodeUTF16LE(s.baseAddress!, byteCount: src.count, into: $0.baseAddress!) }
+            }
+            XCTAssertEqual(Array(out[room...]), [UInt8](repeating: 0xA5, count: 8), "wrote past its room: \(units)", file: file, line: line)
+            if let bad = unpaired(units) {
+                XCTAssertEqual(w, -1 - bad, "\(units)", file: file, line: line)
+            } else {
+                let utf8 = Array(String(decoding: units, as: UTF16.self).utf8)
+                XCTAssertEqual(w, utf8.count, "\(units)", file: file, line: line)
+                if w >= 0 { XCTAssertEqual(Array(out[..<w]), utf8, "\(units)", file: file, line: line) }
+                XCTAssertEqual(w == units.count, utf8.allSatisfy { $0 < 0x80 }, "\(units)", file: file, line: line)
+            }
+        }
         switch (decode(units), unpaired(units)) {
         case (.success(let s), nil):
             XCTAssertEqual(s, String(decoding: units, as: UTF16.self), "\(units)", file: file, line: line)

@@ -484,4 +484,50 @@ final class WireRowBlockTests: XCTestCase {
             }
         }
     }
+
+    /// Runs of rows of hostile UTF-16 (lone surrogates, odd lengths, pairs, NULLs) beside other
+    /// values: through blocks the same rows and the same error (code, offset) as the token decoder
+    /// alone, whole, byte by byte and split at random.
+    func testHostileTextInRunsGivesWhatTheTokenDecoderGives() throws {
+        var rng = SystemRandomNumberGenerator()
+        let types: [TypeInfo] = [.nvarchar(20), .int, .nchar(10)]
+        let columns = types.enumerated().map { ColumnMetadata(flags: [.nullable], typeInfo: $0.element, name: "c\($0.offset)") }
+        var failed = 0
+        for _ in 0 ..< 150 {
+            var stream = ServerTokens.colMetadata(columns, version: .v7_4)
+            for _ in 0 ..< Int.random(in: 1 ... 12, using: &rng) {
+                stream += [TokenType.row.rawValue]
+                for t in types {
+                    if t.type == .intN {
+                        stream += [4, 1, 2, 3, 4]
+                    } else if Int.random(in: 0 ..< 6, using: &rng) == 0 {
+                        stream += Self.valueBytes(t, &rng)   // hostile, often
+                    } else {
+                        let text = Self.utf16(String((0 ..< Int.random(in: 0 ... 9, using: &rng)).map { _ in "aé漢😀 ".randomElement(using: &rng)! }))
+                        stream += [UInt8(text.count & 0xFF), UInt8(text.count >> 8)] + text
+                    }
+                }
+            }
+            stream += ServerTokens.done(version: .v7_4)
+            var alone = TokenStreamDecoder(version: .v7_4)
+            var expected: [[SQLValue]] = []
+            var error: TDSDecodingError?
+            alone.append(stream)
+            do throws(TDSDecodingError) {
+                while let token = try alone.next() { if case .row(let r) = token { expected.append(r.values) } }
+                try alone.finish()
+            } catch let e {
+                error = e
+            }
+            if error != nil { failed += 1 }
+            for split in DecoderVerifier.Split.allCases {
+                let got = Self.drain(stream, split)
+                XCTAssertEqual(got.rows, expected, "\(split) \(stream)")
+                XCTAssertEqual(got.error?.code, error?.code, "\(split) \(stream)")
+                XCTAssertEqual(got.error?.offset, error?.offset, "\(split) \(stream)")
+            }
+        }
+        XCTAssertGreaterThan(failed, 20)
+        XCTAssertLessThan(failed, 145)
+    }
 }

@@ -495,4 +495,34 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
             }
         }
     }
+
+    /// nchar/nvarchar in any collation (Japanese 932, a UTF-8 collation, binary) are UTF-16 on
+    /// the wire and kept as UTF-8 in a block; a varchar in code page 932 or a sql_variant column
+    /// makes the result decoded as values (no block); the values the same either way.
+    func testCollationsAndVariantChooseTheShapeAndKeepTheValues() throws {
+        let japanese = Collation(lcid: 0x0411, flags: [.ignoreCase])
+        let utf8 = Collation(lcid: 0x0409, flags: [.utf8])
+        let binary = Collation(lcid: 0x0409, flags: [.binary2])
+        let text = "日本語テキスト 😀 é"
+        for (types, wire) in [([TypeInfo.nvarchar(40, collation: japanese), .nchar(30, collation: utf8), .nvarchar(40, collation: binary)], true),
+                              ([.nvarchar(40, collation: japanese), .varchar(40, collation: japanese)], false),
+                              ([.nvarchar(40), .sqlVariant], false)] {
+            let columns = types.enumerated().map { ColumnMetadata(flags: [.nullable], typeInfo: $1, name: "c\($0)") }
+            let values: [SQLValue] = types.map { $0.type == .ssVariant ? .null : .string($0.type == .bigChar || $0.type == .bigVarChar ? "abc" : text) }
+            var stream = ServerTokens.colMetadata(columns, version: .v7_4)
+            for _ in 0 ..< 3 { stream += try ServerTokens.row(values, columns: columns) }
+            stream += ServerTokens.done(status: .count, rowCount: 3, version: .v7_4)
+            var decoder = TokenStreamDecoder(version: .v7_4)
+            decoder.append(stream)
+            _ = try decoder.next()   // COLMETADATA
+            XCTAssertEqual(decoder.makeWireRowBlock() != nil, wire, "\(types.map(\.type))")
+            for split in DecoderVerifier.Split.allCases {
+                let got = Self.drain(stream, split)
+                XCTAssertNil(got.error)
+                XCTAssertEqual(got.rows, [[SQLValue]](repeating: values, count: 3), "\(types.map(\.type)) \(split)")
+                XCTAssertEqual(got.blockRows, wire ? 3 : 0)
+                checkWellFormed(got.blocks, "\(split)")
+            }
+        }
+    }
 }

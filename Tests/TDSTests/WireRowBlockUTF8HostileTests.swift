@@ -109,7 +109,7 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
         return (w, b)
     }
 
-    static func stream(_ rows: [[UInt8]]) -> [UInt8] {
+    static func stream(_ rows: [[UInt8]], columns: [ColumnMetadata] = columns) -> [UInt8] {
         ServerTokens.colMetadata(columns, version: .v7_4) + rows.joined()
             + ServerTokens.done(status: .count, rowCount: UInt64(rows.count), version: .v7_4)
     }
@@ -523,6 +523,45 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
                 XCTAssertEqual(got.blockRows, wire ? 3 : 0)
                 checkWellFormed(got.blocks, "\(split)")
             }
+        }
+    }
+
+    /// 21 columns (int and nvarchar alternating), NBCROWs whose bitmap spans 3 bytes with NULLs
+    /// in each, ROWs with 0xFFFF NULLs: the block is the model's byte for byte and offset for
+    /// offset under every split.
+    func testWideNBCRowsMakeTheModelBlock() throws {
+        let width = 21
+        let columns = (0 ..< width).map { ColumnMetadata(flags: [.nullable], typeInfo: $0 % 2 == 0 ? .int : .nvarchar(30), name: "c\($0)") }
+        var rng = SeededRandom(seed: 21)
+        var wire: [[UInt8]] = [], model: [UInt8] = [], offsets: [UInt32] = [], expected: [[SQLValue]] = []
+        let texts: [[UInt16]] = [[], Array("a".utf16), Array("漢字".utf16), [0xD83D, 0xDE00], Array("mixed é 漢 😀 text".utf16)]
+        for i in 0 ..< 200 {
+            let cells: [Cell] = (0 ..< width).map { c in
+                let null = rng.next() % 4 == 0
+                if c % 2 == 0 { return null ? .int(nil) : .int(Int32(i * 100 + c)) }
+                return null ? .text(nil) : .text(texts[Int(rng.next() % UInt64(texts.count))])
+            }
+            let nbc = i % 2 == 0
+            let (w, b) = Self.row(cells, nbc: nbc)
+            var at = model.count + 1 + (nbc ? 3 : 0)
+            for c in cells {
+                if nbc && Self.isNull(c) { offsets.append(WireRowBlock.nullOffset); continue }
+                offsets.append(UInt32(at))
+                at += Self.blockBytes(c).count
+            }
+            wire.append(w)
+            model += b
+            expected.append(cells.map(Self.value))
+        }
+        let stream = Self.stream(wire, columns: columns)
+        for split in DecoderVerifier.Split.allCases {
+            let got = Self.drain(stream, split)
+            XCTAssertNil(got.error, "\(split)")
+            XCTAssertEqual(got.rows, expected, "\(split)")
+            XCTAssertEqual(got.blocks.count, 1, "\(split)")
+            XCTAssertEqual(got.blocks.first?.bytes, model, "\(split)")
+            XCTAssertEqual(got.blocks.first?.offsets, offsets, "\(split)")
+            checkWellFormed(got.blocks, "\(split)")
         }
     }
 }

@@ -392,6 +392,10 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
     /// (same values, same error): whole and split.
     func testLengthsAtAndPastTheWireTextLimit() throws {
         XCTAssertEqual(TokenStreamDecoder.wireTextLimit, 21_844)
+        // The header's invariant: 3 bytes a unit of the longest value kept stays below bit 15
+        // (the ASCII flag), so no length can set it (or read as 0xFFFF, NULL).
+        XCTAssertLessThan(TokenStreamDecoder.wireTextLimit / 2 * 3, 0x8000)
+        XCTAssertGreaterThanOrEqual((TokenStreamDecoder.wireTextLimit + 2) / 2 * 3, 0x8000, "the limit is the largest that keeps it")
         let units = TokenStreamDecoder.wireTextLimit / 2
         let long: [[UInt16]] = [
             [UInt16](repeating: 0x6F22, count: units),

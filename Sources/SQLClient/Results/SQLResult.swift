@@ -121,11 +121,18 @@ public struct SQLResult: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Adds a block of rows of the open result set (as ``append(_:)`` adds `.row` events, one
-    /// by one), the rows kept as views of the block.
-    mutating func append(rows block: SQLRowBlock) {
-        if open == nil { open = SQLResultSet(columns: block.columns) }
-        open?.rows.append(contentsOf: block)
+    /// Adds consecutive blocks of rows of the open result set (as ``append(_:)`` adds `.row`
+    /// events, one by one), the rows kept as views of the blocks and the rows array grown once
+    /// to its new size rather than doubling as the blocks come.
+    mutating func append(rows blocks: [SQLRowBlock]) {
+        guard let first = blocks.first else { return }
+        var set = open ?? SQLResultSet(columns: first.columns)
+        open = nil   // `set` holds the only reference to the rows: grown in place
+        // At least doubling: rows flushed a few at a time (events between them) stay linear.
+        let needed = blocks.reduce(set.rows.count) { $0 + $1.count }
+        if needed > set.rows.capacity { set.rows.reserveCapacity(Swift.max(needed, 2 * set.rows.capacity)) }
+        for block in blocks { set.rows.append(contentsOf: block) }
+        open = set
     }
 
     /// Closes a result set left open (a response that ended without its DONE). Call once, after the last event.

@@ -183,6 +183,32 @@ final class SQLConnectionResponsesTests: XCTestCase {
         await connection.close()
     }
 
+    /// `execute()` with INFO messages between the rows of one result set (every 700 rows, so
+    /// between and inside batches) and a second result set: each set's rows in order and none
+    /// lost where the collection flushes its blocks at a message, the messages in order.
+    func testExecuteKeepsRowsInOrderAroundMessagesInsideAResultSet() async throws {
+        let count = 20_000
+        var parts = [R.colMetadata()]
+        for i in 0 ..< count {
+            if i % 700 == 0 { parts.append(ServerTokens.message(number: 5701, text: "at \(i)", procedure: "", line: 1, version: .v7_4)) }
+            parts.append(R.row(Int32(i), "row number \(i)"))
+        }
+        parts += [R.done([.more, .count], UInt64(count)), R.colMetadata(), R.row(-1, "second"), R.row(-2, "second"),
+                  R.done([.count], 2)]
+        let server = try start([R.exchange("SELECT id, name FROM big", parts)])
+        defer { server.stop() }
+        let (connection, _) = try await connect(server)
+        let result = try await connection.execute("SELECT id, name FROM big")
+        XCTAssertEqual(result.resultSets.count, 2)
+        let ids = result.resultSets.first?.rows.map { $0[0].intValue ?? -1 } ?? []
+        XCTAssertTrue(ids == Array(0 ..< count), "\(ids.count) rows, first out of order at \(ids.indices.first { ids[$0] != $0 } ?? -1)")
+        XCTAssertEqual(result.resultSets.first?.rows.last?[1].stringValue, "row number \(count - 1)")
+        XCTAssertEqual(result.resultSets.last?.rows.map { $0[0].intValue ?? 0 }, [-1, -2])
+        XCTAssertEqual(result.rowCounts, [count, 2])
+        XCTAssertEqual(result.messages.map(\.message), stride(from: 0, to: count, by: 700).map { "at \($0)" })
+        await connection.close()
+    }
+
     @MainActor
     static func executeOnTheMainActor(_ connection: SQLConnection, _ sql: SQLQuery) async -> Result<SQLResult, any Error> {
         do { return .success(try await connection.execute(sql)) } catch { return .failure(error) }

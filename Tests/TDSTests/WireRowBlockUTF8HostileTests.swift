@@ -109,6 +109,23 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
         return (w, b)
     }
 
+    /// Appends the row of `cells` to a model: its token to `wire`, its block bytes to `model`,
+    /// its values' offsets in the model block (after the token and bitmap, each present value in
+    /// turn; a bitmap NULL has none) to `offsets`, its values to `expected`.
+    static func appendModelRow(_ cells: [Cell], nbc: Bool, wire: inout [[UInt8]], model: inout [UInt8],
+                               offsets: inout [UInt32], expected: inout [[SQLValue]]) {
+        let (w, b) = row(cells, nbc: nbc)
+        var at = model.count + 1 + (nbc ? (cells.count + 7) / 8 : 0)
+        for c in cells {
+            if nbc && isNull(c) { offsets.append(WireRowBlock.nullOffset); continue }
+            offsets.append(UInt32(at))
+            at += blockBytes(c).count
+        }
+        wire.append(w)
+        model += b
+        expected.append(cells.map(value))
+    }
+
     static func stream(_ rows: [[UInt8]], columns: [ColumnMetadata] = columns) -> [UInt8] {
         ServerTokens.colMetadata(columns, version: .v7_4) + rows.joined()
             + ServerTokens.done(status: .count, rowCount: UInt64(rows.count), version: .v7_4)
@@ -310,18 +327,7 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
                 i % 6 == 0 ? .cp1252(nil) : .cp1252(Array("é\(i)".unicodeScalars.map { UInt8($0.value) })),
                 i % 4 == 0 ? .text(nil) : .text(text(50)),
             ]
-            let nbc = i % 3 == 0
-            let (w, b) = Self.row(cells, nbc: nbc)
-            // Offsets in the model: after the token and bitmap, each present value in turn.
-            var at = model.count + 1 + (nbc ? 1 : 0)
-            for c in cells {
-                if nbc && Self.isNull(c) { modelOffsets.append(WireRowBlock.nullOffset); continue }
-                modelOffsets.append(UInt32(at))
-                at += Self.blockBytes(c).count
-            }
-            wire.append(w)
-            model += b
-            expected.append(cells.map(Self.value))
+            Self.appendModelRow(cells, nbc: i % 3 == 0, wire: &wire, model: &model, offsets: &modelOffsets, expected: &expected)
         }
         let stream = Self.stream(wire)
         XCTAssertEqual(Self.alone(stream).rows, expected, "the token decoder")
@@ -545,17 +551,7 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
                 if c % 2 == 0 { return null ? .int(nil) : .int(Int32(i * 100 + c)) }
                 return null ? .text(nil) : .text(texts[Int(rng.next() % UInt64(texts.count))])
             }
-            let nbc = i % 2 == 0
-            let (w, b) = Self.row(cells, nbc: nbc)
-            var at = model.count + 1 + (nbc ? 3 : 0)
-            for c in cells {
-                if nbc && Self.isNull(c) { offsets.append(WireRowBlock.nullOffset); continue }
-                offsets.append(UInt32(at))
-                at += Self.blockBytes(c).count
-            }
-            wire.append(w)
-            model += b
-            expected.append(cells.map(Self.value))
+            Self.appendModelRow(cells, nbc: i % 2 == 0, wire: &wire, model: &model, offsets: &offsets, expected: &expected)
         }
         let stream = Self.stream(wire, columns: columns)
         for split in DecoderVerifier.Split.allCases {

@@ -18,6 +18,16 @@ dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
+# libdispatch's main thread (Swift's async main) calls sigsuspend() with a mask in read-only
+# memory, which valgrind 3.19 writes to and crashes: a preloaded sigsuspend copies it first.
+cat > "$dir/shim.c" <<'C'
+#define _GNU_SOURCE
+#include <signal.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+int sigsuspend(const sigset_t *mask) { sigset_t copy = *mask; return (int)syscall(SYS_rt_sigsuspend, &copy, 8); }
+C
+cc -shared -fPIC -O2 -o "$dir/shim.so" "$dir/shim.c"
 declare -A port
 for rows in 100000 200000; do
   args=(serve --rows "$rows"); for w in "${workloads[@]}"; do args+=(--workload "$w"); done
@@ -31,7 +41,7 @@ for w in "${workloads[@]}"; do
     for context in "${contexts[@]}"; do
       ir=()
       for rows in 100000 200000; do
-        if valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$bench" client --workload "$w" --rows "$rows" \
+        if LD_PRELOAD="$dir/shim.so" valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$bench" client --workload "$w" --rows "$rows" \
              --port "${port[$rows]}" --client-api "$api" --context "$context" > "$dir/client.out" 2> "$dir/vg.err"; then
           ir+=($(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$dir/vg.err" | tail -1))
         else

@@ -36,11 +36,13 @@ enum DecodeCommand {
                     }
                 }
             case .reuse:
-                while let item = try decoder.next(rowValues: &values) {
+                values.removeAll(keepingCapacity: true)
+                while let item = try decoder.next(appendingRowValuesTo: &values) {
                     if case .row = item {
                         rows += 1
                         for v in values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
                     }
+                    values.removeAll(keepingCapacity: true)
                 }
             }
         }

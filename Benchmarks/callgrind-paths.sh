@@ -31,8 +31,11 @@ cc -shared -fPIC -O2 -o "$dir/shim.so" "$dir/shim.c"
 declare -A port
 for rows in 100000 200000; do
   args=(serve --rows "$rows"); for w in "${workloads[@]}"; do args+=(--workload "$w"); done
-  "$bench" "${args[@]}" > "$dir/serve.$rows" 2>/dev/null &
+  # The server runs until its standard input closes: a FIFO this script holds open.
+  mkfifo "$dir/in.$rows"
+  "$bench" "${args[@]}" < "$dir/in.$rows" > "$dir/serve.$rows" 2>/dev/null &
   pids+=($!)
+  if [ "$rows" = 100000 ]; then exec 8> "$dir/in.$rows"; else exec 9> "$dir/in.$rows"; fi
   for _ in $(seq 1 600); do grep -q READY "$dir/serve.$rows" 2>/dev/null && break; sleep 0.5; done
   port[$rows]=$(awk '$1 == "PORT" { print $2 }' "$dir/serve.$rows")
 done

@@ -18,9 +18,9 @@ final class SQLRowDecoding: Sendable {
 /// (the first column of a repeated name). A key not in it (a case-insensitive match) is looked
 /// up by name in ``SQLColumns/index(of:)``.
 ///
-/// An open-addressed table hashed on the name's length and its first and last UTF-8 bytes (a
-/// synthesized key's `stringValue` is a literal: nothing hashed byte by byte per field), each hit
-/// confirmed with `==`.
+/// An open-addressed table hashed on the name's length and its first UTF-8 byte (a synthesized
+/// key's `stringValue` is a literal: nothing hashed byte by byte per field), each hit confirmed
+/// with `==`.
 final class SQLColumnKeyPlan: Sendable {
     /// The key type the plan was made for.
     let keyType: ObjectIdentifier
@@ -51,12 +51,11 @@ final class SQLColumnKeyPlan: Sendable {
         self.mask = capacity - 1
     }
 
-    /// Length and the first and last UTF-8 bytes (O(1) for a native String).
+    /// Length and the first UTF-8 byte (O(1) for a native String).
     @inline(__always)
     static func hash(_ name: String) -> Int {
         let u = name.utf8
-        let first = Int(u.first ?? 0), last = Int(u.last ?? 0)
-        return (u.count &* 0x9E37) ^ (first &* 0x3B) ^ (last &* 0x1F1)
+        return (u.count &* 0x9E37) ^ (Int(u.first ?? 0) &* 0x3B)
     }
 
     /// The column named exactly `name`, nil when no column is.

@@ -43,56 +43,45 @@ extension SQLRowSequence {
     /// - Parameter types: a tuple of ``SQLCellDecodable`` types.
     /// - Throws (from iteration): as ``SQLConnection/query(_:timeout:)``, and ``SQLClientError``
     ///   `.decodingFailed` for a row that does not decode (see ``SQLRow/decode(_:)-(repeat each T).Type``).
-    @inlinable
-    public func decode<each T: SQLCellDecodable>(_ types: (repeat each T).Type) -> SQLTypedRowSequence<(repeat each T)> {
-        // The row's decoding made here, where the types are known (specialized for them); the
-        // sequence is generic over the tuple only.
-        SQLTypedRowSequence(rows: self) { row in try row.decode((repeat each T).self) }
+    public func decode<each T: SQLCellDecodable>(_ types: (repeat each T).Type) -> SQLTypedRowSequence<repeat each T> {
+        SQLTypedRowSequence(rows: self)
     }
 }
 
-/// The rows of one request as tuples of Swift values (`Element`, a tuple of
-/// ``SQLCellDecodable`` types). See ``SQLRowSequence/decode(_:)``.
-public struct SQLTypedRowSequence<Element>: AsyncSequence, Sendable {
+/// The rows of one request as tuples of Swift values. See ``SQLRowSequence/decode(_:)``.
+public struct SQLTypedRowSequence<each T: SQLCellDecodable>: AsyncSequence, Sendable {
+    /// A tuple of the Swift types.
+    public typealias Element = (repeat each T)
     @usableFromInline let rows: SQLRowSequence
-    @usableFromInline let decodeRow: @Sendable (SQLRow) throws -> Element
 
-    @usableFromInline init(rows: SQLRowSequence, decodeRow: @escaping @Sendable (SQLRow) throws -> Element) {
-        self.rows = rows
-        self.decodeRow = decodeRow
-    }
+    @usableFromInline init(rows: SQLRowSequence) { self.rows = rows }
 
     /// An iterator that sends the request when first advanced.
-    @inlinable
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(rows: rows.makeAsyncIterator(), decodeRow: decodeRow)
+        AsyncIterator(rows: rows.makeAsyncIterator())
     }
 
     /// Reads the rows one at a time and decodes each. Dropping it before the end cancels the rest
     /// of the request (ATTENTION), as ``SQLRowSequence``'s.
     public struct AsyncIterator: AsyncIteratorProtocol {
         @usableFromInline var rows: SQLRowSequence.AsyncIterator
-        @usableFromInline let decodeRow: @Sendable (SQLRow) throws -> Element
 
-        @usableFromInline init(rows: SQLRowSequence.AsyncIterator, decodeRow: @escaping @Sendable (SQLRow) throws -> Element) {
-            self.rows = rows
-            self.decodeRow = decodeRow
-        }
+        @usableFromInline init(rows: SQLRowSequence.AsyncIterator) { self.rows = rows }
 
         /// The next row's values, nil after the last row.
         /// - Throws: as ``SQLConnection/query(_:timeout:)``, and `.decodingFailed`.
         @inlinable
-        public mutating func next() async throws -> Element? {
+        public mutating func next() async throws -> (repeat each T)? {
             guard let row = try await rows.next() else { return nil }
-            return try decodeRow(row)
+            return try row.decode((repeat each T).self)
         }
 
         /// As ``next()``, run in the caller's isolation (`for try await` calls this): rows
         /// already fetched are decoded without leaving the caller's executor.
         @inlinable
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> (repeat each T)? {
             guard let row = try await rows.next(isolation: actor) else { return nil }
-            return try decodeRow(row)
+            return try row.decode((repeat each T).self)
         }
     }
 }

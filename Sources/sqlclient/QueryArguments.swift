@@ -72,6 +72,8 @@ struct QueryOptions {
     var applicationIntent: SQLApplicationIntent?
     /// -M / --multi-subnet-failover.
     var multiSubnetFailover = false
+    /// --json-numbers: bigint beyond ±(2^53 - 1), decimal, numeric and money as JSON numbers.
+    var jsonNumbers = false
     /// --exec PROCEDURE and its parameters.
     var procedure: ProcedureCommand.Spec?
     var help = false
@@ -117,7 +119,7 @@ enum QueryArguments {
         "--trust-server-certificate": "trust", "-W": "trim", "--trim-spaces": "trim", "-b": "exitOnError",
         "--exit-on-error": "exitOnError", "-e": "echo", "--echo-input": "echo", "-x": "noVariables",
         "--disable-variable-substitution": "noVariables", "-M": "multiSubnetFailover",
-        "--multi-subnet-failover": "multiSubnetFailover",
+        "--multi-subnet-failover": "multiSubnetFailover", "--json-numbers": "jsonNumbers",
         // Accepted for compatibility, with nothing to do: quoted identifiers are always on (-I),
         // regional settings are not used (-R), and server messages always go to standard error (-r).
         "-I": "none", "-R": "none", "-r": "none", "-r0": "none", "-r1": "none",
@@ -318,6 +320,7 @@ enum QueryArguments {
         case "echo": options.echo = true
         case "noVariables": options.disableVariables = true
         case "multiSubnetFailover": options.multiSubnetFailover = true
+        case "jsonNumbers": options.jsonNumbers = true
         default: break
         }
     }

@@ -34,7 +34,7 @@ enum QueryCommand {
            sqlclient --connection-string "Server=…;User ID=…;Password=…" [-Q sql | -i file…] [options]
            sqlclient … --exec PROCEDURE [--param @name[:type]=value]… [--output @name:type]…
                      [--inout @name[:type]=value]… [--default @name]…
-           sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json]
+           sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json] [--json-numbers]
                      [--to-session FILE.tdssession]   (a capture's conversations as replay sessions)
            sqlclient record --upstream SERVER (--out FILE.tdssession | --out-dir DIR) [--listen HOST:PORT] …
                      (a recording proxy; sqlclient record --help)
@@ -71,6 +71,12 @@ enum QueryCommand {
       --format table|csv|json|jsonl   table: sqlcmd's columns, sized from the declared types
                             csv: RFC 4180; json: JSON Lines, one object per result set, rows
                             streamed into it; jsonl: one object per row, keyed by column name
+                            JSON numbers (the rule of decode --format json too): exact for any
+                            reader: integers as numbers, beyond ±(2^53-1) as strings of their
+                            digits; decimal, numeric, money as strings of their digits; float and
+                            real as numbers; NULL as null; other types as their text
+      --json-numbers        big integers, decimal, numeric and money as JSON numbers (for readers
+                            that keep a number's digits; also for decode)
       -h rows               print headers every N rows; -1: none (table and csv)
       -s sep                column separator (table: " ", csv: ",")
       -W                    no padding or truncation, trailing spaces removed
@@ -213,7 +219,8 @@ enum QueryCommand {
         let printer = ResultPrinter(options: PrintOptions(format: options.format, headers: options.headers,
                                                           separator: options.separator, trimSpaces: options.trimSpaces,
                                                           screenWidth: options.screenWidth, nullText: options.nullText,
-                                                          errorLevel: options.errorLevel),
+                                                          errorLevel: options.errorLevel,
+                                                          jsonNumbers: options.jsonNumbers ? .numbers : .exactForAnyReader),
                                     out: sink)
 
         let connection: SQLConnection

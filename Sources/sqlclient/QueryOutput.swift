@@ -79,6 +79,8 @@ struct PrintOptions {
     var nullText = "NULL"
     /// Messages below this severity are not printed (0 or -1: all).
     var errorLevel = 0
+    /// How JSON numbers are written (`--json-numbers`: ``JSONNumberRule/numbers``).
+    var jsonNumbers = JSONNumberRule.exactForAnyReader
 }
 
 /// Prints the events of a batch as they arrive: results on ``OutputSink`` (standard output or
@@ -201,13 +203,13 @@ final class ResultPrinter {
         case .csv:
             out.write(values.map { v in v.canonicalText.map(csvField) ?? options.nullText }.joined(separator: csvSeparator) + "\r\n")
         case .json:
-            out.write((state.rows > 0 ? ",[" : "[") + values.map(Self.jsonValue).joined(separator: ",") + "]")
+            out.write((state.rows > 0 ? ",[" : "[") + values.map(jsonValue).joined(separator: ",") + "]")
         case .jsonl:
             var fields: [String] = []
             fields.reserveCapacity(values.count)
             for (i, v) in values.enumerated() {
                 let key = i < state.jsonKeys.count ? state.jsonKeys[i] : Self.jsonString("column\(i + 1)")
-                fields.append(key + ":" + Self.jsonValue(v))
+                fields.append(key + ":" + jsonValue(v))
             }
             out.write("{" + fields.joined(separator: ",") + "}\n")
         }
@@ -353,32 +355,18 @@ final class ResultPrinter {
     /// `s` as a JSON string literal (the same escaping as `sqlclient decode --format json`).
     static func jsonString(_ s: String) -> String { JSONValue.string(s).serialized() }
 
-    /// A value as JSON: integers and bits as numbers, finite floats as numbers (their shortest
-    /// text that reads back as the same binary value), NULL as `null`, everything else as its
-    /// canonical text in a string (decimals and money too: their digits are exact, a JSON
-    /// reader's double would not be).
-    static func jsonValue(_ value: SQLValue) -> String {
-        switch value {
-        case .null: return "null"
-        case .bit(let b): return b ? "1" : "0"
-        case .tinyint(let v): return String(v)
-        case .smallint(let v): return String(v)
-        case .int(let v): return String(v)
-        case .bigint(let v): return String(v)
-        case .real(let v) where v.isFinite: return jsonNumber(value.canonicalText)
-        case .float(let v) where v.isFinite: return jsonNumber(value.canonicalText)
-        case .variant(let v): return jsonValue(v.value)
-        default: return value.canonicalText.map(jsonString) ?? "null"
-        }
+    /// A value as JSON, by the one rule `sqlclient decode --format json` shares
+    /// (``JSONValue/sqlValue(_:)`` and ``JSONNumberRule``): integers and bits as numbers (beyond
+    /// ±(2^53 - 1) as strings of their digits), finite floats as numbers (their shortest text
+    /// that reads back as the same binary value), decimals and money as strings of their exact
+    /// digits (numbers with `--json-numbers`), NULL as `null`, everything else as its canonical
+    /// text in a string.
+    static func jsonValue(_ value: SQLValue, _ rule: JSONNumberRule = .exactForAnyReader) -> String {
+        JSONValue.sqlValue(value).serialized(rule)
     }
 
-    /// `text` when it is a JSON number (Swift's shortest text of a finite float always is:
-    /// `1.5`, `-0.0`, `1e+16`), else a JSON string of it.
-    private static func jsonNumber(_ text: String?) -> String {
-        guard let text else { return "null" }
-        let ok = text.first != "." && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || "-+.e".unicodeScalars.contains($0) }
-        return ok ? text : jsonString(text)
-    }
+    /// A value as JSON by this printer's number rule.
+    func jsonValue(_ value: SQLValue) -> String { Self.jsonValue(value, options.jsonNumbers) }
 }
 
 enum ServerMessageFormatter {

@@ -55,7 +55,8 @@ let package = Package(
         ),
         .testTarget(name: "TDSTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "TDSCaptureTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
-        .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"],
+        .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting",
+                                                         "SQLClientObjC"],  // README's migration snippets
                     exclude: ["Load/LOAD.md"]),  // the load tests' measured figures
         .testTarget(name: "SQLClientTestingTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "SQLClientObjCTests", dependencies: ["SQLClientObjC", "SQLClient", "TDS", "SQLClientTesting"]),

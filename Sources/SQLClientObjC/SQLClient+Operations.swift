@@ -21,9 +21,13 @@ extension SQLClient {
     /// connection; call ``disconnect()`` first.
     public func connect(_ host: String, username: String, password: String, database: String?,
                         completion: (@Sendable (Bool) -> Void)?) {
+        let settings = state.withLock { state in
+            ConnectSettings(timeout: state.timeout, textSize: Self.textSize(state.maxTextSize),
+                            trustServerCertificate: state.trustServerCertificate, configure: state.configurationHandler)
+        }
         enqueue { client in
             await client.runConnect(host: host, username: username, password: password,
-                                    database: database, completion: completion)
+                                    database: database, settings: settings, completion: completion)
         }
     }
 
@@ -96,9 +100,12 @@ extension SQLClient {
     }
 
     private func submit(_ query: SQLQuery, completion: (@Sendable ([[[String: Any]]]?) -> Void)?) {
-        state.withLock { $0.pendingExecutions += 1 }
+        let (timeout, textSize) = state.withLock { state in
+            state.pendingExecutions += 1
+            return (state.timeout, Self.textSize(state.maxTextSize))
+        }
         enqueue { client in
-            let tables = await client.runExecute(query)
+            let tables = await client.runExecute(query, timeout: timeout, textSize: textSize)
             client.state.withLock { $0.pendingExecutions -= 1 }
             let box = SendableBox(tables)
             client.deliver { completion?(box.value) }
@@ -107,12 +114,17 @@ extension SQLClient {
 
     // MARK: - Connect
 
+    /// The settings a connect call read when it was made.
+    struct ConnectSettings: Sendable {
+        var timeout: TimeInterval
+        var textSize: Int
+        var trustServerCertificate: Bool
+        var configure: (@Sendable (inout SQLConnectionConfiguration) -> Void)?
+    }
+
     private func runConnect(host: String, username: String, password: String, database: String?,
-                            completion: (@Sendable (Bool) -> Void)?) async {
-        let settings = state.withLock { state in
-            (state.connection, state.timeout, state.maxTextSize, state.trustServerCertificate, state.configurationHandler)
-        }
-        if let existing = settings.0, await existing.isOpen {
+                            settings: ConnectSettings, completion: (@Sendable (Bool) -> Void)?) async {
+        if let existing = state.withLock({ $0.connection }), await existing.isOpen {
             postMessage("Attempting to connect while a connection is active.")
             deliver { completion?(false) }
             return
@@ -127,10 +139,10 @@ extension SQLClient {
         do {
             var configuration = try SQLConnectionConfiguration(server: host, user: username, password: password,
                                                                database: database ?? "",
-                                                               trustServerCertificate: settings.3)
-            configuration.connectTimeout = Self.duration(seconds: settings.1) ?? SQLConnectionConfiguration.maximumTimeout
-            configuration.textSize = Self.textSize(settings.2)
-            settings.4?(&configuration)
+                                                               trustServerCertificate: settings.trustServerCertificate)
+            configuration.connectTimeout = Self.duration(seconds: settings.timeout) ?? SQLConnectionConfiguration.maximumTimeout
+            configuration.textSize = settings.textSize
+            settings.configure?(&configuration)
             let connection = try await SQLConnection.connect(configuration)
             await connection.setMessageHandler { [weak self] message in
                 self?.post(message)
@@ -150,10 +162,8 @@ extension SQLClient {
     // MARK: - Execute
 
     /// Runs one query and returns its tables, or nil after posting the error.
-    private func runExecute(_ query: SQLQuery) async -> [[[String: Any]]]? {
-        let (connection, timeout, textSize, applied) = state.withLock { state in
-            (state.connection, state.timeout, Self.textSize(state.maxTextSize), state.appliedTextSize)
-        }
+    private func runExecute(_ query: SQLQuery, timeout: TimeInterval, textSize: Int) async -> [[[String: Any]]]? {
+        let (connection, applied) = state.withLock { state in (state.connection, state.appliedTextSize) }
         guard let connection, await connection.isOpen else {
             if connection != nil { markClosed() }
             postError(SQLClientError(.connectionClosed, "Attempting to execute while not connected."), during: .notConnected)

@@ -116,7 +116,8 @@ extension SQLClient {
     /// from when it is sent). When a query's time passes the client sends ATTENTION ([MS-TDS]
     /// 2.2.1.7), the call fails with an error notification (code 20003, as FreeTDS's SYBETIME)
     /// and the connection stays usable. Default 5 (the Objective-C SQLClient's); 0, a negative
-    /// value or NaN means no limit; values beyond 2,147,483,647 s are clamped. Read when a call starts.
+    /// value or NaN means no limit; values beyond 2,147,483,647 s are clamped. Each call uses the
+    /// value it had when the call was made.
     public var timeout: TimeInterval {
         get { state.withLock { $0.timeout } }
         set { state.withLock { $0.timeout = newValue } }
@@ -125,8 +126,9 @@ extension SQLClient {
     /// The most bytes the server returns for one text, ntext, varchar(max), nvarchar(max) or
     /// varbinary(max) value (`SET TEXTSIZE`); 0 (the default) means no limit, so large values
     /// arrive whole (the Objective-C SQLClient cut them at 4,096). Applied at login and, when
-    /// changed while connected, before the next ``execute(_:completion:)``. Values above
-    /// 2,147,483,647 are clamped; negative means no limit.
+    /// changed while connected, before the next ``execute(_:completion:)`` (each call uses the
+    /// value it had when the call was made). Values above 2,147,483,647 are clamped; negative
+    /// means no limit.
     public var maxTextSize: Int {
         get { state.withLock { $0.maxTextSize } }
         set { state.withLock { $0.maxTextSize = newValue } }
@@ -159,7 +161,7 @@ extension SQLClient {
 
     /// Swift only: adjusts the ``SQLConnectionConfiguration`` each connect builds from its
     /// arguments and the properties above (encryption, a CA file, the TDS version, the packet
-    /// size, the application name…), just before connecting.
+    /// size, the application name…), just before connecting (the handler set when connect was called).
     public var configurationHandler: (@Sendable (inout SQLConnectionConfiguration) -> Void)? {
         get { state.withLock { $0.configurationHandler } }
         set { state.withLock { $0.configurationHandler = newValue } }

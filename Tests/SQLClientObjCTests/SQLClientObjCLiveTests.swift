@@ -180,7 +180,6 @@ final class SQLClientObjCLiveTests: XCTestCase {
         client.connect(DemoServer.host, username: DemoServer.user, password: DemoServer.password, database: nil) {
             order.append("connect \($0)")
         }
-        XCTAssertFalse(client.isConnected)   // the connect has not run yet: the executes below wait for it
         for id in 1 ... 3 {
             client.execute("SELECT name FROM people WHERE id = \(id)") { results in
                 order.append("execute \(id) \(results?.first?.first?["name"] as? String ?? "nil")")
@@ -201,23 +200,35 @@ final class SQLClientObjCLiveTests: XCTestCase {
     /// A query timeout: ATTENTION is sent, an error notification with code 20003 (SYBETIME) and
     /// severity 6 comes before `completion(nil)`, and the next call on the same connection works.
     /// The query is a large cross join, which pysqlbridge takes far longer than 50 ms to stream.
+    /// The next call is made while the slow one runs (with the timeout it had then): it waits.
     func testQueryTimeoutFiresAndTheClientStaysUsable() async throws {
         try DemoServer.require()
         let client = SQLClient.forDemo()
         let recorder = NotificationRecorder(client)
         let connected = await client.connectDemo()
         XCTAssertTrue(connected)
+        let finished = AsyncGate()
+        let slow = LineRecorder()
         client.timeout = 0.05
-        let slow = await client.execute("SELECT a.name, b.name AS n2, c.name AS n3, d.name AS n4, e.name AS n5, f.name AS n6, g.name AS n7 "
-                                        + "FROM people a, people b, people c, people d, people e, people f, people g")
-        XCTAssertNil(slow)
+        client.execute("SELECT a.name, b.name AS n2, c.name AS n3, d.name AS n4, e.name AS n5, f.name AS n6, g.name AS n7 "
+                       + "FROM people a, people b, people c, people d, people e, people f, people g") { results in
+            recorder.append(.init(name: "slow \(results == nil ? "nil" : "rows")"))
+        }
+        client.timeout = 5
+        client.execute("SELECT name FROM people WHERE id = 1") { results in
+            slow.append(results?.first?.first?["name"] as? String ?? "nil")
+            recorder.append(.init(name: "next"))
+            finished.open()
+        }
+        XCTAssertTrue(client.isExecuting)
+        await finished.wait()
+        XCTAssertEqual(recorder.entries.map(\.name), [SQLClientErrorNotification, "slow nil", "next"])
         XCTAssertEqual(recorder.errors.first?.code, 20003)
         XCTAssertEqual(recorder.errors.first?.severity, 6)
         XCTAssertEqual(recorder.errors.first?.error?.code, .timeout)
+        XCTAssertEqual(slow.lines, ["Alice"])
         XCTAssertTrue(client.isConnected)
-        client.timeout = 5
-        let next = await client.execute("SELECT name FROM people WHERE id = 1")
-        XCTAssertEqual(next?.first?.first?["name"] as? String, "Alice")
+        XCTAssertFalse(client.isExecuting)
         client.disconnect()
     }
 }

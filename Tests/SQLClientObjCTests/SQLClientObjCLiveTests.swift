@@ -72,6 +72,19 @@ final class SQLClientObjCLiveTests: XCTestCase {
         XCTAssertFalse(client.isConnected)
     }
 
+    /// The old README's host form `server\\instance:port`: with a port, the instance name needs no
+    /// SQL Server Browser lookup and the port is used as given.
+    func testInstanceAndPortHostForm() async throws {
+        try DemoServer.require()
+        let client = SQLClient.forDemo()
+        let connected = await client.connect("127.0.0.1\\SQLEXPRESS:\(DemoServer.port)", username: DemoServer.user,
+                                             password: DemoServer.password, database: nil)
+        XCTAssertTrue(connected)
+        let rows = await client.execute("SELECT name FROM people WHERE id = 4")
+        XCTAssertEqual(rows?.first?.first?["name"] as? String, "Dmitri")
+        client.disconnect()
+    }
+
     /// " " stays " " (FreeTDS gave the old library ""), and text of 100 KB arrives whole.
     func testSingleSpaceAndLargeTextArriveWhole() async throws {
         try DemoServer.require()

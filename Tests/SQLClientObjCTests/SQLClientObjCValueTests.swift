@@ -97,6 +97,26 @@ final class SQLClientObjCValueTests: XCTestCase {
         XCTAssertFalse(client.isExecuting)
     }
 
+    /// On a concurrent OperationQueue, notifications and completions still arrive in the order
+    /// they happened: each failed call's error notification, then its completion, call after call.
+    func testDeliveriesKeepTheirOrderOnAConcurrentQueue() async throws {
+        let client = SQLClient()
+        let queue = OperationQueue()   // concurrent: maxConcurrentOperationCount is the default
+        client.callbackQueue = queue
+        let recorder = NotificationRecorder(client)
+        let gate = AsyncGate()
+        for i in 1 ... 40 {
+            client.execute("SELECT \(i)") { results in
+                recorder.append(.init(name: "completion \(i) \(results == nil ? "nil" : "rows")"))
+                if i == 40 { gate.open() }
+            }
+        }
+        await gate.wait()
+        let expected = (1 ... 40).flatMap { [SQLClientErrorNotification, "completion \($0) nil"] }
+        XCTAssertEqual(recorder.entries.map(\.name), expected)
+        XCTAssertEqual(Set(recorder.errors.map(\.code)), [20047])
+    }
+
     /// No value of `timeout` or `maxTextSize` traps.
     func testSettingsNeverTrap() {
         XCTAssertNil(SQLClient.duration(seconds: 0))

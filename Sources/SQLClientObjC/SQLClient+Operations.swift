@@ -35,7 +35,7 @@ extension SQLClient {
     /// parameters: values the app splices into the text are SQL; see
     /// ``execute(_:parameters:completion:)``), and calls `completion` with its result sets: an
     /// array of tables, each an array of rows, each a dictionary from column name to value
-    /// (`NSNull` for NULL; see ``SQLClient/foundationValue(_:column:tdsVersion:)`` for the types).
+    /// (`NSNull` for NULL; see ``SQLClient/foundationValue(_:)`` for the types).
     /// A statement without a result set (INSERT, UPDATE…) adds no table. On failure `completion`
     /// gets nil, after an error notification (a server error's number, message and severity;
     /// 20003 for a timeout, 20004 for a lost connection, 20047 when not connected). Server

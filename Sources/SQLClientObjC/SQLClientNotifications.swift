@@ -35,7 +35,8 @@ public let SQLClientCodeKey = "SQLClientCodeKey"
 public let SQLClientSeverityKey = "SQLClientSeverityKey"
 
 /// `userInfo` key of ``SQLClientErrorNotification`` (new): the ``SQLClientError`` behind a
-/// client-side failure or a refused login, with its code, server message and cause.
+/// client-side failure or a refused login, with its code, server message and cause (in
+/// Objective-C an `NSError` of domain `SQLClient`).
 public let SQLClientErrorKey = "SQLClientErrorKey"
 
 extension Notification.Name {

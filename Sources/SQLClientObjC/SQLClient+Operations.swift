@@ -48,7 +48,7 @@ extension SQLClient {
     /// `sp_executesql`, [MS-TDS] 2.2.6.6): values never become SQL text. Each value is an
     /// `NSNull` (or nil), `NSNumber` (a BOOL as bit, an integer as bigint, a double as float),
     /// `NSDecimalNumber`/`Decimal` (decimal), `NSString`, `NSDate` (datetime2, UTC), `NSUUID`,
-    /// `NSData`/`[UInt8]` (varbinary), or an ``SQLParameter`` for an explicit type. Another type
+    /// `NSData`/`[UInt8]` (varbinary), or an `SQLParameter` for an explicit type. Another type
     /// fails the call (an error notification names its position) without sending anything.
     public func execute(_ sql: String, parameters: [Any], completion: (@Sendable ([[[String: Any]]]?) -> Void)?) {
         var bound: [SQLParameter] = []

@@ -7,7 +7,7 @@ import SQLClient
 // (SQLClient+Operations.swift, SQLClientNotifications.swift, SQLClientValues.swift).
 
 #if canImport(ObjectiveC)
-/// The Objective-C SQLClient's API over ``SQLConnection``: completion blocks, notifications and
+/// The Objective-C SQLClient's API over `SQLConnection`: completion blocks, notifications and
 /// Foundation values (`NSNumber`, `NSDecimalNumber`, `NSDate`, `NSUUID`, `NSData`, `NSString`,
 /// `NSNull`), for apps that migrate from that library without rewriting their call sites.
 ///
@@ -37,7 +37,7 @@ public final class SQLClient: NSObject, @unchecked Sendable {
     }
 }
 #else
-/// The Objective-C SQLClient's API over ``SQLConnection``: completion blocks, notifications and
+/// The Objective-C SQLClient's API over `SQLConnection`: completion blocks, notifications and
 /// Foundation values (`NSNumber`, `NSDecimalNumber`, `NSDate`, `NSUUID`, `NSData`, `NSString`,
 /// `NSNull`), for apps that migrate from that library without rewriting their call sites.
 ///
@@ -159,7 +159,7 @@ extension SQLClient {
         set { state.withLock { $0.trustServerCertificate = newValue } }
     }
 
-    /// Swift only: adjusts the ``SQLConnectionConfiguration`` each connect builds from its
+    /// Swift only: adjusts the `SQLConnectionConfiguration` each connect builds from its
     /// arguments and the properties above (encryption, a CA file, the TDS version, the packet
     /// size, the application name…), just before connecting (the handler set when connect was called).
     public var configurationHandler: (@Sendable (inout SQLConnectionConfiguration) -> Void)? {

@@ -34,7 +34,7 @@ public let SQLClientCodeKey = "SQLClientCodeKey"
 /// client-side failures (see ``SQLClientErrorNotification``).
 public let SQLClientSeverityKey = "SQLClientSeverityKey"
 
-/// `userInfo` key of ``SQLClientErrorNotification`` (new): the ``SQLClientError`` behind a
+/// `userInfo` key of ``SQLClientErrorNotification`` (new): the `SQLClientError` behind a
 /// client-side failure or a refused login, with its code, server message and cause (in
 /// Objective-C an `NSError` of domain `SQLClient`).
 public let SQLClientErrorKey = "SQLClientErrorKey"

@@ -7,7 +7,7 @@ import SQLClient
 
 extension SQLClient {
     /// A result's tables: one per result set (a statement without one adds none), rows as
-    /// dictionaries keyed as ``SQLColumns/dictionaryKeys`` (the column name; `column<n>` for an
+    /// dictionaries keyed as `SQLColumns/dictionaryKeys` (the column name; `column<n>` for an
     /// unnamed column, `<name>_<k>` for a repeated one, so no value is lost).
     static func tables(of result: SQLResult, tdsVersion: TDSVersion) -> [[[String: Any]]] {
         result.resultSets.map { set in
@@ -141,7 +141,7 @@ extension SQLClient {
         }
     }
 
-    /// An app's parameter value as an ``SQLParameter``; nil when it has no SQL Server type.
+    /// An app's parameter value as an `SQLParameter`; nil when it has no SQL Server type.
     static func parameter(_ value: Any) -> SQLParameter? {
         switch value {
         case let p as SQLParameter: return p

@@ -177,6 +177,19 @@ final class SQLClientObjCReplayTests: XCTestCase {
         XCTAssertEqual(recorder.errors.first?.error?.code, .timeout)
     }
 
+    /// An IPv6 host (`[::1]:port`, the old forms' IPv6 spelling): the client reaches the server
+    /// (a silent one, so the login times out with 20003 rather than failing to connect with 20009).
+    func testIPv6Host() async throws {
+        let silent = try SilentListener(ipv6: true)
+        let client = SQLClient()
+        client.callbackQueue = testQueue("ipv6")
+        client.timeout = 0.3
+        let recorder = NotificationRecorder(client)
+        let connected = await client.connect("[::1]:\(silent.port)", username: "u", password: "p", database: nil)
+        XCTAssertFalse(connected)
+        XCTAssertEqual(recorder.errors.map(\.code), [20003])
+    }
+
     /// A port nobody listens on: code 20009 (SYBECONN), severity 9.
     func testUnreachableServer() async throws {
         let port = try SilentListener().port   // closed again at once

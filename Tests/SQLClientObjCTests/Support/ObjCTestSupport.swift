@@ -172,34 +172,47 @@ func hex(_ bytes: [UInt8]) -> String {
     }.joined(separator: "\n")
 }
 
-/// A TCP port on 127.0.0.1 that accepts connections (into the kernel's backlog) and never answers:
-/// a server that hangs during login.
+/// A TCP port on 127.0.0.1 (or ::1) that accepts connections (into the kernel's backlog) and
+/// never answers: a server that hangs during login.
 final class SilentListener {
     let fd: Int32
     let port: Int
 
-    init() throws {
+    init(ipv6: Bool = false) throws {
         #if canImport(Darwin)
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0)
         #else
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #endif
         guard fd >= 0 else { throw XCTSkip("socket() failed") }
-        var sin = sockaddr_in()
-        sin.sin_family = sa_family_t(AF_INET)
-        sin.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr)
-        let bound = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        var port: UInt16 = 0
+        var ok = false
+        if ipv6 {
+            var sin6 = sockaddr_in6()
+            sin6.sin6_family = sa_family_t(AF_INET6)
+            inet_pton(AF_INET6, "::1", &sin6.sin6_addr)
+            let size = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            ok = withUnsafePointer(to: &sin6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } } == 0
+            var length = size
+            _ = withUnsafeMutablePointer(to: &sin6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            port = UInt16(bigEndian: sin6.sin6_port)
+        } else {
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr)
+            let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+            ok = withUnsafePointer(to: &sin) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } } == 0
+            var length = size
+            _ = withUnsafeMutablePointer(to: &sin) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            port = UInt16(bigEndian: sin.sin_port)
         }
-        guard bound == 0, listen(fd, 8) == 0 else { close(fd); throw XCTSkip("bind/listen failed") }
-        var out = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &out) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        guard ok, listen(fd, 8) == 0 else { close(fd); throw XCTSkip("bind/listen on \(ipv6 ? "::1" : "127.0.0.1") failed") }
         self.fd = fd
-        self.port = Int(UInt16(bigEndian: out.sin_port))
+        self.port = Int(port)
     }
 
     deinit { close(fd) }

@@ -190,6 +190,20 @@ final class SQLClientObjCReplayTests: XCTestCase {
         XCTAssertEqual(recorder.errors.map(\.code), [20003])
     }
 
+    /// A host that is not one: nothing is sent, code 20000 (the call itself is wrong), `completion(false)`.
+    func testMalformedHostFailsTheConnect() async throws {
+        let client = SQLClient()
+        client.callbackQueue = testQueue("malformed")
+        let recorder = NotificationRecorder(client)
+        for host in ["", "server:notaport", "server:99999"] {
+            let connected = await client.connect(host, username: "u", password: "secret-pw", database: nil)
+            XCTAssertFalse(connected, host)
+        }
+        XCTAssertEqual(recorder.errors.map(\.code), [20000, 20000, 20000])
+        XCTAssertFalse(recorder.errors.contains { $0.message?.contains("secret-pw") ?? false })
+        XCTAssertFalse(client.isConnected)
+    }
+
     /// A port nobody listens on: code 20009 (SYBECONN), severity 9.
     func testUnreachableServer() async throws {
         let port = try SilentListener().port   // closed again at once

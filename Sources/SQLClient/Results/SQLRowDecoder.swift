@@ -5,10 +5,11 @@ import TDS
 /// What ``SQLRow/decode(_:)`` keeps per result set (one per ``SQLColumns``, shared by its rows):
 /// the column of each coding key, per key type (``SQLColumnKeyPlan``), made on first use.
 final class SQLRowDecoding: Sendable {
-    /// The plans of the key types after the first (at most 16 kept).
-    let keyPlans = Mutex<[ObjectIdentifier: SQLColumnKeyPlan]>([:])
-    /// The plan of the first key type decoded (read without a lock: the common case).
-    let firstKeyPlan = AtomicLazyReference<SQLColumnKeyPlan>()
+    /// The plan of the first key type decoded (the common case: compared by identity, no hashing)
+    /// and the plans of the key types after it (at most 16 kept). A `Mutex` (its lock is inlined)
+    /// rather than an `AtomicLazyReference`, whose unspecialized `load()` looked up generic
+    /// metadata on every row.
+    let keyPlans = Mutex<(first: SQLColumnKeyPlan?, others: [ObjectIdentifier: SQLColumnKeyPlan])>((nil, [:]))
 
     init() {}
 }
@@ -75,14 +76,19 @@ extension SQLColumns {
     /// The plan of `Key` for these columns (made on first use, then shared by every row).
     func keyPlan<Key: CodingKey>(for type: Key.Type) -> SQLColumnKeyPlan {
         let id = ObjectIdentifier(type)
-        if let plan = decoding.firstKeyPlan.load(), plan.keyType == id { return plan }
-        if let plan = decoding.keyPlans.withLock({ $0[id] }) { return plan }
-        let plan = SQLColumnKeyPlan(type, columns: self)
-        if decoding.firstKeyPlan.storeIfNil(plan) === plan { return plan }
-        decoding.keyPlans.withLock { plans in
-            if plans.count < 16 { plans[id] = plan }
+        let known = decoding.keyPlans.withLock { plans -> SQLColumnKeyPlan? in
+            if let first = plans.first, first.keyType == id { return first }
+            return plans.others[id]
         }
-        return plan
+        if let known { return known }
+        let plan = SQLColumnKeyPlan(type, columns: self)
+        return decoding.keyPlans.withLock { plans in
+            guard let first = plans.first else { plans.first = plan; return plan }
+            if first.keyType == id { return first }
+            if let other = plans.others[id] { return other }
+            if plans.others.count < 16 { plans.others[id] = plan }
+            return plan
+        }
     }
 }
 

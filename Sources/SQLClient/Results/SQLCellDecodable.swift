@@ -199,7 +199,6 @@ extension SQLCellDecodable {
 extension Optional: SQLCellDecodable where Wrapped: SQLCellDecodable {
     /// nil for NULL, else the wrapped type's value.
     /// - Throws: as `Wrapped`'s ``SQLCellDecodable/init(sqlCell:)`` for a value that does not convert.
-    @inlinable  // specialized in the caller's module: no generic metadata looked up per cell
     public init(sqlCell cell: SQLCell) throws { self = try Wrapped.decodeIfPresent(sqlCell: cell) }
 }
 

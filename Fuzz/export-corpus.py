@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAPTURES = os.environ.get("CAPTURES", os.path.join(ROOT, "..", "shared", "captures"))
 NICE = os.environ.get("FUZZ_NICE", "19")
 WINDOW = 16
-MAX_LEN = 4096
+MAX_LEN = 2048
 HARNESSES = ["PacketFraming", "Prelogin", "Login7", "ClientRequests", "TokenStream",
              "TokenStreamInResult", "TypeInfoValues", "Capture", "ConnectionString", "SSRP", "Client"]
 

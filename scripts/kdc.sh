@@ -75,8 +75,6 @@ cmd_start() {
     clockskew = 1
     ticket_lifetime = 1h
     default_ccache_name = FILE:$dir/default.ccache
-    default_client_keytab_name = FILE:$dir/client.keytab
-    default_keytab_name = FILE:$dir/service.keytab
 [realms]
     $REALM = {
         kdc = 127.0.0.1:$port

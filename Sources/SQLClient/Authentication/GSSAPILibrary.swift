@@ -179,8 +179,12 @@ final class GSSAPILibrary: @unchecked Sendable {
             } while context != 0 && out.count < 8
             return out
         }
-        var parts = major & 0xFFFF_0000 != 0 ? messages(major, type: 1, mech: nil) : []
-        if minor != 0 { parts += messages(minor, type: 2, mech: nil) }
+        // GSS_S_FAILURE's own text ("Unspecified GSS failure. Minor code may provide more
+        // information") says nothing when the minor code has a message.
+        let mechanism = minor != 0 ? messages(minor, type: 2, mech: nil) : []
+        var parts = major & 0xFFFF_0000 != 0 && !(major >> 16 & 0xFF == 13 && !mechanism.isEmpty)
+            ? messages(major, type: 1, mech: nil) : []
+        parts += mechanism
         return parts.isEmpty ? "GSSAPI major status 0x\(String(major, radix: 16)), minor \(Int32(bitPattern: minor))"
             : parts.joined(separator: ": ")
     }

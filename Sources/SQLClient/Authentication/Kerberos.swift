@@ -95,12 +95,32 @@ public struct KerberosError: Error, Sendable, Hashable, CustomStringConvertible 
         self.message = message
     }
 
-    /// An error from GSSAPI status codes, its kind read from them (MIT krb5 minor codes).
+    /// An error from GSSAPI status codes and gss_display_status's text, its kind read from them. MIT's
+    /// mechanism glue hands out process-local minor codes, so the krb5 error is recognised by its
+    /// (English) message first, then by a raw krb5 code (Heimdal, GSS.framework), then by the major routine.
     init(major: UInt32, minor: UInt32, text: String) {
         self.majorStatus = major
         self.minorStatus = minor
         self.message = text
         let routine = (major >> 16) & 0xFF
+        let lower = text.lowercased()
+        if lower.contains("cannot contact any kdc") || lower.contains("cannot find kdc") || lower.contains("cannot resolve network address for kdc") {
+            kind = .kdcUnreachable
+            return
+        }
+        if lower.contains("not found in kerberos database") || lower.contains("server not found") {
+            kind = .unknownServer
+            return
+        }
+        if lower.contains("ticket expired") || lower.contains("credentials have expired") || lower.contains("credential has expired") {
+            kind = .credentialsExpired
+            return
+        }
+        if lower.contains("no kerberos credentials") || lower.contains("no credentials cache") || lower.contains("no credentials were supplied")
+            || lower.contains("matching credential not found") || lower.contains("credentials cache file") && lower.contains("not found") {
+            kind = .noCredentials
+            return
+        }
         switch Int32(bitPattern: minor) {
         case -1_765_328_228: kind = .kdcUnreachable                 // KRB5_KDC_UNREACH
         case -1_765_328_377: kind = .unknownServer                  // KRB5KDC_ERR_S_PRINCIPAL_UNKNOWN

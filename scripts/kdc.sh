@@ -47,13 +47,14 @@ cmd_install() {
     local sudo=""
     [ "$(id -u)" = 0 ] || sudo=sudo
     export DEBIAN_FRONTEND=noninteractive
-    # Another apt-get may hold the dpkg lock: wait and retry.
-    for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    command -v apt-get >/dev/null 2>&1 || { echo "kdc.sh: no apt-get: install MIT Kerberos's KDC yourself" >&2; return 1; }
+    # Another apt-get may hold the dpkg lock: wait and retry (a few times).
+    for attempt in 1 2 3 4 5; do
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true
         if $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq krb5-kdc krb5-admin-server krb5-user python3-gssapi >/dev/null; then
             return 0
         fi
-        $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
-        sleep 10
+        [ "$attempt" = 5 ] || sleep 10
     done
     return 1
 }

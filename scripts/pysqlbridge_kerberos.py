@@ -16,8 +16,10 @@ else from Debian's python3-gssapi (same Python minor version: its directory is a
 
 SQL Server sends the acceptor's last SPNEGO token (the Kerberos AP-REP that proves the server to the
 client: mutual authentication) in an SSPI token before LOGINACK; pysqlbridge drops the token of the
-completing step, so this server's Connection sends it first.
+completing step, so this server's Connection sends it: in the login response's message, before
+LOGINACK (default), or with KERBEROS_FINAL_TOKEN=separate in a message of its own first.
 """
+import os
 import logging
 import signal
 import socket
@@ -71,11 +73,21 @@ class KerberosAcceptor:
 class KerberosConnection(Connection):
     """pysqlbridge's Connection, sending the acceptor's completing token before LOGINACK (as SQL Server does)."""
 
+    _prefix = b""
+
     def _finish_login(self, responses):
         acceptor = self._acceptor
-        if acceptor is not None and getattr(acceptor, "final_token", b""):
-            self._send(responses, sspi_token(acceptor.final_token), packet_id=0)
+        final = getattr(acceptor, "final_token", b"") if acceptor is not None else b""
+        if final and os.environ.get("KERBEROS_FINAL_TOKEN") == "separate":
+            self._send(responses, sspi_token(final), packet_id=0)
+        elif final:
+            self._prefix = sspi_token(final)
         super()._finish_login(responses)
+
+    def _send(self, responses, payload, packet_id=1):
+        # The login response's tokens follow the SSPI token in one message (as SQL Server sends them).
+        prefix, self._prefix = self._prefix, b""
+        super()._send(responses, prefix + payload, packet_id)
 
 
 def serve(config: str) -> None:

@@ -135,8 +135,10 @@ final class KerberosRealm: @unchecked Sendable {
 
     /// The GSSAPI acceptor server (scripts/pysqlbridge_kerberos.py serve) with `keytab` (default: the
     /// service keytab), and its port.
-    func startServer(keytab: String? = nil) throws -> (KerberosServer, Int) {
-        let server = try KerberosServer(realm: self, keytab: keytab ?? serviceKeytab)
+    /// `separateFinalToken`: the AP-REP in a message of its own before the login response (else in
+    /// the login response's message, before LOGINACK, as SQL Server sends it).
+    func startServer(keytab: String? = nil, separateFinalToken: Bool = false) throws -> (KerberosServer, Int) {
+        let server = try KerberosServer(realm: self, keytab: keytab ?? serviceKeytab, separateFinalToken: separateFinalToken)
         guard let line = server.readLine(), line.hasPrefix("listening "), let port = Int(line.dropFirst(10)) else {
             server.stop()
             throw XCTSkip("the Kerberos test server did not start (python-gssapi: Debian python3-gssapi; .venv: scripts/pysqlbridge.sh install)")
@@ -159,7 +161,7 @@ final class KerberosServer: @unchecked Sendable {
     private let exited = DispatchSemaphore(value: 0)
     private var buffer: [UInt8] = []
 
-    init(realm: KerberosRealm, keytab: String) throws {
+    init(realm: KerberosRealm, keytab: String, separateFinalToken: Bool) throws {
         let python = LiveServer.packageRoot.appendingPathComponent(".venv/bin/python")
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             throw XCTSkip("the project's venv is missing (scripts/pysqlbridge.sh install)")
@@ -170,6 +172,7 @@ final class KerberosServer: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env["KRB5_CONFIG"] = realm.krb5Config
         env["KRB5_KTNAME"] = "FILE:" + keytab
+        env["KERBEROS_FINAL_TOKEN"] = separateFinalToken ? "separate" : "with-loginack"
         process.environment = env
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import SQLClientTesting
+import TDS
 import XCTest
 @testable import SQLClient
 
@@ -85,8 +86,9 @@ final class KerberosConfigurationTests: XCTestCase {
     /// `.unsupported` naming the Debian package, before anything but PRELOGIN is sent; with an NTLM
     /// fallback the login goes on with NTLM (the LOGIN7 carries an NTLM NEGOTIATE_MESSAGE).
     func testWithoutLibgssapiTheErrorNamesThePackageAndNTLMFallsBack() async throws {
+        let before = ProcessInfo.processInfo.environment["SQLCLIENT_GSSAPI_LIBRARY"]
         setenv("SQLCLIENT_GSSAPI_LIBRARY", "libgssapi_krb5_absent_for_tests.so.9", 1)
-        defer { unsetenv("SQLCLIENT_GSSAPI_LIBRARY") }
+        defer { if let before { setenv("SQLCLIENT_GSSAPI_LIBRARY", before, 1) } else { unsetenv("SQLCLIENT_GSSAPI_LIBRARY") } }
         let server = try LoginScenarioServer(name: "no-gssapi", behaviour: .init())
         defer { server.stop() }
         var config = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: Int(server.port)), user: "", password: "",
@@ -112,5 +114,27 @@ final class KerberosConfigurationTests: XCTestCase {
         await connection.close()
         let sspi = fallback.records.first?.login?.sspi ?? []
         XCTAssertEqual(Array(sspi.prefix(8)), Array("NTLMSSP\0".utf8), "LOGIN7's SSPI field holds NTLM's NEGOTIATE_MESSAGE")
+    }
+}
+
+/// The SSPI tokens a server may send in one login: NTLM one, Kerberos (SPNEGO) at most
+/// ``KerberosAuthenticator/maximumLegs``; one more is a protocol error, not another GSSAPI call.
+final class KerberosSSPILegTests: XCTestCase {
+    func testSSPITokensPerLoginAreBounded() {
+        for limit in [1, KerberosAuthenticator.maximumLegs] {
+            var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false, expectsSSPI: true)
+            machine.maximumSSPITokens = limit
+            _ = machine.connected()
+            _ = machine.preloginReceived(Prelogin(encryption: .notSupported))
+            let token = Token.sspi(SSPIToken(buffer: [0xA1, 0x00]))
+            for leg in 1 ... limit {
+                guard case .sspiChallenge(let bytes) = machine.tokenReceived(token) else { return XCTFail("leg \(leg) of \(limit)") }
+                XCTAssertEqual(bytes, [0xA1, 0x00])
+                XCTAssertTrue(machine.messageEnded().isEmpty, "the client's answer comes next")
+            }
+            guard case .closeConnection(let context) = machine.tokenReceived(token) else { return XCTFail("token \(limit + 1) was taken") }
+            XCTAssertEqual(context.error.code, .protocolError)
+            XCTAssertTrue(context.error.message.contains(limit == 1 ? "NTLM has only one" : "more than \(limit) SSPI tokens"), context.error.message)
+        }
     }
 }

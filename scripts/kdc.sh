@@ -106,10 +106,10 @@ EOF
     : >"$dir/kadm5.acl"
     env_for "$dir"
     if [ ! -f "$dir/principal" ]; then
-        kdb5_util create -s -r "$REALM" -P "$MASTER_PASSWORD" >/dev/null
-        kadmin.local -q "addprinc -randkey alice@$REALM" >/dev/null
-        kadmin.local -q "addprinc -randkey -maxlife 1s shortlived@$REALM" >/dev/null
-        kadmin.local -q "ktadd -k $dir/client.keytab alice@$REALM shortlived@$REALM" >/dev/null
+        kdb5_util create -s -r "$REALM" -P "$MASTER_PASSWORD" >/dev/null 2>&1
+        kadmin.local -q "addprinc -randkey alice@$REALM" >/dev/null 2>&1
+        kadmin.local -q "addprinc -randkey -maxlife 1s shortlived@$REALM" >/dev/null 2>&1
+        kadmin.local -q "ktadd -k $dir/client.keytab alice@$REALM shortlived@$REALM" >/dev/null 2>&1
     fi
     krb5kdc -r "$REALM" -P "$dir/kdc.pid"
     # Wait (at most 5 s) for the TCP port.
@@ -128,8 +128,8 @@ cmd_service() {
     need
     local dir="$1" spn="$2"
     env_for "$dir"
-    kadmin.local -q "addprinc -randkey $spn@$REALM" >/dev/null
-    kadmin.local -q "ktadd -k $dir/service.keytab $spn@$REALM" >/dev/null
+    kadmin.local -q "addprinc -randkey $spn@$REALM" >/dev/null 2>&1
+    kadmin.local -q "ktadd -k $dir/service.keytab $spn@$REALM" >/dev/null 2>&1
     echo "service $spn@$REALM $dir/service.keytab"
 }
 
@@ -148,6 +148,9 @@ cmd_stop() {
         local pid
         pid="$(cat "$dir/kdc.pid")"
         kill "$pid" 2>/dev/null || true
+        # A KDC started from a thread with SIGTERM blocked (a test runner's) inherits the mask: KILL it.
+        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
         rm -f "$dir/kdc.pid"
     fi
 }

@@ -185,6 +185,7 @@ final class KerberosLiveTests: XCTestCase {
         try realm.addService(spn)
         let cache = try realm.kinit()
         var garbage: [[UInt8]] = [
+            [],                                                                       // an empty token
             [0xA1, 0x84, 0xFF, 0xFF, 0xFF, 0xFF],                                    // a 4-byte length past the end
             [0xA1, 0x07, 0x30, 0x05, 0xA0, 0x03, 0x0A, 0x01, 0x02],                  // NegTokenResp: reject
             [0xA1, 0x0C, 0x30, 0x0A, 0xA0, 0x03, 0x0A, 0x01, 0x00, 0xA2, 0x03, 0x04, 0x01, 0x00], // accept-completed, junk AP-REP

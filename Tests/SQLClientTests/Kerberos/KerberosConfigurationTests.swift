@@ -138,3 +138,22 @@ final class KerberosSSPILegTests: XCTestCase {
         }
     }
 }
+
+/// `sqlclient -E` on a machine without libgssapi_krb5 (simulated): exit status 3 and the Debian
+/// package named; with `-U DOMAIN\user -P …` the login falls back to NTLM.
+final class KerberosCLIWithoutLibraryTests: XCTestCase {
+    func testTrustedConnectionWithoutLibgssapi() throws {
+        let server = try LoginScenarioServer(name: "cli-no-gssapi", behaviour: .init())
+        defer { server.stop() }
+        let env = ["SQLCLIENT_GSSAPI_LIBRARY": "libgssapi_krb5_absent_for_tests.so.9"]
+        let target = ["-S", "127.0.0.1,\(server.port)", "-N", "disable", "-l", "10", "-Q", "SELECT 1"]
+        let missing = try CLI.run(["-E"] + target, environment: env)
+        XCTAssertEqual(missing.status, 3, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("libgssapi-krb5-2"), missing.stderr)
+        let fallback = try CLI.run(["-E", "-U", #"CORP\alice"#, "-P", "Xq7-secret"] + target, environment: env)
+        XCTAssertEqual(fallback.status, 0, fallback.stderr)
+        XCTAssertFalse(fallback.stderr.contains("Xq7-secret"), fallback.stderr)
+        let sspi = server.records.last?.login?.sspi ?? []
+        XCTAssertEqual(Array(sspi.prefix(8)), Array("NTLMSSP\0".utf8), "LOGIN7 carried NTLM's NEGOTIATE_MESSAGE")
+    }
+}

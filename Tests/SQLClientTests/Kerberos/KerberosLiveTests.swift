@@ -164,6 +164,26 @@ final class KerberosLiveTests: XCTestCase {
         XCTAssertEqual((error?.underlying as? KerberosError)?.kind, .kdcUnreachable, "\(String(describing: error))")
     }
 
+    /// A KDC that accepts the TCP connection and never answers: the login fails with `.timeout` at
+    /// the login timeout (2 s here), not after Kerberos's own retries.
+    func testSilentKDCEndsAtTheLoginTimeout() async throws {
+        let realm = try KerberosRealm.shared()
+        let (server, port) = try realm.startServer()
+        defer { server.stop() }
+        try realm.addService("MSSQLSvc/localhost:\(port)")
+        let cache = try realm.kinit()
+        let (silent, silentPort) = KerberosRealm.loopbackSocket(listening: true)
+        guard silent >= 0 else { throw XCTSkip("no loopback socket for the silent KDC") }
+        defer { close(silent) }
+        setenv("KRB5_CONFIG", try realm.config(kdcPort: silentPort), 1)
+        defer { setenv("KRB5_CONFIG", realm.krb5Config, 1) }
+        var c = config(port: port, KerberosCredentials(credentialCache: cache))
+        c.connectTimeout = .seconds(2)
+        let (error, elapsed) = await failure(c)
+        XCTAssertEqual(error?.code, .timeout, "\(String(describing: error))")
+        XCTAssertLessThan(elapsed, .seconds(4))
+    }
+
     /// The server cannot accept the ticket (its keytab lacks the SPN's key) and closes the connection.
     func testServerRefusingTheTokenIsAClearError() async throws {
         let realm = try KerberosRealm.shared()

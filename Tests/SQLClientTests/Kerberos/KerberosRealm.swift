@@ -118,26 +118,35 @@ final class KerberosRealm: @unchecked Sendable {
         return (try? process.waitForExit(done, timeout: 10)) == 0
     }
 
-    /// A copy of krb5.conf whose KDC is a port nothing listens on.
-    func unreachableConfig() throws -> String {
+    /// A copy of krb5.conf whose KDC is 127.0.0.1:`port`.
+    func config(kdcPort port: Int) throws -> String {
         let text = try String(contentsOfFile: krb5Config, encoding: .utf8)
-        let probe = socket(AF_INET, Int32(SOCK_STREAM_VALUE), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var port = 1
-        if probe >= 0 {
-            // A port bound and closed at once: nothing listens there.
-            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
-            port = Int(UInt16(bigEndian: address.sin_port))
-            close(probe)
-        }
-        let path = directory.appendingPathComponent("unreachable-krb5.conf").path
+        let path = directory.appendingPathComponent("kdc-\(port)-krb5.conf").path
         try text.replacingOccurrences(of: "127.0.0.1:\(kdcPort)", with: "127.0.0.1:\(port)")
             .write(toFile: path, atomically: true, encoding: .utf8)
         return path
+    }
+
+    /// A copy of krb5.conf whose KDC is a port nothing listens on (bound, then closed at once).
+    func unreachableConfig() throws -> String {
+        let (fd, port) = Self.loopbackSocket(listening: false)
+        if fd >= 0 { close(fd) }
+        return try config(kdcPort: port)
+    }
+
+    /// A TCP socket bound to an ephemeral loopback port, listening (connections complete in the
+    /// backlog and are never accepted: a KDC that never answers) or not; the caller closes it.
+    static func loopbackSocket(listening: Bool) -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM_VALUE), 0)
+        guard fd >= 0 else { return (-1, 1) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        if listening { _ = listen(fd, 8) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// The GSSAPI acceptor server (scripts/pysqlbridge_kerberos.py serve) with `keytab` (default: the

@@ -331,6 +331,12 @@ final class GSSAPIInitiator: GSSInitiator, @unchecked Sendable {
 }
 
 enum GSSBackend {
+    /// Loads the GSSAPI library.
+    /// - Throws: ``SQLClientError`` `.unsupported` naming the Debian package when it is missing.
+    static func checkAvailable() throws(SQLClientError) {
+        _ = try GSSAPILibrary.load()
+    }
+
     /// A Kerberos initiator through MIT GSSAPI (loaded with dlopen).
     static func makeInitiator(servicePrincipalName: String, credentials: KerberosCredentials) throws(SQLClientError) -> any GSSInitiator {
         try GSSAPIInitiator(servicePrincipalName: servicePrincipalName, credentials: credentials)

@@ -86,6 +86,9 @@ final class KerberosConfigurationTests: XCTestCase {
     /// `.unsupported` naming the Debian package, before anything but PRELOGIN is sent; with an NTLM
     /// fallback the login goes on with NTLM (the LOGIN7 carries an NTLM NEGOTIATE_MESSAGE).
     func testWithoutLibgssapiTheErrorNamesThePackageAndNTLMFallsBack() async throws {
+        #if canImport(GSS)
+        throw XCTSkip("GSS.framework is part of the system: there is no library to miss")
+        #endif
         let before = ProcessInfo.processInfo.environment["SQLCLIENT_GSSAPI_LIBRARY"]
         setenv("SQLCLIENT_GSSAPI_LIBRARY", "libgssapi_krb5_absent_for_tests.so.9", 1)
         defer { if let before { setenv("SQLCLIENT_GSSAPI_LIBRARY", before, 1) } else { unsetenv("SQLCLIENT_GSSAPI_LIBRARY") } }
@@ -143,6 +146,9 @@ final class KerberosSSPILegTests: XCTestCase {
 /// package named; with `-U DOMAIN\user -P …` the login falls back to NTLM.
 final class KerberosCLIWithoutLibraryTests: XCTestCase {
     func testTrustedConnectionWithoutLibgssapi() throws {
+        #if canImport(GSS)
+        throw XCTSkip("GSS.framework is part of the system: there is no library to miss")
+        #endif
         let server = try LoginScenarioServer(name: "cli-no-gssapi", behaviour: .init())
         defer { server.stop() }
         let env = ["SQLCLIENT_GSSAPI_LIBRARY": "libgssapi_krb5_absent_for_tests.so.9"]

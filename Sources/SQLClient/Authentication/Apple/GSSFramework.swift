@@ -48,11 +48,16 @@ final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
         var minor: OM_uint32 = 0
         var flags: OM_uint32 = 0
         var output = gss_buffer_desc(length: 0, value: nil)
-        var bytes = input ?? []
-        let major = bytes.withUnsafeMutableBytes { raw -> OM_uint32 in
-            var buffer = gss_buffer_desc(length: raw.count, value: raw.baseAddress)
-            return gss_init_sec_context(&minor, nil, &context, target, Self.spnego, KerberosAuthenticator.requestedFlags, 0,
-                                        nil, input == nil ? nil : &buffer, nil, &output, &flags, nil)
+        let major: OM_uint32
+        if var bytes = input {
+            major = bytes.withUnsafeMutableBytes { raw -> OM_uint32 in
+                var buffer = gss_buffer_desc(length: raw.count, value: raw.baseAddress)
+                return gss_init_sec_context(&minor, nil, &context, target, Self.spnego, KerberosAuthenticator.requestedFlags, 0,
+                                            nil, &buffer, nil, &output, &flags, nil)
+            }
+        } else {
+            major = gss_init_sec_context(&minor, nil, &context, target, Self.spnego, KerberosAuthenticator.requestedFlags, 0,
+                                         nil, nil, nil, &output, &flags, nil)
         }
         var token: [UInt8] = []
         if output.length > 0, output.length <= SPNEGO.maximumTokenLength, let value = output.value {
@@ -77,6 +82,9 @@ final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
 }
 
 enum GSSBackend {
+    /// GSS.framework is always there.
+    static func checkAvailable() throws(SQLClientError) {}
+
     /// A Kerberos initiator through GSS.framework.
     static func makeInitiator(servicePrincipalName: String, credentials: KerberosCredentials) throws(SQLClientError) -> any GSSInitiator {
         try GSSFrameworkInitiator(servicePrincipalName: servicePrincipalName, credentials: credentials)

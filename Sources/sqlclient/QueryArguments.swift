@@ -68,6 +68,10 @@ struct QueryOptions {
     var workstation: String?
     /// --access-token-file: an Entra ID access token, read from the file (whitespace trimmed).
     var accessTokenFile: String?
+    /// -E / --trusted-connection: Kerberos (integrated security) with the default credential cache.
+    var trustedConnection = false
+    /// --server-spn: the Kerberos service principal name (nil: MSSQLSvc/<fqdn>:<port>).
+    var serverSPN: String?
     /// -K / --application-intent ReadOnly|ReadWrite.
     var applicationIntent: SQLApplicationIntent?
     /// -M / --multi-subnet-failover.
@@ -123,6 +127,7 @@ enum QueryArguments {
         "--host-name-in-certificate": "hostNameInCertificate", "--tds-version": "tdsVersion",
         "--text-size": "textSize", "-a": "packetSize", "--packet-size": "packetSize", "--app-name": "appName",
         "-H": "workstation", "--workstation-name": "workstation", "--access-token-file": "accessTokenFile",
+        "--server-spn": "serverSPN",
         "-K": "applicationIntent", "--application-intent": "applicationIntent",
         "--exec": "exec", "--param": "param", "--output": "outputParam", "--inout": "inout", "--default": "default",
         "-y": "variableTypeWidth", "--variable-type-width": "variableTypeWidth",
@@ -136,6 +141,7 @@ enum QueryArguments {
         "--disable-variable-substitution": "noVariables", "-M": "multiSubnetFailover",
         "--multi-subnet-failover": "multiSubnetFailover", "--json-numbers": "jsonNumbers",
         "-L": "listServers", "--list-servers": "listServers", "-Lc": "listServersClean",
+        "-E": "trusted", "--trusted-connection": "trusted",
         // Accepted for compatibility, with nothing to do: quoted identifiers are always on (-I),
         // regional settings are not used (-R), and server messages always go to standard error (-r).
         "-I": "none", "-R": "none", "-r": "none", "-r0": "none", "-r1": "none",
@@ -300,6 +306,7 @@ enum QueryArguments {
             case "appName": options.applicationName = v
             case "workstation": options.workstation = v
             case "accessTokenFile": options.accessTokenFile = v
+            case "serverSPN": options.serverSPN = v
             case "applicationIntent":
                 switch v.lowercased() {
                 case "readonly": options.applicationIntent = .readOnly
@@ -353,6 +360,7 @@ enum QueryArguments {
         case "jsonNumbers": options.jsonNumbers = true
         case "listServers": options.listServers = .list
         case "listServersClean": options.listServers = .clean
+        case "trusted": options.trustedConnection = true
         default: break
         }
     }

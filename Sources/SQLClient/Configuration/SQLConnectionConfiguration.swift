@@ -150,15 +150,15 @@ extension SQLConnectionConfiguration {
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
     /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`; and the connectivity keys: `Authentication` (`SqlPassword`, `ActiveDirectoryAccessToken`: ``authentication``),
     /// `Integrated Security`/`Trusted_Connection` (NTLM with a `DOMAIN\user`; a `User ID` written so
-    /// selects NTLM by itself), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
+    /// selects NTLM by itself; without a password: Kerberos, ``SQLAuthentication/kerberos(_:)``),
+    /// `ServerSPN`/`Server SPN` (the Kerberos SPN), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
     /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; the pool keys for ``pool`` (used by
     /// ``SQLConnectionPool``): `Pooling` (true/false), `Min Pool Size` and `Max Pool Size`
     /// (connections; the minimum at most the maximum), `Connection Lifetime`/`Load Balance Timeout`
     /// (seconds, 0 = no limit).
     ///
     /// - Throws: ``SQLClientError`` `.unsupported` for a known key this client does not support
-    ///   (`MultipleActiveResultSets=true`, `Authentication=ActiveDirectoryPassword`, `Integrated Security`
-    ///   without a user (Kerberos), …),
+    ///   (`MultipleActiveResultSets=true`, `Authentication=ActiveDirectoryPassword`, …),
     ///   `.invalidConfiguration` for an unknown key (named in the message), a bad value or a missing server.
     public init(connectionString: String) throws {
         var mayHoldSecrets: Set<String> = []
@@ -268,7 +268,7 @@ extension SQLConnectionConfiguration {
                  "failover partner", "column encryption setting", "enclave attestation url",
                  "attestation protocol", "transaction binding", "type system version",
                  "persist security info", "persistsecurityinfo", "ip address preference", "pool blocking period",
-                 "network library", "net", "server spn", "failover partner spn",
+                 "network library", "net", "failover partner spn",
                  "encrypt strict", "load balance", "connection reset":
                 throw SQLClientError(.unsupported, "the connection string key \"\(rawKey)\" is not supported")
             default:

@@ -157,6 +157,9 @@ struct ConnectionStateMachine: Sendable {
     let expectsSSPI: Bool
     /// The SSPI challenge was answered: a connection closed after it means the credentials were refused.
     private(set) var sspiAnswered = false
+    /// The SSPI tokens the server may send in the login (NTLM one; Kerberos in SPNEGO a few), and those it sent.
+    var maximumSSPITokens = 1
+    private var sspiTokens = 0
     /// The message being read carried an SSPI token (its end is not the end of the login response).
     private var sspiInMessage = false
 
@@ -666,8 +669,11 @@ struct ConnectionStateMachine: Sendable {
             guard expectsSSPI else {
                 return fail(SQLClientError(.protocolError, "the server sent an SSPI token but the login did not ask for Windows authentication"))
             }
-            guard !sspiAnswered else {
-                return fail(SQLClientError(.protocolError, "the server sent a second SSPI challenge; NTLM has only one"))
+            sspiTokens += 1
+            guard sspiTokens <= maximumSSPITokens else {
+                return fail(SQLClientError(.protocolError, maximumSSPITokens == 1
+                    ? "the server sent a second SSPI challenge; NTLM has only one"
+                    : "the server sent more than \(maximumSSPITokens) SSPI tokens in the login"))
             }
             sspiAnswered = true
             sspiInMessage = true

@@ -200,7 +200,8 @@ extension SQLConnection {
             if case .scheduleTimeout = action { performNow(action) } else { pending.append(action) }
         }
         var authentication = LoginAuthentication(configuration.authentication)
-        try await authentication.prepare()
+        try await authentication.prepare(address: configuration.address, port: port, timeout: max(.zero, deadline - clock.now()))
+        machine.maximumSSPITokens = authentication.maximumSSPITokens
         if configuration.encryption == .strict {
             try await strictTLSHandshake()
         }
@@ -275,7 +276,10 @@ extension SQLConnection {
             case .sspiChallenge(let challenge):
                 // [MS-TDS] 2.2.6.8: the answer travels as an SSPI message (packet type 0x11).
                 let answer = try authentication.sspiResponse(to: challenge)
-                try await writeHoldingGate(Packet.encode(message: answer, type: .sspi, packetSize: Packet.defaultSize))
+                // Kerberos: nothing to send when the server's token completed the context (LOGINACK follows).
+                if !answer.isEmpty {
+                    try await writeHoldingGate(Packet.encode(message: answer, type: .sspi, packetSize: Packet.defaultSize))
+                }
                 pending += try await nextLoginActions()
 
             case .loginRouted(let routing):
@@ -334,6 +338,12 @@ extension SQLConnection {
             case .needBytes:
                 let bytes = try await transport.read(maxLength: 65_536)
                 if bytes.isEmpty {
+                    if machine.expectsSSPI, !machine.sspiAnswered {
+                        // Kerberos refused: the server closes after LOGIN7's token (pysqlbridge does).
+                        return [machine.transportFailed(SQLClientError(.loginFailed,
+                            "the server closed the connection after the Windows authentication token in LOGIN7:"
+                            + " it refused the Kerberos ticket (is the SPN's key in the server's keytab?) or the NTLM message"))]
+                    }
                     if machine.sspiAnswered {
                         // A server that refuses the NTLM answer may just close (pysqlbridge does).
                         return [machine.transportFailed(SQLClientError(.loginFailed,

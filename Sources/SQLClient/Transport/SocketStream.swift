@@ -540,3 +540,53 @@ extension SocketStream {
         }
     }
 }
+
+// MARK: - Idle connection check (connection resiliency)
+
+/// What a socket idle between requests shows, without waiting and without consuming a byte.
+enum IdleSocketStatus: Sendable, Equatable, CustomStringConvertible {
+    /// Nothing to read: the connection looks alive.
+    case open
+    /// The server closed its side (a FIN: `recv` with MSG_PEEK answers 0).
+    case closedByPeer
+    /// The server reset the connection (RST: ECONNRESET), or another socket error.
+    case reset(String)
+    /// Bytes arrived although no request is running (a TLS close_notify before a FIN, a stray
+    /// message): the session's state is unknown.
+    case unexpectedData
+    /// This side closed the stream already.
+    case closedLocally
+
+    var description: String {
+        switch self {
+        case .open: return "open"
+        case .closedByPeer: return "closed by the server (FIN)"
+        case .reset(let why): return "reset by the server (\(why))"
+        case .unexpectedData: return "unexpected bytes while idle"
+        case .closedLocally: return "closed locally"
+        }
+    }
+}
+
+extension SocketStream {
+    /// Checks the idle socket (`poll` with a zero timeout, then `recv` with MSG_PEEK and
+    /// MSG_DONTWAIT of one byte), as Microsoft.Data.SqlClient checks a connection before a request.
+    func idleStatus() -> IdleSocketStatus {
+        do {
+            try beginSyscall()
+        } catch {
+            return .closedLocally
+        }
+        defer { endSyscall() }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, 0) > 0 else { return .open }
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        let err = errno
+        if n == 0 { return .closedByPeer }
+        if n > 0 { return .unexpectedData }
+        if err == EAGAIN || err == EWOULDBLOCK || err == EINTR { return .open }
+        if err == ECONNRESET { return .reset("RST") }
+        return .reset(String(cString: strerror(err)))
+    }
+}

@@ -222,6 +222,12 @@ struct ConnectionRecoveryStateMachine: Sendable {
         return .recovered(attempts: attempt, duration: now - lostAt)
     }
 
+    /// The connection was lost while not idle (a request being read): no recovery, the
+    /// request's rules (cancel, timeout, close) stay as they are.
+    mutating func lostOutsideIdle(cause: String) -> Action {
+        refuse(.notIdle, "the connection was lost (\(cause)) while a request was running; only an idle connection is recovered")
+    }
+
     /// The driver gave up (its task was cancelled while waiting or reconnecting).
     mutating func abandoned(_ error: SQLClientError) -> Action {
         phase = .failed

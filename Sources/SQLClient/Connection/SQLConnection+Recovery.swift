@@ -23,7 +23,7 @@ extension ConnectionStateMachine {
     /// `reconnectable`: the driver knows where to connect again.
     mutating func idleConnectionLost(_ id: RequestID, cause: String, reconnectable: Bool, now: Duration) -> RecoveryStep {
         guard state == .executing, let running = request, running.id == id, running.phase == .writing else {
-            return step(recovery.abandoned(SQLClientError(.connectionLost, "the connection was lost (\(cause))")))
+            return step(recovery.lostOutsideIdle(cause: cause))
         }
         return step(recovery.connectionLost(cause: cause, current: session, inTransaction: session.transactionDescriptor != nil,
                                             reconnectable: reconnectable, now: now))

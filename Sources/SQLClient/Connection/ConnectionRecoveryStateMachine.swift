@@ -278,7 +278,9 @@ public struct SQLSessionRecoveryError: Error, Sendable, Hashable, CustomStringCo
         self.lastAttemptError = lastAttemptError
     }
 
+    /// Equal when the reason and the attempts are (the last attempt's error is not compared).
     public static func == (a: Self, b: Self) -> Bool { a.reason == b.reason && a.attempts == b.attempts }
+    /// Hashes the reason and the attempts.
     public func hash(into hasher: inout Hasher) { hasher.combine(reason); hasher.combine(attempts) }
 
     /// `session recovery refused: <reason> (attempts N)`.

@@ -551,9 +551,6 @@ enum IdleSocketStatus: Sendable, Equatable, CustomStringConvertible {
     case closedByPeer
     /// The server reset the connection (RST: ECONNRESET), or another socket error.
     case reset(String)
-    /// Bytes arrived although no request is running (a TLS close_notify before a FIN, a stray
-    /// message): the session's state is unknown.
-    case unexpectedData
     /// This side closed the stream already.
     case closedLocally
 
@@ -562,7 +559,6 @@ enum IdleSocketStatus: Sendable, Equatable, CustomStringConvertible {
         case .open: return "open"
         case .closedByPeer: return "closed by the server (FIN)"
         case .reset(let why): return "reset by the server (\(why))"
-        case .unexpectedData: return "unexpected bytes while idle"
         case .closedLocally: return "closed locally"
         }
     }
@@ -571,6 +567,8 @@ enum IdleSocketStatus: Sendable, Equatable, CustomStringConvertible {
 extension SocketStream {
     /// Checks the idle socket (`poll` with a zero timeout, then `recv` with MSG_PEEK and
     /// MSG_DONTWAIT of one byte), as Microsoft.Data.SqlClient checks a connection before a request.
+    /// Bytes waiting count as open, as in SqlClient: a TLS 1.3 server's NewSessionTicket may sit
+    /// unread on an idle connection (a TLS close_notify before a FIN is therefore not seen as a loss).
     func idleStatus() -> IdleSocketStatus {
         do {
             try beginSyscall()
@@ -584,7 +582,7 @@ extension SocketStream {
         let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
         let err = errno
         if n == 0 { return .closedByPeer }
-        if n > 0 { return .unexpectedData }
+        if n > 0 { return .open }
         if err == EAGAIN || err == EWOULDBLOCK || err == EINTR { return .open }
         if err == ECONNRESET { return .reset("RST") }
         return .reset(String(cString: strerror(err)))

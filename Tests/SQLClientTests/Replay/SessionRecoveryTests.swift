@@ -133,6 +133,42 @@ final class SessionRecoveryTests: XCTestCase {
         await connection.close()
     }
 
+    func testPooledConnectionTakesTheSamePathAndTheMetricsCountIt() async throws {
+        let server = try server()
+        defer { server.stop() }
+        let pool = try SQLConnectionPool(configuration: config(server.port), options: .init(maximumConnections: 1))
+        try await pool.withConnection { _ = try await $0.execute("USE archive") }
+        server.dropConnections(.reset)
+        let database = try await pool.withConnection { try await self.serverSession($0).first }
+        // The pool reset the session (RESETCONNECTION) before lending it again: the recovery
+        // restores the login's session, with nothing changed since.
+        XCTAssertEqual(database, "shop")
+        XCTAssertEqual(pool.metrics.sessionRecoveries, 1)
+        XCTAssertEqual(pool.metrics.created, 1, "the pooled connection was recovered, not replaced")
+        let data = try XCTUnwrap(server.records(atLeast: 2).last?.login?.featureExt?.first { $0.id == 1 }?.data)
+        XCTAssertEqual(try SessionRecoveryFeature.decode(data)?.toBe, SessionRecoveryData())
+        await pool.close()
+    }
+
+    func testRoutingIsFollowedByTheRecoveryLogin() async throws {
+        let replica = try server()
+        defer { replica.stop() }
+        // The first login is accepted here; the recovery login is routed to the replica.
+        let listener = try server { [port = replica.port] context in
+            context.connectionIndex == 0 ? .accept : .route(server: "127.0.0.1", port: port)
+        }
+        defer { listener.stop() }
+        let connection = try await SQLConnection.connect(config(listener.port))
+        _ = try await connection.execute("USE archive")
+        listener.dropConnections(.fin)
+        let after = try await serverSession(connection)
+        XCTAssertEqual(after.first, "archive")
+        let data = try XCTUnwrap(replica.records(atLeast: 1).first?.login?.featureExt?.first { $0.id == 1 }?.data)
+        XCTAssertEqual(try SessionRecoveryFeature.decode(data)?.toBe.database, "archive")
+        XCTAssertEqual(listener.records.count, 2)
+        await connection.close()
+    }
+
     // MARK: - Never recovered
 
     func testInsideATransactionTheRequestFailsWithConnectionLost() async throws {

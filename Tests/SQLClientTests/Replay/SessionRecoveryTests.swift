@@ -169,6 +169,29 @@ final class SessionRecoveryTests: XCTestCase {
         await connection.close()
     }
 
+    func testNTLMRunsAgainForTheRecoveryLogin() async throws {
+        var behaviour = LoginScenarioServer.Behaviour()
+        behaviour.ntlmChallenge = LoginScenarioServer.ntlmChallenge(serverChallenge: [1, 2, 3, 4, 5, 6, 7, 8],
+                                                                    timestamp: 0x01D9_0000_0000_0000)
+        behaviour.sessionRecovery = SessionRecoveryScenario()
+        let server = try LoginScenarioServer(name: "windows", behaviour: behaviour)
+        defer { server.stop() }
+        let connection = try await SQLConnection.connect(config(server.port) {
+            $0.authentication = .ntlm(NTLMCredentials(domain: "CORP", user: "alice", password: "S3cret"))
+        })
+        _ = try await connection.execute("SET LANGUAGE Deutsch")
+        server.dropConnections(.reset)
+        let after = try await serverSession(connection)
+        XCTAssertEqual(after[1], "Deutsch")
+        let records = server.records(atLeast: 2)
+        XCTAssertEqual(records.count, 2)
+        for record in records {
+            XCTAssertEqual(Array(record.login?.sspi.prefix(9) ?? []), Array("NTLMSSP\0".utf8) + [1], "NEGOTIATE in LOGIN7")
+            XCTAssertEqual(Array(record.sspi?.prefix(9) ?? []), Array("NTLMSSP\0".utf8) + [3], "AUTHENTICATE in SSPI")
+        }
+        await connection.close()
+    }
+
     // MARK: - Never recovered
 
     func testInsideATransactionTheRequestFailsWithConnectionLost() async throws {

@@ -11,6 +11,7 @@ import TDS
 ///   option as text (`ANSI_NULLS=ON;NOCOUNT=OFF;…`);
 /// - `BEGIN TRAN[SACTION]`, `COMMIT`, `ROLLBACK` → ENVCHANGE types 8, 9, 10;
 /// - `EXEC sp_mark_unrecoverable` → SESSIONSTATE with fRecoverable clear (StateId 1);
+/// - `SHUTDOWN WITH NOWAIT` → no answer: the server closes the connection in the middle of the request;
 /// - `SELECT …` → one row: `server`, `database`, `language`, `options` (the session as it is).
 ///
 /// LOGIN7 asking for SESSIONRECOVERY is acknowledged (unless told otherwise) with the initial
@@ -72,6 +73,8 @@ struct ScenarioSession: Sendable {
     var options: [String: Bool]
     var sequence: UInt32 = 0
     var transaction: [UInt8]?
+    /// The batch asked the server to close the connection without answering (`SHUTDOWN`).
+    var closesWithoutAnswer = false
     /// The LOGIN7 asked for SESSIONRECOVERY.
     let requested: Bool
     /// The LOGIN7 carried SESSIONRECOVERY data (it recovers a session).
@@ -145,6 +148,9 @@ struct ScenarioSession: Sendable {
                 t += SessionRecoveryScenario.sessionStateToken(
                     sequence: sequence, recoverable: false,
                     states: [SessionState.State(id: SessionRecoveryScenario.unrecoverableStateID, value: [1])])
+            } else if upper.first == "SHUTDOWN" {
+                closesWithoutAnswer = true
+                return []
             } else if upper.first == "SELECT" {
                 selected = true
             }

@@ -369,6 +369,7 @@ public final class LoginScenarioServer: @unchecked Sendable {
                       let text = RequestDecoding.sqlBatchText(request.payload, version: version) {
                 response = current.respond(to: text, server: name, version: version)
                 session = current
+                if current.closesWithoutAnswer { return }
             } else if request.type == .sqlBatch {
                 let column = ColumnMetadata(typeInfo: .nvarchar(128), name: "server")
                 response = ServerTokens.colMetadata([column], version: version)

@@ -194,6 +194,22 @@ final class SessionRecoveryTests: XCTestCase {
 
     // MARK: - Never recovered
 
+    func testALossInTheMiddleOfARequestIsNotRecovered() async throws {
+        let server = try server()
+        defer { server.stop() }
+        let connection = try await SQLConnection.connect(config(server.port))
+        do {
+            _ = try await connection.execute("SHUTDOWN WITH NOWAIT")
+            XCTFail("no error")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .connectionClosed, "the rules for a request in flight are unchanged: \(error)")
+            XCTAssertNil(error.sessionRecoveryError)
+        }
+        let open = await connection.isOpen
+        XCTAssertFalse(open)
+        XCTAssertEqual(server.records.count, 1, "no recovery login")
+    }
+
     func testInsideATransactionTheRequestFailsWithConnectionLost() async throws {
         let server = try server()
         defer { server.stop() }

@@ -28,6 +28,10 @@ final class SessionRecoveryTests: XCTestCase {
 
     /// The session as the server reports it: database, language, options.
     func serverSession(_ connection: SQLConnection) async throws -> [String?] {
+        try await Self.serverSession(connection)
+    }
+
+    static func serverSession(_ connection: SQLConnection) async throws -> [String?] {
         let row = try await connection.execute("SELECT DB_NAME(), @@LANGUAGE, @@OPTIONS").resultSets.first?.rows.first
         return ["database", "language", "options"].map { row?[$0]?.stringValue }
     }
@@ -110,6 +114,36 @@ final class SessionRecoveryTests: XCTestCase {
             XCTAssertEqual(try SessionRecoveryFeature.decode(third)?.initial.database, "shop")
             await connection.close()
         }
+    }
+
+    /// The retry interval on the connection's injected clock: the first attempt is refused, the
+    /// second starts only once the clock passes ConnectRetryInterval, and recovers the session.
+    func testSecondAttemptWaitsForTheIntervalOnTheInjectedClock() async throws {
+        let server = try server { $0.connectionIndex == 1 ? .fail(number: 4060, message: "Cannot open database") : .accept }
+        defer { server.stop() }
+        let clock = ManualConnectionClock()
+        let events = EventLog()
+        let configuration = config(server.port) {
+            $0.connectRetry = SQLConnectRetryPolicy(count: 2, interval: .seconds(10))
+            $0.logger = SQLClientLogger(minimumLevel: .info) { events.append($0) }
+        }
+        let socket = try await SocketStream.connect(host: "127.0.0.1", port: Int(server.port), timeout: .seconds(10))
+        let connection = try await SQLConnection.connect(configuration, port: Int(server.port), over: socket, clock: clock)
+        _ = try await connection.execute("USE archive")
+        server.dropConnections(.fin)
+        let query = Task { [connection] in try await SessionRecoveryTests.serverSession(connection) }
+        try await clock.waitForSleeper(until: .seconds(10))
+        XCTAssertEqual(server.records(atLeast: 2).count, 2, "the first attempt was made at once and refused")
+        let waiting = await connection.isOpen
+        XCTAssertTrue(waiting)
+        clock.advance(by: .seconds(10))
+        let after = try await query.value
+        XCTAssertEqual(after.first, "archive")
+        XCTAssertEqual(server.records(atLeast: 3).count, 3)
+        let recovered = try XCTUnwrap(events.events.first { $0.kind == .recovery && $0.level == .info })
+        XCTAssertEqual(recovered.metadata[SQLLogEvent.Key.recoveryAttempts], "2")
+        XCTAssertEqual(recovered.metadata[SQLLogEvent.Key.durationMilliseconds], "10000.000")
+        await connection.close()
     }
 
     func testAccessTokenIsRequestedAgainForTheRecoveryLogin() async throws {

@@ -146,6 +146,34 @@ final class SessionRecoveryTests: XCTestCase {
         await connection.close()
     }
 
+    /// TDS 8.0 (strict): the recovery runs the TLS handshake again; a close_notify before the FIN
+    /// (TLS) or an RST both count as a loss while idle.
+    func testStrictTLSConnectionIsRecovered() async throws {
+        let certs: TestCertificates
+        do { certs = try TestCertificates.make() } catch { throw XCTSkip("openssl is not available: \(error)") }
+        for drop in [LoginScenarioServer.Drop.fin, .reset] {
+            var behaviour = LoginScenarioServer.Behaviour(
+                tlsFirst: .init(certificatePath: certs.serverCertificate, keyPath: certs.serverKey), encryption: .required)
+            behaviour.sessionRecovery = SessionRecoveryScenario()
+            let server = try LoginScenarioServer(name: "strict", behaviour: behaviour)
+            defer { server.stop() }
+            var configuration = config(server.port)
+            configuration.address = SQLServerAddress(host: "localhost", port: Int(server.port))
+            configuration.encryption = .strict
+            configuration.tls = TLSConfiguration(caFile: certs.caCertificate)
+            let connection = try await SQLConnection.connect(configuration)
+            try await changeSession(connection)
+            let before = try await serverSession(connection)
+            server.dropConnections(drop)
+            let after = try await serverSession(connection)
+            XCTAssertEqual(after, before, "\(drop)")
+            let records = server.records(atLeast: 2)
+            XCTAssertEqual(records.last?.alpn, "tds/8.0")
+            XCTAssertEqual(records.count, 2)
+            await connection.close()
+        }
+    }
+
     func testAccessTokenIsRequestedAgainForTheRecoveryLogin() async throws {
         var behaviour = LoginScenarioServer.Behaviour(fedAuthRequired: 1)
         behaviour.sessionRecovery = SessionRecoveryScenario()

@@ -29,7 +29,8 @@ enum TimerID: Hashable, Sendable, CustomStringConvertible {
 /// and `tick(now:)` fires whatever is due, so tests drive time without sleeping.
 ///
 /// States: `initialized` → `preloginSent` → (`tlsHandshake`) → `loginSent` → `ready` ⇄ `executing`
-/// (→ `cancelling` after a cancel) → `closed`.
+/// (→ `cancelling` after a cancel) → `closed`; `executing` → `recovering` → `executing` when an idle
+/// connection found dropped is logged in again (``ConnectionRecoveryStateMachine``).
 struct ConnectionStateMachine: Sendable {
     enum State: Sendable, Equatable {
         case initialized

@@ -122,6 +122,12 @@ extension SQLConnection {
             case .reconnect(let attempt, let feature):
                 do {
                     let handOver = try await Self.recoveryLogin(configuration, port: port, feature: feature, clock: clock)
+                    guard machine.state != .closed else {
+                        // Closed by its user meanwhile (the actor is reentrant across the login).
+                        handOver.transport.close()
+                        handOver.socket.close()
+                        throw closedError
+                    }
                     step = machine.recoveryLoggedIn(handOver.session, ack: handOver.ack, now: clock.now())
                     if case .recovered = step {
                         adopt(handOver)
@@ -129,6 +135,8 @@ extension SQLConnection {
                         handOver.transport.close()
                         handOver.socket.close()
                     }
+                } catch let error as SQLClientError where machine.state == .closed {
+                    throw error
                 } catch is CancellationError {
                     step = machine.recoveryAbandoned(SQLClientError(.cancelled, "cancelled while recovering the connection"))
                 } catch {
@@ -145,6 +153,7 @@ extension SQLConnection {
                     step = machine.recoveryAbandoned(SQLClientError(.cancelled, "cancelled while recovering the connection"))
                     continue
                 }
+                guard machine.state != .closed else { throw closedError }
                 if let next = machine.recoveryRetryDue(now: clock.now()) { step = next }
             case .recovered(let attempts, let duration, let info):
                 session = info

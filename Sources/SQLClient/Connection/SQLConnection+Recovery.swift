@@ -194,7 +194,9 @@ extension SQLConnection {
             guard left > .zero else {
                 throw SQLClientError(.timeout, "the recovery login did not finish within \(configuration.connectTimeout)")
             }
-            let socket = try await SocketStream.connect(host: target.host, port: target.port, timeout: left)
+            let socket = configuration.multiSubnetFailover
+                ? try await ParallelConnect.connect(host: target.host, port: target.port, timeout: left)
+                : try await SocketStream.connect(host: target.host, port: target.port, timeout: left)
             if let keepAlive = configuration.keepAlive {
                 let (idle, interval) = keepAlive.seconds
                 try? socket.enableKeepAlive(idleSeconds: idle, intervalSeconds: interval)

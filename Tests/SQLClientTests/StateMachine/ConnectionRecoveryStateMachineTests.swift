@@ -168,6 +168,26 @@ final class ConnectionRecoveryStateMachineTests: XCTestCase {
         }
     }
 
+    /// A FEATUREEXTACK whose SESSIONRECOVERY data is malformed (a StateLen past its end) counts as
+    /// not acknowledged: the loss is then refused, never recovered from a state list half read.
+    func testMalformedAcknowledgementIsNotAnAcknowledgement() {
+        var r = ConnectionRecoveryStateMachine(retryCount: 1)
+        r.featureRequested()
+        var session = SQLSessionInfo()
+        session.database = "shop"
+        r.loggedIn(session: session, ack: FeatureExtAck(features: [.init(id: .sessionRecovery, data: [0x00, 0x09, 1])]))
+        XCTAssertFalse(r.acknowledged)
+        let action = r.connectionLost(cause: "RST", current: session, inTransaction: false, reconnectable: true, now: .zero)
+        guard case .fail(let error) = action else { return XCTFail("\(action)") }
+        XCTAssertEqual(error.sessionRecoveryError?.reason, .notAcknowledged)
+        // Well-formed data is an acknowledgement.
+        var ok = ConnectionRecoveryStateMachine(retryCount: 1)
+        ok.featureRequested()
+        ok.loggedIn(session: session, ack: FeatureExtAck(features: [.init(id: .sessionRecovery, data: [0x00, 0x01, 1])]))
+        XCTAssertTrue(ok.acknowledged)
+        XCTAssertEqual(ok.initial.states, [.init(id: 0, value: [1])])
+    }
+
     func testARecoverableStateLaterMakesTheSessionRecoverableAgain() {
         let bad = Token.sessionState(SessionState(sequenceNumber: 2, status: 0, states: [.init(id: 5, value: [1])]))
         let good = Token.sessionState(SessionState(sequenceNumber: 3, status: 1, states: [.init(id: 5, value: [0])]))

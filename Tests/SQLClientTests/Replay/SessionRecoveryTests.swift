@@ -136,6 +136,8 @@ final class SessionRecoveryTests: XCTestCase {
         XCTAssertEqual(server.records(atLeast: 2).count, 2, "the first attempt was made at once and refused")
         let waiting = await connection.isOpen
         XCTAssertTrue(waiting)
+        let state = await connection.machine.state
+        XCTAssertEqual(state, .recovering)
         clock.advance(by: .seconds(10))
         let after = try await query.value
         XCTAssertEqual(after.first, "archive")

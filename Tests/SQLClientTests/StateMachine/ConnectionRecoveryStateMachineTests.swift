@@ -127,6 +127,22 @@ final class ConnectionRecoveryStateMachineTests: XCTestCase {
         XCTAssertEqual(m.state, .executing)
     }
 
+    func testTheConnectionIsRecoveringUntilTheSessionIsBack() {
+        var m = machine()
+        _ = m.idleConnectionLost(RequestID(value: 2), cause: "RST", reconnectable: true, now: .zero)
+        XCTAssertEqual(m.state, .recovering)
+        _ = m.recoveryAttemptFailed(SQLClientError(.connectionFailed, "refused"), now: .seconds(1))
+        XCTAssertEqual(m.state, .recovering)
+        XCTAssertEqual(m.recovery.phase, .waiting(attempt: 1, until: .seconds(11)))
+        // Requests made meanwhile wait in the queue; they are not failed.
+        XCTAssertEqual(m.enqueue(RequestID(value: 3), owner: nil, timeout: nil, now: .seconds(2)).count, 0)
+        _ = m.recoveryRetryDue(now: .seconds(11))
+        _ = m.recoveryLoggedIn(SQLSessionInfo(), ack: FeatureExtAck(features: [.init(id: .sessionRecovery, data: [])]),
+                               now: .seconds(12))
+        XCTAssertEqual(m.state, .executing)
+        XCTAssertEqual(m.queuedRequests, [RequestID(value: 3)])
+    }
+
     func testBudgetExhausted() {
         var m = machine(retryCount: 2, interval: .seconds(1))
         check(&m, [

@@ -61,6 +61,11 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
 /// 1–60 s (default 10 s). Only the error numbers in ``errorNumbers`` are retried (by default
 /// ``transientErrorNumbers``; ``optInErrorNumbers`` only when added), and every attempt runs inside the
 /// one ``SQLConnectionConfiguration/connectTimeout``: no retry starts when less than the interval remains.
+///
+/// The same two settings drive idle connection resiliency: with a count above 0, LOGIN7 asks for
+/// SESSIONRECOVERY and a connection found dropped while idle is logged in again before the next
+/// request (at most `count` attempts, the first at once, then `interval` apart), or the request
+/// fails with ``SQLClientError/Code/connectionLost`` (see ``SQLSessionRecoveryError``).
 public struct SQLConnectRetryPolicy: Sendable, Hashable {
     /// Errors SQL Server and Azure SQL report while a database is starting, moving or busy.
     public static let transientErrorNumbers: Set<Int32> = [4060, 10928, 10929, 40197, 40501, 40613, 42108, 42109]

@@ -175,7 +175,7 @@ extension SQLConnection {
     }
 
     /// The login exchange, holding the write path throughout.
-    private func runLogin(deadline: Duration, redirectedFrom: String?) async throws {
+    func runLogin(deadline: Duration, redirectedFrom: String?) async throws {
         try await acquireWriteGate()
         defer { releaseWriteGate() }
         do {
@@ -255,6 +255,7 @@ extension SQLConnection {
                 let host = configuration.workstationID
                     ?? String(ProcessInfo.processInfo.hostName.utf16.prefix(Login7.maximumFieldLength)) ?? ""
                 var login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
+                addSessionRecovery(to: &login7)   // SQLConnection+Recovery.swift
                 authentication.apply(to: &login7, serverPrelogin: serverPrelogin)
                 if configuration.applicationIntent == .readOnly { login7.typeFlags.insert(.readOnlyIntent) }
                 // The configuration was checked without this attempt's credentials (an access

@@ -174,6 +174,18 @@ package struct TLSFlightParser: Sendable {
         }
     }
 
+    /// The length of the whole records at the start of `bytes` (a record's 5-byte header and its
+    /// fragment; a partial record at the end is not counted). Used to hand out records whole.
+    package static func lengthOfWholeRecords(_ bytes: [UInt8]) -> Int {
+        var i = 0
+        while bytes.count - i >= 5 {
+            let length = 5 + (Int(bytes[i + 3]) << 8 | Int(bytes[i + 4]))
+            guard bytes.count - i >= length else { break }
+            i += length
+        }
+        return i
+    }
+
     /// True when a ServerHello body carries supported_versions (43) with TLS 1.3 (0x0304).
     static func selectsTLS13(_ body: ArraySlice<UInt8>) -> Bool {
         var i = body.startIndex + 34

@@ -126,6 +126,14 @@ final class TLSFlightParserTests: XCTestCase {
         }
     }
 
+    func testWholeRecordsAreCountedUpToAPartialOne() {
+        let record: [UInt8] = [0x17, 0x03, 0x03, 0x00, 0x02, 0xAA, 0xBB]
+        XCTAssertEqual(TLSFlightParser.lengthOfWholeRecords(record + record), 14)
+        XCTAssertEqual(TLSFlightParser.lengthOfWholeRecords(record + record.dropLast()), 7)
+        XCTAssertEqual(TLSFlightParser.lengthOfWholeRecords([0x17, 0x03, 0x03, 0xFF]), 0)
+        XCTAssertEqual(TLSFlightParser.lengthOfWholeRecords([]), 0)
+    }
+
     func testAnAlertEndsAFlightAndAHelloRetryRequestAsksForASecondClientHello() throws {
         var parser = TLSFlightParser(sender: .server)
         XCTAssertEqual(try parser.append([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28]), [.init(end: .alert, offset: 7)])

@@ -29,65 +29,208 @@ struct TLSContractEnvironment: Sendable {
     var certificates: TLSContractCertificates
 
     /// This platform's environment: the default provider (OpenSSL on Linux; Network.framework on
-    /// Apple platforms) against this platform's server; skips with a message when there is none.
+    /// Apple platforms) against this platform's server: OpenSSL's memory server where the tests
+    /// link OpenSSL, else Python's `ssl` module (scripts/tls-contract-server.py);
+    /// `SQLCLIENT_TLS_CONTRACT_SERVER=python` picks the latter anywhere. Skips with a message when
+    /// there is no provider, no `openssl` command for the certificates, or no server.
     static func current() throws -> TLSContractEnvironment {
         guard let provider = DefaultTLSProvider.provider else { throw XCTSkip("this platform has no TLS provider") }
         let certificates = try TLSContractCertificates.make()
+        let wanted = ProcessInfo.processInfo.environment["SQLCLIENT_TLS_CONTRACT_SERVER"]
         #if canImport(CSQLClientOpenSSL)
-        return TLSContractEnvironment(provider: provider, makeServer: { certificate, key, tls13, alpn in
-            let identity = try TLSServerIdentity(certificateFile: certificate, privateKeyFile: key)
-            return try OpenSSLTLSServerSession(identity: identity, allowTLS13: tls13, selectTDS8ALPN: alpn)
-        }, certificates: certificates)
-        #else
-        _ = provider
-        throw XCTSkip("no TLS test server on this platform: the contract's server side is OpenSSL's memory server, "
-                      + "which only Linux links (a Security.framework identity server is not written yet)")
+        if wanted != "python" {
+            return TLSContractEnvironment(provider: provider, makeServer: { certificate, key, tls13, alpn in
+                let identity = try TLSServerIdentity(certificateFile: certificate, privateKeyFile: key)
+                return try OpenSSLTLSServerSession(identity: identity, allowTLS13: tls13, selectTDS8ALPN: alpn)
+            }, certificates: certificates)
+        }
         #endif
+        _ = wanted
+        try PythonTLSContractServer.checkAvailable()
+        return TLSContractEnvironment(provider: provider, makeServer: { certificate, key, tls13, alpn in
+            try PythonTLSContractServer(certificate: certificate, key: key, allowTLS13: tls13, alpn: alpn)
+        }, certificates: certificates)
     }
+}
+
+/// The contract's server in a child process: Python's `ssl` module over memory BIOs
+/// (scripts/tls-contract-server.py), for platforms whose tests link no OpenSSL. Each call is one
+/// request line and one answer line; the child ends when this object goes away.
+final class PythonTLSContractServer: TLSContractServer, @unchecked Sendable {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/tls-contract-server.py")
+
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var pending: [UInt8] = []
+
+    /// Skips unless `python3` with the `ssl` module runs.
+    static func checkAvailable() throws {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", "import ssl; ssl.MemoryBIO"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        let done = DispatchSemaphore(value: 0)
+        probe.terminationHandler = { _ in done.signal() }
+        do {
+            try probe.run()
+            guard try probe.waitForExit(done, timeout: 60) == 0 else { throw XCTSkip("python3 has no ssl module") }
+        } catch let skip as XCTSkip {
+            throw skip
+        } catch {
+            throw XCTSkip("no python3 for the TLS contract's server: \(error)")
+        }
+    }
+
+    init(certificate: String, key: String, allowTLS13: Bool, alpn: Bool) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.script.path, "--cert", certificate, "--key", key]
+            + (allowTLS13 ? ["--tls13"] : []) + (alpn ? ["--alpn"] : [])
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    /// Sends one request; returns the answer's words after `ok`.
+    private func request(_ op: String, _ bytes: [UInt8] = []) throws -> [String] {
+        try lock.withLock {
+            let hex = bytes.isEmpty ? "" : " " + bytes.map { String(format: "%02x", $0) }.joined()
+            try input.fileHandleForWriting.write(contentsOf: Array("\(op)\(hex)\n".utf8))
+            while !pending.contains(0x0A) {
+                let more = output.fileHandleForReading.availableData
+                guard !more.isEmpty else { throw TLSServerError("the Python TLS server ended") }
+                pending += more
+            }
+            let end = pending.firstIndex(of: 0x0A) ?? pending.endIndex
+            let line = String(decoding: pending[..<end], as: UTF8.self)
+            pending.removeFirst(min(pending.count, end + 1))
+            let words = line.split(separator: " ").map(String.init)
+            guard words.first == "ok" else { throw TLSServerError("the Python TLS server refused: \(line)") }
+            return Array(words.dropFirst())
+        }
+    }
+
+    private static func bytes(_ hex: String?) -> [UInt8] {
+        guard let hex, hex != "-" else { return [] }
+        var out: [UInt8] = []
+        var index = hex.startIndex
+        while let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex), next > index {
+            out.append(UInt8(hex[index ..< next], radix: 16) ?? 0)
+            index = next
+        }
+        return out
+    }
+
+    func handshake(_ received: [UInt8]) throws -> (output: [UInt8], isComplete: Bool) {
+        let words = try request("hs", received)
+        return (Self.bytes(words.first), words.dropFirst().first == "1")
+    }
+    func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] { Self.bytes(try request("enc", plaintext).first) }
+    func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8] {
+        ciphertext.isEmpty ? [] : Self.bytes(try request("dec", ciphertext).first)
+    }
+    private func info(_ i: Int) -> String? {
+        guard let words = try? request("info"), words.count == 3, words[i] != "-" else { return nil }
+        return words[i]
+    }
+    var negotiatedProtocol: String? { info(0) }
+    var selectedALPN: String? { info(1) }
+    var requestedServerName: String? { info(2) }
 }
 
 #if canImport(CSQLClientOpenSSL)
 extension OpenSSLTLSServerSession: TLSContractServer {}
 #endif
 
-/// The contract's certificates, made with the `openssl` command: ``TestCertificates``' CA, server
-/// (DNS localhost, IP 127.0.0.1 and ::1), localhost-only and unrelated CA, plus an expired
-/// server certificate from the same CA.
+/// The contract's certificates, made once per process with the `openssl` command (OpenSSL or
+/// LibreSSL) into a temporary folder, shaped as Apple's TLS server rules require (RSA 2048, names in
+/// subjectAltName, extendedKeyUsage serverAuth, validity under 825 days): a CA, a server certificate
+/// it signs (DNS localhost, IP 127.0.0.1 and ::1), an unrelated CA, and, made on first use, an
+/// expired server certificate from the same CA.
 struct TLSContractCertificates: Sendable {
-    let base: TestCertificates
-    var caCertificate: String { base.caCertificate }
-    var otherCACertificate: String { base.otherCACertificate }
-    var serverCertificate: String { base.serverCertificate }
-    var serverKey: String { base.serverKey }
-    var expiredCertificate: String { base.directory.appendingPathComponent("expired.pem").path }
+    let directory: URL
+    var caCertificate: String { path("ca.pem") }
+    var otherCACertificate: String { path("other-ca.pem") }
+    var serverCertificate: String { path("server.pem") }
+    var serverKey: String { path("server.key") }
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     static func make() throws -> TLSContractCertificates {
-        let base: TestCertificates
-        do { base = try TestCertificates.make() } catch {
-            throw XCTSkip("cannot make test certificates with the openssl command: \(error)")
-        }
-        let made = TLSContractCertificates(base: base)
         try lock.withLock {
-            if FileManager.default.fileExists(atPath: made.expiredCertificate) { return }
-            // Signed by the test CA with the server's key and names; its validity ended a day ago.
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                                 "-CAcreateserial", "-out", "expired.pem", "-days", "-1", "-extfile", "san.ext"]
-            process.currentDirectoryURL = base.directory
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let done = DispatchSemaphore(value: 0)
-            process.terminationHandler = { _ in done.signal() }
-            try process.run()
-            guard try process.waitForExit(done, timeout: 60) == 0 else {
-                throw XCTSkip("openssl cannot make an expired certificate here (x509 -days -1)")
+            if let made = cached { return made }
+            let dir = FileManager.default.temporaryDirectory
+                .appendingPathComponent("sqlclient-tls-contract-\(ProcessInfo.processInfo.processIdentifier)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            try "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+                .write(to: dir.appendingPathComponent("ca.ext"), atomically: true, encoding: .utf8)
+            try ("subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\n"
+                 + "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n")
+                .write(to: dir.appendingPathComponent("server.ext"), atomically: true, encoding: .utf8)
+            for ca in ["ca", "other-ca"] {
+                try run(["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(ca).key", "-out", "\(ca).csr",
+                         "-subj", "/CN=SQLClient TLS contract \(ca)"], in: dir)
+                try run(["x509", "-req", "-in", "\(ca).csr", "-signkey", "\(ca).key", "-out", "\(ca).pem", "-days", "30",
+                         "-extfile", "ca.ext"], in: dir)
             }
+            try run(["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+                     "-subj", "/CN=localhost"], in: dir)
+            try run(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                     "-out", "server.pem", "-days", "30", "-extfile", "server.ext"], in: dir)
+            let made = TLSContractCertificates(directory: dir)
+            cached = made
+            return made
         }
-        return made
     }
 
-    private static let lock = NSLock()
+    /// The server's key and names in a certificate from the same CA whose validity ended a day ago.
+    func expiredCertificate() throws -> String {
+        try Self.lock.withLock {
+            let expired = path("expired.pem")
+            if !FileManager.default.fileExists(atPath: expired) {
+                do {
+                    try Self.run(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                                  "-out", "expired.pem", "-days", "-1", "-extfile", "server.ext"], in: directory)
+                } catch {
+                    throw XCTSkip("this openssl cannot make an expired certificate (x509 -days -1): \(error)")
+                }
+            }
+            return expired
+        }
+    }
+
+    private static func run(_ arguments: [String], in directory: URL) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.currentDirectoryURL = directory
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let done = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in done.signal() }
+        do {
+            try process.run()
+            guard try process.waitForExit(done, timeout: 60) == 0 else {
+                throw XCTSkip("openssl \(arguments.prefix(2).joined(separator: " ")) failed: no contract certificates")
+            }
+        } catch let skip as XCTSkip {
+            throw skip
+        } catch {
+            throw XCTSkip("cannot run openssl to make the contract certificates: \(error)")
+        }
+    }
+
+    nonisolated(unsafe) private static var cached: TLSContractCertificates?
+    private static let lock = NSRecursiveLock()
 }
 
 /// One direction of an in-memory connection.

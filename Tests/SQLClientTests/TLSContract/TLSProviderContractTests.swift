@@ -185,14 +185,13 @@ final class TLSProviderContractTests: XCTestCase {
     }
 
     func testExpiredCertificateIsRefusedAsExpiredUnlessPinnedOrTrusted() async throws {
+        let expired = try certs.expiredCertificate()
         await assertRefused("has expired") {
-            _ = try await self.preloginHandshake(TLSConfiguration(caFile: self.certs.caCertificate),
-                                                 certificate: self.certs.expiredCertificate)
+            _ = try await self.preloginHandshake(TLSConfiguration(caFile: self.certs.caCertificate), certificate: expired)
         }
         // Pinning exactly this certificate is the documented way to keep verification on until renewal.
-        _ = try await preloginHandshake(TLSConfiguration(serverCertificate: certs.expiredCertificate),
-                                        certificate: certs.expiredCertificate)
-        _ = try await preloginHandshake(TLSConfiguration(trustServerCertificate: true), certificate: certs.expiredCertificate)
+        _ = try await preloginHandshake(TLSConfiguration(serverCertificate: expired), certificate: expired)
+        _ = try await preloginHandshake(TLSConfiguration(trustServerCertificate: true), certificate: expired)
     }
 
     func testPinnedCertificateIsTheWholeVerificationAndAnotherIsRefused() async throws {
@@ -200,9 +199,10 @@ final class TLSProviderContractTests: XCTestCase {
         let h = try await preloginHandshake(serverName: "db.example.org",
                                             TLSConfiguration(serverCertificate: certs.serverCertificate))
         XCTAssertNotNil(h.session.peerCertificateDER)
+        // Another certificate, even one with a valid chain, is refused.
+        let other = certs.caCertificate
         await assertRefused("is not the certificate in serverCertificate") {
-            _ = try await self.preloginHandshake(TLSConfiguration(caFile: self.certs.caCertificate,
-                                                                  serverCertificate: self.certs.expiredCertificate))
+            _ = try await self.preloginHandshake(TLSConfiguration(caFile: self.certs.caCertificate, serverCertificate: other))
         }
     }
 

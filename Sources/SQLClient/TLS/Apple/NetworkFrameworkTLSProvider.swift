@@ -58,6 +58,7 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
 
     /// A waiting call: resumed when `ready` (checked under the lock) becomes true.
     private struct Waiter {
+        var id: Int
         var ready: @Sendable () -> Bool
         var continuation: CheckedContinuation<Void, Never>
     }
@@ -79,6 +80,7 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
     private var chosenProtocol: String?
     private var chosenALPN: String?
     private var waiters: [Waiter] = []
+    private var nextWaiterID = 0
 
     init(serverName: String, configuration: TLSConfiguration, applicationProtocols: [String]) throws {
         policy = try TLSVerificationPolicy(serverName: serverName, configuration: configuration)
@@ -132,11 +134,17 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         if !received.isEmpty { try await deliver(received) }
         var barriers = 0
         while true {
-            enum Next { case step(TLSHandshakeStep), wait, barrier }
+            enum Next { case step(TLSHandshakeStep), wait, waitReady, barrier }
             let next: Next = try lock.withLock {
                 try throwIfFailed()
                 if case .ready = phase { return .step(TLSHandshakeStep(output: takeOutput(), isComplete: true)) }
                 if !output.isEmpty && clientRecords.isAtFlightEnd {
+                    // The client's Finished after the server's (TLS 1.3, or a resumed TLS 1.2
+                    // session) is its last flight: the handshake is complete once the connection
+                    // says so, and no server flight follows to wait for.
+                    let last = clientRecords.boundaries.last?.end
+                    let serverFinished = serverRecords.negotiatedTLS13 || serverRecords.boundaries.contains { $0.end == .finished }
+                    if (last == .finished || last == .protectedClientFinished) && serverFinished { return .waitReady }
                     return .step(TLSHandshakeStep(output: takeOutput(), isComplete: false))
                 }
                 // The server's records end a flight the client must answer (TLS 1.2 ServerHelloDone,
@@ -151,6 +159,8 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
             case .wait:
                 let before = lock.withLock { output.count }
                 await wait { self.isFailedOrReady || self.output.count != before }
+            case .waitReady:
+                await wait { self.isFailedOrReady }
             case .barrier:
                 barriers += 1
                 await barrier()
@@ -415,16 +425,38 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         return bytes
     }
 
-    /// Suspends until `ready` (evaluated under the lock) holds.
+    /// How long a wait may see no answer from Network.framework before the session fails: a
+    /// safety net (the connection's own login timeout normally ends a stalled login first).
+    static let stallLimit: DispatchTimeInterval = .seconds(60)
+
+    /// Suspends until `ready` (evaluated under the lock) holds, or the session fails.
     private func wait(_ ready: @escaping @Sendable () -> Bool) async {
+        let id: Int = lock.withLock {
+            nextWaiterID += 1
+            return nextWaiterID
+        }
+        queue.asyncAfter(deadline: .now() + Self.stallLimit) { [weak self] in
+            self?.stalled(id)
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             lock.withLock {
-                if ready() {
+                if ready() || isTerminal {
                     continuation.resume()
                 } else {
-                    waiters.append(Waiter(ready: ready, continuation: continuation))
+                    waiters.append(Waiter(id: id, ready: ready, continuation: continuation))
                 }
             }
+        }
+    }
+
+    /// Fails the session when the waiter `id` is still waiting (on the queue).
+    private func stalled(_ id: Int) {
+        lock.withLock {
+            guard waiters.contains(where: { $0.id == id }) else { return }
+            if case .failed = phase {} else {
+                phase = .failed(SQLClientError(.tlsFailed, "Network.framework's TLS gave no answer within 60 s"))
+            }
+            resumeReadyWaiters()
         }
     }
 

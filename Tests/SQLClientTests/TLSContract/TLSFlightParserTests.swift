@@ -2,8 +2,9 @@ import XCTest
 @testable import SQLClient
 import SQLClientTesting
 
-/// ``TLSFlightParser`` on real TLS 1.2 and 1.3 flights (made by the OpenSSL engine and an OpenSSL
-/// memory server), fed whole, byte by byte and in random pieces: the flight ends must be the same.
+/// ``TLSFlightParser`` on real TLS 1.2 and 1.3 flights (made by this platform's engine and the
+/// contract's server: OpenSSL's on Linux), fed whole, byte by byte and in random pieces: the
+/// flight ends must be the same.
 final class TLSFlightParserTests: XCTestCase {
     /// Both directions of a handshake, flight by flight.
     struct Flights {
@@ -11,34 +12,38 @@ final class TLSFlightParserTests: XCTestCase {
         var server: [[UInt8]] = []
     }
 
-    #if canImport(CSQLClientOpenSSL)
-    private func flights(maximumVersion: TLSConfiguration.ProtocolVersion) throws -> Flights {
-        let certs: TestCertificates
-        do { certs = try TestCertificates.make() } catch {
-            throw XCTSkip("cannot make test certificates with the openssl command: \(error)")
-        }
-        let server = try MemoryTLSServer(certificate: certs.serverCertificate, key: certs.serverKey)
-        let client = try OpenSSLTLSProvider().makeClientSession(
-            serverName: "localhost", configuration: TLSConfiguration(caFile: certs.caCertificate, maximumVersion: maximumVersion))
+    /// The flights of a handshake between this platform's default provider and the contract's
+    /// server (OpenSSL's engine and memory server on Linux; Network.framework against Python's
+    /// `ssl` on a Mac).
+    private func flights(maximumVersion: TLSConfiguration.ProtocolVersion) async throws -> Flights {
+        let environment = try TLSContractEnvironment.current()
+        let server = try environment.makeServer(environment.certificates.serverCertificate,
+                                                environment.certificates.serverKey, true, false)
+        let client = try environment.provider.makeClientSession(
+            serverName: "localhost",
+            configuration: TLSConfiguration(caFile: environment.certificates.caCertificate, maximumVersion: maximumVersion))
         var flights = Flights()
-        var toServer = try waitFor { try await client.startHandshake() }
+        var toServer = try await client.startHandshake()
+        var serverDone = false
         for _ in 0 ..< 6 {
             flights.client.append(toServer)
-            let toClient = server.feed(toServer)
+            let (toClient, done) = try server.handshake(toServer)
+            serverDone = done
             if toClient.isEmpty { break }
             flights.server.append(toClient)
-            let step = try waitFor { try await client.continueHandshake(toClient) }
+            let step = try await client.continueHandshake(toClient)
             toServer = step.output
             if step.isComplete {
                 if !toServer.isEmpty {
                     flights.client.append(toServer)
-                    let last = server.feed(toServer)
+                    let (last, done) = try server.handshake(toServer)
+                    serverDone = done
                     if !last.isEmpty { flights.server.append(last) }
                 }
                 break
             }
         }
-        XCTAssertTrue(server.isComplete)
+        XCTAssertTrue(serverDone)
         return flights
     }
 
@@ -58,8 +63,8 @@ final class TLSFlightParserTests: XCTestCase {
         return (whole, expected)
     }
 
-    func testTLS12FlightsEndAtClientHelloServerHelloDoneAndTheFinishedAfterChangeCipherSpec() throws {
-        let f = try flights(maximumVersion: .tls1_2)
+    func testTLS12FlightsEndAtClientHelloServerHelloDoneAndTheFinishedAfterChangeCipherSpec() async throws {
+        let f = try await flights(maximumVersion: .tls1_2)
         XCTAssertEqual(f.client.count, 2)
         XCTAssertEqual(f.server.count, 2)
         let (_, client) = try boundaries(f.client.joined().map { $0 }, sender: .client)
@@ -82,8 +87,8 @@ final class TLSFlightParserTests: XCTestCase {
         }
     }
 
-    func testTLS13ClientFlightsEndAtClientHelloAndItsProtectedFinishedAndTheServerIsSeenAsTLS13() throws {
-        let f = try flights(maximumVersion: .tls1_3)
+    func testTLS13ClientFlightsEndAtClientHelloAndItsProtectedFinishedAndTheServerIsSeenAsTLS13() async throws {
+        let f = try await flights(maximumVersion: .tls1_3)
         XCTAssertEqual(f.client.count, 2)
         let (_, client) = try boundaries(f.client.joined().map { $0 }, sender: .client)
         XCTAssertEqual(client, [.init(end: .clientHello, offset: f.client[0].count),
@@ -95,15 +100,14 @@ final class TLSFlightParserTests: XCTestCase {
         XCTAssertEqual(server, [])
     }
 
-    func testATLS12FlightFollowedByTheFirstByteOfTheNextIsNotAtAFlightEnd() throws {
-        let f = try flights(maximumVersion: .tls1_2)
+    func testATLS12FlightFollowedByTheFirstByteOfTheNextIsNotAtAFlightEnd() async throws {
+        let f = try await flights(maximumVersion: .tls1_2)
         var parser = TLSFlightParser(sender: .client)
         try parser.append(f.client[0] + [f.client[1][0]])
         XCTAssertEqual(parser.boundaries.count, 1)
         XCTAssertFalse(parser.isAtFlightEnd)
         XCTAssertTrue(parser.endsInsideRecord)
     }
-    #endif
 
     func testGarbageAndOversizedRecordsAreRefusedWithTheirOffset() {
         var parser = TLSFlightParser(sender: .server)

@@ -208,6 +208,41 @@ package struct TLSFlightParser: Sendable {
     }
 }
 
+/// What a TLS engine without an "I need more input" signal does next during a handshake step,
+/// from the records both sides wrote so far: the decision the Network.framework engine takes after
+/// delivering the server's bytes, as a pure function (tested on Linux with real flights).
+package enum TLSHandshakeProgress: Sendable, Hashable {
+    /// Hand out the client's flight; the handshake goes on.
+    case returnFlight
+    /// The handshake is complete: hand out what is left.
+    case returnComplete
+    /// The server's records end a flight the client must answer: wait for its output.
+    case waitForOutput
+    /// The client wrote its last flight (its Finished after the server's): wait for the engine's ready.
+    case waitForReady
+    /// Nothing tells yet: let the engine's queue drain once more.
+    case barrier
+    /// Nothing came out and nothing says it will: the server's flight is not whole; ask for more bytes.
+    case needMoreInput
+
+    /// The next step. `client` and `server` have seen every byte each side wrote; `hasOutput` says
+    /// whether client bytes are waiting to be handed out; `isReady` whether the engine reports the
+    /// handshake done; `barriersRun` how many barriers this step has already let pass; `barrierLimit`
+    /// how many to let pass before asking for more input.
+    package static func next(client: TLSFlightParser, server: TLSFlightParser, hasOutput: Bool, isReady: Bool,
+                             barriersRun: Int, barrierLimit: Int = 2) -> TLSHandshakeProgress {
+        if isReady { return .returnComplete }
+        if hasOutput && client.isAtFlightEnd {
+            let last = client.boundaries.last?.end
+            let serverFinished = server.negotiatedTLS13 || server.boundaries.contains { $0.end == .finished }
+            if (last == .finished || last == .protectedClientFinished) && serverFinished { return .waitForReady }
+            return .returnFlight
+        }
+        if server.isAtFlightEnd { return .waitForOutput }
+        return barriersRun < barrierLimit ? .barrier : .needMoreInput
+    }
+}
+
 /// Bytes that are not a well-formed TLS record stream.
 package struct TLSRecordError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The stream offset of the offending byte (or of the record that holds it).

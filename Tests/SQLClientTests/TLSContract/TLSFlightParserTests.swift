@@ -109,6 +109,51 @@ final class TLSFlightParserTests: XCTestCase {
         XCTAssertTrue(parser.endsInsideRecord)
     }
 
+    func testHandshakeProgressOnRealTLS12FlightsWaitsForTheAnswerThenForReady() async throws {
+        let f = try await flights(maximumVersion: .tls1_2)
+        var client = TLSFlightParser(sender: .client)
+        var server = TLSFlightParser(sender: .server)
+        try client.append(f.client[0])
+        // Half the server's first flight: nothing says the client owes anything yet.
+        var half = server
+        try half.append(Array(f.server[0][0 ..< f.server[0].count / 2]))
+        XCTAssertEqual((0 ..< 3).map { TLSHandshakeProgress.next(client: client, server: half, hasOutput: false, isReady: false,
+                                                                 barriersRun: $0) }, [.barrier, .barrier, .needMoreInput])
+        try server.append(f.server[0])
+        XCTAssertEqual(TLSHandshakeProgress.next(client: client, server: server, hasOutput: false, isReady: false, barriersRun: 0),
+                       .waitForOutput, "after ServerHelloDone the client owes its key exchange")
+        var partial = client
+        try partial.append(Array(f.client[1].dropLast()))
+        XCTAssertEqual(TLSHandshakeProgress.next(client: partial, server: server, hasOutput: true, isReady: false, barriersRun: 0),
+                       .waitForOutput, "a flight without its Finished is not handed out")
+        try client.append(f.client[1])
+        XCTAssertEqual(TLSHandshakeProgress.next(client: client, server: server, hasOutput: true, isReady: false, barriersRun: 0),
+                       .returnFlight, "a full TLS 1.2 handshake: the server's Finished comes after the client's")
+        try server.append(f.server[1])
+        XCTAssertEqual(TLSHandshakeProgress.next(client: client, server: server, hasOutput: false, isReady: false, barriersRun: 0),
+                       .waitForOutput)
+        XCTAssertEqual(TLSHandshakeProgress.next(client: client, server: server, hasOutput: false, isReady: true, barriersRun: 0),
+                       .returnComplete)
+    }
+
+    func testHandshakeProgressOnRealTLS13FlightsWaitsForReadyAfterTheClientFinished() async throws {
+        let f = try await flights(maximumVersion: .tls1_3)
+        var client = TLSFlightParser(sender: .client)
+        var server = TLSFlightParser(sender: .server)
+        try client.append(f.client[0])
+        try server.append(f.server[0])
+        // The server's flight is encrypted after ServerHello: only barriers, then "more input", can tell.
+        XCTAssertEqual(TLSHandshakeProgress.next(client: client, server: server, hasOutput: false, isReady: false, barriersRun: 0),
+                       .barrier)
+        XCTAssertEqual(TLSHandshakeProgress.next(client: client, server: server, hasOutput: false, isReady: false, barriersRun: 2),
+                       .needMoreInput)
+        try client.append(f.client[1])
+        XCTAssertEqual(TLSHandshakeProgress.next(client: client, server: server, hasOutput: true, isReady: false, barriersRun: 0),
+                       .waitForReady, "the client's Finished after the server's is its last flight")
+        XCTAssertEqual(TLSHandshakeProgress.next(client: client, server: server, hasOutput: true, isReady: true, barriersRun: 0),
+                       .returnComplete)
+    }
+
     func testGarbageAndOversizedRecordsAreRefusedWithTheirOffset() {
         var parser = TLSFlightParser(sender: .server)
         XCTAssertThrowsError(try parser.append([0x16, 0x03, 0x03, 0x00, 0x01, 0x01, 0x47, 0x45, 0x54, 0x20])) { error in

@@ -137,22 +137,17 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
             enum Next { case step(TLSHandshakeStep), wait, waitReady, barrier }
             let next: Next = try lock.withLock {
                 try throwIfFailed()
-                if case .ready = phase { return .step(TLSHandshakeStep(output: takeOutput(), isComplete: true)) }
-                if !output.isEmpty && clientRecords.isAtFlightEnd {
-                    // The client's Finished after the server's (TLS 1.3, or a resumed TLS 1.2
-                    // session) is its last flight: the handshake is complete once the connection
-                    // says so, and no server flight follows to wait for.
-                    let last = clientRecords.boundaries.last?.end
-                    let serverFinished = serverRecords.negotiatedTLS13 || serverRecords.boundaries.contains { $0.end == .finished }
-                    if (last == .finished || last == .protectedClientFinished) && serverFinished { return .waitReady }
-                    return .step(TLSHandshakeStep(output: takeOutput(), isComplete: false))
+                var ready = false
+                if case .ready = phase { ready = true }
+                switch TLSHandshakeProgress.next(client: clientRecords, server: serverRecords, hasOutput: !output.isEmpty,
+                                                 isReady: ready, barriersRun: barriers) {
+                case .returnComplete: return .step(TLSHandshakeStep(output: takeOutput(), isComplete: true))
+                case .returnFlight: return .step(TLSHandshakeStep(output: takeOutput(), isComplete: false))
+                case .needMoreInput: return .step(TLSHandshakeStep(output: [], isComplete: false))  // a partial flight stays
+                case .waitForOutput: return .wait
+                case .waitForReady: return .waitReady
+                case .barrier: return .barrier
                 }
-                // The server's records end a flight the client must answer (TLS 1.2 ServerHelloDone,
-                // a HelloRetryRequest) or complete the handshake (its Finished): wait for that.
-                if serverRecords.isAtFlightEnd { return .wait }
-                if barriers < 2 { return .barrier }
-                // Nothing came out and nothing says it will: the server's flight is not whole yet.
-                return .step(TLSHandshakeStep(output: takeOutput(), isComplete: false))
             }
             switch next {
             case .step(let step): return step

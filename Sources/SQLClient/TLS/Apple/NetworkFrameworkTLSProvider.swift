@@ -231,7 +231,8 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         // One framer definition per session: its start handler keeps this session (weakly), so no
         // context has to travel through framer options.
         let definition = nw_framer_create_definition("SQLClient.TDSTLS", 0) { [weak self] framer in
-            nw_framer_set_output_handler(framer) { [weak self] framer, _, length, _ in
+            // `self` here is the start handler's weak reference: the handlers keep it weak too.
+            nw_framer_set_output_handler(framer) { framer, _, length, _ in
                 _ = nw_framer_parse_output(framer, 1, length, nil) { buffer, count, _ in
                     if let buffer, count > 0 {
                         self?.tlsWrote(Array(UnsafeBufferPointer(start: buffer, count: count)))
@@ -481,8 +482,10 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         guard let error else { return SQLClientError(.tlsFailed, what) }
         let code = nw_error_get_error_code(error)
         var detail = "Network.framework error \(code)"
-        if let cf = Self.optional(nw_error_copy_cf_error(error)) {
-            detail += ": " + (CFErrorCopyDescription(cf.takeRetainedValue()) as String)
+        // In the TLS domain the code is a Security OSStatus (for example -9808, errSSLBadCert).
+        if nw_error_get_error_domain(error) == nw_error_domain_tls,
+           let text = Self.optional(SecCopyErrorMessageString(OSStatus(code), nil)) {
+            detail += ": " + (text as String)
         }
         return SQLClientError(.tlsFailed, "\(what) (\(detail))")
     }

@@ -74,6 +74,8 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
     private var clientRecords = TLSFlightParser(sender: .client)
     private var serverRecords = TLSFlightParser(sender: .server)
     private var plaintext: [UInt8] = []
+    /// The server's bytes after its last whole record (decrypt), to tell when a record completes.
+    private var inboundPartial: [UInt8] = []
     private var peerClosed = false
     private var refusal: SQLClientError?
     private var peerLeaf: [UInt8]?
@@ -195,9 +197,21 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
             guard case .ready = phase else { throw SQLClientError(.tlsFailed, "decrypt before the TLS handshake completed") }
         }
         if !ciphertext.isEmpty {
+            // Whether these bytes complete at least one record (a partial one yields nothing yet).
+            let completesRecord: Bool = lock.withLock {
+                inboundPartial += ciphertext
+                let whole = TLSFlightParser.lengthOfWholeRecords(inboundPartial)
+                inboundPartial.removeFirst(whole)
+                return whole > 0
+            }
             try await deliver(ciphertext)
-            await barrier()
-            await barrier()
+            // Decrypted bytes reach the outstanding receive on the queue: let it drain, a few more
+            // times when a whole record went in and nothing came out yet (a TLS 1.3 ticket yields nothing).
+            for pass in 0 ..< 6 {
+                await barrier()
+                let done = lock.withLock { !plaintext.isEmpty || peerClosed || isTerminal }
+                if done || (pass >= 1 && !completesRecord) { break }
+            }
         }
         return try lock.withLock {
             let bytes = plaintext

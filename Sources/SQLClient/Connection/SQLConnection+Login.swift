@@ -267,7 +267,7 @@ extension SQLConnection {
                 reader.limitMessages(to: Self.maximumLoginResponseSize, capName: "maximumLoginResponseSize")
                 if throughTLS, let session = loginOnlyTLS {
                     // ENCRYPT_OFF: LOGIN7 in TLS records, bare on the wire; the rest is plaintext.
-                    try await writeHoldingGate(try session.encrypt(bytes), to: socket)
+                    try await writeHoldingGate(try await session.encrypt(bytes), to: socket)
                     loginOnlyTLS = nil
                 } else {
                     try await writeHoldingGate(bytes)

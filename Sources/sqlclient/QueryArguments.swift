@@ -72,6 +72,10 @@ struct QueryOptions {
     var applicationIntent: SQLApplicationIntent?
     /// -M / --multi-subnet-failover.
     var multiSubnetFailover = false
+    /// --json-support on|off (nil: the default, on).
+    var jsonSupport: Bool?
+    /// --vector-support off|float32|float16 (nil: the default, float32).
+    var vectorSupport: SQLTypeSupport.Vector?
     /// --exec PROCEDURE and its parameters.
     var procedure: ProcedureCommand.Spec?
     var help = false
@@ -109,6 +113,7 @@ enum QueryArguments {
         "--text-size": "textSize", "-a": "packetSize", "--packet-size": "packetSize", "--app-name": "appName",
         "-H": "workstation", "--workstation-name": "workstation", "--access-token-file": "accessTokenFile",
         "-K": "applicationIntent", "--application-intent": "applicationIntent",
+        "--json-support": "jsonSupport", "--vector-support": "vectorSupport",
         "--exec": "exec", "--param": "param", "--output": "outputParam", "--inout": "inout", "--default": "default",
     ]
     /// Flags without a value.
@@ -274,6 +279,15 @@ enum QueryArguments {
                 case "readwrite": options.applicationIntent = .readWrite
                 default: throw bad("unknown application intent (ReadOnly, ReadWrite):", valueIndex)
                 }
+            case "jsonSupport":
+                switch v.lowercased() {
+                case "on", "true", "yes", "1": options.jsonSupport = true
+                case "off", "false", "no", "0": options.jsonSupport = false
+                default: throw bad("invalid --json-support (on, off):", valueIndex)
+                }
+            case "vectorSupport":
+                guard let vector = SQLTypeSupport.Vector(text: v) else { throw bad("invalid --vector-support (off, float32, float16):", valueIndex) }
+                options.vectorSupport = vector
             case "exec", "param", "outputParam", "inout", "default":
                 var spec = options.procedure ?? ProcedureCommand.Spec(procedure: "")
                 do {

@@ -318,6 +318,8 @@ final class ResultPrinter {
             return info.isPLP || info.length > 8000 ? large : max(info.length / 2, 1)
         case .binary, .varbinary, .bigBinary, .bigVarBinary:
             return info.isPLP || info.length > 8000 ? large : 2 + 2 * max(info.length, 1)
+        case .vector:   // "[" + up to 13 characters a float32 element ("-1.2345678e-05") + "," … + "]"
+            return min(large, 2 + 15 * (info.vectorDimensions ?? 1))
         default:
             return large
         }
@@ -356,7 +358,7 @@ final class ResultPrinter {
     /// A value as JSON: integers and bits as numbers, finite floats as numbers (their shortest
     /// text that reads back as the same binary value), NULL as `null`, everything else as its
     /// canonical text in a string (decimals and money too: their digits are exact, a JSON
-    /// reader's double would not be).
+    /// reader's double would not be); a vector as a JSON array of numbers.
     static func jsonValue(_ value: SQLValue) -> String {
         switch value {
         case .null: return "null"
@@ -368,6 +370,7 @@ final class ResultPrinter {
         case .real(let v) where v.isFinite: return jsonNumber(value.canonicalText)
         case .float(let v) where v.isFinite: return jsonNumber(value.canonicalText)
         case .variant(let v): return jsonValue(v.value)
+        case .vector(let v): return v.jsonText   // a JSON array of finite numbers
         default: return value.canonicalText.map(jsonString) ?? "null"
         }
     }

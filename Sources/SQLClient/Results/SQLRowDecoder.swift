@@ -646,7 +646,7 @@ enum SQLValueConversion {
         unsafeBitCast(value, to: T.self)   // U is T: a plain copy, no generic closure
     }
 
-    /// `value` as `T`: Decimal, Date, UUID, Data and [UInt8] converted here, any other type
+    /// `value` as `T`: Decimal, Date, UUID, Data, [UInt8], [Float] and SQLVector converted here, any other type
     /// decoded by its `init(from:)` from the single-value decoder `nested()` (NULL fails).
     @inline(__always)
     static func decode<T: Decodable, D: Decoder>(_ value: SQLValue, as type: T.Type,
@@ -678,6 +678,10 @@ enum SQLValueConversion {
             if case .binary(let b) = value { return exactly(b, as: T.self) }
             if let b = value.bytesValue { return exactly(b, as: T.self) }
             throw failure("[UInt8]")
+        }
+        if T.self == [Float].self || T.self == SQLVector.self {   // vector, or a JSON array as text (json, varchar)
+            guard let v = value.vectorValue else { throw failure("\(T.self)") }
+            return T.self == SQLVector.self ? exactly(v, as: T.self) : exactly(v.values, as: T.self)
         }
         if value.isNull { throw failure("\(T.self)") }
         return try T(from: nested())

@@ -1,0 +1,249 @@
+import Foundation
+import XCTest
+import SQLClientTesting
+@testable import SQLClient
+import TDS
+
+/// SQL Server 2025's json and vector end to end, with the replay server as the server (it decodes
+/// each RPC with the TDS decoders and answers only when the parameters' values match): LOGIN7
+/// FeatureExt and the FEATUREEXTACK rules on the bytes, parameters out and values back (NULLs
+/// included), OUTPUT parameters, and the nvarchar/varchar text a server sends when the features
+/// are not acknowledged.
+final class JSONVectorReplayTests: XCTestCase {
+    // MARK: LOGIN7 FeatureExt and FEATUREEXTACK
+
+    func testLogin7FeatureExtBytes() throws {
+        var w = ByteWriter()
+        Login7Feature.encodeList(SQLTypeSupport().login7Features, into: &w)
+        XCTAssertEqual(w.bytes, [0x0D, 0x01, 0x00, 0x00, 0x00, 0x01,    // JSONSUPPORT, length 1, version 1
+                                 0x0E, 0x01, 0x00, 0x00, 0x00, 0x01,    // VECTORSUPPORT, length 1, version 1 (float32)
+                                 0xFF])
+        w = ByteWriter()
+        Login7Feature.encodeList(SQLTypeSupport(json: false, vector: .float16).login7Features, into: &w)
+        XCTAssertEqual(w.bytes, [0x0E, 0x01, 0x00, 0x00, 0x00, 0x02, 0xFF])
+        XCTAssertTrue(SQLTypeSupport(json: false, vector: .off).login7Features.isEmpty)
+
+        // In the whole LOGIN7 the client builds: after UTF8_SUPPORT, decoded back from the message.
+        let config = SQLConnectionConfiguration(address: SQLServerAddress(host: "h", port: 1), user: "u", password: "p")
+        var login = config.login7(hostName: "ws", clientPID: 1)
+        config.typeSupport.request(in: &login)
+        var auth = LoginAuthentication(.sqlPassword)
+        auth.apply(to: &login, serverPrelogin: nil)
+        XCTAssertEqual(auth.requestedFeatures, [.jsonSupport, .vectorSupport, .utf8Support])
+        let bytes = login.encode()
+        let tail: [UInt8] = [0x0D, 1, 0, 0, 0, 1, 0x0E, 1, 0, 0, 0, 1, 0x0A, 0, 0, 0, 0, 0xFF]
+        XCTAssertEqual(Array(bytes.suffix(tail.count)), tail, "FeatureExt ends the message")
+        let decoded = try Login7.decode(from: bytes)
+        XCTAssertEqual(decoded.featureExt?.map(\.id), [0x0D, 0x0E, 0x0A])
+        // TDS 7.3 has no FeatureExt: nothing is asked.
+        var old = SQLConnectionConfiguration(address: SQLServerAddress(host: "h", port: 1), user: "u", password: "p", tdsVersion: .v7_3B)
+        old.typeSupport = SQLTypeSupport()
+        var login73 = old.login7(hostName: "ws", clientPID: 1)
+        old.typeSupport.request(in: &login73)
+        XCTAssertNil(login73.featureExt)
+    }
+
+    func testFeatureExtAckRulesOnTheBytes() throws {
+        func ack(_ bytes: [UInt8]) throws -> FeatureExtAck {
+            var r = ByteReader(Array(bytes.dropFirst()))   // after the token byte 0xAE
+            return try FeatureExtAck.decode(from: &r)
+        }
+        let support = SQLTypeSupport()
+        // Both acknowledged at version 1.
+        var a = try ack([0xAE, 0x0D, 1, 0, 0, 0, 1, 0x0E, 1, 0, 0, 0, 1, 0xFF])
+        XCTAssertTrue(try support.negotiated(by: a) == (1, 1))
+        // Version 0 is "not supported", accepted; no acknowledgement is the same.
+        a = try ack([0xAE, 0x0D, 1, 0, 0, 0, 0, 0x0E, 1, 0, 0, 0, 0, 0xFF])
+        XCTAssertTrue(try support.negotiated(by: a) == (0, 0))
+        XCTAssertTrue(try support.negotiated(by: nil) == (0, 0))
+        // A version above the one asked is a protocol error.
+        a = try ack([0xAE, 0x0E, 1, 0, 0, 0, 2, 0xFF])
+        XCTAssertThrowsError(try support.negotiated(by: a)) { e in
+            XCTAssertEqual((e as? SQLClientError)?.code, .protocolError)
+            XCTAssertTrue("\(e)".contains("VECTORSUPPORT version 2"), "\(e)")
+        }
+        XCTAssertTrue(try SQLTypeSupport(vector: .float16).negotiated(by: a) == (0, 2), "float16 asked: version 2 is fine")
+        a = try ack([0xAE, 0x0D, 1, 0, 0, 0, 2, 0xFF])
+        XCTAssertThrowsError(try support.negotiated(by: a))
+        // Data that is not one byte.
+        a = try ack([0xAE, 0x0D, 2, 0, 0, 0, 1, 0, 0xFF])
+        XCTAssertThrowsError(try support.negotiated(by: a))
+        a = try ack([0xAE, 0x0D, 0, 0, 0, 0, 0xFF])
+        XCTAssertThrowsError(try support.negotiated(by: a))
+    }
+
+    func testConnectionStringKeysAndSessionShowWhatWasNegotiated() async throws {
+        let c = try SQLConnectionConfiguration(connectionString: "Server=h;User ID=u;Password=p;Json Support=false;Vector Support=Float16")
+        XCTAssertEqual(c.typeSupport, SQLTypeSupport(json: false, vector: .float16))
+        XCTAssertEqual(try SQLConnectionConfiguration(connectionString: "Server=h;VectorSupport=off").typeSupport.vector, .off)
+        XCTAssertEqual(try SQLConnectionConfiguration(connectionString: "Server=h").typeSupport, SQLTypeSupport())
+        XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;Vector Support=float64"))
+        XCTAssertThrowsError(try SQLConnectionConfiguration(connectionString: "Server=h;Json Support=maybe"))
+
+        // Acknowledged by the replay server (it acknowledges only what LOGIN7 asked for).
+        var session = ReplaySession(name: "ack")
+        session.jsonSupport = 1
+        session.vectorSupport = 1
+        var server = try RPCReplay.start(session)
+        var connection = try await RPCReplay.connect(server)
+        var info = await connection.session
+        XCTAssertEqual(info.jsonSupportVersion, 1); XCTAssertEqual(info.vectorSupportVersion, 1)
+        XCTAssertEqual(info.serverTypes, .all)
+        await connection.close(); server.stop()
+
+        // Switched off: not asked, so not acknowledged.
+        server = try RPCReplay.start(session)
+        connection = try await RPCReplay.connect(server) { $0.typeSupport = SQLTypeSupport(json: false, vector: .off) }
+        info = await connection.session
+        XCTAssertEqual(info.serverTypes, [])
+        await connection.close(); server.stop()
+
+        // Version 0 accepted as "not supported".
+        session.vectorSupport = 0
+        server = try RPCReplay.start(session)
+        connection = try await RPCReplay.connect(server)
+        info = await connection.session
+        XCTAssertEqual(info.serverTypes, .json)
+        await connection.close(); server.stop()
+
+        // A version above the one asked fails the login.
+        session.vectorSupport = 2
+        server = try RPCReplay.start(session)
+        defer { server.stop() }
+        do {
+            _ = try await RPCReplay.connect(server)
+            XCTFail("VECTORSUPPORT version 2 acknowledged for version 1 must fail the login")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .protocolError, "\(error)")
+        }
+    }
+
+    // MARK: Round trips
+
+    static let doc = #"{"name":"Zürich","tags":["a","b"],"n":1.5}"#
+    static let columns = [
+        ColumnMetadata(flags: [.nullable], typeInfo: .json, name: "j"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 3), name: "v"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 3), name: "nv"),
+        ColumnMetadata(flags: [.nullable], typeInfo: .json, name: "nj"),
+    ]
+
+    struct Item: Decodable, Equatable {
+        let j: String
+        let v: [Float]
+        let nv: [Float]?
+        let nj: String?
+    }
+
+    func testParametersOutValuesBackWithNulls() async throws {
+        let vector = SQLVector([0.25, -1, 3.5])
+        let q: SQLQuery = "SELECT \(.json(Self.doc)) AS j, \(vector) AS v, \(.vector(nil, dimensions: 3)) AS nv, \(.json(nil)) AS nj"
+        // The replay server decodes SQLClient's RPC: the declaration names the new types, the
+        // values are what was sent (canonical text: json its text, a vector its JSON array).
+        let exchange = RPCTokens.rpc("sp_executesql", [
+            ("", q.sql), ("", "@P1 json, @P2 vector(3), @P3 vector(3), @P4 json"),
+            ("@P1", Self.doc), ("@P2", "[0.25,-1.0,3.5]"), ("@P3", nil), ("@P4", nil),
+        ], [RPCTokens.colMetadata(Self.columns),
+            try RPCTokens.row([.json(Self.doc), .vector(vector), .null, .null], Self.columns),
+            try ServerTokens.nbcRow([.json("[1,2]"), .vector(SQLVector([1, 2, 3])), .null, .null], columns: Self.columns),
+            RPCTokens.done([.count], count: 2)])
+        var session = ReplaySession(name: "json-vector", exchanges: [exchange])
+        session.jsonSupport = 1
+        session.vectorSupport = 1
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        defer { Task { await connection.close() } }
+        let result = try await connection.execute(q)
+        XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
+        XCTAssertEqual(result.rows.count, 2)
+        let row = try XCTUnwrap(result.rows.first)
+        XCTAssertEqual(row["j"], .json(Self.doc))
+        XCTAssertEqual(row["v"], .vector(vector))
+        XCTAssertEqual(row["nv"], .null); XCTAssertEqual(row["nj"], .null)
+        XCTAssertEqual(result.resultSets.first?.columns.map(\.typeName), ["json", "vector(3)", "vector(3)", "json"])
+        // Typed decode and Decodable: [Float], String, Data, SQLVector.
+        XCTAssertEqual(try row.decode(Item.self), Item(j: Self.doc, v: [0.25, -1, 3.5], nv: nil, nj: nil))
+        struct Raw: Decodable { let j: Data; let v: Data; let vv: SQLVector?; enum CodingKeys: String, CodingKey { case j, v, vv = "v2" } }
+        struct AsVector: Decodable { let v: SQLVector; let j: String }
+        XCTAssertEqual(try row.decode(AsVector.self).v, vector)
+        XCTAssertEqual(try row.decode(Raw.self).j, Data(Self.doc.utf8))
+        XCTAssertEqual(try row.decode(Raw.self).v, Data(try vector.wireBytes()))
+        XCTAssertEqual(result.rows[1]["j"]?.floatsValue, [1, 2])
+
+        // Streamed rows read the same values.
+        server.stop()
+    }
+
+    func testOutputParametersOfBothTypes() async throws {
+        let response: [[UInt8]] = [
+            RPCTokens.returnStatus(0),
+            try RPCTokens.returnValue(ordinal: 1, name: "@j", .json, .json(Self.doc)),
+            try RPCTokens.returnValue(ordinal: 2, name: "@v", .vector(dimensions: 3), .vector(SQLVector([1, 2, 3]))),
+            try RPCTokens.returnValue(ordinal: 3, name: "@w", .vector(dimensions: 2, elementType: .float16),
+                                      .vector(SQLVector([0.5, -0.5], elementType: .float16))),
+            try RPCTokens.returnValue(ordinal: 4, name: "@n", .vector(dimensions: 3), .null),
+            RPCTokens.doneProc(),
+        ]
+        var session = ReplaySession(name: "json-vector-out", exchanges: [
+            RPCTokens.rpc("dbo.embed", [("@j", nil), ("@v", nil), ("@w", "[1.0,2.0]"), ("@n", nil)], response),
+        ])
+        session.jsonSupport = 1
+        session.vectorSupport = 2
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server) { $0.typeSupport.vector = .float16 }
+        defer { Task { await connection.close() } }
+        let result = try await connection.callProcedure("dbo.embed", parameters: [
+            .output("@j", type: .json), .output("@v", type: .vector(dimensions: 3)),
+            .inputOutput("@w", .vector([1, 2], elementType: .float16)), .output("@n", type: .vector(dimensions: 3)),
+        ])
+        XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
+        XCTAssertEqual(result.output("@j"), .json(Self.doc))
+        XCTAssertEqual(result.output("@v")?.floatsValue, [1, 2, 3])
+        XCTAssertEqual(result.output("@w"), .vector(SQLVector([0.5, -0.5], elementType: .float16)))
+        XCTAssertEqual(result.output("@n"), .null)
+        XCTAssertEqual(result.outputs.map(\.typeInfo.sqlTypeName), ["json", "vector(3)", "vector(2, float16)", "vector(3)"])
+    }
+
+    /// Without the acknowledgements: parameters go as nvarchar(max) text, and the server's
+    /// nvarchar(max) json and varchar(max) vector text decode to String and [Float].
+    func testWithoutAcknowledgementTextTravels() async throws {
+        let q: SQLQuery = "SELECT \(.json(Self.doc)) AS j, \(SQLVector([1, 2, 3])) AS v"
+        let columns = [ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(nil), name: "j"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .varchar(nil), name: "v"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .varchar(nil), name: "nv"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .nvarchar(nil), name: "nj")]
+        let session = ReplaySession(name: "json-vector-text", exchanges: [
+            RPCTokens.rpc("sp_executesql", [("", q.sql), ("", "@P1 nvarchar(max), @P2 nvarchar(max)"),
+                                            ("@P1", Self.doc), ("@P2", "[1.0,2.0,3.0]")],
+                          [RPCTokens.colMetadata(columns),
+                           try RPCTokens.row([.string(Self.doc), .string("[1.0000000e+000,2.0000000e+000,3.0000000e+000]"), .null, .null], columns),
+                           RPCTokens.done([.count], count: 1)]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        defer { Task { await connection.close() } }
+        let result = try await connection.execute(q)
+        XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(400) ?? ""))
+        let row = try XCTUnwrap(result.rows.first)
+        XCTAssertEqual(try row.decode(Item.self), Item(j: Self.doc, v: [1, 2, 3], nv: nil, nj: nil))
+        XCTAssertEqual(row["v"]?.floatsValue, [1, 2, 3])
+    }
+
+    func testInvalidVectorParametersFailBeforeSending() throws {
+        for p in [SQLParameter.vector([]), .vector([1, .nan]), .vector([Float](repeating: 1, count: 1999)),
+                  .vector([70000], elementType: .float16)] {
+            XCTAssertThrowsError(try p.rpcParameter(version: .v7_4)) { e in
+                XCTAssertEqual((e as? SQLClientError)?.code, .invalidParameter, "\(e)")
+            }
+        }
+        // TVPs and bulk copy never carry 0xF4 in their metadata.
+        let tvp = SQLParameter.table("dbo.Docs", columns: [.json, .vector(dimensions: 2)], rows: [[.json("{}"), .vector(SQLVector([1, 2]))]])
+        XCTAssertEqual(tvp.table?.columns?.map(\.typeInfo.sqlTypeName), ["nvarchar(max)", "nvarchar(max)"])
+        XCTAssertNoThrow(try tvp.rpcParameter(version: .v7_4))
+        XCTAssertEqual(BulkLoadColumn(name: "j", type: .json).typeInfo.sqlTypeName, "nvarchar(max)")
+        XCTAssertEqual(BulkLoadColumn(name: "v", type: .vector(dimensions: 2)).declaration, "vector(2)")
+    }
+}

@@ -184,7 +184,7 @@ final class JSONVectorTests: XCTestCase {
         }
         XCTAssertEqual(JSONCodec.firstInvalidUTF8([0x61, 0xED, 0xA0, 0x80]), 1, "a UTF-16 surrogate in UTF-8")
         XCTAssertEqual(JSONCodec.firstInvalidUTF8([0xF0, 0x9F, 0x98]), 0, "a sequence cut short")
-        XCTAssertEqual(JSONCodec.firstInvalidUTF8(Array("ok 😀".utf8)), 6)
+        XCTAssertEqual(JSONCodec.firstInvalidUTF8(Array("ok 😀".utf8)), 7, "all well-formed: the count")
     }
 
     // MARK: Token streams
@@ -213,8 +213,9 @@ final class JSONVectorTests: XCTestCase {
 
     func testCapturedStyleStreamWholeByteByByteAndSplit() throws {
         let bytes = try Self.stream()
-        // The column bytes by hand: COLMETADATA's json column is UserType, Flags, then F4 alone.
-        let doc = [0, 0, 0, 0, 0x01, 0x00, 0xF4, 3] + Array("doc".utf8)
+        // The column bytes by hand: COLMETADATA's json column is UserType, Flags, then F4 alone,
+        // then the name (B_VARCHAR, UTF-16LE).
+        let doc: [UInt8] = [0, 0, 0, 0, 0x01, 0x00, 0xF4, 3, 0x64, 0, 0x6F, 0, 0x63, 0]
         XCTAssertNotNil(bytes.firstRange(of: doc))
         XCTAssertNotNil(bytes.firstRange(of: Self.vector3), "the ROW's vector value is the hand-written bytes")
         let tokens = try DecoderVerifier.verify(bytes, version: Self.version, randomSplits: 24, seed: 30)

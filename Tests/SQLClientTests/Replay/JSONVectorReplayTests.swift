@@ -232,6 +232,63 @@ final class JSONVectorReplayTests: XCTestCase {
         XCTAssertEqual(row["v"]?.floatsValue, [1, 2, 3])
     }
 
+    // MARK: Every read path
+
+    /// A json and a vector(4) column (the float16 one too), NULLs, a 20,000-byte json document in
+    /// 8,000-byte chunks, one in 1-byte chunks of unknown length, vectors of 1,998 dimensions; as
+    /// ROW or NBCROW, read by SQLConnectionReadPathsTests' harness through query, execute,
+    /// rowBlocks, events and Decodable ([Float], String, Data).
+    static func readSession(nbcrow: Bool) throws -> SQLConnectionReadPathsTests.ReadSession {
+        let big = String(repeating: #"{"k":"Zürich 😀"},"#, count: 1000)
+        let values: [(String, SQLValue, ServerTokens.PLPChunking?)] = [
+            ("NULL", .null, nil), ("empty json", .json(""), nil), ("json", .json(#"{"a":1}"#), nil),
+            ("20000-byte json", .json("[" + big + "1]"), nil),
+            ("json in 1-byte chunks", .json(#"["ü",2]"#), .init(sizes: [1], unknownLength: true)),
+        ]
+        let vectors: [SQLValue] = [.vector(SQLVector([1, 2, 3, 4])), .null, .vector(SQLVector([-0.5, 0, 1e-7, 3.4e38])),
+                                   .vector(SQLVector([0.1, 0.2, 0.3, 0.4])), .null]
+        let halves: [SQLValue] = [.null, .vector(SQLVector([1, -2], elementType: .float16)), .null,
+                                  .vector(SQLVector([65504, 0x1p-24], elementType: .float16)), .vector(SQLVector([0.5, 0.25], elementType: .float16))]
+        let wide: [SQLValue] = [.vector(SQLVector((0 ..< 1998).map { Float($0) / 8 })), .null, .null, .null,
+                                .vector(SQLVector([Float](repeating: -1, count: 1998)))]
+        let columns = [ColumnMetadata(flags: [], typeInfo: .int, name: "id"), ColumnMetadata(flags: [.nullable], typeInfo: .json, name: "j"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 4), name: "v"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 2, elementType: .float16), name: "h"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 1998), name: "w")]
+        let sql = "SELECT id, j, v, h, w FROM docs ORDER BY id"
+        var bytes = ServerTokens.colMetadata(columns, version: .v7_4)
+        var rows: [[SQLValue]] = []
+        for (i, v) in values.enumerated() {
+            let row: [SQLValue] = [.int(Int32(i + 1)), v.1, vectors[i], halves[i], wide[i]]
+            rows.append(row)
+            bytes += nbcrow ? try ServerTokens.nbcRow(row, columns: columns, chunking: [nil, v.2])
+                            : try ServerTokens.row(row, columns: columns, chunking: [nil, v.2])
+        }
+        bytes += ServerTokens.done(status: .count, currentCommand: 0xC1, rowCount: UInt64(values.count), version: .v7_4)
+        var session = ReplaySession(name: "json-vector-\(nbcrow ? "nbcrow" : "row")", version: .v7_4, exchanges: [
+            ReplaySession.Exchange(request: .sqlBatch(sql), response: [ReplaySession.Segment(bytes: bytes)]),
+        ])
+        session.jsonSupport = 1
+        session.vectorSupport = 1   // what the harness's configuration asks (float16 columns decode all the same)
+        let c = SQLConnectionReadPathsTests.ReadCase(
+            name: "json-vector", sql: sql, columnNames: ["id", "j", "v", "h", "w"],
+            sentTypeNames: ["int", "json", "vector(4)", "vector(2, float16)", "vector(1998)"], userTypes: [0, 0, 0, 0, 0],
+            rows: rows, labels: values.map(\.0), rowCount: values.count)
+        return SQLConnectionReadPathsTests.ReadSession(name: session.name, version: .v7_4, session: session, cases: [c], fixture: nil)
+    }
+
+    func testEveryReadPathWholeRandomPiecesAndSingleBytes() async throws {
+        var report = SQLConnectionReadPathsTests.Report()
+        for nbcrow in [false, true] {
+            let s = try Self.readSession(nbcrow: nbcrow)
+            try await SQLConnectionReadPathsTests.readEverything(s, schedule: nil, &report)
+            try await SQLConnectionReadPathsTests.readEverything(s, schedule: .random(seed: 0x30, max: 700), &report)
+        }
+        try await SQLConnectionReadPathsTests.readEverything(try Self.readSession(nbcrow: true), schedule: .bytes(1), &report)
+        XCTAssertEqual(report.typesSeen, ["json-vector"])
+        SQLConnectionReadPathsTests.finish(report, minimumValues: 100)
+    }
+
     func testInvalidVectorParametersFailBeforeSending() throws {
         for p in [SQLParameter.vector([]), .vector([1, .nan]), .vector([Float](repeating: 1, count: 1999)),
                   .vector([70000], elementType: .float16)] {

@@ -161,7 +161,7 @@ static void bind_column(SQLHSTMT st, SQLUSMALLINT c, struct column *col)
 	case K_GUID: ctype = SQL_C_GUID; col->size = sizeof(SQLGUID); break;
 	case K_STRING: ctype = SQL_C_WCHAR; col->size = (SQLLEN) (size + 1) * 2; break;
 	case K_BINARY: ctype = SQL_C_BINARY; col->size = (SQLLEN) size; break;
-	case K_VECTOR: ctype = SQL_C_BINARY; col->size = 8000; break;   /* the 8-byte header and the elements */
+	case K_VECTOR: ctype = SQL_C_BINARY; col->size = (SQLLEN) size; break;   /* size: 16 + the elements' bytes */
 	default: col->buffer = NULL; col->size = 0; return;   /* read with SQLGetData */
 	}
 	col->buffer = calloc(1, (size_t) col->size + 2);
@@ -229,9 +229,13 @@ static uint64_t value_digest(SQLHSTMT st, SQLUSMALLINT c, struct column *col)
 	case K_STRING: return utf16_digest(b, (size_t) col->ind / 2);
 	case K_BINARY: return bytes_digest(b, (size_t) col->ind, 997);
 	case K_VECTOR: {
-		/* sqlclient-bench's Digest.floats: the element count plus every float32 element's bits. */
+		/* sqlclient-bench's Digest.floats: the element count plus every float32 element's bits.
+		   Driver 18.6 fills SQL_C_BINARY with a 16-byte struct (UInt32 dimensions, UInt32 element
+		   type, a pointer to the elements) followed by the elements themselves. */
 		const unsigned char *p = b;
-		size_t n = (size_t) col->ind, skip = n >= 8 && p[0] == 0xA9 ? 8 : 0;
+		size_t n = (size_t) col->ind, skip = 0;
+		uint32_t dims; memcpy(&dims, p, 4);
+		if (n >= 16 && (size_t) dims * 4 + 16 == n) skip = 16;
 		uint64_t d = (n - skip) / 4;
 		for (size_t i = skip; i + 4 <= n; i += 4) { uint32_t u; memcpy(&u, p + i, 4); d += u; }
 		return d;

@@ -304,3 +304,42 @@ final class JSONVectorReplayTests: XCTestCase {
         XCTAssertEqual(BulkLoadColumn(name: "v", type: .vector(dimensions: 2)).declaration, "vector(2)")
     }
 }
+
+/// `sqlclient` over the replay server: json as its text and a vector as a JSON array in the
+/// table, CSV and JSON formats; `--exec` with a vector parameter and json/vector OUTPUT values.
+final class JSONVectorCLITests: XCTestCase {
+    func testOutputFormatsAndExecParameters() throws {
+        guard let binary = CLIComparisonTests.sqlclientBinary() else { return XCTFail("no sqlclient binary") }
+        let columns = [ColumnMetadata(flags: [.nullable], typeInfo: .json, name: "j"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 2), name: "v")]
+        let select: [[UInt8]] = [RPCTokens.colMetadata(columns),
+                                 try RPCTokens.row([.json(#"{"a":1}"#), .vector(SQLVector([0.5, -2]))], columns),
+                                 try RPCTokens.row([.null, .null], columns), RPCTokens.done([.count], count: 2)]
+        let exec: [[UInt8]] = [RPCTokens.returnStatus(0),
+                               try RPCTokens.returnValue(ordinal: 1, name: "@v", .vector(dimensions: 2), .vector(SQLVector([1, 2]))),
+                               try RPCTokens.returnValue(ordinal: 2, name: "@j", .json, .json("[3]")), RPCTokens.doneProc()]
+        var session = ReplaySession(name: "cli-json-vector", exchanges: [
+            RPCTokens.batch("SELECT j, v FROM t", select), RPCTokens.batch("SELECT j, v FROM t", select),
+            RPCTokens.batch("SELECT j, v FROM t", select),
+            RPCTokens.rpc("dbo.p", [("@v", "[1.0,2.0]"), ("@j", nil)], exec),
+        ])
+        session.jsonSupport = 1
+        session.vectorSupport = 1
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connect = ["-S", "127.0.0.1,\(server.port)", "-U", "u", "-P", "p", "--encrypt", "notsupported"]
+        let json = try CLIComparisonTests.run(binary.path, connect + ["--format", "json", "-Q", "SELECT j, v FROM t"])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        XCTAssertEqual(json.stdout.split(separator: "\n").first.map(String.init),
+                       #"{"columns":[{"name":"j","type":"json"},{"name":"v","type":"vector(2)"}],"rows":[["{\"a\":1}",[0.5,-2.0]],[null,null]],"rowsAffected":2}"#)
+        let csv = try CLIComparisonTests.run(binary.path, connect + ["--format", "csv", "-Q", "SELECT j, v FROM t"])
+        XCTAssertTrue(csv.stdout.contains(#""{""a"":1}","[0.5,-2.0]""#), csv.stdout)
+        let table = try CLIComparisonTests.run(binary.path, connect + ["-W", "-Q", "SELECT j, v FROM t"])
+        XCTAssertTrue(table.stdout.contains(#"{"a":1} [0.5,-2.0]"#), table.stdout)
+        let rpc = try CLIComparisonTests.run(binary.path, connect + ["--exec", "dbo.p", "--inout", "@v:vector(2)=[1,2]", "--output", "@j:json"])
+        XCTAssertEqual(rpc.status, 0, rpc.stderr)
+        XCTAssertTrue(rpc.stdout.contains("@v = [1.0,2.0]"), rpc.stdout)
+        XCTAssertTrue(rpc.stdout.contains("@j = [3]"), rpc.stdout)
+        XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(300) ?? ""))
+    }
+}

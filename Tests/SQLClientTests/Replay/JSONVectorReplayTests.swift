@@ -343,3 +343,39 @@ final class JSONVectorCLITests: XCTestCase {
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(300) ?? ""))
     }
 }
+
+/// Bulk copy into a table with json and vector columns, against the recording bulk-load server:
+/// COLMETADATA carries nvarchar(max) for json (never 0xF4) and VECTORTYPE for the vector, as
+/// Microsoft.Data.SqlClient sends it; the INSERT BULK statement declares them so.
+final class JSONVectorBulkCopyTests: XCTestCase {
+    func testJSONGoesAsNVarcharMaxAndVectorAsItself() async throws {
+        let table = [ColumnMetadata(flags: [.updateable], typeInfo: TypeInfo(type: .int4, length: 4), name: "id"),
+                     ColumnMetadata(flags: [.nullable, .updateable], typeInfo: .json, name: "doc"),
+                     ColumnMetadata(flags: [.nullable, .updateable], typeInfo: .vector(dimensions: 3), name: "embedding")]
+        let server = BulkLoadServer(tables: ["docs": table])
+        defer { server.stop() }
+        let port = try server.start()
+        let connection = try await SQLConnection.connect(SQLConnectionConfiguration(
+            address: SQLServerAddress(host: "127.0.0.1", port: Int(port)), user: "u", password: "p",
+            encryption: .notSupported, connectTimeout: .seconds(10), packetSize: 512))
+        let rows: [[SQLValue]] = [
+            [.int(1), .json(#"{"a":"ü"}"#), .vector(SQLVector([1, 2, 3]))],
+            [.int(2), .null, .null],
+            [.int(3), .json("[" + String(repeating: "1,", count: 3000) + "1]"), .vector(SQLVector([-0.5, 0, 0.25]))],
+        ]
+        let result = try await connection.bulkInsert(into: "dbo.docs", rows: rows)
+        await connection.close()
+        XCTAssertEqual(result.rowsCopied, 3)
+        let load = try XCTUnwrap(server.loads.first)
+        XCTAssertEqual(load.columns.map(\.typeInfo.type), [.intN, .nvarchar, .vector])
+        XCTAssertFalse(load.columns.contains { $0.typeInfo.type == .json }, "0xF4 never in BULKLOAD COLMETADATA")
+        let statement = try XCTUnwrap(load.statement)
+        XCTAssertTrue(statement.contains("[doc] nvarchar(max)"), statement)
+        XCTAssertTrue(statement.contains("[embedding] vector(3)"), statement)
+        XCTAssertEqual(load.rows, [
+            [.int(1), .string(#"{"a":"ü"}"#), .vector(SQLVector([1, 2, 3]))],
+            [.int(2), .null, .null],
+            [.int(3), .string("[" + String(repeating: "1,", count: 3000) + "1]"), .vector(SQLVector([-0.5, 0, 0.25]))],
+        ])
+    }
+}

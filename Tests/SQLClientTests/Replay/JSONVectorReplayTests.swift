@@ -35,6 +35,7 @@ final class JSONVectorReplayTests: XCTestCase {
         XCTAssertEqual(Array(bytes.suffix(tail.count)), tail, "FeatureExt ends the message")
         let decoded = try Login7.decode(from: bytes)
         XCTAssertEqual(decoded.featureExt?.map(\.id), [0x0D, 0x0E, 0x0A])
+        XCTAssertEqual(decoded.featureExt?.map(\.description), ["JSONSUPPORT(1 bytes)", "VECTORSUPPORT(1 bytes)", "UTF8_SUPPORT(0 bytes)"])
         // TDS 7.3 has no FeatureExt: nothing is asked.
         var old = SQLConnectionConfiguration(address: SQLServerAddress(host: "h", port: 1), user: "u", password: "p", tdsVersion: .v7_3B)
         old.typeSupport = SQLTypeSupport()
@@ -116,6 +117,20 @@ final class JSONVectorReplayTests: XCTestCase {
         } catch let error as SQLClientError {
             XCTAssertEqual(error.code, .protocolError, "\(error)")
         }
+    }
+
+    func testReplaySessionFilesKeepTheAcknowledgements() throws {
+        var session = ReplaySession(name: "acks")
+        session.jsonSupport = 1
+        session.vectorSupport = 2
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("json-vector-\(getpid()).tdssession")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try session.write(to: url)
+        let text = try String(contentsOf: url, encoding: .utf8)
+        XCTAssertTrue(text.contains("@json 1\n@vector 2\n"), text)
+        let back = try ReplaySession(contentsOf: url)
+        XCTAssertEqual(back.jsonSupport, 1)
+        XCTAssertEqual(back.vectorSupport, 2)
     }
 
     // MARK: Round trips

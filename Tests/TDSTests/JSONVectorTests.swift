@@ -110,6 +110,13 @@ final class JSONVectorTests: XCTestCase {
         XCTAssertEqual(SQLValue.json(doc).bytesValue, utf8)
     }
 
+    func testTheNewCasesDoNotGrowSQLValue() {
+        // SQLVector (an element type byte and an array reference) fits the payload of the
+        // existing cases: a row of values costs what it did.
+        XCTAssertLessThanOrEqual(MemoryLayout<SQLVector>.size, 9)
+        XCTAssertLessThanOrEqual(MemoryLayout<SQLValue>.stride, 48)
+    }
+
     func testVectorFromJSONText() {
         // What a server that did not acknowledge VECTORSUPPORT sends (varchar(max)).
         XCTAssertEqual(SQLValue.string("[1.0000000e+000,-2.5000000e+000]").floatsValue, [1, -2.5])

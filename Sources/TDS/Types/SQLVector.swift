@@ -31,10 +31,10 @@ public struct SQLVector: Hashable, Sendable, CustomStringConvertible {
         public var maximumDimensions: Int { (SQLVector.maximumByteCount - SQLVector.headerSize) / size }
     }
 
-    /// The element type.
-    public var elementType: ElementType
     /// The elements.
     public var values: [Float]
+    /// The element type (after ``values``: 9 bytes in all, inside every `SQLValue` payload).
+    public var elementType: ElementType
 
     /// The header's layout format byte (0xA9).
     public static let layoutFormat: UInt8 = 0xA9

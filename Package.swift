@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "TDS", targets: ["TDS"]),
         .library(name: "SQLClient", targets: ["SQLClient"]),
         .library(name: "SQLClientTesting", targets: ["SQLClientTesting"]),
+        .library(name: "SQLClientObjC", targets: ["SQLClientObjC"]),  // the Objective-C SQLClient's API (issue 29)
         .executable(name: "sqlclient", targets: ["sqlclient"]),
         .executable(name: "sqlclient-bench", targets: ["sqlclient-bench"]),
     ],
@@ -44,6 +45,8 @@ let package = Package(
                 .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
             ]
         ),
+        // The Objective-C SQLClient's API (completion blocks, notifications, Foundation values) over SQLClient.
+        .target(name: "SQLClientObjC", dependencies: ["SQLClient"]),
         .executableTarget(name: "sqlclient", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .executableTarget(
             name: "sqlclient-bench",
@@ -52,9 +55,11 @@ let package = Package(
         ),
         .testTarget(name: "TDSTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "TDSCaptureTests", dependencies: ["TDS", "TDSCapture", "SQLClientTesting"]),
-        .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"],
+        .testTarget(name: "SQLClientTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting",
+                                                         "SQLClientObjC"],  // README's migration snippets
                     exclude: ["Load/LOAD.md"]),  // the load tests' measured figures
         .testTarget(name: "SQLClientTestingTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
+        .testTarget(name: "SQLClientObjCTests", dependencies: ["SQLClientObjC", "SQLClient", "TDS", "SQLClientTesting"]),
         .testTarget(name: "ConformanceTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"],
                     exclude: ["freetds", "msodbc"]),  // the FreeTDS and Microsoft ODBC oracles (C), compiled by the tests themselves
     ]

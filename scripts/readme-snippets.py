@@ -83,7 +83,7 @@ def generate():
         where = f"README.md line {line}" if name.startswith("line") else f"README.md, snippet {name}"
         fn = [f"    /// {where} ({mode}).",
               f"    static func {name}({params}) async throws {{",
-              "        func print(_ items: Any..., separator: String = \" \", terminator: String = \"\\n\") {",
+              "        @Sendable func print(_ items: Any..., separator: String = \" \", terminator: String = \"\\n\") {",
               "            ReadmeOutput.record(items.map { \"\\($0)\" }.joined(separator: separator) + terminator)",
               "        }"]
         fn += [("        " + t).rstrip() for t in code]

@@ -8,9 +8,10 @@ public struct CapturedMessage: Sendable, Hashable {
         /// A whole TDS message: its packets' payloads concatenated ([MS-TDS] 2.2.3).
         case tds(TDSMessage)
         /// TLS carrying the login or the whole session: `recordCount` records, `byteCount`
-        /// bytes. `inPrelogin` is true for a TLS handshake carried inside PRELOGIN (0x12)
-        /// packets ([MS-TDS] 3.2.5.2), false for TLS records sent directly on TCP (the
-        /// encrypted login or session).
+        /// bytes. `inPrelogin` is true for a TLS handshake carried inside TDS packets: PRELOGIN
+        /// (0x12) packets ([MS-TDS] 3.2.5.2), or TABULAR_RESULT (0x04) packets as SQL Server 2000
+        /// answered it (``CapturedMessage/packetType`` says which); false for TLS records sent
+        /// directly on TCP (the encrypted login or session).
         case tls(recordCount: Int, byteCount: Int, inPrelogin: Bool)
         /// A message whose end was not captured (the capture stops, or a TCP gap, inside it).
         case incomplete(TDSMessage, reason: String)
@@ -29,6 +30,9 @@ public struct CapturedMessage: Sendable, Hashable {
     public var frameIndex: Int?
     /// Capture time of that frame, seconds since 1970 (0 when unknown).
     public var timestamp: Double
+    /// For `.tls(inPrelogin: true)`: the type of the TDS packets that carried the TLS records
+    /// (PRELOGIN, or TABULAR_RESULT from SQL Server 2000); nil otherwise.
+    public var packetType: PacketType?
 
     public init(direction: TDSDirection, content: Content, streamOffset: Int, frameIndex: Int? = nil, timestamp: Double = 0) {
         self.direction = direction
@@ -76,9 +80,11 @@ public enum TDSMessageSplitter {
         var resync = false
         var tlsRun: (start: Int, records: Int, bytes: Int)?
 
-        func emit(_ content: CapturedMessage.Content, at offset: Int) {
+        func emit(_ content: CapturedMessage.Content, at offset: Int, packetType: PacketType? = nil) {
             let (frame, time) = locate(offset)
-            out.append(CapturedMessage(direction: direction, content: content, streamOffset: offset, frameIndex: frame, timestamp: time))
+            var message = CapturedMessage(direction: direction, content: content, streamOffset: offset, frameIndex: frame, timestamp: time)
+            message.packetType = packetType
+            out.append(message)
         }
         func flushTLS() {
             if let run = tlsRun {
@@ -161,7 +167,9 @@ public enum TDSMessageSplitter {
             }
             let length = Int(bytes[pos + 2]) << 8 | Int(bytes[pos + 3])
             if length > limit - pos, length >= PacketHeader.size {
-                let reason = limit == bytes.count ? "the capture ends inside the packet" : "a TCP gap falls inside the packet"
+                let held = limit - pos
+                let reason = (limit == bytes.count ? "the capture ends inside the packet" : "a TCP gap falls inside the packet")
+                    + ": its header gives \(length) bytes, \(held) are there (\(length - held) missing)"
                 if messageStart == nil { messageStart = pos }
                 dropPartial(reason, extra: bytes[min(pos + PacketHeader.size, limit) ..< limit])
                 pos = limit
@@ -181,8 +189,11 @@ public enum TDSMessageSplitter {
                 pos += Int(output.packet.header.length)
                 if var message = output.message, let start = messageStart {
                     message.streamOffset = start
-                    if message.type == .prelogin, TDSDetection.isTLSRecord(message.payload) {
-                        emit(.tls(recordCount: countTLSRecords(message.payload), byteCount: message.payload.count, inPrelogin: true), at: start)
+                    // A TLS handshake inside TDS packets: PRELOGIN (0x12) packets ([MS-TDS] 3.2.5.2),
+                    // or TABULAR_RESULT (0x04) packets, in which SQL Server 2000 answered it.
+                    if message.type == .prelogin || message.type == .tabularResult, TDSDetection.isTLSRecord(message.payload) {
+                        emit(.tls(recordCount: countTLSRecords(message.payload), byteCount: message.payload.count, inPrelogin: true),
+                             at: start, packetType: message.type)
                     } else {
                         emit(.tds(message), at: start)
                     }

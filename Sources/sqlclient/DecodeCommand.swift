@@ -2,17 +2,21 @@ import Foundation
 import TDS
 import TDSCapture
 
-/// `sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json]`
+/// `sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json] [--json-numbers]`
 ///
 /// Reads a pcap/pcapng capture, a `.hex` file or raw bytes and prints every TDS message: as
-/// text for people, or as JSON Lines (one object per message). Exit status: 0 when everything
+/// text for people, or as JSON Lines (one object per message; numbers by the query output's rule,
+/// ``JSONNumberRule``: `--json-numbers` as there). Exit status: 0 when everything
 /// decoded, 1 on any decoding error (each error is printed on stderr naming the message, token
 /// and byte offset), 2 for bad usage or an unreadable file.
 func runDecodeCommand(_ arguments: [String]) -> Int32 {
-    let usage = "usage: sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json] [--to-session FILE.tdssession]"
+    let usage = "usage: sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json] [--json-numbers] [--to-session FILE.tdssession]\n"
+        + "  JSON numbers are exact for any reader: integers beyond ±(2^53-1), decimal, numeric and money are strings of their\n"
+        + "  digits (as in sqlclient --format json); --json-numbers writes them as JSON numbers"
     var path: String?
     var options = DecodeOptions()
     var json = false
+    var numbers = JSONNumberRule.exactForAnyReader
     var toSession: String?   // DecodeToSession.swift
     var i = 0
     func fail(_ message: String) -> Int32 {
@@ -41,6 +45,8 @@ func runDecodeCommand(_ arguments: [String]) -> Int32 {
         case "--format":
             guard let v = value(), v == "text" || v == "json" else { return fail("--format must be text or json") }
             json = v == "json"
+        case "--json-numbers":
+            numbers = .numbers
         case "--to-session":
             guard let v = value(), !v.isEmpty else { return fail("--to-session needs a FILE.tdssession") }
             toSession = v
@@ -67,7 +73,7 @@ func runDecodeCommand(_ arguments: [String]) -> Int32 {
     var out = ""
     if json {
         for record in report.records {
-            out += record.json.serialized()
+            out += record.json.serialized(numbers)
             out += "\n"
         }
     } else {

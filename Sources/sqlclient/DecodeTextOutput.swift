@@ -81,6 +81,7 @@ enum DecodeTextOutput {
         switch v {
         case .null: return "NULL"
         case .string(let s): return quoted ? v.serialized() : s
+        case .decimal(let digits), .number(let digits): return digits
         case .array(let items): return "[" + items.map { text($0, quoted: true) }.joined(separator: ", ") + "]"
         default: return v.serialized()
         }

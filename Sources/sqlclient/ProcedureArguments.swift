@@ -193,6 +193,10 @@ enum ProcedureArguments {
         guard !name.isEmpty else { throw ParseError("\(spec): the parameter needs a name") }
         if direction == .output {
             guard let type else { throw ParseError("\(spec): an output parameter needs a type (@name:type)") }
+            if var typed = sessionCollated("NULL", as: type) {
+                typed.direction = .output
+                return typed.named(name)
+            }
             return .output(name, type: type)
         }
         let text = valueText ?? ""
@@ -206,7 +210,27 @@ enum ProcedureArguments {
         } else {
             info = .nvarchar(text.utf16.count <= 4000 ? 4000 : nil)
         }
-        let p = SQLParameter(try value(text, as: info), type: info, name: name, direction: direction)
-        return p
+        if let typed = sessionCollated(text, as: info) {
+            var p = typed.named(name)
+            p.direction = direction
+            return p
+        }
+        return SQLParameter(try value(text, as: info), type: info, name: name, direction: direction)
+    }
+
+    /// A character parameter (`varchar`, `char`, `nvarchar`, `nchar`) built as the library documents
+    /// it: with ``SQLParameter/varchar(_:length:collation:)`` and its siblings, so that without a
+    /// collation it is declared with the session's and encoded in that collation's code page (on a
+    /// Cyrillic_General_CI_AS session `@s:varchar=Привет` goes as cp1251 bytes). Nil for other types.
+    static func sessionCollated(_ text: String, as info: TypeInfo) -> SQLParameter? {
+        let value: String? = text.uppercased() == "NULL" ? nil : text
+        let length: Int? = info.isPLP ? nil : info.length
+        switch info.type {
+        case .bigVarChar, .varchar: return .varchar(value, length: length)
+        case .bigChar, .char: return .char(value, length: info.length)
+        case .nvarchar: return .nvarchar(value, length: length.map { $0 / 2 })
+        case .nchar: return .nchar(value, length: info.length / 2)
+        default: return nil
+        }
     }
 }

@@ -55,7 +55,7 @@ enum ProcedureCommand {
         case .json, .jsonl:
             if !result.outputs.isEmpty {
                 let fields = result.outputs.map { o in
-                    ResultPrinter.jsonString(o.name.isEmpty ? "#\(o.ordinal)" : o.name) + ":" + ResultPrinter.jsonValue(o.value)
+                    ResultPrinter.jsonString(o.name.isEmpty ? "#\(o.ordinal)" : o.name) + ":" + printer.jsonValue(o.value)
                 }
                 text += "{\"outputs\":{" + fields.joined(separator: ",") + "}}\n"
             }

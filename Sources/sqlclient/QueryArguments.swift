@@ -76,11 +76,26 @@ struct QueryOptions {
     var jsonSupport: Bool?
     /// --vector-support off|float32|float16 (nil: the default, float32).
     var vectorSupport: SQLTypeSupport.Vector?
+    /// --json-numbers: bigint beyond ±(2^53 - 1), decimal, numeric and money as JSON numbers.
+    var jsonNumbers = false
+    /// -y: table width of the large types (0: whole values); sqlcmd's default 256.
+    var variableTypeWidth = 256
+    /// -Y: table width limit of sized character and binary types (0: their declared size).
+    var fixedTypeWidth = 0
+    /// -k, -k1, -k2: control characters in table and csv values.
+    var controlCharacters = ControlCharacters.keep
+    /// -L (a "Servers:" list) or -Lc (names only): the SQL Server instances Browsers announce.
+    var listServers: ServerListStyle?
+    /// --browser HOST[:PORT]: -L asks this host's Browser (CLNT_UCAST_EX) instead of broadcasting.
+    var browser: String?
     /// --exec PROCEDURE and its parameters.
     var procedure: ProcedureCommand.Spec?
     var help = false
     var version = false
 }
+
+/// How -L prints the servers: sqlcmd's `Servers:` list, or (-Lc) one name a line.
+enum ServerListStyle { case list, clean }
 
 /// A usage error: the message says what is wrong without echoing argument text that could be a
 /// password (see ``QueryArguments``).
@@ -115,6 +130,8 @@ enum QueryArguments {
         "-K": "applicationIntent", "--application-intent": "applicationIntent",
         "--json-support": "jsonSupport", "--vector-support": "vectorSupport",
         "--exec": "exec", "--param": "param", "--output": "outputParam", "--inout": "inout", "--default": "default",
+        "-y": "variableTypeWidth", "--variable-type-width": "variableTypeWidth",
+        "-Y": "fixedTypeWidth", "--fixed-type-width": "fixedTypeWidth", "--browser": "browser",
     ]
     /// Flags without a value.
     private static let switches: [String: String] = [
@@ -122,7 +139,8 @@ enum QueryArguments {
         "--trust-server-certificate": "trust", "-W": "trim", "--trim-spaces": "trim", "-b": "exitOnError",
         "--exit-on-error": "exitOnError", "-e": "echo", "--echo-input": "echo", "-x": "noVariables",
         "--disable-variable-substitution": "noVariables", "-M": "multiSubnetFailover",
-        "--multi-subnet-failover": "multiSubnetFailover",
+        "--multi-subnet-failover": "multiSubnetFailover", "--json-numbers": "jsonNumbers",
+        "-L": "listServers", "--list-servers": "listServers", "-Lc": "listServersClean",
         // Accepted for compatibility, with nothing to do: quoted identifiers are always on (-I),
         // regional settings are not used (-R), and server messages always go to standard error (-r).
         "-I": "none", "-R": "none", "-r": "none", "-r0": "none", "-r1": "none",
@@ -183,6 +201,17 @@ enum QueryArguments {
                 i += 1
                 continue
             }
+            if arg == "-k" || arg == "-k1" || arg == "-k2" {
+                // sqlcmd: -k removes control characters, -k1 replaces each with a space, -k2 each run.
+                var level = arg.dropFirst(2)
+                if level.isEmpty, i + 1 < arguments.count, arguments[i + 1] == "1" || arguments[i + 1] == "2" {
+                    i += 1
+                    level = Substring(arguments[i])
+                }
+                options.controlCharacters = level == "1" ? .replaceEach : level == "2" ? .replaceRuns : .remove
+                i += 1
+                continue
+            }
             if arg == "-h", i + 1 == arguments.count || Int(arguments[i + 1]) == nil {
                 options.help = true   // sqlcmd: -h without a number is help
                 i += 1
@@ -238,6 +267,9 @@ enum QueryArguments {
                 guard !v.isEmpty else { throw UsageError("-s needs a separator") }
                 options.separator = v
             case "screenWidth": options.screenWidth = try number(9...65535, "invalid screen width")
+            case "variableTypeWidth": options.variableTypeWidth = try number(0...8000, "invalid -y display width")
+            case "fixedTypeWidth": options.fixedTypeWidth = try number(0...8000, "invalid -Y display width")
+            case "browser": options.browser = v
             // Any whole number of seconds (the configuration clamps what is too large to wait for).
             case "queryTimeout": options.queryTimeout = try number(0...Int.max, "invalid query timeout in seconds")
             case "loginTimeout": options.loginTimeout = try number(0...Int.max, "invalid login timeout in seconds")
@@ -332,6 +364,9 @@ enum QueryArguments {
         case "echo": options.echo = true
         case "noVariables": options.disableVariables = true
         case "multiSubnetFailover": options.multiSubnetFailover = true
+        case "jsonNumbers": options.jsonNumbers = true
+        case "listServers": options.listServers = .list
+        case "listServersClean": options.listServers = .clean
         default: break
         }
     }

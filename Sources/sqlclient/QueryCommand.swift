@@ -34,7 +34,7 @@ enum QueryCommand {
            sqlclient --connection-string "Server=…;User ID=…;Password=…" [-Q sql | -i file…] [options]
            sqlclient … --exec PROCEDURE [--param @name[:type]=value]… [--output @name:type]…
                      [--inout @name[:type]=value]… [--default @name]…
-           sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json]
+           sqlclient decode FILE [--port N] [--tokens] [--tds-version 7.1|7.2|7.3|7.4] [--format text|json] [--json-numbers]
                      [--to-session FILE.tdssession]   (a capture's conversations as replay sessions)
            sqlclient record --upstream SERVER (--out FILE.tdssession | --out-dir DIR) [--listen HOST:PORT] …
                      (a recording proxy; sqlclient record --help)
@@ -68,18 +68,37 @@ enum QueryCommand {
     Script lines (case-insensitive, outside strings and comments; a trailing -- comment is allowed)
       GO [n]                run the batch (n times, 1 to 2147483647)
       :setvar name [value]  :r file   :on error exit|ignore   :reset   :listvar
+      :out file|STDOUT|STDERR   results from now on to a file (created or truncated) or stream
+      :error file|STDOUT|STDERR messages and errors from now on likewise
+      :connect server [-l seconds] [-U user [-P password]]   a new session (without -U: the same login)
       exit | exit() | exit(query)   quit     (exit(query): the status is its first column)
     Output
       --format table|csv|json|jsonl   table: sqlcmd's columns, sized from the declared types
                             csv: RFC 4180; json: JSON Lines, one object per result set, rows
                             streamed into it; jsonl: one object per row, keyed by column name
+                            JSON numbers (the rule of decode --format json too): exact for any
+                            reader: integers as numbers, beyond ±(2^53-1) as strings of their
+                            digits; decimal, numeric, money as strings of their digits; float and
+                            real as numbers; NULL as null; other types as their text
+      --json-numbers        big integers, decimal, numeric and money as JSON numbers (for readers
+                            that keep a number's digits; also for decode)
       -h rows               print headers every N rows; -1: none (table and csv)
       -s sep                column separator (table: " ", csv: ",")
       -W                    no padding or truncation, trailing spaces removed
       -w width              wrap table lines at width (9–65535)
+      -y width              table width of the max types, text, ntext, image, xml, sql_variant
+                            (0–8000; default 256; 0: whole values)
+      -Y width              table width limit of char, varchar(n), nchar, nvarchar(n), binary(n),
+                            varbinary(n) (0–8000; default 0: their declared size)
+      -k[1|2]               control characters in table and csv values: -k removes them, -k1
+                            replaces each with a space, -k2 replaces each run with one space
       --null text           NULL in table and csv output (default NULL)
       -o file               results to file (messages stay on standard error)
       -m level              hide messages below this severity (-1, 0: show all)
+    Servers
+      -L  -Lc               list the SQL Server instances SQL Server Browsers announce (UDP 1434
+                            broadcast; -l seconds to wait, default 1); -Lc: names only
+      --browser HOST[:PORT] -L asks that host's Browser instead of broadcasting
     -? --help               this text            --version  the version
 
     Server messages go to standard error as "Msg N, Level L, State S, Line X" and the text;
@@ -178,6 +197,8 @@ enum QueryCommand {
             return 0
         }
 
+        if let style = options.listServers { return await listServers(style, browser: options.browser, timeout: options.loginTimeout) }
+
         // -Q, -q and -i are read and checked (GO counts) before connecting: a bad file or count
         // is a usage error, and nothing has run.
         var sources: [ScriptInput.Source] = []
@@ -217,7 +238,11 @@ enum QueryCommand {
         let printer = ResultPrinter(options: PrintOptions(format: options.format, headers: options.headers,
                                                           separator: options.separator, trimSpaces: options.trimSpaces,
                                                           screenWidth: options.screenWidth, nullText: options.nullText,
-                                                          errorLevel: options.errorLevel),
+                                                          errorLevel: options.errorLevel,
+                                                          jsonNumbers: options.jsonNumbers ? .numbers : .exactForAnyReader,
+                                                          variableTypeWidth: options.variableTypeWidth,
+                                                          fixedTypeWidth: options.fixedTypeWidth,
+                                                          controlCharacters: options.controlCharacters),
                                     out: sink)
 
         let connection: SQLConnection
@@ -250,11 +275,52 @@ enum QueryCommand {
             variables.set("SQLCMDDBNAME", config.database)
             let runner = ScriptRunner(connection: connection, printer: printer, options: options, variables: variables,
                                       input: ScriptInput(sources),
-                                      prompting: readsStandardInput && Terminal.isTerminal(STDIN_FILENO))
+                                      prompting: readsStandardInput && Terminal.isTerminal(STDIN_FILENO),
+                                      configuration: config)
             status = await runner.run()
+            await runner.connection.close()
+            printer.closeSinks()
+            return status
         }
         await connection.close()
         return status
+    }
+
+    /// -L / -Lc: the instances SQL Server Browsers announce ([MC-SQLR] SSRP over UDP 1434), by a
+    /// broadcast on the local network (answers gathered for a second, or -l seconds), or asked of
+    /// one host with `--browser HOST[:PORT]`. Each is `SERVER` (the default instance) or
+    /// `SERVER\INSTANCE`, sorted; -L prints them under `Servers:` as sqlcmd does, -Lc alone.
+    static func listServers(_ style: ServerListStyle, browser: String?, timeout: Int?) async -> Int32 {
+        var host: String?
+        var port = 1434
+        if let browser {
+            let parts = browser.split(separator: ":", maxSplits: 1).map(String.init)
+            host = parts.first
+            if parts.count == 2 {
+                guard let p = Int(parts[1]), (1...65535).contains(p) else { return fail("--browser needs HOST or HOST:PORT") }
+                port = p
+            }
+        }
+        let instances: [[String: String]]
+        do {
+            instances = try await SQLServerBrowser.listInstances(host: host, browserPort: port,
+                                                                 timeout: .seconds(max(timeout ?? 1, 1)))
+        } catch let error as SQLClientError {
+            printError(error)
+            return 3
+        } catch {
+            FileHandle.standardError.write(Data("sqlclient: \(error)\n".utf8))
+            return 3
+        }
+        let names = Set(instances.compactMap { i -> String? in
+            guard let server = i["servername"], !server.isEmpty else { return nil }
+            let instance = i["instancename"] ?? ""
+            return instance.isEmpty || instance.uppercased() == "MSSQLSERVER" ? server : server + "\\" + instance
+        }).sorted()
+        let text = style == .clean ? names.map { $0 + "\n" }.joined()
+            : "\nServers:\n" + names.map { "    " + $0 + "\n" }.joined()
+        FileHandle.standardOutput.write(Data(text.utf8))
+        return 0
     }
 
     static func printError(_ error: SQLClientError) {
@@ -271,19 +337,23 @@ enum QueryCommand {
 /// Runs a script line by line as sqlcmd does: SQL lines gather into a batch (with `$(name)`
 /// replaced), commands (GO, :setvar, :r, :on error, exit, quit, …) act as they are read.
 final class ScriptRunner {
-    let connection: SQLConnection
+    /// The session the batches run on (`:connect` replaces it).
+    private(set) var connection: SQLConnection
     let printer: ResultPrinter
     let options: QueryOptions
     var variables: ScriptVariables
     let input: ScriptInput
     let prompting: Bool
+    /// The command line's connection settings, which `:connect` starts from.
+    let configuration: SQLConnectionConfiguration
     private var exitOnError: Bool
     private var ignoreErrors = false
     private var status: Int32 = 0
 
     init(connection: SQLConnection, printer: ResultPrinter, options: QueryOptions, variables: ScriptVariables,
-         input: ScriptInput, prompting: Bool) {
+         input: ScriptInput, prompting: Bool, configuration: SQLConnectionConfiguration) {
         self.connection = connection
+        self.configuration = configuration
         self.printer = printer
         self.options = options
         self.variables = variables
@@ -389,6 +459,24 @@ final class ScriptRunner {
                     lex = SQLLexState()
                     batchBroken = false
                     flow = .goOn
+                case .out(let target), .error(let target):
+                    do {
+                        let sink = try OutputSink.named(try substitute(target))
+                        if case .out = command { printer.redirectOutput(to: sink) } else { printer.redirectErrors(to: sink) }
+                        flow = .goOn
+                    } catch let error as UsageError {
+                        flow = scriptError(error.message)
+                    } catch let error as ScriptVariables.Undefined {
+                        flow = scriptError(error.description)
+                    } catch {
+                        flow = failed()
+                    }
+                case .connect(let text):
+                    do {
+                        flow = await connect(try substitute(text))
+                    } catch {
+                        flow = scriptError(error.description)
+                    }
                 case .listVariables:
                     for (name, value) in variables.values.sorted(by: { $0.key < $1.key }) {
                         printer.out.write("\(name) = \"\(value)\"\n")
@@ -407,8 +495,7 @@ final class ScriptRunner {
                 do {
                     batch.append(try variables.substitute(line))
                 } catch {
-                    printer.out.flush()
-                    FileHandle.standardError.write(Data("sqlclient: \(error.description)\n".utf8))
+                    printer.writeError("sqlclient: \(error.description)\n")
                     batch.append(line)
                     batchBroken = true
                 }
@@ -443,9 +530,55 @@ final class ScriptRunner {
     }
 
     private func scriptError(_ message: String) -> Flow {
-        printer.out.flush()
-        FileHandle.standardError.write(Data("sqlclient: \(message)\n".utf8))
+        printer.writeError("sqlclient: \(message)\n")
         return failed()
+    }
+
+    /// `:connect server [-l timeout] [-U user [-P password]]`: a new session with the command
+    /// line's settings, to `server`; without -U the user and password stay, -U without -P takes
+    /// SQLCMDPASSWORD. The old session is closed once the new one is in; when the new one
+    /// fails, the error is reported and the old one stays.
+    private func connect(_ text: String) async -> Flow {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map { ScriptVariables.unquote(String($0)) }
+        guard let server = words.first else { return scriptError(":connect needs a server") }
+        var config = configuration
+        var user: String?
+        var password: String?
+        var i = 1
+        while i < words.count {
+            let flag = words[i]
+            guard i + 1 < words.count else { return scriptError(":connect: \(flag == "-P" ? "-P" : "argument #\(i + 1)") needs a value") }
+            let value = words[i + 1]
+            switch flag {
+            case "-l":
+                guard let seconds = Int(value), seconds >= 0 else { return scriptError(":connect: invalid -l login timeout") }
+                config.connectTimeout = seconds == 0 ? SQLConnectionConfiguration.maximumTimeout : .seconds(seconds)
+            case "-U": user = value
+            case "-P": password = value
+            default: return scriptError(":connect: unknown argument #\(i + 1) (-l, -U and -P are known)")
+            }
+            i += 2
+        }
+        do {
+            config.address = try SQLServerAddress(parsing: server)
+            if let user {
+                let secret = password ?? variables.environment["SQLCMDPASSWORD"] ?? ""
+                config.user = user
+                config.password = RedactedPassword(secret)
+                config.authentication = user.contains("\\") ? .ntlm(try NTLMCredentials(qualifiedUser: user, password: secret)) : .sqlPassword
+            }
+            let newConnection = try await SQLConnection.connect(config)
+            await connection.close()
+            connection = newConnection
+            variables.set("SQLCMDSERVER", server)
+            variables.set("SQLCMDUSER", config.user)
+            return .goOn
+        } catch let error as SQLClientError {
+            printer.printError(error)
+            return failed()
+        } catch {
+            return scriptError(":connect: \(error)")
+        }
     }
 
     /// Runs `text` `count` times, printing as events arrive.
@@ -466,7 +599,7 @@ final class ScriptRunner {
                 printer.flush()
                 if error.code != .serverError {
                     // Server errors were printed as messages; anything else is printed here.
-                    QueryCommand.printError(error)
+                    printer.printError(error)
                 }
                 if !(await connection.isOpen) {
                     return .stop(error.code == .serverError ? 1 : 3)
@@ -475,7 +608,7 @@ final class ScriptRunner {
                 if case .stop = flow { return flow }
             } catch {
                 printer.flush()
-                FileHandle.standardError.write(Data("sqlclient: \(error)\n".utf8))
+                printer.writeError("sqlclient: \(error)\n")
                 flow = failed()
                 if case .stop = flow { return flow }
             }

@@ -59,9 +59,51 @@ final class OutputSink {
         buffer.removeAll(keepingCapacity: true)
     }
 
+    private var isClosed = false
+
+    /// Flushes, then closes the descriptor unless it is standard input, output or error. Safe to call twice.
     func close() {
         flush()
-        if fd > 2 { posixClose(fd) }
+        if fd > 2, !isClosed { posixClose(fd) }
+        isClosed = true
+    }
+
+    /// The sink `:out`/`:error` name: `STDOUT`, `STDERR` (any case) or a file (created or truncated).
+    static func named(_ target: String) throws(UsageError) -> OutputSink {
+        switch target.uppercased() {
+        case "STDOUT": return OutputSink(fd: STDOUT_FILENO)
+        case "STDERR": return OutputSink(fd: STDERR_FILENO)
+        default: return try file(target)
+        }
+    }
+}
+
+/// `-k`: what happens to control characters (U+0000–U+001F, U+007F) in table and csv values, as
+/// sqlcmd does it: `-k` removes them, `-k1` replaces each with a space, `-k2` replaces each run
+/// of them with one space. Without `-k` a table shows line breaks as spaces and keeps the rest.
+enum ControlCharacters: Equatable {
+    case keep, remove, replaceEach, replaceRuns
+
+    static func isControl(_ u: Unicode.Scalar) -> Bool { u.value < 0x20 || u.value == 0x7F }
+
+    func apply(_ text: String) -> String {
+        guard self != .keep, text.unicodeScalars.contains(where: Self.isControl) else { return text }
+        var out = String.UnicodeScalarView()
+        var inRun = false
+        for u in text.unicodeScalars {
+            guard Self.isControl(u) else {
+                out.append(u)
+                inRun = false
+                continue
+            }
+            switch self {
+            case .replaceEach: out.append(" ")
+            case .replaceRuns: if !inRun { out.append(" ") }
+            case .remove, .keep: break
+            }
+            inRun = true
+        }
+        return String(out)
     }
 }
 
@@ -79,6 +121,15 @@ struct PrintOptions {
     var nullText = "NULL"
     /// Messages below this severity are not printed (0 or -1: all).
     var errorLevel = 0
+    /// How JSON numbers are written (`--json-numbers`: ``JSONNumberRule/numbers``).
+    var jsonNumbers = JSONNumberRule.exactForAnyReader
+    /// -y: table width of the large types (the `max` types, text, ntext, image, xml, sql_variant,
+    /// CLR types), 256 as sqlcmd; 0: values are printed whole.
+    var variableTypeWidth = 256
+    /// -Y: table width limit of char, varchar(n), nchar, nvarchar(n), binary(n), varbinary(n); 0: their declared size.
+    var fixedTypeWidth = 0
+    /// -k: control characters in table and csv values.
+    var controlCharacters = ControlCharacters.keep
 }
 
 /// Prints the events of a batch as they arrive: results on ``OutputSink`` (standard output or
@@ -87,7 +138,10 @@ struct PrintOptions {
 /// a result set has.
 final class ResultPrinter {
     let options: PrintOptions
-    let out: OutputSink
+    /// Results: standard output, -o, or what `:out` named last.
+    private(set) var out: OutputSink
+    /// Server messages and errors: standard error, or what `:error` named last.
+    private(set) var err: OutputSink
     private var current: ResultSetState?
     private var resultSetsPrinted = 0
     /// The first column of the last row seen (for `exit(query)`).
@@ -98,14 +152,51 @@ final class ResultPrinter {
         var widths: [Int]
         var rightAligned: [Bool]
         var jsonKeys: [String]
+        /// Per column: whether a longer value is cut to its width (not for -y 0's whole values).
+        var cuts: [Bool] = []
         var rows = 0
     }
 
     func resetLastValue() { lastFirstValue = nil }
 
-    init(options: PrintOptions, out: OutputSink) {
+    init(options: PrintOptions, out: OutputSink, err: OutputSink = OutputSink(fd: STDERR_FILENO)) {
         self.options = options
         self.out = out
+        self.err = err
+    }
+
+    /// `:out`: results go to `sink` from now on (the previous file, if any, is closed).
+    func redirectOutput(to sink: OutputSink) {
+        flush()
+        let old = out
+        out = sink
+        old.close()
+    }
+
+    /// `:error`: messages and errors go to `sink` from now on (the previous file, if any, is closed).
+    func redirectErrors(to sink: OutputSink) {
+        let old = err
+        err = sink
+        old.close()
+    }
+
+    /// Writes `text` where errors go, after the results so far.
+    func writeError(_ text: String) {
+        out.flush()
+        err.write(text)
+        err.flush()
+    }
+
+    /// A client error (not a server message) as `sqlclient: …`, or a server message's text.
+    func printError(_ error: SQLClientError) {
+        writeError(error.serverMessage.map(ServerMessageFormatter.format) ?? "sqlclient: \(error.message)\n")
+    }
+
+    /// Flushes and closes the output and error sinks (files; standard streams are only flushed).
+    func closeSinks() {
+        flush()
+        out.close()
+        err.close()
     }
 
     func handle(_ event: SQLResponseEvent) {
@@ -136,8 +227,7 @@ final class ResultPrinter {
     /// A server message on standard error, after the results so far (unless -m hides it).
     func printMessage(_ message: SQLServerMessage) {
         if options.errorLevel > 0, Int(message.severity) < options.errorLevel { return }
-        out.flush()
-        FileHandle.standardError.write(Data(ServerMessageFormatter.format(message).utf8))
+        writeError(ServerMessageFormatter.format(message))
     }
 
     /// Ends a result set left open (a batch that failed mid-result) and writes what is pending.
@@ -150,13 +240,16 @@ final class ResultPrinter {
 
     private func begin(_ cols: SQLColumns) {
         var widths: [Int] = []
+        var cuts: [Bool] = []
         if options.format == .table {
-            widths = cols.map { options.trimSpaces ? $0.name.count : max(Self.displayWidth($0.typeInfo), $0.name.count) }
+            let limits = cols.map { columnLimit($0.typeInfo) }
+            widths = zip(cols, limits).map { options.trimSpaces ? $0.name.count : max($1 ?? 0, $0.name.count) }
+            cuts = limits.map { $0 != nil }
         }
         // jsonl: the keys of SQLRow.dictionary (column<n> for an empty name, <name>_<k> for a repeat).
         let keys = options.format == .jsonl ? cols.dictionaryKeys.map(Self.jsonString) : []
         current = ResultSetState(columns: cols, widths: widths, rightAligned: cols.map { Self.isNumeric($0.typeInfo) },
-                                 jsonKeys: keys)
+                                 jsonKeys: keys, cuts: cuts)
         switch options.format {
         case .table:
             if resultSetsPrinted > 0 { out.write("\n") }
@@ -186,28 +279,33 @@ final class ResultPrinter {
             cells.reserveCapacity(values.count)
             for (i, value) in values.enumerated() {
                 var text = (value.canonicalText ?? options.nullText)
-                if text.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) {
+                if options.controlCharacters != .keep {
+                    text = options.controlCharacters.apply(text)
+                } else if text.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) {
                     text = String(text.map { $0 == "\n" || $0 == "\r" || $0 == "\r\n" ? " " : $0 })
                 }
                 guard i < state.widths.count else { cells.append(text); continue }
                 if options.trimSpaces {
                     while text.last == " " { text.removeLast() }
                     cells.append(text)
+                } else if i < state.cuts.count, !state.cuts[i], text.count > state.widths[i] {
+                    cells.append(text)   // -y 0: a large value whole
                 } else {
                     cells.append(Self.fit(text, state.widths[i], right: state.rightAligned[i]))
                 }
             }
             writeTableLine(cells.joined(separator: tableSeparator))
         case .csv:
-            out.write(values.map { v in v.canonicalText.map(csvField) ?? options.nullText }.joined(separator: csvSeparator) + "\r\n")
+            out.write(values.map { v in v.canonicalText.map { csvField(options.controlCharacters.apply($0)) } ?? options.nullText }
+                .joined(separator: csvSeparator) + "\r\n")
         case .json:
-            out.write((state.rows > 0 ? ",[" : "[") + values.map(Self.jsonValue).joined(separator: ",") + "]")
+            out.write((state.rows > 0 ? ",[" : "[") + values.map(jsonValue).joined(separator: ",") + "]")
         case .jsonl:
             var fields: [String] = []
             fields.reserveCapacity(values.count)
             for (i, v) in values.enumerated() {
                 let key = i < state.jsonKeys.count ? state.jsonKeys[i] : Self.jsonString("column\(i + 1)")
-                fields.append(key + ":" + Self.jsonValue(v))
+                fields.append(key + ":" + jsonValue(v))
             }
             out.write("{" + fields.joined(separator: ",") + "}\n")
         }
@@ -325,6 +423,30 @@ final class ResultPrinter {
         }
     }
 
+    /// The table width of a column of `info` under -y and -Y: the large types take -y (nil for
+    /// -y 0: values whole), character and binary types of a declared size at most -Y (when not 0),
+    /// the rest ``displayWidth(_:)``.
+    func columnLimit(_ info: TypeInfo) -> Int? {
+        if Self.isLarge(info) { return options.variableTypeWidth == 0 ? nil : options.variableTypeWidth }
+        let width = Self.displayWidth(info)
+        if options.fixedTypeWidth > 0, Self.isSized(info) { return min(width, options.fixedTypeWidth) }
+        return width
+    }
+
+    /// Character and binary types (their width is their declared size, unless `max`).
+    static func isSized(_ info: TypeInfo) -> Bool {
+        switch info.type {
+        case .char, .varchar, .bigChar, .bigVarChar, .nchar, .nvarchar, .binary, .varbinary, .bigBinary, .bigVarBinary: return true
+        default: return false
+        }
+    }
+
+    /// The types sqlcmd's -y sizes: `max` and longer than 8,000 bytes, text, ntext, image, xml,
+    /// sql_variant, CLR types (those ``displayWidth(_:)`` gives 256).
+    static func isLarge(_ info: TypeInfo) -> Bool {
+        isSized(info) ? info.isPLP || info.length > 8000 : displayWidth(info) == 256
+    }
+
     static func isNumeric(_ info: TypeInfo) -> Bool {
         switch info.type {
         case .int1, .int2, .int4, .int8, .intN, .flt4, .flt8, .fltN, .bit, .bitN, .decimal, .decimalN,
@@ -355,33 +477,18 @@ final class ResultPrinter {
     /// `s` as a JSON string literal (the same escaping as `sqlclient decode --format json`).
     static func jsonString(_ s: String) -> String { JSONValue.string(s).serialized() }
 
-    /// A value as JSON: integers and bits as numbers, finite floats as numbers (their shortest
-    /// text that reads back as the same binary value), NULL as `null`, everything else as its
-    /// canonical text in a string (decimals and money too: their digits are exact, a JSON
-    /// reader's double would not be); a vector as a JSON array of numbers.
-    static func jsonValue(_ value: SQLValue) -> String {
-        switch value {
-        case .null: return "null"
-        case .bit(let b): return b ? "1" : "0"
-        case .tinyint(let v): return String(v)
-        case .smallint(let v): return String(v)
-        case .int(let v): return String(v)
-        case .bigint(let v): return String(v)
-        case .real(let v) where v.isFinite: return jsonNumber(value.canonicalText)
-        case .float(let v) where v.isFinite: return jsonNumber(value.canonicalText)
-        case .variant(let v): return jsonValue(v.value)
-        case .vector(let v): return v.jsonText   // a JSON array of finite numbers
-        default: return value.canonicalText.map(jsonString) ?? "null"
-        }
+    /// A value as JSON, by the one rule `sqlclient decode --format json` shares
+    /// (``JSONValue/sqlValue(_:)`` and ``JSONNumberRule``): integers and bits as numbers (beyond
+    /// ±(2^53 - 1) as strings of their digits), finite floats as numbers (their shortest text
+    /// that reads back as the same binary value), decimals and money as strings of their exact
+    /// digits (numbers with `--json-numbers`), NULL as `null`, everything else as its canonical
+    /// text in a string.
+    static func jsonValue(_ value: SQLValue, _ rule: JSONNumberRule = .exactForAnyReader) -> String {
+        JSONValue.sqlValue(value).serialized(rule)
     }
 
-    /// `text` when it is a JSON number (Swift's shortest text of a finite float always is:
-    /// `1.5`, `-0.0`, `1e+16`), else a JSON string of it.
-    private static func jsonNumber(_ text: String?) -> String {
-        guard let text else { return "null" }
-        let ok = text.first != "." && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || "-+.e".unicodeScalars.contains($0) }
-        return ok ? text : jsonString(text)
-    }
+    /// A value as JSON by this printer's number rule.
+    func jsonValue(_ value: SQLValue) -> String { Self.jsonValue(value, options.jsonNumbers) }
 }
 
 enum ServerMessageFormatter {

@@ -113,6 +113,12 @@ enum ScriptCommand: Equatable {
     case reset
     /// `:listvar`: print the variables set by -v and :setvar.
     case listVariables
+    /// `:out file|STDOUT|STDERR`: where results go from now on.
+    case out(target: String)
+    /// `:error file|STDOUT|STDERR`: where messages and errors go from now on.
+    case error(target: String)
+    /// `:connect server [-l timeout] [-U user [-P password]]`: the arguments, as written.
+    case connect(arguments: String)
     /// A line starting with ':' that names no command this client knows.
     case unknown(String)
 
@@ -155,6 +161,13 @@ enum ScriptCommand: Equatable {
             return .onError(exit: parts[1] == "exit")
         case "reset": return .reset
         case "listvar": return .listVariables
+        case "out", "error":
+            guard !tail.isEmpty else { return .unknown(String(trimmed)) }
+            let target = ScriptVariables.unquote(tail)
+            return bare == "out" ? .out(target: target) : .error(target: target)
+        case "connect":
+            guard !tail.isEmpty else { return .unknown(String(trimmed)) }
+            return .connect(arguments: tail)
         default: return .unknown(String(trimmed))
         }
     }

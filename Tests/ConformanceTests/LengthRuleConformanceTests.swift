@@ -3,10 +3,11 @@ import SQLClientTesting
 import TDS
 import XCTest
 
-/// The length rules of SQLClient's value codec (TypeInfo+Values) against Microsoft ODBC Driver 18:
-/// every ``OracleFixtures/lengthProbes()`` value is decoded by SQLClient (whole, byte by byte and
-/// in random splits) and by the driver over the replay server; where the driver reads a value,
-/// SQLClient must read the same value, and where it refuses one, SQLClient must throw.
+/// The length rules of SQLClient's value codec (TypeInfo+Values), alone and against Microsoft ODBC
+/// Driver 18: every ``OracleFixtures/lengthProbes()`` value is decoded by SQLClient (whole, byte by
+/// byte and in random splits) and by the driver over the replay server. SQLClient's outcome is
+/// asserted (a typed error for each length [MS-TDS] does not allow, a value otherwise); the
+/// driver's is compared where both read a value, and reported where [MS-TDS] leaves it undefined.
 final class LengthRuleConformanceTests: XCTestCase {
     /// SQLClient's outcome for one probe: the canonical text (nil = NULL) or the error.
     static func sqlclient(_ probe: OracleFixtures.LengthProbe, version: TDSVersion = .v7_4) throws -> Result<String?, TDSDecodingError> {
@@ -31,6 +32,37 @@ final class LengthRuleConformanceTests: XCTestCase {
         return ours.hasSuffix(":00") && theirs == ours + ".000"
     }
 
+    /// SQLClient alone, on every probe (no peer needed): each probe [MS-TDS] does not allow
+    /// (``LengthRuleExpectations/refused``) is refused with its typed error, whole, byte by byte
+    /// and in random splits; every other probe reads a value.
+    func testLengthRulesOfSQLClient() throws {
+        let probes = OracleFixtures.lengthProbes()
+        XCTAssertEqual(Set(LengthRuleExpectations.refused.keys).subtracting(probes.map(\.label)), [],
+                       "expectations name probes that no longer exist")
+        var refused = 0
+        for probe in probes {
+            let ours = try Self.sqlclient(probe)
+            switch (ours, LengthRuleExpectations.refused[probe.label]) {
+            case (.failure(let error), let code?):
+                XCTAssertEqual(error.code, code, "\(probe.label): \(error)")
+                refused += 1
+            case (.failure(let error), nil):
+                XCTFail("\(probe.label): SQLClient refuses a length [MS-TDS] allows: \(error)")
+            case (.success(let value), let code?):
+                XCTFail("\(probe.label): SQLClient reads \(value ?? "NULL") where [MS-TDS] does not allow it (expected \(code))")
+            case (.success, nil):
+                break
+            }
+        }
+        XCTAssertEqual(refused, LengthRuleExpectations.refused.count)
+    }
+
+    /// SQLClient against Microsoft ODBC Driver 18 on the same probes. Fails only where both read
+    /// a value and the values differ (unless ``LengthRuleDifferences`` records the difference), or
+    /// where SQLClient refuses what the driver reads in a length [MS-TDS] allows. What the driver
+    /// does with a length [MS-TDS] does not allow is undefined (machines differ: one pinned driver
+    /// read "datetimeoffset(3) of 8 bytes", the same driver on a fresh machine refused it): it is
+    /// printed, never asserted. SQLClient's own outcome is asserted by ``testLengthRulesOfSQLClient()``.
     func testLengthRulesAgreeWithMicrosoftODBC() throws {
         let probes = OracleFixtures.lengthProbes()
         let server = ReplayServer(session: try OracleFixtures.lengthProbeSession())
@@ -40,9 +72,10 @@ final class LengthRuleConformanceTests: XCTestCase {
         do { driver = try MSODBCOracle.query(port: port, batches: probes.map(\.sql)) } catch let e as FreeTDSOracle.Unavailable {
             throw XCTSkip(e.description)
         }
-        XCTAssertTrue(driver.ended, driver.raw.suffix(2000).description)
         var lines: [String] = []
         var agreed = 0, bothRefused = 0, recorded: [String: Int] = [:]
+        var driverReadsMalformed: [String] = [], driverRefuses: [String] = []
+        if !driver.ended { lines.append("(the driver's output did not end: \(driver.raw.suffix(300)))") }
         for (i, probe) in probes.enumerated() {
             // SQLClient: whole, byte by byte and in random splits (DecoderVerifier throws if they differ).
             let ours = try Self.sqlclient(probe)
@@ -56,47 +89,106 @@ final class LengthRuleConformanceTests: XCTestCase {
             }
             let theirsText = theirs.map { $0.map { "\"\($0)\"" } ?? "NULL" }
                 ?? "refused " + (batch.messages.first.map { String($0.prefix(90)) } ?? batch.failures.joined(separator: " "))
-            lines.append("\(probe.label): SQLClient \(oursText) | MSODBC \(theirsText)")
+            let allowed = LengthRuleExpectations.refused[probe.label] == nil
             let difference = LengthRuleDifferences.group(of: probe.label)
+            var note = ""
             switch (ours, theirs) {
             case (.success(let v), .some(let t)) where Self.sameValue(v, t):
-                XCTAssertNil(difference, "\(probe.label): recorded as \(difference?.id ?? "") but SQLClient and the driver now agree on \(oursText)")
                 agreed += 1
-            case (.failure, .none):
-                XCTAssertNil(difference, "\(probe.label): recorded as \(difference?.id ?? "") but both refuse it now")
-                bothRefused += 1
-            case (.failure, .some):
-                if let difference, difference.kind == .driverReadsWhatSQLClientRefuses {
-                    recorded[difference.id, default: 0] += 1
-                } else {
-                    XCTFail("\(probe.label): SQLClient refuses what Microsoft's driver reads: \(oursText) | \(theirsText)")
-                }
             case (.success, .some):
                 if let difference, difference.kind == .valuesDiffer {
                     recorded[difference.id, default: 0] += 1
+                    note = " [recorded: \(difference.id)]"
                 } else {
                     XCTFail("\(probe.label): SQLClient reads \(oursText), Microsoft's driver \(theirsText)")
                 }
-            case (.success, .none) where difference?.kind == .sqlClientReadsWhatDriverRefuses:
-                recorded[difference?.id ?? "", default: 0] += 1
+            case (.failure, .some):
+                if allowed {
+                    XCTFail("\(probe.label): SQLClient refuses what Microsoft's driver reads in a length [MS-TDS] allows: \(oursText) | \(theirsText)")
+                } else {
+                    driverReadsMalformed.append(probe.label)
+                    note = " [the driver reads what [MS-TDS] does not allow\(difference.map { ": \($0.id)" } ?? "")]"
+                }
             case (.success, .none):
-                XCTFail("\(probe.label): SQLClient reads \(oursText) where Microsoft's driver refuses it (\(theirsText))")
+                driverRefuses.append(probe.label)
+                note = " [the driver refuses\(difference.map { ": \($0.id)" } ?? "")]"
+            case (.failure, .none):
+                bothRefused += 1
             }
+            lines.append("\(probe.label): SQLClient \(oursText) | MSODBC \(theirsText)\(note)")
         }
-        print("=== Length rules: SQLClient against Microsoft ODBC Driver 18 ===")
+        print("=== Length rules: SQLClient against Microsoft ODBC Driver 18 (the driver's outcome on malformed input is reported, not asserted) ===")
         print(lines.joined(separator: "\n"))
-        print("probes: \(probes.count); same value: \(agreed); both refuse: \(bothRefused); recorded differences: "
+        print("probes: \(probes.count); same value: \(agreed); both refuse: \(bothRefused); "
+              + "the driver reads what [MS-TDS] does not allow (SQLClient refuses): \(driverReadsMalformed.count); "
+              + "the driver refuses what SQLClient reads: \(driverRefuses.count); recorded value differences: "
               + recorded.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
-        for group in LengthRuleDifferences.all {
-            XCTAssertEqual(recorded[group.id, default: 0], group.labels.count, "recorded difference \(group.id) no longer seen on every probe it lists")
+        for group in LengthRuleDifferences.all where group.kind == .valuesDiffer && recorded[group.id, default: 0] != group.labels.count {
+            print("note: recorded difference \(group.id) seen on \(recorded[group.id, default: 0]) of its \(group.labels.count) probes on this machine")
         }
     }
 }
 
-/// Where SQLClient's length rules deliberately differ from Microsoft ODBC Driver 18 (each also in
-/// Fixtures/oracle/README.md, "Length rules"): SQLClient refuses, with a typed error, a length
-/// [MS-TDS] does not allow where the driver reads padding, garbage or a guess; or both read
-/// a value and the driver's differs.
+/// What SQLClient does with each length probe [MS-TDS] does not allow: the typed error it throws
+/// (whole, byte by byte and in random splits). Every probe not listed here has a length
+/// [MS-TDS] allows (or one SQLClient reads on purpose: ``LengthRuleDifferences``), and SQLClient
+/// reads a value from it.
+enum LengthRuleExpectations {
+    static let refused: [String: TDSDecodingError.Code] = [
+        "variant decimal(10,2) magnitude 17 bytes": .invalidLength,
+        "variant decimal(38,0) value 10^38": .invalidValue,
+        "variant decimal(38,0) value 2^128-1": .invalidValue,
+        "variant decimal(10,2) sign byte 2": .invalidValue,
+        "variant decimal precision 0": .invalidValue,
+        "variant decimal precision 39": .invalidValue,
+        "variant decimal scale above precision": .invalidValue,
+        "decimal(10,2) magnitude 12 bytes": .invalidLength,
+        "decimal(10,2) magnitude 16 bytes": .invalidLength,
+        "decimal(10,2) magnitude 17 bytes": .invalidLength,
+        "decimal(38,0) value 10^38": .invalidValue,
+        "decimal(10,2) sign byte 2": .invalidValue,
+        "intN(4) holding 8 bytes": .invalidLength,
+        "intN(4) holding 3 bytes": .invalidLength,
+        "bitN holding 2 bytes": .invalidLength,
+        "fltN(4) holding 8 bytes": .invalidLength,
+        "fltN(8) holding 5 bytes": .invalidLength,
+        "moneyN(4) holding 8 bytes": .invalidLength,
+        "moneyN(8) holding 6 bytes": .invalidLength,
+        "datetimN(4) holding 8 bytes": .invalidLength,
+        "datetimN(8) holding 6 bytes": .invalidLength,
+        "uniqueidentifier of 15 bytes": .invalidLength,
+        "uniqueidentifier of 17 bytes": .invalidLength,
+        "date of 4 bytes": .invalidLength,
+        "date of 2 bytes": .invalidLength,
+        "time(3) of 3 bytes": .invalidLength,
+        "time(3) of 5 bytes": .invalidLength,
+        "time(7) of 4 bytes": .invalidLength,
+        "datetime2(3) of 6 bytes": .invalidLength,
+        "datetime2(3) of 8 bytes": .invalidLength,
+        "datetimeoffset(3) of 8 bytes": .invalidLength,
+        "datetimeoffset(3) of 11 bytes": .invalidLength,
+        "nvarchar(50) of 3 bytes": .invalidLength,
+        "variant int of 2 bytes": .invalidLength,
+        "variant int with 1 property byte": .invalidLength,
+        "variant bigint of 4 bytes": .invalidLength,
+        "variant float of 4 bytes": .invalidLength,
+        "variant bit of 2 bytes": .invalidLength,
+        "variant uniqueidentifier of 15 bytes": .invalidLength,
+        "variant date of 4 bytes": .invalidLength,
+        "variant time(3) of 5 bytes": .invalidLength,
+        "variant datetime2(3) of 8 bytes": .invalidLength,
+        "variant nvarchar of 3 bytes": .invalidLength,
+        "variant of 1 byte": .invalidLength,
+        "variant property count beyond its length": .invalidLength,
+    ]
+}
+
+/// Where SQLClient's length rules differ from what Microsoft ODBC Driver 18 did on the machine
+/// they were recorded on (each also in Fixtures/oracle/README.md, "Length rules"): SQLClient
+/// refuses, with a typed error, a length [MS-TDS] does not allow where the driver read padding,
+/// garbage or a guess; or both read a value and the driver's differs. Only `valuesDiffer` groups
+/// excuse a failure; the others explain the report (the driver's outcome on malformed input is
+/// not asserted: it differs between machines).
 enum LengthRuleDifferences {
     enum Kind { case driverReadsWhatSQLClientRefuses, valuesDiffer, sqlClientReadsWhatDriverRefuses }
     struct Group { var id: String; var kind: Kind; var reason: String; var labels: [String] }

@@ -161,7 +161,7 @@ enum MSODBCDeviations {
     ]
 
     /// The driver logs in at TDS 7.4 and accepts a LOGINACK of 7.2, 7.3 or 7.4; a 7.1 LOGINACK
-    /// fails the login with "Protocol error in TDS stream" (MSODBCOracleTests checks it still does).
+    /// fails the login with "Protocol error in TDS stream" (MSODBCOracleTests reports whether it still does).
     static func speaks(_ version: TDSVersion) -> Bool { version.generation >= 0x72 }
 
     static let rules = PeerRules(peer: "MSODBC", deviations: all, observedOn: [.client])

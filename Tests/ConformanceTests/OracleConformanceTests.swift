@@ -9,8 +9,10 @@ import XCTest
 /// compared value by value with each other and with the value the generator encoded.
 ///
 /// A SQLClient value that differs from the encoded one fails the test, naming the type, the
-/// value's label, the TDS version and the row format. A FreeTDS value that differs is a
-/// failure too unless ``FreeTDSDeviations`` explains it (see Fixtures/oracle/README.md).
+/// value's label, the TDS version and the row format. A value a peer reads differently is a
+/// failure too unless ``FreeTDSDeviations`` explains it (see Fixtures/oracle/README.md). A value
+/// or row a peer refuses, and a recorded deviation a peer no longer shows, are reported, not
+/// asserted (issue 26: a peer's own behaviour differs between machines).
 final class OracleConformanceTests: XCTestCase {
     /// SQLClient's full client path (connect to the replay server, PRELOGIN, LOGIN7 at the
     /// fixture's version, SQL batches, decode) against FreeTDS.
@@ -100,15 +102,18 @@ final class OracleConformanceTests: XCTestCase {
         if let msodbcMissing { report.notes.append("Microsoft ODBC Driver 18 skipped: \(msodbcMissing)") }
         print(report.text)
         for failure in report.failures { XCTFail(failure) }
-        // Every peer deviation recorded in Fixtures/oracle/README.md is still observed (if a
-        // peer changes, the README and the rules must change with it).
+        // A peer deviation recorded in Fixtures/oracle/README.md that this machine's peer no longer
+        // shows is reported, not asserted: what a peer does is its own (issue 26; peers differ
+        // between machines), what SQLClient does is asserted above.
         var rules = [FreeTDSDeviations.rules]
         if msodbcMissing == nil { rules.append(MSODBCDeviations.rules) }
         if msodbcMissing == nil, MSODBCOracle.rustDriverPath() != nil { rules.append(MSRustDeviations.rules) }
         for r in rules {
             let shifted = r.outputParametersShifted ? ["output-parameters-shifted"] : []
             for id in r.deviations.map(\.id) + r.lostRows.map(\.id) + shifted where r.observedOn.contains(path) && (packetSize == nil || r.observedWithSmallPackets) {
-                XCTAssertGreaterThan(report.explained[r.peer + " " + id, default: 0], 0, "\(r.peer) deviation \(id) was not observed: update the README")
+                if report.explained[r.peer + " " + id, default: 0] == 0 {
+                    print("note: \(r.peer) deviation \(id) was not observed on this machine (Fixtures/oracle/README.md records it)")
+                }
             }
         }
         XCTAssertGreaterThanOrEqual(report.valuesCompared, 500, "the oracle must compare at least 500 values")
@@ -259,6 +264,13 @@ struct PeerRules: Sendable {
     var outputParametersShifted = false
     // observedOn: where the deviations show (a deviation must still be seen there, or the README is stale).
 
+    /// Whether `value` is a peer's refusal rather than a value: Microsoft's drivers' `REFUSED`
+    /// (SQLGetData failed), FreeTDS's "no conversion" marker.
+    static func isRefusal(_ value: String?) -> Bool {
+        guard let value else { return false }
+        return value == "REFUSED" || value.hasPrefix("<FreeTDS db-lib: no conversion")
+    }
+
     func explainLostRow(type: String, label: String) -> String? {
         lostRows.first { $0.type == type && $0.label == label }?.id
     }
@@ -329,6 +341,9 @@ struct ConformanceReport {
     var valuesCompared = 0
     /// Explained peer differences by "<peer> <deviation id>".
     var explained: [String: Int] = [:]
+    /// Values a peer refused to give (SQLClient read them), by peer: reported, never a failure.
+    var refused: [String: Int] = [:]
+    var refusalExamples: [String] = []
     var versionsSeen: [String] = []
     var typesSeen: Set<String> = []
     /// Per type: values compared, and per peer the values it was compared on and differed on.
@@ -382,13 +397,16 @@ struct ConformanceReport {
                         for id in ids { if let id { explained[name + " " + id, default: 0] += 1 } }
                     }
                 }
-                if rows.count != e.rows.count && !lostRowsExplained {
+                if rows.count < e.rows.count && !lostRowsExplained {
+                    // The peer gave up on a row SQLClient reads: its refusal is reported, not asserted.
+                    notes.append("\(name) returned \(rows.count) of \(e.rows.count) rows for \(e.typeName) at \(where_) (it refused the rest): \(theirs.failures) \(theirs.messages.prefix(3))")
+                } else if rows.count > e.rows.count {
                     failures.append("\(name) returned \(rows.count) rows for \(e.typeName) at \(where_), expected \(e.rows.count); \(theirs.failures) \(theirs.messages.prefix(3))")
                 }
                 if !outputs, let names = theirs.results.first?.columns, names != e.columns {
                     failures.append("\(name) column names for \(e.typeName) at \(where_): \(names.prefix(4))")
                 }
-                if !outputs, rules.reportsRowCounts, theirs.counts.first != e.rowCount && !lostRowsExplained {
+                if !outputs, rules.reportsRowCounts, theirs.counts.first != e.rowCount && !lostRowsExplained && rows.count >= e.rows.count {
                     failures.append("\(name) row count for \(e.typeName) at \(where_): \(theirs.counts), expected \(e.rowCount)")
                 }
                 if outputs, rules.outputParametersShifted, let expectedRow = e.rows.first {
@@ -454,6 +472,11 @@ struct ConformanceReport {
                         if let d = rules.explain(type: type, label: compareLabel, version: version, expected: expected, peer: their) {
                             theirExplained[name, default: 0] += 1
                             explained[name + " " + d.id, default: 0] += 1
+                        } else if PeerRules.isRefusal(their) {
+                            // The peer would not give a value SQLClient reads: reported, not a failure.
+                            theirExplained[name, default: 0] += 1
+                            refused[name, default: 0] += 1
+                            if refusalExamples.count < 10 { refusalExamples.append("\(name) refused \(type) '\(valueLabel)' at \(where_)") }
                         } else {
                             failures.append("\(name) decoded \(type) '\(valueLabel)' at \(where_) as \(show(their)), expected \(show(expected)) (SQLClient: \(show(my ?? nil)))")
                         }
@@ -490,6 +513,10 @@ struct ConformanceReport {
         for (id, n) in explained.sorted(by: { $0.key < $1.key }) {
             out += "explained deviation \(id): \(n) value(s)\n"
         }
+        for (peer, n) in refused.sorted(by: { $0.key < $1.key }) {
+            out += "\(peer) refused \(n) value(s) SQLClient reads (reported, not asserted)\n"
+        }
+        for example in refusalExamples { out += "  " + example + "\n" }
         if peerNames.contains("FreeTDS") {
             out += "FreeTDS dbconvert(money -> char), not used for comparison: differs from the exact value in \(moneyConverterDiffers) of \(moneyNotes) money values"
             out += moneyExamples.isEmpty ? "\n" : ", e.g. " + moneyExamples.joined(separator: ", ") + "\n"

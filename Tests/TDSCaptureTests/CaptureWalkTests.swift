@@ -165,7 +165,7 @@ final class CaptureWalkTests: XCTestCase {
         XCTAssertEqual(parameters[0]["output"], .bool(true))
         XCTAssertEqual(parameters[1]["value"]?.stringValue, "@P0 nvarchar(4000),@P1 int")
         XCTAssertEqual(parameters[3]["value"]?.stringValue, "zzz")
-        XCTAssertEqual(parameters[4]["value"]?.stringValue, "2")
+        XCTAssertEqual(parameters[4]["value"], .int(2))   // an int is a JSON number (issue 26's one JSON rule)
         let named = try XCTUnwrap(report.records.first { $0["procedure"]?.stringValue == "p_GetBogusData" })
         XCTAssertEqual(named["parameters"]?.arrayValue?.first?["name"]?.stringValue, "@SearchType")
         let serverTokens = report.records.filter { $0.direction == .server }.flatMap { $0["tokens"]?.arrayValue ?? [] }
@@ -175,7 +175,7 @@ final class CaptureWalkTests: XCTestCase {
         XCTAssertEqual(returnStatus.first?["value"], .int(0))
         XCTAssertGreaterThanOrEqual(returnValues.count, 3)
         XCTAssertEqual(returnValues.first?["type"]?.stringValue, "int")
-        XCTAssertEqual(returnValues.first?["value"]?.stringValue, "1")
+        XCTAssertEqual(returnValues.first?["value"], .int(1))
         // The 2222 conversation: 4-byte DONE row counts.
         let s2222 = try XCTUnwrap(report.sessions.first { $0.name.contains(":2222 ") })
         XCTAssertEqual(s2222.version.version.generation, 0x71)

@@ -119,3 +119,88 @@ public enum SQLServerBrowser {
         throw SQLClientError(.instanceNotFound, "no answer from the SQL Server Browser (UDP) for \(what)")
     }
 }
+
+extension SQLServerBrowser {
+    /// [MC-SQLR] 2.2.2 CLNT_BCAST_EX (0x02, broadcast to every Browser on the network) or 2.2.3
+    /// CLNT_UCAST_EX (0x03, sent to one host): asks for every instance a Browser knows.
+    public static func listRequest(broadcast: Bool) -> [UInt8] { [broadcast ? 0x02 : 0x03] }
+
+    /// The instances SQL Server Browsers announce ([MC-SQLR] SSRP, UDP): with `host` nil, a
+    /// CLNT_BCAST_EX broadcast to 255.255.255.255 and every answer that arrives within `timeout`;
+    /// with a `host`, a CLNT_UCAST_EX to it and its answer (at most `timeout`). Each instance is a
+    /// dictionary of its `key;value` pairs with lowercase keys (`servername`, `instancename`,
+    /// `version`, `tcp`, …), as ``parseResponse(_:)`` gives them; an answer that does not parse
+    /// is skipped. `timeout` is clamped to 0...``SQLConnectionConfiguration/maximumTimeout``.
+    /// - Returns: the instances (empty when no Browser answered).
+    /// - Throws: ``SQLClientError`` `.hostNotFound` when `host` does not resolve, `.connectionFailed`
+    ///   when no UDP socket can be opened.
+    public static func listInstances(host: String? = nil, browserPort: Int = 1434,
+                                     timeout: Duration = .seconds(1)) async throws -> [[String: String]] {
+        let limit = min(max(timeout, .zero), SQLConnectionConfiguration.maximumTimeout)
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        var targets: [SocketStream.ResolvedAddress] = []
+        if let host {
+            targets = try await SocketStream.resolve(host: host, port: browserPort,
+                                                     deadline: DispatchTime.now() + limit.dispatchInterval)
+        } else {
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            sin.sin_port = in_port_t(UInt16(truncatingIfNeeded: browserPort).bigEndian)
+            sin.sin_addr.s_addr = in_addr_t(UInt32(0xFFFF_FFFF).bigEndian)
+            let storage = withUnsafeBytes(of: &sin) { Array($0) }
+            targets = [SocketStream.ResolvedAddress(family: AF_INET, storage: storage, text: "255.255.255.255:\(browserPort)")]
+        }
+        let addresses = targets
+        let answers: [[UInt8]] = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    try collect(targets: addresses, payload: listRequest(broadcast: host == nil), untilFirst: host != nil,
+                                remaining: { deadline - clock.now })
+                })
+            }
+        }
+        return answers.flatMap { (try? parseResponse($0)) ?? [] }
+    }
+
+    /// Sends `payload` from one UDP socket per address and gathers the datagrams that come back
+    /// while `remaining` says there is time (only the first when `untilFirst`). Blocking.
+    private static func collect(targets: [SocketStream.ResolvedAddress], payload: [UInt8], untilFirst: Bool,
+                                remaining: () -> Duration) throws -> [[UInt8]] {
+        var answers: [[UInt8]] = []
+        for address in targets {
+            #if canImport(Darwin)
+            let fd = socket(address.family, SOCK_DGRAM, 0)
+            #else
+            let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue), 0)
+            #endif
+            guard fd >= 0 else { throw SQLClientError(.connectionFailed, "socket(SOCK_DGRAM) failed for the SQL Server Browser") }
+            defer { _ = systemClose(fd) }
+            var one: Int32 = 1
+            _ = setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, socklen_t(MemoryLayout<Int32>.size))
+            let sent = address.storage.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return -1 }
+                return payload.withUnsafeBytes { p in
+                    sendto(fd, p.baseAddress, p.count, 0, base.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+                }
+            }
+            guard sent == payload.count else { continue }
+            while true {
+                let left = remaining()
+                guard left > .zero else { break }
+                let milliseconds = max(1, Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))
+                var tv = timeval()
+                tv.tv_sec = .init(milliseconds / 1000)
+                tv.tv_usec = .init((milliseconds % 1000) * 1000)
+                _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                var buffer = [UInt8](repeating: 0, count: 65_535)
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { break }
+                answers.append(Array(buffer[0 ..< n]))
+                if untilFirst { break }
+            }
+            if untilFirst, !answers.isEmpty { break }
+        }
+        return answers
+    }
+}

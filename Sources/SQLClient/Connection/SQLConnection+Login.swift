@@ -308,6 +308,11 @@ extension SQLConnection {
                 pending.append(machine.transportFailed(SQLClientError(.protocolError, "unexpected step \(action) during login")))
             }
         }
+        // The steps ran out without LOGINACK: the machine was closed meanwhile (the login timer
+        // fired while a response was on its way in: the machine answers what comes after with
+        // no action), so the login failed, with the machine's reason.
+        throw machine.state == .closed ? closedError
+            : SQLClientError(.protocolError, "the login ended without a LOGINACK")
     }
 
     /// The machine's next actions from the login response (reading the socket as needed).

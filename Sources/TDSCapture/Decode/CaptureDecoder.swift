@@ -104,7 +104,7 @@ public enum CaptureDecoder {
                     failures.append(failure)
                 }
             case .tls(let count, let bytes, let inPrelogin):
-                record.type = inPrelogin ? "PRELOGIN" : "TLS"
+                record.type = inPrelogin ? (m.packetType ?? .prelogin).name : "TLS"
                 record.fields = [("encrypted", .bool(true)), ("tls", .string(inPrelogin ? "handshake" : "records")),
                                  ("records", .int(Int64(count))), ("bytes", .int(Int64(bytes)))]
             case .incomplete(let message, let reason):
@@ -176,15 +176,21 @@ public enum CaptureDecoder {
                     case .tds(let message):
                         add(m.direction, message.type, message.payload, offset: m.streamOffset, allHeaders: hint?.allHeaders)
                     case .tls(let count, let n, let inPrelogin):
-                        records.append(DecodedRecord(conversation: nil, direction: direction, type: inPrelogin ? "PRELOGIN" : "TLS",
+                        records.append(DecodedRecord(conversation: nil, direction: direction,
+                                                     type: inPrelogin ? (m.packetType ?? .prelogin).name : "TLS",
                                                      streamOffset: m.streamOffset, frame: nil,
                                                      fields: [("encrypted", .bool(true)), ("tls", .string(inPrelogin ? "handshake" : "records")),
                                                               ("records", .int(Int64(count))), ("bytes", .int(Int64(n)))]))
                     case .incomplete(let message, let reason):
                         let headerCut = message.packetCount == 0 && bytes.count - m.streamOffset < PacketHeader.size
+                        // The first packet's type decided the direction: TABULAR_RESULT is the server's.
+                        let sender = m.direction == .server ? "server's" : "client's"
                         failures.append(DecodeFailure(message: headerCut ? "packet" : message.type.name, token: "PacketHeader",
                                                       offset: m.streamOffset, code: "incomplete",
-                                                      detail: headerCut ? "\(bytes.count - m.streamOffset) byte(s) after the last packet: \(reason)" : reason,
+                                                      detail: headerCut ? "\(bytes.count - m.streamOffset) byte(s) after the last packet: \(reason)"
+                                                          : "the \(sender) \(message.type.name) message is short"
+                                                            + (missingBytes(bytes, from: m.streamOffset).map { " by \($0) byte(s)" } ?? "")
+                                                            + ": \(reason)",
                                                       streamOffset: m.streamOffset))
                     case .skipped(let count, let reason):
                         failures.append(DecodeFailure(message: "packet", token: "PacketHeader", offset: m.streamOffset,
@@ -214,11 +220,28 @@ public enum CaptureDecoder {
         return report
     }
 
+    /// How many bytes the packets from `offset` on lack: the packet whose header promises more
+    /// than `bytes` holds, less what it holds; nil when every packet is whole.
+    static func missingBytes(_ bytes: [UInt8], from offset: Int) -> Int? {
+        var p = offset
+        while p >= 0, bytes.count - p >= PacketHeader.size {
+            let length = Int(bytes[p + 2]) << 8 | Int(bytes[p + 3])
+            guard length >= PacketHeader.size else { return nil }
+            if length > bytes.count - p { return length - (bytes.count - p) }
+            p += length
+        }
+        return nil
+    }
+
     /// What bytes without a hint hold: TDS packets, a token stream or a client request body.
     public static func detectKind(_ bytes: [UInt8]) -> DecodeHint.Kind {
         if TDSDetection.isPacketHeader(bytes) {
             let length = Int(bytes[2]) << 8 | Int(bytes[3])
             if length <= bytes.count { return .packets }
+            // A first packet cut short (its header promises more than the input holds): still
+            // packets when the header reads like a first one (Packet ID 0 or 1), so that the
+            // packet type decides the message and the report says how many bytes are missing.
+            if bytes[6] <= 1 { return .packets }
         }
         if TDSDetection.isTLSRecord(bytes) { return .packets }
         if let first = bytes.first, TokenType(rawValue: first).isKnown, detectBodyType(bytes) == .tabularResult { return .tokens }

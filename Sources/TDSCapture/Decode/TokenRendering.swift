@@ -77,9 +77,9 @@ public enum TokenRendering {
 
     static func values(_ v: [SQLValue]) -> JSONValue { .array(v.map(value)) }
 
-    /// The canonical text of a value, NULL as JSON null.
+    /// A value by the JSON rule `sqlclient`'s query output shares (``JSONValue/sqlValue(_:)``).
     public static func value(_ v: SQLValue) -> JSONValue {
-        v.canonicalText.map { .string($0) } ?? .null
+        JSONValue.sqlValue(v)
     }
 
     static func done(_ status: DoneStatus, _ command: UInt16, _ rowCount: UInt64) -> [(String, JSONValue)] {

@@ -94,9 +94,63 @@ final class QueryOutputTests: XCTestCase {
         let lines = r.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines, [
             #"{"columns":[{"name":"id","type":"int"},{"name":"name","type":"nvarchar(6)"},{"name":"score","type":"float"}],"rows":[[2,"Bob",78.25],[3,"Chloé",null]],"rowsAffected":2}"#,
-            #"{"columns":[{"name":"b","type":"bit"},{"name":"big","type":"bigint"},{"name":"f","type":"float"}],"rows":[[1,9007199254740993,1.5]],"rowsAffected":1}"#,
+            // 2^53 + 1 is beyond what a double holds: its digits in a string (issue 26's JSON rule).
+            #"{"columns":[{"name":"b","type":"bit"},{"name":"big","type":"bigint"},{"name":"f","type":"float"}],"rows":[[1,"9007199254740993",1.5]],"rowsAffected":1}"#,
         ])
         for line in lines { XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), line) }
+    }
+
+    /// Issue 26 item 5: one JSON rule for `--format json|jsonl` and `decode --format json`, exact
+    /// for any JSON reader: integers up to ±(2^53 - 1) as numbers, beyond as strings; decimal and
+    /// money as strings of their digits; `--json-numbers` makes them all numbers, in both.
+    func testOneJSONRuleForQueryOutputAndDecode() throws {
+        let columns = [ColumnMetadata(typeInfo: .int, name: "i"), ColumnMetadata(typeInfo: .bigint, name: "safe"),
+                       ColumnMetadata(typeInfo: .bigint, name: "big"), ColumnMetadata(typeInfo: .bigint, name: "low"),
+                       ColumnMetadata(typeInfo: .decimal(precision: 20, scale: 2), name: "d"),
+                       ColumnMetadata(typeInfo: .money, name: "m"), ColumnMetadata(typeInfo: .float, name: "f"),
+                       ColumnMetadata(typeInfo: .bit, name: "b"), ColumnMetadata(typeInfo: .nvarchar(10), name: "s")]
+        var w = ByteWriter()
+        ColMetadata(columns: columns).encode(into: &w, version: .v7_4)
+        try Row(values: [.int(-7), .bigint(9_007_199_254_740_991), .bigint(9_007_199_254_740_993), .bigint(Int64.min),
+                         .decimal(try XCTUnwrap(SQLDecimal("123456789012345678.25"))), .money(SQLMoney(units: 123_456)),
+                         .float(0.1), .bit(true), .string("x")]).encode(into: &w, columns: columns)
+        Done(status: [.count], currentCommand: 0xC1, rowCount: 1).encode(into: &w, version: .v7_4)
+        let sql = "SELECT * FROM numbers"
+        let server = ReplayServer(session: ReplaySession(name: "numbers", exchanges: [
+            .init(request: .sqlBatch(sql), response: [.init(bytes: w.bytes)]),
+            .init(request: .sqlBatch(sql), response: [.init(bytes: w.bytes)]),
+            .init(request: .sqlBatch(sql), response: [.init(bytes: w.bytes)]),
+        ]))
+        let port = try server.start()
+        defer { server.stop() }
+        let exact = #"[-7,9007199254740991,"9007199254740993","-9223372036854775808","123456789012345678.25","12.3456",0.1,1,"x"]"#
+        let numbers = #"[-7,9007199254740991,9007199254740993,-9223372036854775808,123456789012345678.25,12.3456,0.1,1,"x"]"#
+        let json = try CLI.run(CLI.loopbackArguments(port: Int(port)) + ["--format", "json", "-Q", sql])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        XCTAssertTrue(json.stdout.contains(#""rows":["# + exact + "]"), json.stdout)
+        let jsonl = try CLI.run(CLI.loopbackArguments(port: Int(port)) + ["--format", "jsonl", "-Q", sql])
+        XCTAssertEqual(jsonl.stdout, #"{"i":-7,"safe":9007199254740991,"big":"9007199254740993","low":"-9223372036854775808","d":"123456789012345678.25","m":"12.3456","f":0.1,"b":1,"s":"x"}"# + "\n")
+        let flagged = try CLI.run(CLI.loopbackArguments(port: Int(port)) + ["--format", "json", "--json-numbers", "-Q", sql])
+        XCTAssertTrue(flagged.stdout.contains(#""rows":["# + numbers + "]"), flagged.stdout)
+        for line in (json.stdout + flagged.stdout + jsonl.stdout).split(separator: "\n") {
+            XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), String(line))
+        }
+
+        // decode --format json: the same values, by the same rule (a bare token stream: --tokens).
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("numbers-\(UUID().uuidString).bin")
+        try Data(w.bytes).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let decoded = try CLI.run(["decode", file.path, "--tokens", "--tds-version", "7.4", "--format", "json"])
+        XCTAssertEqual(decoded.status, 0, decoded.stderr)
+        XCTAssertTrue(decoded.stdout.contains(#""values":"# + exact), decoded.stdout)
+        let decodedNumbers = try CLI.run(["decode", file.path, "--tokens", "--tds-version", "7.4", "--format", "json", "--json-numbers"])
+        XCTAssertTrue(decodedNumbers.stdout.contains(#""values":"# + numbers), decodedNumbers.stdout)
+        // Both documented.
+        let help = try CLI.run(["--help"])
+        XCTAssertTrue(help.stdout.contains("--json-numbers"), help.stdout)
+        XCTAssertTrue(help.stdout.contains("2^53"), help.stdout)
+        let decodeHelp = try CLI.run(["decode", "--help"])
+        XCTAssertTrue(decodeHelp.stdout.contains("--json-numbers"), decodeHelp.stdout)
     }
 
     /// --format jsonl: one object per row, keys by SQLColumns.dictionaryKeys.

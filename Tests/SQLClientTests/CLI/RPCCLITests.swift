@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import SQLClientTesting
 @testable import SQLClient
+import TDS
 
 /// `sqlclient --exec`: a stored procedure with named input and OUTPUT parameters, its result
 /// sets, OUTPUT values and return status, against Fixtures/sessions/rpc-transfer.tdssession on
@@ -101,5 +102,33 @@ final class RPCCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(server.unmatchedRequests.count, 0, String(server.unmatchedRequests.first?.description.prefix(600) ?? ""))
         XCTAssertEqual(r.stdout.split(separator: "\n").last.map(String.init), "Return status: 5")
+    }
+    /// Issue 26 item 2: typed character parameters take the session collation as
+    /// ``SQLParameter/varchar(_:length:collation:)`` does. On a session whose login set
+    /// Cyrillic_General_CI_AS, `--param @s:varchar(20)=Привет` goes as 6 cp1251 bytes declared
+    /// with that collation (it failed with "text not representable in code page 1252"), and an
+    /// output varchar is declared with it too.
+    func testTypedCharacterParametersTakeTheSessionCollation() throws {
+        let cyrillic: [UInt8] = [0x19, 0x04, 0xD0, 0x00, 0x00]
+        let privetCP1251: [UInt8] = [0xCF, 0xF0, 0xE8, 0xE2, 0xE5, 0xF2]
+        let server = try LoginScenarioServer(behaviour: .init(collation: cyrillic))
+        defer { server.stop() }
+        let r = try CLI.run(CLI.loopbackArguments(port: Int(server.port))
+                            + ["--exec", "dbo.greet", "--param", "@s:varchar(20)=Привет", "--param", "@c:char(6)=Привет",
+                               "--param", "@n=Привет", "--output", "@o:varchar(10)"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stderr.contains("code page"), r.stderr)
+        let rpc = try XCTUnwrap(server.records(atLeast: 1).first?.requests.first { $0.type == .rpc })
+        XCTAssertNotNil(rpc.payload.firstRange(of: [0x06, 0x00] + privetCP1251), "the varchar value is not 6 cp1251 bytes")
+        let request = try RPCRequest.decode(from: rpc.payload, version: .v7_4)
+        let parameters = try XCTUnwrap(request.calls.first?.parameters)
+        XCTAssertEqual(parameters.map(\.name), ["@s", "@c", "@n", "@o"])
+        let session = Collation(bytes: cyrillic)
+        for p in parameters { XCTAssertEqual(p.typeInfo.collation, session, p.name) }
+        XCTAssertEqual(parameters.map(\.typeInfo.sqlTypeName), ["varchar(20)", "char(6)", "nvarchar(4000)", "varchar(10)"])
+        XCTAssertEqual(parameters[0].value.stringValue, "Привет")
+        XCTAssertEqual(parameters[1].value.stringValue, "Привет")
+        XCTAssertEqual(parameters[2].value.stringValue, "Привет")
+        XCTAssertTrue(parameters[3].value.isNull)
     }
 }

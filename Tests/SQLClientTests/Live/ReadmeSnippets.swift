@@ -3,6 +3,7 @@
 // swiftlint:disable all
 import Foundation
 import SQLClient
+import SQLClientObjC
 import SQLClientTesting
 
 /// Every ```swift block of README.md as a function (see scripts/readme-snippets.py).
@@ -16,7 +17,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet quickStart (run-demo).
     static func quickStart() async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
 
@@ -42,7 +43,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet oldLibrarySample (compile).
     static func oldLibrarySample(password: String) async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
         // Old: [client connect:@"server\\instance:port" username:@"sa" password:@"…" database:@"db" completion:…]
@@ -57,7 +58,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet connectionString (compile).
     static func connectionString() async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
         struct Person: Decodable { let id: Int; let name: String; let score: Double? }
@@ -72,7 +73,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet parameters (compile).
     static func parameters(connection: SQLConnection) async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
         let id: Int32 = 2
@@ -89,7 +90,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet bulkcopy (compile).
     static func bulkcopy(connection: SQLConnection) async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
         struct Person: Encodable { let id: Int; let name: String; let joined: Date }
@@ -105,7 +106,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet azureConnect (compile).
     static func azureConnect() async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
 
@@ -122,7 +123,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet connectionPool (run-demo).
     static func connectionPool() async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
 
@@ -158,7 +159,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet errors (compile).
     static func errors(connection: SQLConnection) async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
         do {
@@ -171,7 +172,7 @@ enum ReadmeSnippets {
 
     /// README.md, snippet replayServer (run).
     static func replayServer() async throws {
-        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
             ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
         }
 
@@ -192,5 +193,43 @@ enum ReadmeSnippets {
         print(result.rows[0]["c"])                                     // Optional(1): an SQLValue prints its text
         await connection.close()
         server.stop()
+    }
+
+    /// README.md, snippet objcSampleInSwift (compile).
+    static func objcSampleInSwift() async throws {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        let client = SQLClient.sharedInstance()
+        client.connect("server\\instance:port", username: "user", password: "pass", database: "db") { success in
+            if success {
+                client.execute("SELECT * FROM Users") { results in
+                    for table in results ?? [] {
+                        for row in table {
+                            for (column, value) in row {
+                                print("\(column)=\(value)")
+                            }
+                        }
+                    }
+                    client.disconnect()
+                }
+            }
+        }
+    }
+
+    /// README.md, snippet objcNotifications (compile).
+    static func objcNotifications() async throws {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        let observer = NotificationCenter.default.addObserver(forName: .sqlClientError, object: nil, queue: nil) { note in
+            let code = note.userInfo?[SQLClientCodeKey] as? NSNumber         // 208, 18456… or 20003 for a timeout
+            let message = note.userInfo?[SQLClientMessageKey] as? String
+            let severity = note.userInfo?[SQLClientSeverityKey] as? NSNumber
+            print("Error #\(code ?? 0): \(message ?? "") (Severity \(severity ?? 0))")
+        }
+        NotificationCenter.default.removeObserver(observer)
     }
 }

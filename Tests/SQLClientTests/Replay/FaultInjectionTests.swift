@@ -49,9 +49,12 @@ enum ProcessResources {
 
 /// A stream over a real socket to the replay server that injects one fault into what the
 /// client receives: the server "closes" after `limit` bytes (reads return end of stream), or
-/// stalls after them (reads wait until the client closes the stream).
+/// stalls after them (reads wait until the client closes the stream), or (`holdFirstPacket`)
+/// the read that completes the server's first packet hands its bytes over only once the client
+/// has closed the stream: a response that arrived just as the client's timer closed the
+/// connection.
 final class FaultStream: ByteStream, @unchecked Sendable {
-    enum Mode { case close, stall }
+    enum Mode { case close, stall, holdFirstPacket }
     let base: SocketStream
     let limit: Int
     let mode: Mode
@@ -59,6 +62,8 @@ final class FaultStream: ByteStream, @unchecked Sendable {
     private var _delivered = 0
     private var _closed = false
     private var stalled: CheckedContinuation<Void, Never>?
+    private var firstBytes: [UInt8] = []
+    private var _holding = false
 
     init(base: SocketStream, limit: Int = .max, mode: Mode = .close) {
         self.base = base
@@ -70,22 +75,40 @@ final class FaultStream: ByteStream, @unchecked Sendable {
     var delivered: Int { lock.withLock { _delivered } }
     /// Whether the client closed the stream.
     var closed: Bool { lock.withLock { _closed } }
+    /// Whether a read holds the first packet's last bytes, waiting for the client to close (`holdFirstPacket`).
+    var holding: Bool { lock.withLock { _holding } }
+
+    /// Waits until the client has closed the stream.
+    private func waitUntilClosed() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let closedAlready: Bool = lock.withLock {
+                if _closed { return true }
+                stalled = c
+                return false
+            }
+            if closedAlready { c.resume() }
+        }
+    }
 
     func read(maxLength: Int) async throws -> [UInt8] {
         let left = lock.withLock { limit - _delivered }
         if left <= 0 {
             if mode == .close { return [] }
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let closedAlready: Bool = lock.withLock {
-                    if _closed { return true }
-                    stalled = c
-                    return false
-                }
-                if closedAlready { c.resume() }
-            }
+            await waitUntilClosed()
             throw SQLClientError(.connectionClosed, "the stream was closed")
         }
         let bytes = try await base.read(maxLength: min(maxLength, left))
+        if mode == .holdFirstPacket {
+            // Hold the read that completes the first packet (its length is in header bytes 2-3).
+            let hold: Bool = lock.withLock {
+                guard firstBytes.count < 4 || firstBytes.count < Int(firstBytes[2]) << 8 | Int(firstBytes[3]) else { return false }
+                firstBytes += bytes
+                guard firstBytes.count >= 4, firstBytes.count >= Int(firstBytes[2]) << 8 | Int(firstBytes[3]) else { return false }
+                _holding = true
+                return true
+            }
+            if hold { await waitUntilClosed() }
+        }
         lock.withLock { _delivered += bytes.count }
         return bytes
     }
@@ -346,6 +369,41 @@ final class FaultInjectionTests: XCTestCase {
             }
             XCTAssertTrue(stream.closed)
         }
+        let settled = await ProcessResources.settleDescriptors(to: baseline)
+        XCTAssertEqual(settled, baseline, "file descriptors leaked")
+        try await assertNewConnectionWorks(server)
+    }
+
+    /// The cause of issue 26's flaky ``testLoginStallPastTheTimeoutFailsWithTimeout()``, made
+    /// deterministic: the login timer fires while the PRELOGIN response is on its way in (its
+    /// read completes after the timer closed the connection). The machine, closed, answers the
+    /// response with no action, and the login's steps ran out: before the fix the login then
+    /// "completed" (no LOGINACK, a closed connection); now it fails with the timeout.
+    func testLoginTimerFiringWhileTheResponseArrivesFailsWithTimeout() async throws {
+        let server = ReplayServer(session: Self.session())
+        _ = try server.start()
+        defer { server.stop() }
+        let baseline = try await warmBaseline(server)
+        let stream = try await faultStream(server, mode: .holdFirstPacket)
+        let clock = ManualConnectionClock()
+        let login = Task { [config = configuration(server, timeout: .milliseconds(500))] in
+            try await SQLConnection.connect(config, over: stream, clock: clock)
+        }
+        try await clock.waitForSleeper(until: .milliseconds(500))
+        // The whole PRELOGIN response has arrived and is held (bounded scheduler turns, as waitForSleeper).
+        for _ in 0 ..< 5_000 where !stream.holding { try await Task.sleep(for: .milliseconds(1)) }
+        XCTAssertTrue(stream.holding, "the PRELOGIN response never arrived")
+        clock.advance(by: .milliseconds(500))   // the timer closes the connection; then the response is read
+        do {
+            let connection = try await login.value
+            let isOpen = await connection.isOpen
+            XCTFail("login completed after its timer closed the connection (open: \(isOpen))")
+            await connection.close()
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .timeout, "\(error)")
+        }
+        XCTAssertTrue(stream.closed)
+        XCTAssertGreaterThan(stream.delivered, 0, "the held PRELOGIN response was handed over after the close")
         let settled = await ProcessResources.settleDescriptors(to: baseline)
         XCTAssertEqual(settled, baseline, "file descriptors leaked")
         try await assertNewConnectionWorks(server)

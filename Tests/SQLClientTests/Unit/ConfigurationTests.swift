@@ -139,7 +139,8 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
-    /// A UDP responder on loopback that answers CLNT_UCAST_INST like the SQL Server Browser.
+    /// A UDP responder on loopback that answers CLNT_UCAST_INST (and CLNT_BCAST_EX/CLNT_UCAST_EX
+    /// with every instance) like the SQL Server Browser.
     final class SSRPResponder: @unchecked Sendable {
         let fd: Int32
         let port: Int
@@ -181,12 +182,20 @@ final class ConfigurationTests: XCTestCase {
                     if n <= 0 { return }
                     let request = Array(buffer[0 ..< n])
                     self.lock.withLock { self.requests.append(request) }
-                    guard request.first == 0x04 else { continue }
-                    let name = String(decoding: request.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
-                    guard let port = instances.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value else {
-                        continue  // a real Browser stays silent for an unknown instance
+                    let text: String
+                    if request.first == 0x02 || request.first == 0x03 {
+                        // CLNT_BCAST_EX / CLNT_UCAST_EX: every instance, in one SVR_RESP.
+                        text = instances.sorted { $0.key < $1.key }.map {
+                            "ServerName;LOOPBACK;InstanceName;\($0.key.uppercased());IsClustered;No;Version;16.0.1000.6;tcp;\($0.value);;"
+                        }.joined()
+                    } else {
+                        guard request.first == 0x04 else { continue }
+                        let name = String(decoding: request.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+                        guard let port = instances.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value else {
+                            continue  // a real Browser stays silent for an unknown instance
+                        }
+                        text = "ServerName;LOOPBACK;InstanceName;\(name.uppercased());IsClustered;No;Version;16.0.1000.6;tcp;\(port);;"
                     }
-                    let text = "ServerName;LOOPBACK;InstanceName;\(name.uppercased());IsClustered;No;Version;16.0.1000.6;tcp;\(port);;"
                     let body = Array(text.utf8)
                     let reply = [0x05, UInt8(body.count & 0xFF), UInt8(body.count >> 8)] + body
                     _ = reply.withUnsafeBytes { raw in

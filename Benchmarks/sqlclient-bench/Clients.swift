@@ -36,11 +36,13 @@ enum DecodeCommand {
                     }
                 }
             case .reuse:
-                while let item = try decoder.next(rowValues: &values) {
+                values.removeAll(keepingCapacity: true)
+                while let item = try decoder.next(appendingRowValuesTo: &values) {
                     if case .row = item {
                         rows += 1
                         for v in values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
                     }
+                    values.removeAll(keepingCapacity: true)
                 }
             }
         }
@@ -59,9 +61,11 @@ enum DecodeCommand {
 enum ClientCommand {
     /// The read path: `rowBlocks` (rows in flat blocks), `query` (one `SQLRow` per row, every
     /// value read), `decodable` (`query` + `row.decode(T.self)` into the workload's struct),
-    /// `execute` (the whole result buffered, then every value read), `chunked`
-    /// (`streamingValues`: large values as chunks of bytes, never held whole; binary columns).
-    enum API: String, CaseIterable { case blocks, rows, decodable, execute, chunked }
+    /// `typed` (`query(_:).decode((A, B).self)`: each row as a tuple of the workload's Swift
+    /// types, read straight from the row block), `execute` (the whole result buffered, then every
+    /// value read), `chunked` (`streamingValues`: large values as chunks of bytes, never held
+    /// whole; binary columns).
+    enum API: String, CaseIterable { case blocks, rows, decodable, typed, execute, chunked }
     /// Where the reading loop runs: a nonisolated task (the generic executor) or the main actor
     /// (as top-level code and iOS apps call).
     enum Context: String, CaseIterable { case task, main }
@@ -114,6 +118,8 @@ enum ClientCommand {
             }
         case .decodable:
             (m.rows, m.checksum) = try await decodeAll(w.rowType, w, connection)
+        case .typed:
+            (m.rows, m.checksum) = try await TypedRows.readAll(w, connection)
         case .chunked:
             // Each row's values folded as the other paths fold them, a large binary value's
             // digest (`Digest.bytes(_:stride: 997)`) computed over its chunks as they arrive.

@@ -266,7 +266,7 @@ struct Driver {
     /// API from both contexts for the row workloads; the varbinary value and the 1 GiB memory
     /// test through `rowBlocks` and `query` from a task.
     static func paths(for workload: String) -> [(String, ClientCommand.API, ClientCommand.Context)] {
-        let names: [ClientCommand.API: String] = [.blocks: "blocks", .rows: "query", .decodable: "decodable", .execute: "execute"]
+        let names: [ClientCommand.API: String] = [.blocks: "blocks", .rows: "query", .decodable: "decodable", .typed: "typed", .execute: "execute"]
         if workload == "stream-1gb" {
             return [("sqlclient_blocks", .blocks, .task), ("sqlclient_query", .rows, .task)]
         }
@@ -285,8 +285,9 @@ struct Driver {
     }
 
     /// The `clients` keys of the SQLClient paths, in table order.
-    static let pathKeys = ["sqlclient_blocks", "sqlclient_query", "sqlclient_decodable", "sqlclient_execute",
-                           "sqlclient_blocks_main", "sqlclient_query_main", "sqlclient_decodable_main", "sqlclient_execute_main"]
+    static let pathKeys = ["sqlclient_blocks", "sqlclient_query", "sqlclient_decodable", "sqlclient_typed", "sqlclient_execute",
+                           "sqlclient_blocks_main", "sqlclient_query_main", "sqlclient_decodable_main", "sqlclient_typed_main",
+                           "sqlclient_execute_main"]
 
     static func loadAverage() -> Double {
         var l = [Double](repeating: 0, count: 3)
@@ -310,8 +311,8 @@ struct Driver {
 
     /// Every read path's rows/s beside the peers', then allocations per row and peak RSS.
     func pathsTable(_ results: [Result]) -> String {
-        let heads = ["FreeTDS", "MSODBC", "blocks", "query", "Decodable", "execute",
-                     "blocks (main)", "query (main)", "Decodable (main)", "execute (main)"]
+        let heads = ["FreeTDS", "MSODBC", "blocks", "query", "Decodable", "typed", "execute",
+                     "blocks (main)", "query (main)", "Decodable (main)", "typed (main)", "execute (main)"]
         func cells(_ r: Result, _ f: (Sample, String) -> String) -> String {
             let samples: [(String, Sample?)] = [("freetds", r.freetds), ("msodbc", r.msodbc)] + Driver.pathKeys.map { ($0, r.paths[$0]) }
             return samples.map { key, s in s.map { f($0, key) } ?? "–" }.joined(separator: " | ")
@@ -367,7 +368,7 @@ struct Driver {
             }
         }
         if results.contains(where: { $0.decodeTokens != nil }) {
-            t += "\nIn-memory decode through `next()` (one `Token` per row) instead of `next(rowValues:)`:\n\n| workload | rows/s | allocs/row |\n|---|---:|---:|\n"
+            t += "\nIn-memory decode through `next()` (one `Token` per row) instead of `next(appendingRowValuesTo:)`:\n\n| workload | rows/s | allocs/row |\n|---|---:|---:|\n"
             for r in results { if let s = r.decodeTokens { t += "| \(r.workload.name) | \(Driver.rate(s.rowsPerSecond))\(ok(s, r)) | \(Driver.num(s.allocationsPerRow, "%.3f")) |\n" } }
         }
         if results.contains(where: { $0.sqlclientSmallPackets != nil }) {
@@ -432,9 +433,9 @@ struct Driver {
 }
 
 extension Driver.Result {
-    /// The checksum a client's sample must match: the `Decodable` paths fold the decoded
-    /// structs (``BenchRow``), every other client the values (``Digest``).
+    /// The checksum a client's sample must match: the `Decodable` and typed paths fold the
+    /// decoded Swift values (``BenchRow``, ``TypedRows``), every other client the values (``Digest``).
     func expected(for key: String) -> String {
-        key.hasPrefix("sqlclient_decodable") ? expectedDecodable : expected
+        key.hasPrefix("sqlclient_decodable") || key.hasPrefix("sqlclient_typed") ? expectedDecodable : expected
     }
 }

@@ -167,3 +167,51 @@ extension Workload {
         return c
     }
 }
+
+/// The typed read path: `connection.query(_:).decode((A, B, …).self)`, each row a tuple of the
+/// Swift types ``Workload/rowType``'s struct has (in column order), folded field by field as
+/// ``BenchRow/fold(into:)`` folds the struct: its checksum is the `Decodable` path's.
+enum TypedRows {
+    static func readAll(_ w: Workload, _ connection: SQLConnection,
+                        isolation: isolated (any Actor)? = #isolation) async throws -> (Int, UInt64) {
+        typealias F = FieldDigest
+        let query = SQLQuery(unsafeSQL: w.sql)
+        var rows = 0
+        var c: UInt64 = 0
+        switch w.name {
+        case "narrow":
+            for try await id in connection.query(query).decode(Int32.self) {
+                rows += 1
+                F.fold(&c, F.of(id))
+            }
+        case "strings":
+            for try await (ascii, unicode) in connection.query(query).decode((String?, String?).self) {
+                rows += 1
+                F.fold(&c, F.of(ascii)); F.fold(&c, F.of(unicode))
+            }
+        case "exact":
+            for try await (amount, balance, price, at) in connection.query(query).decode((Decimal?, Decimal?, Decimal?, Date?).self) {
+                rows += 1
+                F.fold(&c, F.of(amount)); F.fold(&c, F.of(balance)); F.fold(&c, F.of(price)); F.fold(&c, F.of(at))
+            }
+        case "varbinary":
+            for try await blob in connection.query(query).decode([UInt8]?.self) {
+                rows += 1
+                F.fold(&c, F.of(blob))
+            }
+        default:
+            let types = (Int32, Int32?, Int64?, Int16?, UInt8?, Bool?, Double?, Float?, Decimal?, Decimal?,
+                         Date?, Date?, Date?, UUID?, String?, String?, String?, [UInt8]?, Int64, Double).self
+            for try await (id, quantity, account, code, level, active, ratio, score, amount, price,
+                           created, updated, birthday, guid, name, street, tag, hash, serial, weight) in connection.query(query).decode(types) {
+                rows += 1
+                F.fold(&c, F.of(id)); F.fold(&c, F.of(quantity)); F.fold(&c, F.of(account)); F.fold(&c, F.of(code))
+                F.fold(&c, F.of(level)); F.fold(&c, F.of(active)); F.fold(&c, F.of(ratio)); F.fold(&c, F.of(score))
+                F.fold(&c, F.of(amount)); F.fold(&c, F.of(price)); F.fold(&c, F.of(created)); F.fold(&c, F.of(updated))
+                F.fold(&c, F.of(birthday)); F.fold(&c, F.of(guid)); F.fold(&c, F.of(name)); F.fold(&c, F.of(street))
+                F.fold(&c, F.of(tag)); F.fold(&c, F.of(hash)); F.fold(&c, F.of(serial)); F.fold(&c, F.of(weight))
+            }
+        }
+        return (rows, c)
+    }
+}

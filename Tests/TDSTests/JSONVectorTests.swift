@@ -248,7 +248,7 @@ final class JSONVectorTests: XCTestCase {
     }
 
     func testTheRowPathsGiveTheSameValues() throws {
-        // next(rowValues:) (the fast row path of non-PLP results) and the wire row block's
+        // next(appendingRowValuesTo:) (the fast row path of non-PLP results) and the wire row block's
         // fallback over a result with only a vector column.
         let cols = [ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 3), name: "v")]
         var s = ServerTokens.colMetadata(cols, version: Self.version)
@@ -256,11 +256,8 @@ final class JSONVectorTests: XCTestCase {
         s += ServerTokens.done(version: Self.version)
         var decoder = TokenStreamDecoder(version: Self.version)
         decoder.append(s)
-        var values: [SQLValue] = []
         var got: [SQLValue] = []
-        while let item = try decoder.next(rowValues: &values) {
-            if case .row = item { got.append(values[0]) }
-        }
+        while try decoder.next(appendingRowValuesTo: &got) != nil {}
         XCTAssertEqual(got.count, 50)
         XCTAssertEqual(got[0], .null)
         XCTAssertEqual(got[1], .vector(SQLVector([1, 1, 2])))

@@ -162,3 +162,14 @@ extension RPCParameter {
         return p
     }
 }
+
+extension SQLVector: SQLCellDecodable {
+    /// A vector value (``SQLValue/vectorValue``: also one read from a JSON array of numbers held
+    /// as json or character text, what a server that did not acknowledge VECTORSUPPORT sends).
+    /// `[Float]` in a `Decodable` reads through it.
+    /// - Throws: `.decodingFailed` for NULL or another value.
+    public init(sqlCell cell: SQLCell) throws {
+        guard let v = cell.value.vectorValue else { throw cell.failure(SQLVector.self) }
+        self = v
+    }
+}

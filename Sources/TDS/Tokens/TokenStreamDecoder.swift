@@ -89,8 +89,6 @@ public struct TokenStreamDecoder: Sendable {
     private var sawLoginAck = false
     /// NBCROW null-bitmap storage, reused from row to row.
     private var bitmapStorage: [UInt8] = []
-    /// Row value storage handed back by ``next(rowValues:)``'s caller, reused for the next row.
-    private var rowStorage: [SQLValue] = []
     /// No column of the current result is PLP or text/ntext/image: a whole buffered row can be
     /// decoded in one pass (``fastRow(_:)``).
     private var rowsTakeFastPath = false
@@ -240,36 +238,13 @@ public struct TokenStreamDecoder: Sendable {
         }
     }
 
-    /// What ``next(rowValues:)`` read.
+    /// What ``next(appendingRowValuesTo:)`` read.
     public enum StreamItem: Sendable {
         /// A ROW or NBCROW of the current result set; its values (one per column, `.null` where
-        /// NULL) are in the caller's `rowValues`.
+        /// NULL) were appended to the caller's array.
         case row
         /// Any other token (ALTROW and RETURNVALUE included).
         case token(Token)
-    }
-
-    /// Like ``next()``, but a ROW or NBCROW comes back as its values in `rowValues` instead of
-    /// as a ``Token``, and the array `rowValues` held before the call is reused as storage for
-    /// a later row. A loop that keeps one `rowValues` array decodes rows of fixed-width columns
-    /// with no heap allocation per row (the column metadata is shared by every row; strings,
-    /// binary values and PLP values still allocate their own storage).
-    ///
-    /// When the result is not `.row`, the contents of `rowValues` are unspecified. Returns nil
-    /// when more bytes are needed. Throws as ``next()`` does.
-    public mutating func next(rowValues: inout [SQLValue]) throws(TDSDecodingError) -> StreamItem? {
-        if rowStorage.capacity < rowValues.capacity { swap(&rowStorage, &rowValues) }
-        guard let token = try next() else { return nil }
-        switch token {
-        case .row(let r):
-            rowValues = r.values
-            return .row
-        case .nbcRow(let r):
-            rowValues = r.values
-            return .row
-        default:
-            return .token(token)
-        }
     }
 
     /// Ends the message: throws `.truncated` naming the token and its offset if a partial
@@ -347,15 +322,6 @@ public struct TokenStreamDecoder: Sendable {
         if let rv = p.returnValue { return [rv.typeInfo] }
         if p.type == .altRow { return altMetadata[p.altID]?.columns.map(\.metadata.typeInfo) ?? [] }
         return rowTypes
-    }
-
-    /// Clears everything (buffer, partial row, failure, metadata), keeping version and options.
-    public mutating func reset() {
-        buffer = []; readIndex = 0; bufferBase = 0; pendingRow = nil; pendingTokens = []
-        waitingAtCount = -1; failure = nil
-        streamRow = nil; queuedParts = []; queuedPartIndex = 0
-        columns = []; rowTypes = []; altMetadata = [:]; rowsTakeFastPath = false; rowLayouts = []
-        wireColumns = []; rowsTakeWirePath = false; resultNumber &+= 1
     }
 
     // MARK: - Decoding
@@ -564,19 +530,14 @@ public struct TokenStreamDecoder: Sendable {
     }
 
     /// The hot path for result rows: a ROW or NBCROW whose bytes are all buffered, with no PLP or
-    /// text/ntext/image column, decoded in one pass straight into reused storage (no
+    /// text/ntext/image column, decoded in one pass into the row's own array (no
     /// `RowProgress`, no partial-row state). Returns nil having consumed nothing when the row is
     /// incomplete or anything is wrong with it; ``startRow(_:)`` then decodes it incrementally
     /// and reports any error, so both paths give the same tokens and the same errors.
     private mutating func fastRow(_ type: TokenType) -> Token? {
         var values: [SQLValue] = []
-        swap(&values, &rowStorage)
-        values.removeAll(keepingCapacity: true)
         values.reserveCapacity(rowLayouts.count)
-        guard appendWholeRow(type, to: &values) else {
-            swap(&values, &rowStorage)
-            return nil
-        }
+        guard appendWholeRow(type, to: &values) else { return nil }
         return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
     }
 
@@ -998,7 +959,7 @@ public struct TokenStreamDecoder: Sendable {
         return (kept, w)
     }
 
-    /// Like ``next(rowValues:)``, but a ROW or NBCROW's values are appended to `values` (which
+    /// Like ``next()``, but a ROW or NBCROW's values are appended to `values` (which
     /// keeps what it held): rows of one result set can be gathered in one flat array, one value
     /// per column per row, with no allocation per row for fixed-width columns. For any other
     /// token `values` is unchanged. Returns nil when more bytes are needed; throws as ``next()``.
@@ -1054,10 +1015,6 @@ public struct TokenStreamDecoder: Sendable {
         }
         var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap,
                                    maximumValueSize: options.maximumValueSize)
-        // Reuse the storage of a row the caller of `next(rowValues:)` is done with, if any
-        // (swapped, never copied, so that it stays uniquely referenced).
-        swap(&progress.values, &rowStorage)
-        progress.values.removeAll(keepingCapacity: true)
         progress.values.reserveCapacity(count)
         // Fast path: the whole row is usually here already.
         let done = try progress.advance(&reader, types: type == .altRow ? (altMetadata[altID]?.columns.map(\.metadata.typeInfo) ?? []) : rowTypes)

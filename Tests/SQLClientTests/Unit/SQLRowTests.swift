@@ -57,9 +57,9 @@ final class SQLRowTests: XCTestCase {
         }
     }
 
-    func testKeyPlanFindsKeysByValueThenByNameAndEarlierColumnsWin() throws {
+    func testKeyPlanFindsExactNamesAndEarlierColumnsWin() throws {
         // Columns: "id" twice (the first wins), "Name" (a key "name" finds it case-insensitively,
-        // outside the plan), "n" (a key whose stringValue is not the enum's own: by name).
+        // outside the plan), "n" (a key whose stringValue is not the case's name).
         let columns = SQLColumns([SQLColumn(name: "id", typeInfo: .int, isNullable: false),
                                   SQLColumn(name: "Name", typeInfo: .nvarchar(20), isNullable: true),
                                   SQLColumn(name: "id", typeInfo: .int, isNullable: false),
@@ -70,11 +70,11 @@ final class SQLRowTests: XCTestCase {
             var count: Int?
             enum CodingKeys: String, CodingKey { case id, name, count = "n" }
         }
-        let plan = try XCTUnwrap(columns.keyPlan(for: Item.CodingKeys.self))
-        XCTAssertTrue(plan.keysByValue, "a one-byte CodingKeys enum is found by its value")
-        XCTAssertEqual(plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: Item.CodingKeys.id)), 0)
-        XCTAssertNil(plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: Item.CodingKeys.name)), "no exact match")
-        XCTAssertEqual(plan.column(ofValue: SQLColumnKeyPlan.valueBits(of: Item.CodingKeys.count)), 3)
+        let plan = columns.keyPlan(for: Item.CodingKeys.self)
+        XCTAssertEqual(plan.column(of: Item.CodingKeys.id.stringValue), 0)
+        XCTAssertNil(plan.column(of: Item.CodingKeys.name.stringValue), "no exact match")
+        XCTAssertEqual(plan.column(of: Item.CodingKeys.count.stringValue), 3)
+        XCTAssertNil(plan.column(of: "count"), "not a column name")
         XCTAssertTrue(columns.keyPlan(for: Item.CodingKeys.self) === plan, "one plan per key type")
         let rows = [SQLRow(columns: columns, values: [.int(1), .string("a"), .int(9), .int(5)]),
                     SQLRow(columns: columns, values: [.int(2), .null, .int(8), .null])]
@@ -92,7 +92,11 @@ final class SQLRowTests: XCTestCase {
             var intValue: Int? { nil }
             init?(intValue: Int) { nil }
         }
-        XCTAssertEqual(columns.keyPlan(for: NameKey.self)?.keysByValue, false)
+        let byName = columns.keyPlan(for: NameKey.self)
+        XCTAssertFalse(byName === plan)
+        XCTAssertEqual(byName.column(of: "Name"), 1)
+        XCTAssertEqual(byName.column(of: "id"), 0)
+        XCTAssertNil(byName.column(of: "name"), "exact names only: case-insensitive matches are found by SQLColumns.index(of:)")
     }
 
     func testSingleValueAndUnkeyedDecoding() throws {

@@ -68,7 +68,7 @@ else
     SAN=(-sanitize=fuzzer,address)
 fi
 
-ALL=(PacketFraming Prelogin Login7 ClientRequests TokenStream TokenStreamInResult TypeInfoValues Capture ConnectionString SSRP Client)
+ALL=(PacketFraming Prelogin Login7 ClientRequests TokenStream TokenStreamInResult TypeInfoValues Capture ConnectionString SSRP Client JsonVector)
 if [ "$#" -gt 0 ]; then SELECTED=("$@"); else SELECTED=("${ALL[@]}"); fi
 
 mkdir -p "$T/mods" "$T/bin" "$T/corpus" "$T/artifacts" "$T/logs"

@@ -76,6 +76,10 @@ struct QueryOptions {
     var applicationIntent: SQLApplicationIntent?
     /// -M / --multi-subnet-failover.
     var multiSubnetFailover = false
+    /// --json-support on|off (nil: the default, on).
+    var jsonSupport: Bool?
+    /// --vector-support off|float32|float16 (nil: the default, float32).
+    var vectorSupport: SQLTypeSupport.Vector?
     /// --json-numbers: bigint beyond ±(2^53 - 1), decimal, numeric and money as JSON numbers.
     var jsonNumbers = false
     /// -y: table width of the large types (0: whole values); sqlcmd's default 256.
@@ -129,6 +133,7 @@ enum QueryArguments {
         "-H": "workstation", "--workstation-name": "workstation", "--access-token-file": "accessTokenFile",
         "--server-spn": "serverSPN",
         "-K": "applicationIntent", "--application-intent": "applicationIntent",
+        "--json-support": "jsonSupport", "--vector-support": "vectorSupport",
         "--exec": "exec", "--param": "param", "--output": "outputParam", "--inout": "inout", "--default": "default",
         "-y": "variableTypeWidth", "--variable-type-width": "variableTypeWidth",
         "-Y": "fixedTypeWidth", "--fixed-type-width": "fixedTypeWidth", "--browser": "browser",
@@ -313,6 +318,15 @@ enum QueryArguments {
                 case "readwrite": options.applicationIntent = .readWrite
                 default: throw bad("unknown application intent (ReadOnly, ReadWrite):", valueIndex)
                 }
+            case "jsonSupport":
+                switch v.lowercased() {
+                case "on", "true", "yes", "1": options.jsonSupport = true
+                case "off", "false", "no", "0": options.jsonSupport = false
+                default: throw bad("invalid --json-support (on, off):", valueIndex)
+                }
+            case "vectorSupport":
+                guard let vector = SQLTypeSupport.Vector(text: v) else { throw bad("invalid --vector-support (off, float32, float16):", valueIndex) }
+                options.vectorSupport = vector
             case "exec", "param", "outputParam", "inout", "default":
                 var spec = options.procedure ?? ProcedureCommand.Spec(procedure: "")
                 do {

@@ -58,6 +58,8 @@ enum QueryCommand {
       --access-token-file F an Entra ID access token from file F (Azure SQL, Fabric); no -U or -P
       -K ReadOnly           application intent (--application-intent ReadOnly|ReadWrite)
       -M                    multi-subnet failover: every address of the host at once (--multi-subnet-failover)
+      --json-support on|off  --vector-support off|float32|float16
+                            SQL Server 2025 json and vector types asked for at login (default on, float32)
     Input
       -Q sql                run the batches of sql, then exit      -q sql  run them, then read stdin
       -i file…              run script files (UTF-8, or UTF-16 with a byte order mark)
@@ -166,6 +168,8 @@ enum QueryCommand {
         if let w = options.workstation { config.workstationID = w }
         if let intent = options.applicationIntent { config.applicationIntent = intent }
         if options.multiSubnetFailover { config.multiSubnetFailover = true }
+        if let json = options.jsonSupport { config.typeSupport.json = json }
+        if let vector = options.vectorSupport { config.typeSupport.vector = vector }
         if let file = options.accessTokenFile {
             // The token is a credential: never echoed, only its file named.
             guard let data = FileManager.default.contents(atPath: file),

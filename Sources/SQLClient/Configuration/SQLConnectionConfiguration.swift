@@ -30,6 +30,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// Connect to every address the host resolves to at once and keep the first that answers
     /// (availability group listeners spanning subnets); default false: one address after another.
     public var multiSubnetFailover = false
+    /// SQL Server 2025's json and vector types asked for in LOGIN7 (default: both, float32 vectors;
+    /// connection string `Json Support`, `Vector Support`). See ``SQLTypeSupport``.
+    public var typeSupport = SQLTypeSupport()
     /// LOGIN7 ServerName when it differs from the host connected to (after a routing redirect: the
     /// name the ENVCHANGE gave, instance included).
     var loginServerName: String?
@@ -152,7 +155,7 @@ extension SQLConnectionConfiguration {
     /// `Integrated Security`/`Trusted_Connection` (NTLM with a `DOMAIN\user`; a `User ID` written so
     /// selects NTLM by itself; without a password: Kerberos, ``SQLAuthentication/kerberos(_:)``),
     /// `ServerSPN`/`Server SPN` (the Kerberos SPN), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
-    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; the pool keys for ``pool`` (used by
+    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; `Json Support`, `Vector Support` (``typeSupport``); the pool keys for ``pool`` (used by
     /// ``SQLConnectionPool``): `Pooling` (true/false), `Min Pool Size` and `Max Pool Size`
     /// (connections; the minimum at most the maximum), `Connection Lifetime`/`Load Balance Timeout`
     /// (seconds, 0 = no limit).
@@ -180,9 +183,11 @@ extension SQLConnectionConfiguration {
 
         var connectivity = ConnectivityKeys()
         var poolKeys = PoolKeys()
+        var typeKeys = TypeSupportKeys()
         for (rawKey, value) in pairs {
             let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
             if try connectivity.take(key, value: value, rawKey: rawKey) { continue }
+            if try typeKeys.take(key, value: value, rawKey: rawKey) { continue }
             if try poolKeys.take(key, value: value, rawKey: rawKey) { continue }
             switch key {
             case "server", "data source", "address", "addr", "network address":
@@ -295,6 +300,7 @@ extension SQLConnectionConfiguration {
         self.applicationIntent = connectivity.applicationIntent
         self.multiSubnetFailover = connectivity.multiSubnetFailover
         self.pool = try poolKeys.resolved()
+        self.typeSupport = typeKeys.support
     }
 
     private static func bool(_ value: String, key: String) throws -> Bool {

@@ -256,6 +256,7 @@ extension SQLConnection {
                     ?? String(ProcessInfo.processInfo.hostName.utf16.prefix(Login7.maximumFieldLength)) ?? ""
                 var login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
                 addSessionRecovery(to: &login7)   // SQLConnection+Recovery.swift
+                configuration.typeSupport.request(in: &login7)   // JSONSUPPORT, VECTORSUPPORT
                 authentication.apply(to: &login7, serverPrelogin: serverPrelogin)
                 if configuration.applicationIntent == .readOnly { login7.typeFlags.insert(.readOnlyIntent) }
                 // The configuration was checked without this attempt's credentials (an access
@@ -289,7 +290,9 @@ extension SQLConnection {
 
             case .loginSucceeded:
                 try authentication.check(machine.loginFeatureExtAck)
+                let types = try configuration.typeSupport.negotiated(by: machine.loginFeatureExtAck)
                 performNow(action)
+                (session.jsonSupportVersion, session.vectorSupportVersion) = types   // JSONSUPPORT, VECTORSUPPORT
                 logger?.loggedIn(session, connection: logNumber)
                 reader.limitMessages(to: nil)
                 for rest in pending { performNow(rest) }

@@ -10,7 +10,7 @@ import os, re, sys, struct, hashlib
 
 root, captures, out = sys.argv[1], sys.argv[2], sys.argv[3]
 harnesses = ["PacketFraming", "Prelogin", "Login7", "ClientRequests", "TokenStream",
-             "TokenStreamInResult", "TypeInfoValues", "Capture", "ConnectionString", "SSRP", "Client"]
+             "TokenStreamInResult", "TypeInfoValues", "Capture", "ConnectionString", "SSRP", "Client", "JsonVector"]
 for h in harnesses:
     os.makedirs(os.path.join(out, h), exist_ok=True)
 
@@ -187,3 +187,11 @@ for login in logins:
             stream = packet(0x04, prelogin) + packet(0x04, body_of(login)) + packet(0x04, body_of(result))
             for chunk_selector in (0, 2):
                 put("Client", bytes([chunk_selector]) + stream)
+
+# JsonVector (SQL Server 2025 json and vector): selector 0 vector TYPE_INFO + values, 1 json PLP
+# bytes, 2 JSON array text, 3 float16 bits.
+put("JsonVector", bytes([0, 0x14, 0, 0, 0x14, 0, 0xA9, 1, 3, 0, 0, 0, 0, 0]) + bytes([0, 0, 0x80, 0x3F, 0, 0, 0, 0xC0, 0, 0, 0, 0x3F]) + b"\xff\xff")
+put("JsonVector", bytes([0, 0x0C, 0, 1, 0x0C, 0, 0xA9, 1, 2, 0, 1, 0, 0, 0, 0x00, 0x3C, 0xFF, 0x7B]))
+put("JsonVector", bytes([1]) + '{"a":[1,2],"b":"\u00fc"}'.encode("utf-8"))
+put("JsonVector", bytes([2]) + b"[1.0000000e+000,-2.5000000e+000, 3]")
+put("JsonVector", bytes([3, 0x00, 0x3C, 0x01, 0x00, 0xFF, 0x7B, 0x00, 0x7C, 0x00, 0x80]))

@@ -11,6 +11,10 @@
 #     inotify, accept4, pipe2, dup3, SOCK_CLOEXEC/SOCK_NONBLOCK, memfd_create, getrandom, prctl,
 #     sched_getaffinity, malloc_usable_size, mallinfo, TCP_KEEPIDLE.
 # Comments are ignored. Prints every finding as file:line: reason; exit status 1 when any.
+# Then every Apple-only file (one whose code sits wholly inside `#if canImport(Network)`,
+# `canImport(Security)`, `canImport(Darwin)`, `canImport(SwiftUI)` or `os(macOS|iOS|…)`, and every
+# file under a folder named Apple/) is parsed with `swiftc -parse`: Linux cannot type-check
+# Apple API, but a syntax error in code only Apple compiles is caught here.
 # Usage: scripts/check-portability.sh [DIR…]   (default: Sources Tests Benchmarks)
 set -euo pipefail
 
@@ -132,3 +136,44 @@ if findings:
     sys.exit(1)
 print("check-portability: no unguarded platform import or Linux-only API")
 PY
+
+# Apple-only files: the first code line is an Apple-only #if and the file closes it last.
+apple_files=()
+while IFS= read -r file; do apple_files+=("$file"); done < <(python3 - "$@" <<'PY'
+import os, re, sys
+APPLE_ONLY = re.compile(r"^#if\s+.*(canImport\((Network|Security|Darwin|SwiftUI|UIKit|AppKit)\)|os\((macOS|iOS|tvOS|watchOS|visionOS)\))")
+for top in sys.argv[1:]:
+    for directory, _, files in os.walk(top):
+        if "/.build" in directory or directory.startswith(".build"):
+            continue
+        for name in sorted(files):
+            if not name.endswith(".swift"):
+                continue
+            path = os.path.join(directory, name)
+            if "/Apple/" in "/" + path:
+                print(path); continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = [l.strip() for l in f if l.strip() and not l.strip().startswith("//")]
+            if lines and APPLE_ONLY.match(lines[0]) and lines[-1].startswith("#endif"):
+                print(path)
+PY
+)
+if [ "${#apple_files[@]}" -eq 0 ]; then
+    echo "check-portability: no Apple-only file to parse"
+    exit 0
+fi
+SWIFTC="${SWIFTC:-$(command -v swiftc || true)}"
+if [ -z "$SWIFTC" ]; then
+    echo "check-portability: swiftc not found: cannot parse the ${#apple_files[@]} Apple-only file(s)" >&2
+    exit 1
+fi
+failed=0
+for file in "${apple_files[@]}"; do
+    # -parse checks syntax only (no imports resolved); the #if branches Linux does not compile are still parsed.
+    if ! "$SWIFTC" -parse "$file"; then
+        echo "check-portability: $file does not parse" >&2
+        failed=1
+    fi
+done
+if [ "$failed" -ne 0 ]; then exit 1; fi
+echo "check-portability: ${#apple_files[@]} Apple-only file(s) parse with swiftc -parse: ${apple_files[*]}"

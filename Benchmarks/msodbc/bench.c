@@ -40,7 +40,10 @@
 #define MIX 1099511628211ULL
 
 enum kind { K_INT, K_TINY, K_BIT, K_FLT8, K_REAL, K_DECIMAL, K_DATETIME, K_DATE, K_DATETIME2, K_GUID,
-	    K_STRING, K_BINARY, K_BIG_STRING, K_BIG_BINARY };
+	    K_STRING, K_BINARY, K_BIG_STRING, K_BIG_BINARY, K_VECTOR };
+
+/* SQL Server 2025's vector as Microsoft ODBC Driver 18.6 describes it (SQLDescribeCol's type). */
+#define SQL_SS_VECTOR_TYPE (-156)
 
 struct column {
 	enum kind kind;
@@ -132,6 +135,7 @@ static enum kind kind_of(SQLSMALLINT type, SQLULEN size, SQLSMALLINT digits)
 	case SQL_TYPE_TIMESTAMP: return digits == 3 && size == 23 ? K_DATETIME : K_DATETIME2;
 	case SQL_GUID: return K_GUID;
 	case SQL_BINARY: case SQL_VARBINARY: case SQL_LONGVARBINARY: return big ? K_BIG_BINARY : K_BINARY;
+	case SQL_SS_VECTOR_TYPE: return K_VECTOR;   /* SQL Server 2025 vector (the driver asks for VECTORSUPPORT) */
 	default: return big ? K_BIG_STRING : K_STRING;
 	}
 }
@@ -157,6 +161,7 @@ static void bind_column(SQLHSTMT st, SQLUSMALLINT c, struct column *col)
 	case K_GUID: ctype = SQL_C_GUID; col->size = sizeof(SQLGUID); break;
 	case K_STRING: ctype = SQL_C_WCHAR; col->size = (SQLLEN) (size + 1) * 2; break;
 	case K_BINARY: ctype = SQL_C_BINARY; col->size = (SQLLEN) size; break;
+	case K_VECTOR: ctype = SQL_C_BINARY; col->size = (SQLLEN) size; break;   /* size: 16 + the elements' bytes */
 	default: col->buffer = NULL; col->size = 0; return;   /* read with SQLGetData */
 	}
 	col->buffer = calloc(1, (size_t) col->size + 2);
@@ -223,6 +228,18 @@ static uint64_t value_digest(SQLHSTMT st, SQLUSMALLINT c, struct column *col)
 	case K_GUID: return bytes_digest(b, 16, 1);
 	case K_STRING: return utf16_digest(b, (size_t) col->ind / 2);
 	case K_BINARY: return bytes_digest(b, (size_t) col->ind, 997);
+	case K_VECTOR: {
+		/* sqlclient-bench's Digest.floats: the element count plus every float32 element's bits.
+		   Driver 18.6 fills SQL_C_BINARY with a 16-byte struct (UInt32 dimensions, UInt32 element
+		   type, a pointer to the elements) followed by the elements themselves. */
+		const unsigned char *p = b;
+		size_t n = (size_t) col->ind, skip = 0;
+		uint32_t dims; memcpy(&dims, p, 4);
+		if (n >= 16 && (size_t) dims * 4 + 16 == n) skip = 16;
+		uint64_t d = (n - skip) / 4;
+		for (size_t i = skip; i + 4 <= n; i += 4) { uint32_t u; memcpy(&u, p + i, 4); d += u; }
+		return d;
+	}
 	default: return 0;
 	}
 }

@@ -228,7 +228,8 @@ struct Driver {
             }
             r.sqlclient = r.paths["sqlclient_blocks"]
             r.sqlclientRows = r.paths["sqlclient_query"]
-            if let freetds {
+            // FreeTDS has no vector type (0xF5); see the README for Microsoft's ODBC driver.
+            if let freetds, w.name != "vector" {
                 r.freetds = repeatable ? median { child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter) }
                                        : child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter)
             }

@@ -115,6 +115,14 @@ struct BlobRow: BenchRow {
     func fold(into c: inout UInt64) { FieldDigest.fold(&c, FieldDigest.of(blob)) }
 }
 
+struct VectorRow: BenchRow {
+    var id: Int32
+    var embedding: [Float]?
+    func fold(into c: inout UInt64) {
+        FieldDigest.fold(&c, FieldDigest.of(id)); FieldDigest.fold(&c, embedding.map(Digest.floats) ?? Digest.null)
+    }
+}
+
 extension Workload {
     /// The struct `row.decode(_:)` fills for this workload.
     var rowType: any BenchRow.Type {
@@ -123,6 +131,7 @@ extension Workload {
         case "strings": return StringsRow.self
         case "exact": return ExactRow.self
         case "varbinary": return BlobRow.self
+        case "vector": return VectorRow.self
         default: return WideRow.self
         }
     }

@@ -22,7 +22,9 @@ enum ServeCommand {
             exchanges.append(ReplaySession.Exchange(request: .sqlBatch(w.sql),
                                                     response: [ReplaySession.Segment(comment: w.name, bytes: bytes)]))
         }
-        let session = ReplaySession(name: "sqlclient-bench", version: .v7_4, exchanges: exchanges)
+        var session = ReplaySession(name: "sqlclient-bench", version: .v7_4, exchanges: exchanges)
+        session.vectorSupport = 1   // the vector workload: VECTORSUPPORT acknowledged to the clients that ask
+        session.jsonSupport = 1
         let server = ReplayServer(session: session)
         let port = try server.start()
         var out = "PORT \(port)\n"

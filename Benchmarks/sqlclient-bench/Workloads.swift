@@ -21,7 +21,7 @@ struct Workload: Sendable {
     /// The SQL text the bench sends (the replay server matches it).
     var sql: String { "SELECT /* sqlclient-bench */ * FROM \(name)" }
 
-    static let names = ["narrow", "wide", "strings", "exact", "varbinary"]
+    static let names = ["narrow", "wide", "strings", "exact", "varbinary", "vector"]
 
     /// The workloads of a run: 1,000,000 rows each by default (`rows`), one `blobMB` value for varbinary.
     static func named(_ name: String, rows: Int, blobMB: Int) -> Workload? {
@@ -31,6 +31,7 @@ struct Workload: Sendable {
         case "strings": return strings(rows: rows)
         case "exact": return exact(rows: rows)
         case "varbinary": return varbinary(megabytes: blobMB)
+        case "vector": return vector(rows: rows)
         case "stream-1gb": return stream1GB()
         default: return nil
         }
@@ -134,6 +135,21 @@ struct Workload: Sendable {
                 for k in 0 ..< size { buf[k] = UInt8(truncatingIfNeeded: k &* 31 &+ 7) }
                 n = size
             })]
+        }
+    }
+
+    /// The most rows of the vector workload: each row is 8,010 bytes (80 MB of stream at 10,000).
+    static let vectorRowLimit = 10_000
+
+    /// SQL Server 2025's vector at its largest: `id int NOT NULL`, `embedding vector(1998)` (float32,
+    /// 8,000 bytes a value), NULL one row in 50; at most ``vectorRowLimit`` rows.
+    static func vector(rows: Int) -> Workload {
+        let columns = [ColumnMetadata(flags: [], typeInfo: TypeInfo(type: .int4, length: 4), name: "id"),
+                       ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 1998), name: "embedding")]
+        return Workload(name: "vector", summary: "2 columns: int NOT NULL, vector(1998) float32 (8,000 bytes), 2% NULL",
+                        columns: columns, rows: min(rows, vectorRowLimit), blockSize: 100) { i in
+            if i % 50 == 49 { return [.int(Int32(i)), .null] }
+            return [.int(Int32(i)), .vector(SQLVector((0 ..< 1998).map { k in Float((i &* 31 &+ k &* 7) % 2001 - 1000) / 1024 }))]
         }
     }
 
@@ -247,6 +263,14 @@ enum Digest {
         return d
     }
 
+    /// Every element's bits, summed, and the count.
+    @inline(__always)
+    static func floats(_ f: [Float]) -> UInt64 {
+        var d = UInt64(f.count)
+        for x in f { d &+= UInt64(x.bitPattern) }
+        return d
+    }
+
     @inline(__always)
     static func of(_ v: SQLValue) -> UInt64 {
         switch v {
@@ -273,6 +297,7 @@ enum Digest {
             var s = s
             return s.withUTF8 { bytes($0, stride: 1) }
         case .binary(let b), .udt(let b): return bytes(b, stride: 997)
+        case .vector(let v): return floats(v.values)
         default: return 0
         }
     }

@@ -20,6 +20,17 @@ public func fuzzLogin7(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
             invariant(again.encode(version: version) == encoded, "a cut LOGIN7 does not encode to the same bytes")
         }
         _ = "\(login)"
+        // SESSIONRECOVERY feature data ([MS-TDS] 2.2.6.4): two records decode, re-encode and decode the same.
+        if let data = login.featureExt?.first(where: { $0.id == Login7Feature.sessionRecoveryID })?.data {
+            do {
+                if let recovery = try SessionRecoveryFeature.decode(data) {
+                    let again = try SessionRecoveryFeature.decode(recovery.feature.data)
+                    invariant(again == recovery, "SESSIONRECOVERY data does not survive encode/decode")
+                }
+            } catch {
+                checkOffset(error, inputCount: data.count)
+            }
+        }
     } catch {
         checkOffset(error, inputCount: body.count)
     }

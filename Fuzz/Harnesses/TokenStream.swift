@@ -11,7 +11,7 @@ public func fuzzTokenStream(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
     guard input.count >= 2 else { return 0 }
     let version = fuzzVersions[Int(input[0] & 0x7F) % fuzzVersions.count]
     let chunk = Int(input[1]) % 64 + 1
-    checkStream(Array(input.dropFirst(2)), version: version, chunk: chunk,
-                columnEncryption: input[0] & 0x80 != 0)
+    let start = TokenStreamDecoder(version: version, options: .init(columnEncryption: input[0] & 0x80 != 0))
+    checkStream(Array(input.dropFirst(2)), from: start, chunk: chunk)
     return 0
 }

@@ -41,12 +41,16 @@ let contexts: [[UInt8]] = {
     return out
 }()
 
+/// A decoder that has read each context, copied for every pass (the context is decoded once).
+let primedContexts: [TokenStreamDecoder] = contexts.map { primedDecoder(version: .v7_4, prefix: $0) }
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTokenStreamInResult(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
     let input = fuzzBytes(data, size)
     guard input.count >= 2 else { return 0 }
-    let prefix = contexts[Int(input[0]) % contexts.count]
+    let context = Int(input[0]) % contexts.count
     let chunk = Int(input[1]) % 64 + 1
-    checkStream(Array(input.dropFirst(2)), version: .v7_4, prefix: prefix, chunk: chunk)
+    checkStream(Array(input.dropFirst(2)), from: primedContexts[context], prefixCount: contexts[context].count,
+                chunk: chunk)
     return 0
 }

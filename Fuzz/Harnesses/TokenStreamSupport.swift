@@ -54,24 +54,42 @@ func sameToken(_ a: Token, _ b: Token) -> Bool {
     }
 }
 
-/// Appends `stream` in chunks of `chunk` bytes (the last chunk ends the message), taking tokens
-/// after each append, then `finish()`.
-func decodeStream(_ stream: [UInt8], version: TDSVersion, prefix: [UInt8] = [], chunk: Int,
-                  columnEncryption: Bool = false) -> StreamResult {
-    var decoder = TokenStreamDecoder(version: version,
-                                     options: .init(columnEncryption: columnEncryption))
-    var result = StreamResult()
-    if !prefix.isEmpty {
-        decoder.append(prefix)
-        do {
-            while let t = try decoder.next() { _ = t }
-        } catch {
-            invariant(false, "the context prefix does not decode: \(error)")
-        }
+/// How a pass cuts the stream: pieces of `size` bytes, except that the bytes in `window` arrive
+/// one at a time (the last piece ends the message).
+struct Cuts {
+    var size: Int
+    var window: Range<Int> = 0..<0
+
+    func pieceEnd(after i: Int, count: Int) -> Int {
+        if window.contains(i) { return i + 1 }
+        let end = min(i + max(size, 1), count)
+        return i < window.lowerBound && end > window.lowerBound ? window.lowerBound : end
     }
+}
+
+/// A decoder that has read `prefix` (a context such as a COLMETADATA). The harnesses make one per
+/// context when they start and copy it for each pass: `TokenStreamDecoder` is a value, so a copy
+/// goes on exactly as a decoder fed the prefix again would.
+func primedDecoder(version: TDSVersion, prefix: [UInt8], columnEncryption: Bool = false) -> TokenStreamDecoder {
+    var decoder = TokenStreamDecoder(version: version, options: .init(columnEncryption: columnEncryption))
+    guard !prefix.isEmpty else { return decoder }
+    decoder.append(prefix)
+    do {
+        while let t = try decoder.next() { _ = t }
+    } catch {
+        invariant(false, "the context prefix does not decode: \(error)")
+    }
+    return decoder
+}
+
+/// Appends `stream` in the pieces `cuts` gives (the last piece ends the message), taking tokens
+/// after each append, then `finish()`.
+func decodeStream(_ stream: [UInt8], from start: TokenStreamDecoder, cuts: Cuts) -> StreamResult {
+    var decoder = start
+    var result = StreamResult()
     var i = 0
     repeat {
-        let end = min(i + max(chunk, 1), stream.count)
+        let end = cuts.pieceEnd(after: i, count: stream.count)
         decoder.append(Array(stream[i..<end]))
         i = end
         do {
@@ -89,19 +107,45 @@ func decodeStream(_ stream: [UInt8], version: TDSVersion, prefix: [UInt8] = [], 
     return result
 }
 
-/// The differential check: whole, byte by byte (short inputs) and in `chunk`-byte pieces give
-/// the same tokens and the same error, and the error names an offset inside the stream.
-func checkStream(_ stream: [UInt8], version: TDSVersion, prefix: [UInt8] = [], chunk: Int,
-                 columnEncryption: Bool = false) {
-    let whole = decodeStream(stream, version: version, prefix: prefix, chunk: stream.count,
-                             columnEncryption: columnEncryption)
-    let split = decodeStream(stream, version: version, prefix: prefix, chunk: chunk,
-                             columnEncryption: columnEncryption)
-    invariant(whole == split, "whole and \(chunk)-byte chunks differ: \(whole.error.map { "\($0)" } ?? "no error") vs \(split.error.map { "\($0)" } ?? "no error"), \(whole.tokens.count) vs \(split.tokens.count) tokens")
-    if stream.count <= 512 {
-        let bytewise = decodeStream(stream, version: version, prefix: prefix, chunk: 1,
-                                    columnEncryption: columnEncryption)
+/// At most this many pieces of `chunk` bytes in the chunked pass: a longer stream is cut into
+/// ⌈count/256⌉-byte pieces, so a 20,000-byte input costs about 256 appends rather than up to
+/// 20,000 (see Fixtures/bad/README.md, "Executions per second").
+let maxChunkedPieces = 256
+/// Streams up to this long are also decoded byte by byte, whole.
+let bytewiseLimit = 512
+/// A longer stream is read byte by byte over this many bytes, inside its chunked pass.
+let bytewiseWindow = 64
+
+/// Where the byte-by-byte window of a long stream starts: a hash of its length, chunk size and
+/// first bytes, so every mutation of an input moves the window and a saved input reproduces.
+func windowStart(_ stream: [UInt8], chunk: Int) -> Int {
+    let span = stream.count - bytewiseWindow
+    guard span > 0 else { return 0 }
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(stream.count) ^ UInt64(chunk) << 32
+    for b in stream.prefix(64) { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+    return Int(h % UInt64(span + 1))
+}
+
+/// The differential check: whole, in `chunk`-byte pieces and byte by byte give the same tokens
+/// and the same error, and the error names an offset inside the stream. A stream of up to 512
+/// bytes is decoded three times (whole, in pieces, byte by byte); a longer one twice: whole, and
+/// in pieces of `chunk` bytes (at least ⌈count/256⌉) with 64 bytes at `windowStart` fed one at
+/// a time. So one input costs at most three decodes and about 512 appends whatever its length.
+/// `start` is a decoder that has read `prefixCount` bytes of context (none: a new decoder).
+func checkStream(_ stream: [UInt8], from start: TokenStreamDecoder, prefixCount: Int = 0, chunk: Int) {
+    let n = stream.count
+    let whole = decodeStream(stream, from: start, cuts: Cuts(size: max(n, 1)))
+    let size = max(chunk, (n + maxChunkedPieces - 1) / maxChunkedPieces)
+    if n <= bytewiseLimit {
+        let split = decodeStream(stream, from: start, cuts: Cuts(size: size))
+        invariant(whole == split, "whole and \(size)-byte chunks differ: \(whole.error.map { "\($0)" } ?? "no error") vs \(split.error.map { "\($0)" } ?? "no error"), \(whole.tokens.count) vs \(split.tokens.count) tokens")
+        let bytewise = decodeStream(stream, from: start, cuts: Cuts(size: 1))
         invariant(whole == bytewise, "whole and byte-by-byte differ")
+    } else {
+        let w = windowStart(stream, chunk: chunk)
+        let window = w..<(w + bytewiseWindow)
+        let split = decodeStream(stream, from: start, cuts: Cuts(size: size, window: window))
+        invariant(whole == split, "whole and \(size)-byte chunks with bytes \(window) one by one differ: \(whole.error.map { "\($0)" } ?? "no error") vs \(split.error.map { "\($0)" } ?? "no error"), \(whole.tokens.count) vs \(split.tokens.count) tokens")
     }
-    if let e = whole.error { checkOffset(e, inputCount: stream.count, base: prefix.count) }
+    if let e = whole.error { checkOffset(e, inputCount: n, base: prefixCount) }
 }

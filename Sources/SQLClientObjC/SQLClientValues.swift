@@ -40,6 +40,8 @@ extension SQLClient {
     /// | binary, varbinary, image, timestamp, CLR UDTs | `NSData` |
     /// | uniqueidentifier | `NSUUID` |
     /// | sql_variant | the value of its base type, as above |
+    /// | json (SQL Server 2025) | `NSString` |
+    /// | vector (SQL Server 2025) | `NSArray` of `NSNumber` (float) |
     public static func foundationValue(_ value: SQLValue) -> Any {
         switch value {
         case .null: return NSNull()
@@ -60,6 +62,8 @@ extension SQLClient {
         case .binary(let b), .udt(let b): return Data(b) as NSData
         case .uniqueIdentifier(let u): return u as NSUUID
         case .variant(let v): return foundationValue(v.value)
+        case .json(let s): return s as NSString
+        case .vector(let v): return v.values.map { NSNumber(value: $0) } as NSArray
         }
     }
 

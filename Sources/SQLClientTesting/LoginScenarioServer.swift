@@ -96,6 +96,10 @@ public final class LoginScenarioServer: @unchecked Sendable {
         public var routeAfterLogin: (server: String, port: UInt16)?
         /// Decides the reply to each login.
         public var login: @Sendable (LoginContext) -> LoginReply
+        /// Keep a session per connection (database, language, SET options, transaction) that SQL
+        /// batches change, acknowledge SESSIONRECOVERY and restore a session from a recovery LOGIN7
+        /// (see ``SessionRecoveryScenario``); nil: the plain replies described above.
+        public var sessionRecovery: SessionRecoveryScenario?
 
         /// A behaviour from its most used parts; the rest are set on the value.
         public init(tlsFirst: Certificate? = nil, encryption: Prelogin.Encryption = .notSupported,
@@ -146,6 +150,9 @@ public final class LoginScenarioServer: @unchecked Sendable {
     private let lock = NSLock()
     private var listenFD: Int32 = -1
     private var clients: Set<Int32> = []
+    /// Connections being dropped with an RST (SO_LINGER 0): no FIN before their close.
+    private var aborting: Set<Int32> = []
+    private var closedConnections = 0
     private var _records: [Record] = []
     private var _port: UInt16 = 0
     private let group = DispatchGroup()
@@ -265,6 +272,7 @@ public final class LoginScenarioServer: @unchecked Sendable {
                 serve(client, index: index)
                 lock.withLock { _ = clients.remove(client) }
                 close(client)
+                lock.withLock { _ = aborting.remove(client); closedConnections += 1 }
                 group.leave()
             }
         }
@@ -292,7 +300,7 @@ public final class LoginScenarioServer: @unchecked Sendable {
         } else {
             channel = PlainChannel(fd: fd)
         }
-        defer { channel.shutdown() }
+        defer { if !(lock.withLock { aborting.contains(fd) }) { channel.shutdown() } }
         var reader = MessageReader(channel: channel)
 
         guard let pre = reader.next(), pre.type == .prelogin, let prelogin = try? Prelogin.decode(from: pre.payload) else {
@@ -326,6 +334,7 @@ public final class LoginScenarioServer: @unchecked Sendable {
             update(index) { $0.sspi = leg.payload }
         }
         let reply = behaviour.login(LoginContext(connectionIndex: index, prelogin: prelogin, login: login, sspi: sspi))
+        var session = behaviour.sessionRecovery.map { ScenarioSession(scenario: $0, login: login) }
         update(index) { $0.reply = "\(reply)" }
         let version = ServerTokens.ackVersion(forClient: login.tdsVersion)
         let tokens: [UInt8]
@@ -340,9 +349,9 @@ public final class LoginScenarioServer: @unchecked Sendable {
                                           server: name, version: v)
                 + ServerTokens.done(status: .error, version: v)
         case .accept:
-            tokens = loginResponse(login: login, version: version, routing: nil)
+            tokens = loginResponse(login: login, version: version, routing: nil, session: session)
         case .route(let server, let port):
-            tokens = loginResponse(login: login, version: version, routing: (server, port))
+            tokens = loginResponse(login: login, version: version, routing: (server, port), session: session)
         }
         guard channel.write(Packet.encode(message: tokens, type: .tabularResult, packetSize: 4096)) else { return }
         guard case .accept = reply else { return }
@@ -356,6 +365,11 @@ public final class LoginScenarioServer: @unchecked Sendable {
             } else if let route = behaviour.routeAfterLogin, !routed {
                 routed = true
                 response = routingEnvChange(server: route.server, port: route.port) + ServerTokens.done(version: version)
+            } else if request.type == .sqlBatch, var current = session,
+                      let text = RequestDecoding.sqlBatchText(request.payload, version: version) {
+                response = current.respond(to: text, server: name, version: version)
+                session = current
+                if current.closesWithoutAnswer { return }
             } else if request.type == .sqlBatch {
                 let column = ColumnMetadata(typeInfo: .nvarchar(128), name: "server")
                 response = ServerTokens.colMetadata([column], version: version)
@@ -368,11 +382,13 @@ public final class LoginScenarioServer: @unchecked Sendable {
         }
     }
 
-    private func loginResponse(login: Login7, version: TDSVersion, routing: (String, UInt16)?) -> [UInt8] {
+    private func loginResponse(login: Login7, version: TDSVersion, routing: (String, UInt16)?,
+                               session: ScenarioSession? = nil) -> [UInt8] {
         var t: [UInt8] = []
-        t += ServerTokens.envChange(type: 1, new: login.database.isEmpty ? "master" : login.database, old: "master")
+        t += ServerTokens.envChange(type: 1, new: session?.database ?? (login.database.isEmpty ? "master" : login.database),
+                                    old: "master")
         t += ServerTokens.envChangeCollation(behaviour.collation)
-        t += ServerTokens.envChange(type: 2, new: "us_english", old: "")
+        t += ServerTokens.envChange(type: 2, new: session?.language ?? "us_english", old: "")
         t += ServerTokens.loginAck(version: version)
         t += ServerTokens.envChange(type: 4, new: "4096", old: "4096")
         if let (server, port) = routing { t += routingEnvChange(server: server, port: port) }
@@ -384,6 +400,7 @@ public final class LoginScenarioServer: @unchecked Sendable {
             default: break
             }
         }
+        if let recovery = session?.featureAcknowledgement { acks.append(recovery) }
         acks += behaviour.extraAcknowledgements
         if !acks.isEmpty, version.generation >= 0x74 {
             var w = ByteWriter()
@@ -392,6 +409,35 @@ public final class LoginScenarioServer: @unchecked Sendable {
         }
         t += ServerTokens.done(version: version)
         return t
+    }
+
+    /// How ``dropConnections(_:)`` ends a connection.
+    public enum Drop: Sendable {
+        /// An orderly close: the client reads the end of the stream (FIN).
+        case fin
+        /// An abortive close (SO_LINGER 0): the client gets ECONNRESET (RST), no FIN.
+        case reset
+    }
+
+    /// Drops every open connection now, as a gateway, a failover or a NAT timeout does to an idle
+    /// one, and returns once they are closed (at most 5 s); answers how many were dropped.
+    @discardableResult
+    public func dropConnections(_ how: Drop) -> Int {
+        let (open, before): ([Int32], Int) = lock.withLock {
+            if case .reset = how { aborting.formUnion(clients) }
+            return (Array(clients), closedConnections)
+        }
+        for fd in open {
+            if case .reset = how {
+                var option = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+            }
+            // Wakes the connection's thread out of its read without sending anything; it closes the socket.
+            shutdown(fd, Int32(SHUT_RD))
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while lock.withLock({ closedConnections }) < before + open.count, Date() < deadline { usleep(1_000) }
+        return open.count
     }
 
     /// [MS-TDS] 2.2.7.9 ENVCHANGE type 20 (routing): TCP, the port, the server name.

@@ -344,7 +344,7 @@ final class ProxyLeg: @unchecked Sendable {
         let stream = BlockingByteStream(socket)
         let box = ResultBox<Void>()
         let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) let tls = session
+        let tls = session
         Task { [self] in
             do {
                 try await PreloginTLSHandshake.perform(tls, over: stream, framer: &framer)
@@ -373,7 +373,7 @@ final class ProxyLeg: @unchecked Sendable {
             #if canImport(CSQLClientOpenSSL)
             case .server(let s): return try s.decrypt(bytes)
             #endif
-            case .client(let s): return try s.decrypt(bytes)
+            case .client(let s): return try waitForTLSStep { try await s.decrypt(bytes) }
             }
         }
     }
@@ -385,7 +385,7 @@ final class ProxyLeg: @unchecked Sendable {
             #if canImport(CSQLClientOpenSSL)
             case .server(let s): return try s.encrypt(bytes)
             #endif
-            case .client(let s): return try s.encrypt(bytes)
+            case .client(let s): return try waitForTLSStep { try await s.encrypt(bytes) }
             }
         }
     }

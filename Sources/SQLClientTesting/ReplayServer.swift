@@ -545,8 +545,12 @@ final class ReplayConnection {
             response = recorded.response.flatMap { ReplayServer.acknowledgingOnly(features, $0.bytes) }
             if let i = session.exchanges.firstIndex(where: { $0.request == .login7 }) { server.noteReplayed(section: section, index: i) }
         } else {
+            let requested = login?.features ?? []
+            var types: [(UInt8, [UInt8])] = []   // JSONSUPPORT, VECTORSUPPORT, as the session says
+            if let v = session.jsonSupport, requested.contains(FeatureID.jsonSupport.rawValue) { types.append((0x0D, [v])) }
+            if let v = session.vectorSupport, requested.contains(FeatureID.vectorSupport.rawValue) { types.append((0x0E, [v])) }
             response = ServerTokens.loginResponse(clientVersion: acked, packetSize: size,
-                                                  utf8: session.utf8Support && log.utf8Requested).flatMap(\.bytes)
+                                                  utf8: session.utf8Support && log.utf8Requested, features: types).flatMap(\.bytes)
         }
         sendMessage(response)   // in the pre-login packet size
         packetSize = size

@@ -18,6 +18,8 @@ import TDS
 /// @packet-size 4096         (optional: without it the server accepts the client's size)
 /// @attention ignore         (optional: default acknowledge)
 /// @utf8 on                  (optional: acknowledge the UTF8_SUPPORT feature when requested)
+/// @json 1                   (optional: acknowledge JSONSUPPORT with this version when requested)
+/// @vector 1                 (optional: acknowledge VECTORSUPPORT with this version when requested)
 ///
 /// >>> SQL_BATCH
 /// | SELECT CAST(1 AS int) AS [c]
@@ -166,6 +168,12 @@ public struct ReplaySession: Hashable, Sendable {
     public var attention: AttentionPolicy
     /// Acknowledge the UTF8_SUPPORT feature (FEATUREEXTACK) when the client requests it.
     public var utf8Support: Bool
+    /// The JSONSUPPORT version to acknowledge when the client requests it (`@json 1`); nil: not
+    /// acknowledged (a generated login response only).
+    public var jsonSupport: UInt8? = nil
+    /// The VECTORSUPPORT version to acknowledge when the client requests it (`@vector 1`); nil:
+    /// not acknowledged (a generated login response only).
+    public var vectorSupport: UInt8? = nil
     /// The recorded exchanges (the login's first, when recorded), matched in order or not as
     /// ``ReplayServer/Options/strict`` says.
     public var exchanges: [Exchange]
@@ -240,6 +248,9 @@ public struct ReplaySession: Hashable, Sendable {
                     attention = p
                 case "utf8":
                     utf8Support = (value == "on" || value == "yes" || value == "true")
+                case "json", "vector":
+                    guard let n = UInt8(value) else { throw fail("@\(key) takes a version number (0-255)") }
+                    if key == "json" { jsonSupport = n } else { vectorSupport = n }
                 default: throw fail("unknown setting @\(key)")
                 }
                 if !sawExchange { headerComments += pendingComments; pendingComments = [] }
@@ -367,6 +378,8 @@ public struct ReplaySession: Hashable, Sendable {
         if let packetSize { out += "@packet-size \(packetSize)\n" }
         if attention != .acknowledge { out += "@attention \(attention.rawValue)\n" }
         if utf8Support { out += "@utf8 on\n" }
+        if let jsonSupport { out += "@json \(jsonSupport)\n" }
+        if let vectorSupport { out += "@vector \(vectorSupport)\n" }
         if let exchangeTexts, exchangeTexts.count == exchanges.count {
             for t in exchangeTexts { out += t }
         } else {

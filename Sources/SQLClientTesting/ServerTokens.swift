@@ -139,9 +139,9 @@ public enum ServerTokens {
     /// A generated login response for a client that asked for `clientVersion`: LOGINACK for
     /// the version SQL Server would acknowledge, ENVCHANGEs for database, language, collation
     /// (7.1+) and packet size, an INFO for the database change, FEATUREEXTACK with
-    /// UTF8_SUPPORT when `utf8` (7.4 only), and DONE.
+    /// UTF8_SUPPORT when `utf8` and `features` (id, data) after it (7.4 only), and DONE.
     public static func loginResponse(clientVersion: TDSVersion, packetSize: Int, utf8: Bool,
-                                     database: String = "master") -> [ReplaySession.Segment] {
+                                     database: String = "master", features: [(UInt8, [UInt8])] = []) -> [ReplaySession.Segment] {
         let version = ackVersion(forClient: clientVersion)
         var segments: [ReplaySession.Segment] = []
         segments.append(.init(comment: "ENVCHANGE database", bytes: envChange(type: 1, new: database, old: "master")))
@@ -154,8 +154,10 @@ public enum ServerTokens {
         segments.append(.init(comment: "ENVCHANGE language", bytes: envChange(type: 2, new: "us_english", old: "")))
         segments.append(.init(comment: "LOGINACK \(version)", bytes: loginAck(version: version)))
         segments.append(.init(comment: "ENVCHANGE packet size", bytes: envChange(type: 4, new: String(packetSize), old: "4096")))
-        if utf8, version.generation >= 0x74 {
-            segments.append(.init(comment: "FEATUREEXTACK UTF8_SUPPORT", bytes: featureExtAck([(0x0A, [0x01])])))
+        if (utf8 || !features.isEmpty), version.generation >= 0x74 {
+            let acks = (utf8 ? [(UInt8(0x0A), [UInt8(0x01)])] : []) + features
+            let names = acks.map { FeatureID(rawValue: $0.0).name }.joined(separator: " ")
+            segments.append(.init(comment: "FEATUREEXTACK \(names)", bytes: featureExtAck(acks)))
         }
         segments.append(.init(comment: "DONE", bytes: done(version: version)))
         return segments

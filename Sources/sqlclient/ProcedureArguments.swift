@@ -1,5 +1,6 @@
 import Foundation
 import SQLClient
+import TDS
 
 /// Parsing of `--param`, `--output`, `--inout` and `--default` arguments of `sqlclient --exec`:
 /// SQL type names (`int`, `decimal(10,2)`, `nvarchar(max)`, `datetime2(3)`…) and values in their
@@ -44,6 +45,11 @@ enum ProcedureArguments {
         case "smalldatetime": return .smallDateTime
         case "uniqueidentifier": return .uniqueIdentifier
         case "xml": return .xml
+        case "json": return .json
+        case "vector":   // vector(n) or vector(n, float16)
+            let element: SQLVector.ElementType = args.count > 1 && args[1].lowercased() == "float16" ? .float16 : .float32
+            guard args.count < 2 || ["float16", "float32"].contains(args[1].lowercased()) else { throw ParseError("bad element type in \(text)") }
+            return .vector(dimensions: try n(0, 1...element.maximumDimensions), elementType: element)
         case "decimal", "numeric":
             let p = args.isEmpty ? 18 : try n(0, 1...38)
             let s = args.count < 2 ? 0 : try n(1, 0...p)
@@ -116,6 +122,10 @@ enum ProcedureArguments {
             guard let bytes = hex(text) else { throw bad() }
             return .binary(bytes)
         case .xml: return .xml(text)
+        case .json: return .json(text)
+        case .vector:
+            guard let v = SQLVector(jsonArray: text, elementType: info.vectorElementType ?? .float32) else { throw bad() }
+            return .vector(v)
         default: return .string(text)
         }
     }

@@ -68,10 +68,18 @@ struct QueryOptions {
     var workstation: String?
     /// --access-token-file: an Entra ID access token, read from the file (whitespace trimmed).
     var accessTokenFile: String?
+    /// -E / --trusted-connection: Kerberos (integrated security) with the default credential cache.
+    var trustedConnection = false
+    /// --server-spn: the Kerberos service principal name (nil: MSSQLSvc/<fqdn>:<port>).
+    var serverSPN: String?
     /// -K / --application-intent ReadOnly|ReadWrite.
     var applicationIntent: SQLApplicationIntent?
     /// -M / --multi-subnet-failover.
     var multiSubnetFailover = false
+    /// --json-support on|off (nil: the default, on).
+    var jsonSupport: Bool?
+    /// --vector-support off|float32|float16 (nil: the default, float32).
+    var vectorSupport: SQLTypeSupport.Vector?
     /// --json-numbers: bigint beyond ±(2^53 - 1), decimal, numeric and money as JSON numbers.
     var jsonNumbers = false
     /// -y: table width of the large types (0: whole values); sqlcmd's default 256.
@@ -123,7 +131,9 @@ enum QueryArguments {
         "--host-name-in-certificate": "hostNameInCertificate", "--tds-version": "tdsVersion",
         "--text-size": "textSize", "-a": "packetSize", "--packet-size": "packetSize", "--app-name": "appName",
         "-H": "workstation", "--workstation-name": "workstation", "--access-token-file": "accessTokenFile",
+        "--server-spn": "serverSPN",
         "-K": "applicationIntent", "--application-intent": "applicationIntent",
+        "--json-support": "jsonSupport", "--vector-support": "vectorSupport",
         "--exec": "exec", "--param": "param", "--output": "outputParam", "--inout": "inout", "--default": "default",
         "-y": "variableTypeWidth", "--variable-type-width": "variableTypeWidth",
         "-Y": "fixedTypeWidth", "--fixed-type-width": "fixedTypeWidth", "--browser": "browser",
@@ -136,6 +146,7 @@ enum QueryArguments {
         "--disable-variable-substitution": "noVariables", "-M": "multiSubnetFailover",
         "--multi-subnet-failover": "multiSubnetFailover", "--json-numbers": "jsonNumbers",
         "-L": "listServers", "--list-servers": "listServers", "-Lc": "listServersClean",
+        "-E": "trusted", "--trusted-connection": "trusted",
         // Accepted for compatibility, with nothing to do: quoted identifiers are always on (-I),
         // regional settings are not used (-R), and server messages always go to standard error (-r).
         "-I": "none", "-R": "none", "-r": "none", "-r0": "none", "-r1": "none",
@@ -300,12 +311,22 @@ enum QueryArguments {
             case "appName": options.applicationName = v
             case "workstation": options.workstation = v
             case "accessTokenFile": options.accessTokenFile = v
+            case "serverSPN": options.serverSPN = v
             case "applicationIntent":
                 switch v.lowercased() {
                 case "readonly": options.applicationIntent = .readOnly
                 case "readwrite": options.applicationIntent = .readWrite
                 default: throw bad("unknown application intent (ReadOnly, ReadWrite):", valueIndex)
                 }
+            case "jsonSupport":
+                switch v.lowercased() {
+                case "on", "true", "yes", "1": options.jsonSupport = true
+                case "off", "false", "no", "0": options.jsonSupport = false
+                default: throw bad("invalid --json-support (on, off):", valueIndex)
+                }
+            case "vectorSupport":
+                guard let vector = SQLTypeSupport.Vector(text: v) else { throw bad("invalid --vector-support (off, float32, float16):", valueIndex) }
+                options.vectorSupport = vector
             case "exec", "param", "outputParam", "inout", "default":
                 var spec = options.procedure ?? ProcedureCommand.Spec(procedure: "")
                 do {
@@ -353,6 +374,7 @@ enum QueryArguments {
         case "jsonNumbers": options.jsonNumbers = true
         case "listServers": options.listServers = .list
         case "listServersClean": options.listServers = .clean
+        case "trusted": options.trustedConnection = true
         default: break
         }
     }

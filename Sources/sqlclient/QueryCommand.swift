@@ -51,10 +51,15 @@ enum QueryCommand {
       -C                    trust the server certificate without verifying it (--trust-server-certificate)
       --ca-file PEM  -F name (--host-name-in-certificate)  --tds-version 7.1|7.2|7.3|7.4 (or TDSVER)
       --text-size N  --app-name NAME
-      -U DOMAIN\\user       Windows authentication (NTLM) with -P's password; Kerberos is not supported
+      -U DOMAIN\\user       Windows authentication (NTLM) with -P's password
+      -E                    trusted connection: Kerberos with the default ticket cache (kinit); no -P
+                            (--trusted-connection; with -U DOMAIN\\user -P password, NTLM when Kerberos cannot start)
+      --server-spn SPN      the server's Kerberos SPN (default MSSQLSvc/<fqdn>:<port>)
       --access-token-file F an Entra ID access token from file F (Azure SQL, Fabric); no -U or -P
       -K ReadOnly           application intent (--application-intent ReadOnly|ReadWrite)
       -M                    multi-subnet failover: every address of the host at once (--multi-subnet-failover)
+      --json-support on|off  --vector-support off|float32|float16
+                            SQL Server 2025 json and vector types asked for at login (default on, float32)
     Input
       -Q sql                run the batches of sql, then exit      -q sql  run them, then read stdin
       -i file…              run script files (UTF-8, or UTF-16 with a byte order mark)
@@ -124,9 +129,11 @@ enum QueryCommand {
         } else {
             guard let server = options.server else { throw UsageError("-S server is required") }
             let user = options.user ?? ""
-            guard !user.isEmpty || options.accessTokenFile != nil else { throw UsageError("-U user is required") }
+            guard !user.isEmpty || options.accessTokenFile != nil || options.trustedConnection else {
+                throw UsageError("-U user is required (or -E for a trusted connection)")
+            }
             let password: String
-            if options.accessTokenFile != nil {
+            if options.accessTokenFile != nil || (options.trustedConnection && options.password == nil) {
                 password = ""
             } else if let given = options.password ?? environment["SQLCMDPASSWORD"] {
                 password = given
@@ -161,6 +168,8 @@ enum QueryCommand {
         if let w = options.workstation { config.workstationID = w }
         if let intent = options.applicationIntent { config.applicationIntent = intent }
         if options.multiSubnetFailover { config.multiSubnetFailover = true }
+        if let json = options.jsonSupport { config.typeSupport.json = json }
+        if let vector = options.vectorSupport { config.typeSupport.vector = vector }
         if let file = options.accessTokenFile {
             // The token is a credential: never echoed, only its file named.
             guard let data = FileManager.default.contents(atPath: file),
@@ -169,6 +178,18 @@ enum QueryCommand {
                 throw UsageError("cannot read an access token from --access-token-file \"\(file)\"")
             }
             config.authentication = .accessToken(text)
+        } else if options.trustedConnection {
+            // -E: Kerberos; -U DOMAIN\user with a password is the NTLM fallback.
+            var kerberos = KerberosCredentials(serverSPN: options.serverSPN)
+            if case .kerberos(let fromString) = config.authentication { kerberos = fromString }
+            if let spn = options.serverSPN { kerberos.serverSPN = spn }
+            if config.user.contains("\\"), !config.password.isEmpty {
+                kerberos.ntlmFallback = try NTLMCredentials(qualifiedUser: config.user, password: config.password.reveal())
+            }
+            config.authentication = .kerberos(kerberos)
+        } else if case .kerberos(var kerberos) = config.authentication, let spn = options.serverSPN {
+            kerberos.serverSPN = spn
+            config.authentication = .kerberos(kerberos)
         } else if case .sqlPassword = config.authentication, config.user.contains("\\") {
             // DOMAIN\user: Windows authentication (NTLM), as in a connection string.
             config.authentication = .ntlm(try NTLMCredentials(qualifiedUser: config.user, password: config.password.reveal()))

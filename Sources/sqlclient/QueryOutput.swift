@@ -416,6 +416,8 @@ final class ResultPrinter {
             return info.isPLP || info.length > 8000 ? large : max(info.length / 2, 1)
         case .binary, .varbinary, .bigBinary, .bigVarBinary:
             return info.isPLP || info.length > 8000 ? large : 2 + 2 * max(info.length, 1)
+        case .vector:   // "[" + up to 13 characters a float32 element ("-1.2345678e-05") + "," … + "]"
+            return min(large, 2 + 15 * (info.vectorDimensions ?? 1))
         default:
             return large
         }

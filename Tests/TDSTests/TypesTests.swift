@@ -50,8 +50,8 @@ final class TypesTypeInfoTests: XCTestCase {
     typealias S = TypesTestSupport
 
     func testEveryTypeByteHasItsSpecName() {
-        XCTAssertEqual(TDSDataType.allKnown.count, 42)
-        XCTAssertEqual(Set(TDSDataType.allKnown.map(\.rawValue)).count, 42)
+        XCTAssertEqual(TDSDataType.allKnown.count, 44)
+        XCTAssertEqual(Set(TDSDataType.allKnown.map(\.rawValue)).count, 44)
         XCTAssertEqual(TDSDataType.intN.name, "INTN")
         XCTAssertEqual(TDSDataType.nvarchar.name, "NVARCHAR")
         XCTAssertEqual(TDSDataType(0xE7), .nvarchar)

@@ -9,11 +9,16 @@ import TDS
 ///   FEDAUTHREQUIRED answer; the server MUST acknowledge FEDAUTH in FEATUREEXTACK.
 /// - NTLM: fIntSecurity and the NEGOTIATE_MESSAGE in LOGIN7's SSPI field; the server's SSPI token
 ///   is answered with an SSPI message (packet type 0x11) holding the AUTHENTICATE_MESSAGE.
+/// - Kerberos: fIntSecurity and GSSAPI's SPNEGO token (a Kerberos AP-REQ) in LOGIN7's SSPI field;
+///   each SSPI token of the server goes back to GSSAPI, whose answer (if any) is an SSPI message;
+///   LOGINACK is believed only once GSSAPI has verified the server (mutual authentication).
+///   When Kerberos cannot start here and ``KerberosCredentials/ntlmFallback`` is set, NTLM instead.
 ///
 /// UTF8_SUPPORT is requested in every 7.4 LOGIN7.
 struct LoginAuthentication: Sendable {
     let authentication: SQLAuthentication
     private(set) var ntlm: NTLMAuthenticator?
+    private(set) var kerberos: KerberosAuthenticator?
     /// The token for this attempt (fetched from the provider by ``prepare()``).
     private var accessToken: String?
     /// The features LOGIN7 asked for (a FEATUREEXTACK for anything else is a protocol error).
@@ -25,9 +30,13 @@ struct LoginAuthentication: Sendable {
 
     /// Gets what the attempt needs before anything is sent: the access token (a provider is called
     /// once per attempt, so a retry or a redirect gets a fresh token) and a new NTLM exchange.
+    /// Kerberos asks the KDC for a service ticket for the SPN of `address` (the port connected to:
+    /// `port`) here, within `timeout`.
     /// - Throws: ``SQLClientError`` `.invalidConfiguration` for an empty token; `.loginFailed` wrapping
-    ///   the provider's error.
-    mutating func prepare() async throws {
+    ///   the provider's error; for Kerberos `.unsupported` (no GSSAPI library), `.loginFailed` (no or
+    ///   expired ticket, unknown SPN, KDC unreachable: a ``KerberosError`` as `underlying`), `.timeout`.
+    mutating func prepare(address: SQLServerAddress = SQLServerAddress(host: "localhost"), port: Int = 1433,
+                          timeout: Duration = .seconds(15)) async throws {
         switch authentication {
         case .sqlPassword:
             break
@@ -43,12 +52,37 @@ struct LoginAuthentication: Sendable {
             }
         case .ntlm(let credentials):
             ntlm = NTLMAuthenticator(credentials: credentials)
+        case .kerberos(let credentials):
+            do {
+                kerberos = try await KerberosAuthenticator.offload(timeout: timeout) { () throws(SQLClientError) in
+                    let spn = KerberosAuthenticator.servicePrincipalName(for: address, port: port, credentials: credentials)
+                    return try KerberosAuthenticator(servicePrincipalName: spn, credentials: credentials)
+                }
+            } catch let error as SQLClientError {
+                // NTLM when Kerberos cannot start on this side (and the caller gave NTLM credentials).
+                guard let fallback = credentials.ntlmFallback, Self.allowsNTLMFallback(error) else { throw error }
+                ntlm = NTLMAuthenticator(credentials: fallback)
+            }
         }
         if authentication.usesFedAuth, accessToken?.isEmpty ?? true {
             throw SQLClientError(.invalidConfiguration, "Authentication=ActiveDirectoryAccessToken needs an access token"
                                  + " (set authentication = .accessToken(…) or use sqlclient --access-token-file)")
         }
     }
+
+    /// Kerberos failures that NTLM may stand in for: no library, no credentials, an SPN the KDC does
+    /// not know (the server has no Kerberos), no KDC. Not a timeout, an expired ticket or a bad token.
+    static func allowsNTLMFallback(_ error: SQLClientError) -> Bool {
+        if error.code == .unsupported { return true }
+        guard let kerberos = error.underlying as? KerberosError else { return false }
+        switch kerberos.kind {
+        case .libraryUnavailable, .noCredentials, .unknownServer, .kdcUnreachable: return true
+        default: return false
+        }
+    }
+
+    /// The most SSPI tokens the server may send in this login: 1 for NTLM, a few for Kerberos (SPNEGO).
+    var maximumSSPITokens: Int { kerberos == nil ? 1 : KerberosAuthenticator.maximumLegs }
 
     /// The PRELOGIN FEDAUTHREQUIRED option to send: 0x01 with an access token, else none.
     var preloginFedAuthRequired: UInt8? { authentication.usesFedAuth ? 0x01 : nil }
@@ -69,11 +103,11 @@ struct LoginAuthentication: Sendable {
             // fFedAuthEcho MUST equal the server's FEDAUTHREQUIRED answer, or it closes the connection.
             let echo = (serverPrelogin?.fedAuthRequired ?? 0) != 0
             features.append(.fedAuthAccessToken(accessToken ?? "", echo: echo, nonce: serverPrelogin?.nonce))
-        case .ntlm:
+        case .ntlm, .kerberos:
             login.userName = ""
             login.password = ""
             login.optionFlags2.insert(.integratedSecurity)
-            login.sspi = ntlm?.initialToken ?? []
+            login.sspi = kerberos?.initialToken ?? ntlm?.initialToken ?? []
         }
         login.featureExt = features.isEmpty || login.tdsVersion.generation < 0x74 ? nil : features
         requestedFeatures = Set((login.featureExt ?? []).map { FeatureID(rawValue: $0.id) })
@@ -82,10 +116,16 @@ struct LoginAuthentication: Sendable {
     /// True when LOGIN7 needs TDS 7.4 for this authentication (FEDAUTH lives in FeatureExt).
     var needsFeatureExt: Bool { authentication.usesFedAuth }
 
-    /// The SSPI message answering the server's SSPI token.
+    /// The SSPI message answering the server's SSPI token; empty when there is nothing to send
+    /// (Kerberos: the server's last token completed the context).
     /// - Throws: ``SQLClientError`` `.protocolError` when no SSPI exchange is running or the
-    ///   challenge is malformed.
+    ///   challenge is malformed; for Kerberos `.loginFailed` when GSSAPI refuses the server's answer.
     mutating func sspiResponse(to token: [UInt8]) throws(SQLClientError) -> [UInt8] {
+        if var exchange = kerberos {
+            let answer = try exchange.respond(to: token)
+            kerberos = exchange
+            return answer
+        }
         guard var exchange = ntlm else {
             throw SQLClientError(.protocolError, "the server sent an SSPI token but the login did not ask for Windows authentication")
         }
@@ -95,9 +135,10 @@ struct LoginAuthentication: Sendable {
     }
 
     /// Checks FEATUREEXTACK at the end of a successful login: nothing unrequested acknowledged, and
-    /// FEDAUTH acknowledged when it was sent.
-    /// - Throws: ``SQLClientError`` `.protocolError`.
+    /// FEDAUTH acknowledged when it was sent; for Kerberos, the server authenticated (mutual authentication).
+    /// - Throws: ``SQLClientError`` `.protocolError`; `.loginFailed` when Kerberos did not complete.
     func check(_ ack: FeatureExtAck?) throws(SQLClientError) {
+        try kerberos?.checkMutualAuthentication()
         if let ack {
             do {
                 try ack.validate(requested: requestedFeatures)

@@ -76,6 +76,8 @@ struct BulkCopyRowEncoder {
             case let data as Data: return .binary([UInt8](data))
             case let bytes as [UInt8]: return .binary(bytes)
             case let s as String: return t.type == .xml ? .xml(s) : .string(s)
+            case let v as SQLVector: return .vector(v)
+            case let f as [Float] where t.type == .vector: return .vector(SQLVector(f, elementType: t.vectorElementType ?? .float32))
             case let b as Bool: return .bit(b)
             case let x as Double: return t.type == .fltN && t.length == 4 ? .real(Float(x)) : .float(x)
             case let x as Float: return t.type == .fltN && t.length == 8 ? .float(Double(x)) : .real(x)

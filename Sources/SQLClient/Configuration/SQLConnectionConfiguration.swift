@@ -30,6 +30,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// Connect to every address the host resolves to at once and keep the first that answers
     /// (availability group listeners spanning subnets); default false: one address after another.
     public var multiSubnetFailover = false
+    /// SQL Server 2025's json and vector types asked for in LOGIN7 (default: both, float32 vectors;
+    /// connection string `Json Support`, `Vector Support`). See ``SQLTypeSupport``.
+    public var typeSupport = SQLTypeSupport()
     /// LOGIN7 ServerName when it differs from the host connected to (after a routing redirect: the
     /// name the ENVCHANGE gave, instance included).
     var loginServerName: String?
@@ -150,15 +153,15 @@ extension SQLConnectionConfiguration {
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
     /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`; and the connectivity keys: `Authentication` (`SqlPassword`, `ActiveDirectoryAccessToken`: ``authentication``),
     /// `Integrated Security`/`Trusted_Connection` (NTLM with a `DOMAIN\user`; a `User ID` written so
-    /// selects NTLM by itself), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
-    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; the pool keys for ``pool`` (used by
+    /// selects NTLM by itself; without a password: Kerberos, ``SQLAuthentication/kerberos(_:)``),
+    /// `ServerSPN`/`Server SPN` (the Kerberos SPN), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
+    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; `Json Support`, `Vector Support` (``typeSupport``); the pool keys for ``pool`` (used by
     /// ``SQLConnectionPool``): `Pooling` (true/false), `Min Pool Size` and `Max Pool Size`
     /// (connections; the minimum at most the maximum), `Connection Lifetime`/`Load Balance Timeout`
     /// (seconds, 0 = no limit).
     ///
     /// - Throws: ``SQLClientError`` `.unsupported` for a known key this client does not support
-    ///   (`MultipleActiveResultSets=true`, `Authentication=ActiveDirectoryPassword`, `Integrated Security`
-    ///   without a user (Kerberos), …),
+    ///   (`MultipleActiveResultSets=true`, `Authentication=ActiveDirectoryPassword`, …),
     ///   `.invalidConfiguration` for an unknown key (named in the message), a bad value or a missing server.
     public init(connectionString: String) throws {
         var mayHoldSecrets: Set<String> = []
@@ -180,9 +183,11 @@ extension SQLConnectionConfiguration {
 
         var connectivity = ConnectivityKeys()
         var poolKeys = PoolKeys()
+        var typeKeys = TypeSupportKeys()
         for (rawKey, value) in pairs {
             let key = rawKey.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" }).joined(separator: " ")
             if try connectivity.take(key, value: value, rawKey: rawKey) { continue }
+            if try typeKeys.take(key, value: value, rawKey: rawKey) { continue }
             if try poolKeys.take(key, value: value, rawKey: rawKey) { continue }
             switch key {
             case "server", "data source", "address", "addr", "network address":
@@ -268,7 +273,7 @@ extension SQLConnectionConfiguration {
                  "failover partner", "column encryption setting", "enclave attestation url",
                  "attestation protocol", "transaction binding", "type system version",
                  "persist security info", "persistsecurityinfo", "ip address preference", "pool blocking period",
-                 "network library", "net", "server spn", "failover partner spn",
+                 "network library", "net", "failover partner spn",
                  "encrypt strict", "load balance", "connection reset":
                 throw SQLClientError(.unsupported, "the connection string key \"\(rawKey)\" is not supported")
             default:
@@ -295,6 +300,7 @@ extension SQLConnectionConfiguration {
         self.applicationIntent = connectivity.applicationIntent
         self.multiSubnetFailover = connectivity.multiSubnetFailover
         self.pool = try poolKeys.resolved()
+        self.typeSupport = typeKeys.support
     }
 
     private static func bool(_ value: String, key: String) throws -> Bool {

@@ -22,6 +22,11 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
     /// SSPI message (packet type 0x11) answering the server's challenge ([MS-TDS] 2.2.6.4, 2.2.6.8,
     /// 2.2.7.22). A `User ID` written `DOMAIN\user` in a connection string selects it.
     case ntlm(NTLMCredentials)
+    /// Kerberos (Windows integrated security without a password) through GSSAPI: SPNEGO carrying a
+    /// Kerberos ticket in LOGIN7's SSPI field, the server's answer checked (mutual authentication)
+    /// ([MS-TDS] 2.2.6.4, 2.2.7.22). A connection string with `Integrated Security=true` (or `SSPI`,
+    /// or `Trusted_Connection=yes`) and no password selects it; see ``KerberosCredentials``.
+    case kerberos(KerberosCredentials)
 
     public var description: String {
         switch self {
@@ -29,13 +34,16 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
         case .accessToken(let t): return t.isEmpty ? "accessToken(missing)" : "accessToken(redacted)"
         case .accessTokenProvider: return "accessTokenProvider"
         case .ntlm(let c): return "ntlm(\(c))"
+        case .kerberos(let c): return "kerberos(\(c))"
         }
     }
 
-    /// True for NTLM (an SSPI exchange).
+    /// True for NTLM and Kerberos (an SSPI exchange).
     var usesSSPI: Bool {
-        if case .ntlm = self { return true }
-        return false
+        switch self {
+        case .ntlm, .kerberos: return true
+        default: return false
+        }
     }
 
     /// True for the FEDAUTH cases.
@@ -53,6 +61,11 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
 /// 1–60 s (default 10 s). Only the error numbers in ``errorNumbers`` are retried (by default
 /// ``transientErrorNumbers``; ``optInErrorNumbers`` only when added), and every attempt runs inside the
 /// one ``SQLConnectionConfiguration/connectTimeout``: no retry starts when less than the interval remains.
+///
+/// The same two settings drive idle connection resiliency: with a count above 0, LOGIN7 asks for
+/// SESSIONRECOVERY and a connection found dropped while idle is logged in again before the next
+/// request (at most `count` attempts, the first at once, then `interval` apart), or the request
+/// fails with ``SQLClientError/Code/connectionLost`` (see ``SQLSessionRecoveryError``).
 public struct SQLConnectRetryPolicy: Sendable, Hashable {
     /// Errors SQL Server and Azure SQL report while a database is starting, moving or busy.
     public static let transientErrorNumbers: Set<Int32> = [4060, 10928, 10929, 40197, 40501, 40613, 42108, 42109]
@@ -135,6 +148,8 @@ public enum SQLApplicationIntent: String, Sendable, Hashable {
 struct ConnectivityKeys {
     var authentication: SQLAuthentication?
     var integratedSecurity = false
+    /// `ServerSPN`: the Kerberos service principal name (nil: derived from the server address).
+    var serverSPN: String?
     var retry = SQLConnectRetryPolicy()
     var keepAlive: SQLKeepAlive? = .default
     var applicationIntent = SQLApplicationIntent.readWrite
@@ -169,6 +184,8 @@ struct ConnectivityKeys {
             }
         case "integrated security", "trusted connection":
             integratedSecurity = value.lowercased() == "sspi" ? true : try bool()
+        case "server spn", "serverspn":
+            serverSPN = value.trimmingCharacters(in: .whitespaces).isEmpty ? nil : value.trimmingCharacters(in: .whitespaces)
         case "connect retry count", "connectretrycount":
             let n = try seconds()
             guard (0 ... 255).contains(n) else {
@@ -203,8 +220,9 @@ struct ConnectivityKeys {
         return true
     }
 
-    /// The authentication these keys and the user name select. `Integrated Security=true` needs a
-    /// `DOMAIN\user` and a password (NTLM; Kerberos and the current Windows login are not supported).
+    /// The authentication these keys and the user name select. `Integrated Security=true` with a
+    /// `DOMAIN\user` and a password is NTLM; without a password it is Kerberos (the default credential
+    /// cache; a `User ID` written `user@REALM` names the client principal; `ServerSPN` the server's).
     func resolvedAuthentication(user: String, password: String) throws(SQLClientError) -> SQLAuthentication {
         if let authentication, case .sqlPassword = authentication, !integratedSecurity {
             return .sqlPassword
@@ -216,9 +234,12 @@ struct ConnectivityKeys {
             return authentication
         }
         if integratedSecurity || user.contains("\\") {
+            if password.isEmpty, integratedSecurity {
+                return .kerberos(KerberosCredentials(serverSPN: serverSPN, principal: user.contains("@") ? user : nil))
+            }
             guard !user.isEmpty, !password.isEmpty else {
-                throw SQLClientError(.unsupported, "Integrated Security with the current Windows login (Kerberos/SSPI) is not"
-                                     + " supported; give User ID=DOMAIN\\user and Password for NTLM")
+                throw SQLClientError(.invalidConfiguration, "User ID=DOMAIN\\user (NTLM) needs a Password;"
+                                     + " for Kerberos set Integrated Security=true without a password")
             }
             return .ntlm(try NTLMCredentials(qualifiedUser: user, password: password))
         }

@@ -29,7 +29,8 @@ enum TimerID: Hashable, Sendable, CustomStringConvertible {
 /// and `tick(now:)` fires whatever is due, so tests drive time without sleeping.
 ///
 /// States: `initialized` → `preloginSent` → (`tlsHandshake`) → `loginSent` → `ready` ⇄ `executing`
-/// (→ `cancelling` after a cancel) → `closed`.
+/// (→ `cancelling` after a cancel) → `closed`; `executing` → `recovering` → `executing` when an idle
+/// connection found dropped is logged in again (``ConnectionRecoveryStateMachine``).
 struct ConnectionStateMachine: Sendable {
     enum State: Sendable, Equatable {
         case initialized
@@ -39,6 +40,9 @@ struct ConnectionStateMachine: Sendable {
         case ready
         case executing
         case cancelling
+        /// Idle connection resiliency: the connection was found dropped before a request's first
+        /// byte and is logging in again (``ConnectionRecoveryStateMachine``).
+        case recovering
         case closed
     }
 
@@ -157,6 +161,9 @@ struct ConnectionStateMachine: Sendable {
     let expectsSSPI: Bool
     /// The SSPI challenge was answered: a connection closed after it means the credentials were refused.
     private(set) var sspiAnswered = false
+    /// The SSPI tokens the server may send in the login (NTLM one; Kerberos in SPNEGO a few), and those it sent.
+    var maximumSSPITokens = 1
+    private var sspiTokens = 0
     /// The message being read carried an SSPI token (its end is not the end of the login response).
     private var sspiInMessage = false
 
@@ -182,6 +189,8 @@ struct ConnectionStateMachine: Sendable {
     private(set) var resetAcknowledgements = 0
     /// The session as the login left it: what RESETCONNECTION returns it to.
     private var loginSession: SQLSessionInfo?
+    /// Idle connection resiliency (SESSIONRECOVERY): the session to restore, and the recovery.
+    var recovery = ConnectionRecoveryStateMachine()
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
          cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4) {
@@ -201,6 +210,7 @@ struct ConnectionStateMachine: Sendable {
         case .loginSent: return .loginSent
         case .closed: return .closed
         case .ready:
+            if recovery.phase != .idle { return .recovering }
             guard let request else { return .ready }
             return request.forwardsResults ? .executing : .cancelling
         }
@@ -543,6 +553,7 @@ struct ConnectionStateMachine: Sendable {
 
     /// One token of the server's response.
     mutating func tokenReceived(_ token: Token) -> Action {
+        if case .sessionState(let state) = token, phase == .loginSent || phase == .ready { recovery.sessionStateReceived(state) }
         switch phase {
         case .loginSent:
             return loginToken(token)
@@ -588,6 +599,7 @@ struct ConnectionStateMachine: Sendable {
                 return actions
             }
             loginSession = session
+            recovery.loggedIn(session: session, ack: loginFeatureExtAck)
             var actions: [Action] = [.loginSucceeded(session)]
             if let stop = disarm(.login) { actions.append(stop) }
             return actions
@@ -666,8 +678,11 @@ struct ConnectionStateMachine: Sendable {
             guard expectsSSPI else {
                 return fail(SQLClientError(.protocolError, "the server sent an SSPI token but the login did not ask for Windows authentication"))
             }
-            guard !sspiAnswered else {
-                return fail(SQLClientError(.protocolError, "the server sent a second SSPI challenge; NTLM has only one"))
+            sspiTokens += 1
+            guard sspiTokens <= maximumSSPITokens else {
+                return fail(SQLClientError(.protocolError, maximumSSPITokens == 1
+                    ? "the server sent a second SSPI challenge; NTLM has only one"
+                    : "the server sent more than \(maximumSSPITokens) SSPI tokens in the login"))
             }
             sspiAnswered = true
             sspiInMessage = true
@@ -705,6 +720,23 @@ struct ConnectionStateMachine: Sendable {
             session.collation = login.collation
         }
         if !keepingTransaction { session.transactionDescriptor = nil }
+        recovery.sessionReset()
+        return session
+    }
+
+    /// A recovery login restored the session ([MS-TDS] 2.2.6.4 SESSIONRECOVERY): the new
+    /// connection's packet size, version and server, and the database, language and collation its
+    /// ENVCHANGEs reported; no transaction. Host, port and encryption are the recovered connection's.
+    mutating func adoptRecoveredSession(_ restored: SQLSessionInfo) -> SQLSessionInfo {
+        session.database = restored.database
+        session.language = restored.language
+        session.collation = restored.collation ?? session.collation
+        session.packetSize = restored.packetSize
+        session.tdsVersion = restored.tdsVersion
+        session.serverProgramName = restored.serverProgramName
+        session.serverVersion = restored.serverVersion
+        session.encryption = restored.encryption
+        session.transactionDescriptor = nil
         return session
     }
 

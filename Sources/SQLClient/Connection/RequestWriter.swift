@@ -69,6 +69,7 @@ extension SQLConnection {
     func write(_ id: RequestID, type: PacketType, body: RequestBody) async throws {
         try await acquireWriteGate()
         defer { releaseWriteGate() }
+        try await recoverIfDropped(before: id)   // idle connection resiliency (SQLConnection+Recovery.swift)
         var packets = MessagePacketizer(type: type, packetSize: packetSize, firstPacketStatus: nextRequestStatus)
         nextRequestStatus = []
         for action in machine.writingStarted(id, now: clock.now()) { performNow(action) }

@@ -175,7 +175,7 @@ extension SQLConnection {
     }
 
     /// The login exchange, holding the write path throughout.
-    private func runLogin(deadline: Duration, redirectedFrom: String?) async throws {
+    func runLogin(deadline: Duration, redirectedFrom: String?) async throws {
         try await acquireWriteGate()
         defer { releaseWriteGate() }
         do {
@@ -200,7 +200,8 @@ extension SQLConnection {
             if case .scheduleTimeout = action { performNow(action) } else { pending.append(action) }
         }
         var authentication = LoginAuthentication(configuration.authentication)
-        try await authentication.prepare()
+        try await authentication.prepare(address: configuration.address, port: port, timeout: max(.zero, deadline - clock.now()))
+        machine.maximumSSPITokens = authentication.maximumSSPITokens
         if configuration.encryption == .strict {
             try await strictTLSHandshake()
         }
@@ -254,6 +255,8 @@ extension SQLConnection {
                 let host = configuration.workstationID
                     ?? String(ProcessInfo.processInfo.hostName.utf16.prefix(Login7.maximumFieldLength)) ?? ""
                 var login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
+                addSessionRecovery(to: &login7)   // SQLConnection+Recovery.swift
+                configuration.typeSupport.request(in: &login7)   // JSONSUPPORT, VECTORSUPPORT
                 authentication.apply(to: &login7, serverPrelogin: serverPrelogin)
                 if configuration.applicationIntent == .readOnly { login7.typeFlags.insert(.readOnlyIntent) }
                 // The configuration was checked without this attempt's credentials (an access
@@ -265,7 +268,7 @@ extension SQLConnection {
                 reader.limitMessages(to: Self.maximumLoginResponseSize, capName: "maximumLoginResponseSize")
                 if throughTLS, let session = loginOnlyTLS {
                     // ENCRYPT_OFF: LOGIN7 in TLS records, bare on the wire; the rest is plaintext.
-                    try await writeHoldingGate(try session.encrypt(bytes), to: socket)
+                    try await writeHoldingGate(try await session.encrypt(bytes), to: socket)
                     loginOnlyTLS = nil
                 } else {
                     try await writeHoldingGate(bytes)
@@ -275,7 +278,10 @@ extension SQLConnection {
             case .sspiChallenge(let challenge):
                 // [MS-TDS] 2.2.6.8: the answer travels as an SSPI message (packet type 0x11).
                 let answer = try authentication.sspiResponse(to: challenge)
-                try await writeHoldingGate(Packet.encode(message: answer, type: .sspi, packetSize: Packet.defaultSize))
+                // Kerberos: nothing to send when the server's token completed the context (LOGINACK follows).
+                if !answer.isEmpty {
+                    try await writeHoldingGate(Packet.encode(message: answer, type: .sspi, packetSize: Packet.defaultSize))
+                }
                 pending += try await nextLoginActions()
 
             case .loginRouted(let routing):
@@ -284,7 +290,9 @@ extension SQLConnection {
 
             case .loginSucceeded:
                 try authentication.check(machine.loginFeatureExtAck)
+                let types = try configuration.typeSupport.negotiated(by: machine.loginFeatureExtAck)
                 performNow(action)
+                (session.jsonSupportVersion, session.vectorSupportVersion) = types   // JSONSUPPORT, VECTORSUPPORT
                 logger?.loggedIn(session, connection: logNumber)
                 reader.limitMessages(to: nil)
                 for rest in pending { performNow(rest) }
@@ -334,6 +342,12 @@ extension SQLConnection {
             case .needBytes:
                 let bytes = try await transport.read(maxLength: 65_536)
                 if bytes.isEmpty {
+                    if machine.expectsSSPI, !machine.sspiAnswered {
+                        // Kerberos refused: the server closes after LOGIN7's token (pysqlbridge does).
+                        return [machine.transportFailed(SQLClientError(.loginFailed,
+                            "the server closed the connection after the Windows authentication token in LOGIN7:"
+                            + " it refused the Kerberos ticket (is the SPN's key in the server's keytab?) or the NTLM message"))]
+                    }
                     if machine.sspiAnswered {
                         // A server that refuses the NTLM answer may just close (pysqlbridge does).
                         return [machine.transportFailed(SQLClientError(.loginFailed,

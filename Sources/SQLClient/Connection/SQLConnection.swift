@@ -39,8 +39,9 @@ public actor SQLConnection {
     /// The session as of the last ENVCHANGE: database, language, collation, packet size, TDS version.
     public internal(set) var session = SQLSessionInfo()
 
-    /// The socket (or test stream) the connection was opened over.
-    let socket: any ByteStream
+    /// The socket (or test stream) the connection was opened over (replaced when an idle
+    /// connection is recovered, see `SQLConnection+Recovery.swift`).
+    var socket: any ByteStream
     /// What requests travel over: `socket`, or a TLS stream over it.
     var transport: any ByteStream
     var machine: ConnectionStateMachine
@@ -93,6 +94,8 @@ public actor SQLConnection {
     /// Packet status bits for the first packet of the next request (RESETCONNECTION), see
     /// ``resetConnectionBeforeNextRequest(keepingTransaction:)``.
     var nextRequestStatus: PacketStatus = []
+    /// The SESSIONRECOVERY data this connection's LOGIN7 carries when it recovers another's session.
+    var sessionRecoveryLogin: SessionRecoveryFeature?
 
     /// This connection's number in the log (``SQLLogEvent/Key/connection``).
     let logNumber = SQLConnection.nextLogNumber()
@@ -112,6 +115,7 @@ public actor SQLConnection {
                                               cancelTimeout: configuration.cancelTimeout,
                                               expectsSSPI: configuration.authentication.usesSSPI,
                                               requestedVersion: configuration.tdsVersion)
+        self.machine.recovery = Self.recoveryMachine(configuration)
         var options = TokenStreamDecoder.Options(maximumValueSize: configuration.maximumValueSize)
         options.acceptsShortDoneBeforeLoginAck = true   // a TDS 7.1 server refusing a 7.4 login
         self.reader = ResponseReader(version: configuration.tdsVersion, options: options)

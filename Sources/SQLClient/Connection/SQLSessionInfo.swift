@@ -61,6 +61,12 @@ public struct SQLSessionInfo: Sendable, Hashable {
     public var port: Int = 0
     /// The server that redirected the login ("host:port"), nil when the client was not redirected.
     public var redirectedFrom: String?
+    /// The JSONSUPPORT version the server acknowledged in FEATUREEXTACK (1), 0 when not
+    /// (see ``SQLTypeSupport``, ``supportsJSON``).
+    public var jsonSupportVersion: UInt8 = 0
+    /// The VECTORSUPPORT version the server acknowledged (1 float32, 2 float16 too), 0 when not
+    /// (see ``SQLTypeSupport``, ``supportsVector``).
+    public var vectorSupportVersion: UInt8 = 0
 
     /// An empty session (no database, language or collation yet; 4,096-byte packets; TDS 7.4).
     public init() {}

@@ -7,11 +7,13 @@ extension SQLConnection {
         var isInTransaction: Bool
         /// ENVCHANGE type 18 (RESETCONNECTION acknowledged) received over the connection's life.
         var resetAcknowledgements: Int
+        /// Idle connection recoveries (SESSIONRECOVERY) over the connection's life.
+        var sessionRecoveries: Int = 0
     }
 
     func poolReturnState() -> PoolReturnState {
         PoolReturnState(isOpen: isOpen, isInTransaction: isInTransaction,
-                        resetAcknowledgements: machine.resetAcknowledgements)
+                        resetAcknowledgements: machine.resetAcknowledgements, sessionRecoveries: sessionRecoveries)
     }
 
     /// Readies the connection for its next user: RESETCONNECTION (status 0x08, [MS-TDS]

@@ -34,6 +34,9 @@ extension SQLConnectionPool {
         public var leaseWaitMaximum: Duration
         /// ENVCHANGE type 18 (RESETCONNECTION acknowledged) seen on returned connections.
         public var resetsAcknowledged: Int
+        /// Idle connections found dropped and recovered with SESSIONRECOVERY before a request
+        /// (seen on returned connections; see ``SQLConnectRetryPolicy``).
+        public var sessionRecoveries: Int = 0
         /// ``SQLConnectionPool/close()`` was called.
         public var isClosed: Bool
 
@@ -42,7 +45,8 @@ extension SQLConnectionPool {
             "open \(open) (idle \(idle), leased \(leased)), opening \(opening), closing \(closing), waiting \(waiting), "
                 + "created \(created), discarded \(discarded), expired \(expired), connect failures \(connectFailures), "
                 + "leases \(leases), lease timeouts \(leaseTimeouts), lease wait total \(leaseWaitTotal), "
-                + "max \(leaseWaitMaximum), resets acknowledged \(resetsAcknowledged)" + (isClosed ? ", closed" : "")
+                + "max \(leaseWaitMaximum), resets acknowledged \(resetsAcknowledged), session recoveries \(sessionRecoveries)"
+                + (isClosed ? ", closed" : "")
         }
     }
 }

@@ -74,6 +74,9 @@ public final class SQLConnectionPool: @unchecked Sendable {
     private var closeWaiters: [CheckedContinuation<Void, Never>] = []
     private var acknowledgedResets: [ConnectionID: Int] = [:]
     private var resetsAcknowledged = 0
+    /// Session recoveries seen on each connection, and their sum (``Metrics/sessionRecoveries``).
+    private var recoveriesSeen: [ConnectionID: Int] = [:]
+    private var sessionRecoveries = 0
 
     // MARK: - Making a pool
 
@@ -200,6 +203,11 @@ public final class SQLConnectionPool: @unchecked Sendable {
                 resetsAcknowledged += state.resetAcknowledgements - seen
                 acknowledgedResets[lease.connectionID] = state.resetAcknowledgements
             }
+            let recovered = recoveriesSeen[lease.connectionID] ?? 0
+            if state.sessionRecoveries > recovered {
+                sessionRecoveries += state.sessionRecoveries - recovered
+                recoveriesSeen[lease.connectionID] = state.sessionRecoveries
+            }
             return machine.released(lease.connectionID, health: health, now: now)
         }
     }
@@ -266,6 +274,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
                            expired: c.expired, connectFailures: c.connectFailures, leases: c.leases,
                            leaseTimeouts: c.leaseTimeouts, leaseWaitTotal: c.leaseWaitTotal,
                            leaseWaitMaximum: c.leaseWaitMaximum, resetsAcknowledged: resetsAcknowledged,
+                           sessionRecoveries: sessionRecoveries,
                            isClosed: machine.phase != .running)
         }
     }
@@ -380,6 +389,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
         handle { machine, now in
             connections[id] = nil
             acknowledgedResets[id] = nil
+            recoveriesSeen[id] = nil
             return machine.closed(id, now: now)
         }
     }

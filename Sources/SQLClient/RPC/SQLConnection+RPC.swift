@@ -50,7 +50,7 @@ extension SQLConnection {
         let version = session.tdsVersion
         let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
         var wire: [RPCParameter] = []
-        for p in parameters { wire.append(try p.rpcParameter(version: version, collation: collation)) }
+        for p in parameters { wire.append(try p.rpcParameter(version: version, collation: collation, types: session.serverTypes)) }
         return RPCCall(procedure: procedure, options: options, parameters: wire)
     }
 
@@ -63,7 +63,7 @@ extension SQLConnection {
     public func prepare(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLPreparedStatement {
         let version = session.tdsVersion
         let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
-        let exec = try query.rpcCall(version: version, collation: collation)
+        let exec = try query.rpcCall(version: version, collation: collation, types: session.serverTypes)
         // sp_executesql's parameters are (statement, declaration, values…); sp_prepare takes
         // (@handle OUTPUT, declaration, statement, options).
         let declaration = exec.parameters.count > 1 ? exec.parameters[1] : RPCParameter(typeInfo: .nvarchar(4000), value: .null)
@@ -87,7 +87,7 @@ extension SQLConnection {
     public func prepareAndExecute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> (SQLPreparedStatement, SQLResult) {
         let version = session.tdsVersion
         let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
-        let exec = try query.rpcCall(version: version, collation: collation)
+        let exec = try query.rpcCall(version: version, collation: collation, types: session.serverTypes)
         guard let statement = exec.parameters.first else { throw SQLClientError(.invalidParameter, "no statement to prepare") }
         let declaration = exec.parameters.count > 1 ? exec.parameters[1] : RPCParameter(typeInfo: .nvarchar(4000), value: .null)
         let values = Array(exec.parameters.dropFirst(2))
@@ -130,7 +130,7 @@ extension SQLConnection {
     func request(for query: SQLQuery) throws -> OutgoingRequest {
         if query.parameters.isEmpty { return .sqlBatch(query.sql) }
         return .rpc([try query.rpcCall(version: session.tdsVersion,
-                                       collation: session.collation ?? .sqlLatin1GeneralCP1CIAS)])
+                                       collation: session.collation ?? .sqlLatin1GeneralCP1CIAS, types: session.serverTypes)])
     }
 }
 

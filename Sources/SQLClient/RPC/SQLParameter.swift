@@ -45,7 +45,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     /// The table of a table-valued parameter (``table(_:columns:rows:)``); nil for scalar parameters.
     public internal(set) var table: TableValuedParameter?
     /// The character type was given without a collation: it is sent with the session's
-    /// (``rpcParameter(version:collation:)``'s `collation`).
+    /// (``rpcParameter(version:collation:types:)``'s `collation`).
     public internal(set) var usesSessionCollation = false
 
     /// A parameter with an explicit value and, optionally, an explicit type.
@@ -264,6 +264,39 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
         SQLParameter(value.map(SQLValue.xml) ?? .null, type: .xml)
     }
 
+    /// `json` (SQL Server 2025; PLP UTF-8). Sent as nvarchar(max) text when the session did not
+    /// negotiate JSONSUPPORT (``SQLSessionInfo/serverTypes``); the server converts it.
+    public static func json(_ value: String?) -> SQLParameter {
+        SQLParameter(value.map(SQLValue.json) ?? .null, type: .json)
+    }
+
+    /// `vector(n)` (SQL Server 2025), n = `values.count` (1 to 1,998 float32 or 3,996 float16
+    /// elements, all finite; else sending fails with `.invalidParameter`). A NULL needs its
+    /// `dimensions` to be declared as `vector(n)`; without them it goes as a NULL nvarchar(max),
+    /// which SQL Server converts to any vector. Sent as nvarchar(max) JSON text (`[1.0,2.0]`) when
+    /// the session did not negotiate VECTORSUPPORT.
+    public static func vector(_ values: [Float]?, dimensions: Int? = nil,
+                              elementType: SQLVector.ElementType = .float32) -> SQLParameter {
+        guard let values else {
+            guard let dimensions, (1 ... elementType.maximumDimensions).contains(dimensions) else { return SQLParameter(.null, type: .nvarchar(nil)) }
+            return SQLParameter(.null, type: .vector(dimensions: dimensions, elementType: elementType))
+        }
+        return vector(SQLVector(values, elementType: elementType))
+    }
+
+    /// `vector(n)` of `value` (see ``vector(_:dimensions:elementType:)``).
+    public static func vector(_ value: SQLVector) -> SQLParameter {
+        var p = SQLParameter(.vector(value), type: .vector(dimensions: value.dimensions, elementType: value.elementType))
+        if value.values.isEmpty || value.dimensions > value.elementType.maximumDimensions {
+            p.conversionFailure = "a \(value.elementType.name) vector has 1 to \(value.elementType.maximumDimensions) dimensions, not \(value.dimensions)"
+        } else if let i = value.values.firstIndex(where: { !$0.isFinite }) {
+            p.conversionFailure = "vector element \(i) is not finite"
+        } else if value.elementType == .float16, let i = value.values.firstIndex(where: { SQLVector.float16Bits($0) & 0x7C00 == 0x7C00 }) {
+            p.conversionFailure = "vector element \(i) is beyond float16's ±65504"
+        }
+        return p
+    }
+
     // MARK: - Table-valued parameters
 
     /// A table-valued parameter ([MS-TDS] 2.2.5.5.5 TVP_TYPE_INFO, 2.2.7.24 TVP_ROW; TDS 7.3+), as
@@ -277,6 +310,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     /// // sp_executesql declares it as `@P1 [dbo].[IdList] READONLY`
     /// try await connection.callProcedure("dbo.importPeople", parameters: [.input("@people", ids)])
     /// ```
+    /// json and vector columns travel as nvarchar(max) text (see ``tvpWireType(_:)``).
     /// A name that is not one or two parts, a row of the wrong width or a value that does not fit
     /// its column fails the request with `.invalidParameter` before it is sent; an empty `rows` sends
     /// an empty table.
@@ -296,8 +330,16 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
             return p
         }
         p.table = TableValuedParameter(schemaName: parts.count == 2 ? parts[0] : "", typeName: parts[parts.count - 1],
-                                       columns: columns.map { TableValuedParameter.Column(typeInfo: $0) }, rows: rows)
+                                       columns: columns.map { TableValuedParameter.Column(typeInfo: tvpWireType($0)) }, rows: rows)
         return p
+    }
+
+    /// The TYPE_INFO a TVP column of `type` travels as: json (0xF4 in TVP metadata ends the
+    /// session) and vector (which Microsoft.Data.SqlClient does not send in TVPs either) as
+    /// nvarchar(max) text (a vector as its JSON array), which SQL Server converts to the table
+    /// type's column.
+    static func tvpWireType(_ type: TypeInfo) -> TypeInfo {
+        type.type == .json || type.type == .vector ? .nvarchar(nil) : type
     }
 
     /// `value` rounded half away from zero to `scale` digits.
@@ -340,7 +382,15 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     /// The [MS-TDS] ParameterData for `version`: the name, StatusFlags (fByRefValue for output
     /// directions, fDefaultValue), the TYPE_INFO (given or inferred) and the value (NULL for `.output`).
     /// - Throws: ``SQLClientError`` `.invalidParameter` when a typed constructor could not convert its value.
-    public func rpcParameter(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS) throws(SQLClientError) -> RPCParameter {
+    ///
+    /// `types`: the SQL Server 2025 types the session carries; a json or vector parameter goes as
+    /// nvarchar(max) text when its type is missing (see ``SQLSessionInfo/serverTypes``).
+    public func rpcParameter(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS,
+                             types: SQLServerTypes = .all) throws(SQLClientError) -> RPCParameter {
+        try rpcParameterAllTypes(version: version, collation: collation).substitutingTypes(missing: types)
+    }
+
+    private func rpcParameterAllTypes(version: TDSVersion, collation: Collation) throws(SQLClientError) -> RPCParameter {
         if let conversionFailure {
             throw SQLClientError(.invalidParameter, "parameter \(name ?? "(unnamed)"): \(conversionFailure)")
         }
@@ -516,4 +566,11 @@ extension Data: SQLParameterConvertible {
 extension Array: SQLParameterConvertible where Element == UInt8 {
     public var sqlParameter: SQLParameter { SQLParameter(.binary(self)) }
     public static var sqlNullParameter: SQLParameter { .null(.varbinary(8000)) }
+}
+
+extension SQLVector: SQLParameterConvertible {
+    /// vector(n) of this value (``SQLParameter/vector(_:)``): `"… WHERE VECTOR_DISTANCE('cosine', v, \(query)) < 0.2"`.
+    public var sqlParameter: SQLParameter { .vector(self) }
+    /// A NULL nvarchar(max) (SQL Server converts it to any vector).
+    public static var sqlNullParameter: SQLParameter { SQLParameter(.null, type: .nvarchar(nil)) }
 }

@@ -137,10 +137,13 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, Cu
     /// The `sp_executesql` call for this query in `version`: the statement, the declaration
     /// (`@P1 int, @P2 nvarchar(4000)`, `output` for output parameters) and the parameters.
     /// - Throws: `.invalidParameter` when a typed parameter could not convert its value.
-    public func rpcCall(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS) throws(SQLClientError) -> RPCCall {
+    /// `types`: the SQL Server 2025 types the session carries (json and vector parameters go as
+    /// nvarchar(max) text where missing).
+    public func rpcCall(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS,
+                        types: SQLServerTypes = .all) throws(SQLClientError) -> RPCCall {
         var wire: [RPCParameter] = []
         for (i, p) in parameters.enumerated() {
-            var rp = try p.rpcParameter(version: version, collation: collation)
+            var rp = try p.rpcParameter(version: version, collation: collation, types: types)
             if rp.name.isEmpty { rp.name = "@P\(i + 1)" }
             wire.append(rp)
         }

@@ -130,7 +130,7 @@ struct SQLRowDecoder: Decoder {
     }
 
     /// `T` for a `Decodable` type the containers have no `decode` of their own for: the cell
-    /// types `Decodable` knows (Decimal, Date, UUID, Data, [UInt8]) by their ``SQLCellDecodable``
+    /// types `Decodable` knows (Decimal, Date, UUID, Data, [UInt8], SQLVector, [Float]) by their ``SQLCellDecodable``
     /// read, any other (a `RawRepresentable` enum) by its `init(from:)` over the cell (NULL fails).
     @inline(__always)
     static func decode<T: Decodable>(_ type: T.Type, _ cell: SQLCell) throws -> T {
@@ -164,6 +164,10 @@ struct SQLRowDecoder: Decoder {
         if T.self == UUID.self { return try read(UUID.self) }
         if T.self == Data.self { return try read(Data.self) }
         if T.self == [UInt8].self { return try read([UInt8].self) }
+        if T.self == SQLVector.self { return try read(SQLVector.self) }
+        if T.self == [Float].self {   // a vector, or a JSON array of numbers as text (json, varchar)
+            return (ifPresent ? try SQLVector.decodeIfPresent(sqlCell: cell) : try SQLVector(sqlCell: cell))?.values as? T
+        }
         return nil
     }
 

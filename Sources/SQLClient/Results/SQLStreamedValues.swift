@@ -12,8 +12,8 @@ public enum SQLStreamedPart: Sendable {
     case value(column: Int, SQLValue)
     /// The next bytes of the large value of `column` of the current row, in order: varbinary(max),
     /// image and UDT values as they are, varchar(max) and text in the column's code page
-    /// (``SQLColumn/typeInfo``'s collation), nvarchar(max), ntext and xml as UTF-16LE (a chunk
-    /// may end inside a character: decode the concatenation, or carry the odd byte over). Each
+    /// (``SQLColumn/typeInfo``'s collation), nvarchar(max), ntext and xml as UTF-16LE, json as
+    /// UTF-8 (a chunk may end inside a character: decode the concatenation, or carry the odd byte over). Each
     /// chunk is at most about one packet ([MS-TDS] 2.2.5.2.3 PLP chunks, concatenated).
     case chunk(column: Int, [UInt8])
     /// The large value of `column` is complete (after its chunks; an empty value has none).

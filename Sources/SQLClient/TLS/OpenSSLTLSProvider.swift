@@ -24,7 +24,9 @@ public struct OpenSSLTLSProvider: TLSProvider {
 }
 
 /// One OpenSSL client session over memory BIOs. See ``TLSSession``.
-public final class OpenSSLTLSSession: TLSSession {
+public final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
+    /// Every OpenSSL call holds it: the connection's reader and writer may encrypt and decrypt at once.
+    private let lock = NSLock()
     private let ctx: OpaquePointer
     let ssl: OpaquePointer   // internal: the TDS 8.0 extension (StrictTLS.swift) sets ALPN on it
     private let readBIO: OpaquePointer   // bytes from the server, read by OpenSSL
@@ -115,18 +117,30 @@ public final class OpenSSLTLSSession: TLSSession {
         SSL_CTX_free(ctx)
     }
 
-    public func startHandshake() throws -> [UInt8] {
-        try continueHandshake([]).output
+    public func startHandshake() async throws -> [UInt8] {
+        try lock.withLock { try handshakeStep([]).output }
     }
 
-    public func continueHandshake(_ received: [UInt8]) throws -> TLSHandshakeStep {
+    public func continueHandshake(_ received: [UInt8]) async throws -> TLSHandshakeStep {
+        try lock.withLock { try handshakeStep(received) }
+    }
+
+    public func encrypt(_ plaintext: [UInt8]) async throws -> [UInt8] {
+        try lock.withLock { try encryptLocked(plaintext) }
+    }
+
+    public func decrypt(_ ciphertext: [UInt8]) async throws -> [UInt8] {
+        try lock.withLock { try decryptLocked(ciphertext) }
+    }
+
+    private func handshakeStep(_ received: [UInt8]) throws -> TLSHandshakeStep {
         ERR_clear_error()
         try feed(received)
         if handshakeDone { return TLSHandshakeStep(output: drainOutput(), isComplete: true) }
         let rc = SSL_do_handshake(ssl)
         if rc == 1 {
             if let pinnedCertificate {
-                try TLSConfiguration.verifyPinnedCertificate(pinnedCertificate, presented: peerCertificateDER,
+                try TLSConfiguration.verifyPinnedCertificate(pinnedCertificate, presented: peerCertificateLocked,
                                                              serverName: serverName)
             }
             handshakeDone = true
@@ -143,7 +157,7 @@ public final class OpenSSLTLSSession: TLSSession {
         throw OpenSSLTLSSession.error(.tlsFailed, "TLS handshake failed")
     }
 
-    public func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
+    private func encryptLocked(_ plaintext: [UInt8]) throws -> [UInt8] {
         guard handshakeDone else { throw SQLClientError(.tlsFailed, "encrypt before the TLS handshake completed") }
         ERR_clear_error()
         var offset = 0
@@ -163,7 +177,7 @@ public final class OpenSSLTLSSession: TLSSession {
         return output
     }
 
-    public func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8] {
+    private func decryptLocked(_ ciphertext: [UInt8]) throws -> [UInt8] {
         guard handshakeDone else { throw SQLClientError(.tlsFailed, "decrypt before the TLS handshake completed") }
         ERR_clear_error()
         try feed(ciphertext)
@@ -189,11 +203,15 @@ public final class OpenSSLTLSSession: TLSSession {
     }
 
     public var negotiatedProtocol: String? {
-        guard handshakeDone, let name = SSL_get_version(ssl) else { return nil }
-        return String(cString: name)
+        lock.withLock {
+            guard handshakeDone, let name = SSL_get_version(ssl) else { return nil }
+            return String(cString: name)
+        }
     }
 
-    public var peerCertificateDER: [UInt8]? {
+    public var peerCertificateDER: [UInt8]? { lock.withLock { peerCertificateLocked } }
+
+    private var peerCertificateLocked: [UInt8]? {
         guard let cert = csqlclient_SSL_get_peer_certificate(ssl) else { return nil }
         defer { X509_free(cert) }
         var pointer: UnsafeMutablePointer<UInt8>? = nil
@@ -204,6 +222,9 @@ public final class OpenSSLTLSSession: TLSSession {
     }
 
     // MARK: - Helpers
+
+    /// Runs `body` holding the session's lock (for the TDS 8.0 extension in StrictTLS.swift).
+    func withSessionLock<T>(_ body: () throws -> T) rethrows -> T { try lock.withLock(body) }
 
     private func feed(_ bytes: [UInt8]) throws {
         guard !bytes.isEmpty else { return }

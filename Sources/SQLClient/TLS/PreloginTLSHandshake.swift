@@ -23,7 +23,7 @@ package enum PreloginTLSHandshake {
     package static func perform(_ session: any TLSSession, over stream: any ByteStream, framer: inout PacketAssembler,
                                 packetSize: Int = Packet.defaultSize,
                                 maximumFlightSize: Int = defaultMaximumFlightSize) async throws {
-        var output = try session.startHandshake()
+        var output = try await session.startHandshake()
         var complete = false
         for _ in 0 ..< maximumFlights {
             if !output.isEmpty {
@@ -32,7 +32,7 @@ package enum PreloginTLSHandshake {
             if complete { return }
             let received = try await readMessage(from: stream, framer: &framer, what: "the TLS handshake",
                                                  cap: maximumFlightSize, capName: "maximumTLSFlightSize")
-            let step = try session.continueHandshake(received)
+            let step = try await session.continueHandshake(received)
             output = step.output
             complete = step.isComplete
         }

@@ -32,7 +32,7 @@ enum StrictTLS {
     ///   `.connectionClosed` (the server closed during the handshake, as servers without TDS 8.0 do),
     ///   `.protocolError` (another ALPN protocol).
     static func handshake(_ session: any TLSSession, over stream: any ByteStream) async throws {
-        var output = try session.startHandshake()
+        var output = try await session.startHandshake()
         var complete = false
         for _ in 0 ..< 64 {
             if !output.isEmpty { try await stream.write(output) }
@@ -42,7 +42,7 @@ enum StrictTLS {
                 throw SQLClientError(.connectionClosed, "the server closed the connection during the TDS 8.0 TLS handshake"
                                      + " (a server without TDS 8.0 support does this; use Encrypt=true instead of strict)")
             }
-            let step = try session.continueHandshake(received)
+            let step = try await session.continueHandshake(received)
             output = step.output
             complete = step.isComplete
         }
@@ -84,18 +84,22 @@ extension OpenSSLTLSSession {
             wire.append(UInt8(bytes.count))
             wire += bytes
         }
-        let ok = wire.withUnsafeBufferPointer { csqlclient_SSL_set_alpn(ssl, $0.baseAddress, UInt32($0.count)) }
+        let ok = withSessionLock {
+            wire.withUnsafeBufferPointer { csqlclient_SSL_set_alpn(ssl, $0.baseAddress, UInt32($0.count)) }
+        }
         guard ok == 1 else { throw OpenSSLTLSSession.error(.tlsFailed, "cannot offer ALPN") }
     }
 
     /// The ALPN protocol the server selected, once the handshake is complete.
     public var applicationProtocol: String? {
-        guard handshakeDone else { return nil }
-        var data: UnsafePointer<UInt8>?
-        var length: UInt32 = 0
-        SSL_get0_alpn_selected(ssl, &data, &length)
-        guard let data, length > 0 else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+        withSessionLock {
+            guard handshakeDone else { return nil }
+            var data: UnsafePointer<UInt8>?
+            var length: UInt32 = 0
+            SSL_get0_alpn_selected(ssl, &data, &length)
+            guard let data, length > 0 else { return nil }
+            return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+        }
     }
 }
 #endif

@@ -60,9 +60,10 @@ extension TLSConfiguration {
 /// touches a socket: it turns bytes into bytes, so the TDS layer can carry the handshake inside
 /// PRELOGIN packets ([MS-TDS] 2.2.6.5, 3.2.5.2) and the records bare afterwards.
 ///
-/// On Linux, ``OpenSSLTLSProvider`` is the default (``DefaultTLSProvider``). Elsewhere there is
-/// no default yet: set ``SQLConnectionConfiguration/tlsProvider``, or connect with
-/// `encryption: .notSupported` on a trusted network.
+/// On Linux, ``OpenSSLTLSProvider`` is the default (``DefaultTLSProvider``); on Apple platforms,
+/// `NetworkFrameworkTLSProvider` (Network.framework, `Sources/SQLClient/TLS/Apple`). Elsewhere
+/// set ``SQLConnectionConfiguration/tlsProvider``, or connect with `encryption: .notSupported`
+/// on a trusted network.
 ///
 /// ## Writing a provider (for example over Apple's Network.framework or Security.framework)
 ///
@@ -87,8 +88,9 @@ extension TLSConfiguration {
 ///   `decrypt` throws `.connectionClosed` after the server's close_notify.
 /// - expose ``TLSSession/negotiatedProtocol`` and ``TLSSession/peerCertificateDER`` once complete.
 ///
-/// `Tests/SQLClientTests/Transport/OpenSSLTLSSessionTests.swift` drives a session against an
-/// in-memory server; the same tests run against a new provider show that it fits.
+/// `Tests/SQLClientTests/TLSContract` is the contract every provider must pass (handshakes inside
+/// PRELOGIN and strict, each certificate refusal, TLS 1.3, hostile servers): run it with the new
+/// provider injected to show that it fits.
 public protocol TLSProvider: Sendable {
     /// Creates a client session for `serverName` (the host connected to; used for SNI and the
     /// certificate's name check unless `configuration.hostNameInCertificate` overrides it).
@@ -115,20 +117,29 @@ public struct TLSHandshakeStep: Sendable, Equatable {
 
 /// One TLS client session driven by buffers: handshake, then encrypt and decrypt records.
 ///
-/// A session is used by one task at a time (not `Sendable`).
-public protocol TLSSession: AnyObject {
-    /// Starts the handshake; returns the ClientHello record bytes.
+/// Every step is `async`: an engine whose TLS library answers through callbacks (Apple's
+/// Network.framework, `NetworkFrameworkTLSProvider`) suspends until the answer arrives instead of
+/// blocking a thread of the cooperative pool; an engine that answers at once (OpenSSL) simply
+/// does not suspend.
+///
+/// Calls: `startHandshake()` once, then `continueHandshake(_:)` one at a time until a step is
+/// complete; after that one `encrypt(_:)` and one `decrypt(_:)` may run at the same time (a
+/// connection's writer and reader), so a session serializes whatever its library cannot do at once.
+public protocol TLSSession: AnyObject, Sendable {
+    /// Starts the handshake; returns the client's first flight (the ClientHello record bytes).
     /// - Throws: ``SQLClientError`` `.tlsFailed`.
-    func startHandshake() throws -> [UInt8]
-    /// Feeds bytes the server sent during the handshake; returns what to send back and whether it is done.
+    func startHandshake() async throws -> [UInt8]
+    /// Feeds bytes the server sent during the handshake (exactly one server message's payload in
+    /// TDS 7.x, whatever arrived on the socket in TDS 8.0); returns the client's next flight, whole,
+    /// and whether the handshake is done.
     /// - Throws: ``SQLClientError`` `.tlsFailed`, or `.certificateVerificationFailed` when the certificate is refused.
-    func continueHandshake(_ received: [UInt8]) throws -> TLSHandshakeStep
+    func continueHandshake(_ received: [UInt8]) async throws -> TLSHandshakeStep
     /// Encrypts application data into TLS records.
     /// - Throws: ``SQLClientError`` `.tlsFailed`.
-    func encrypt(_ plaintext: [UInt8]) throws -> [UInt8]
+    func encrypt(_ plaintext: [UInt8]) async throws -> [UInt8]
     /// Feeds TLS records; returns every plaintext byte they complete (possibly none yet).
     /// - Throws: ``SQLClientError`` `.tlsFailed`, or `.connectionClosed` after the server's close_notify.
-    func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8]
+    func decrypt(_ ciphertext: [UInt8]) async throws -> [UInt8]
     /// The negotiated protocol (for example "TLSv1.2"), once the handshake is complete.
     var negotiatedProtocol: String? { get }
     /// The server's certificate as DER bytes, once the handshake is complete.
@@ -139,11 +150,14 @@ public protocol TLSSession: AnyObject {
 
 /// The TLS provider this platform offers by default, or nil when there is none.
 public enum DefaultTLSProvider {
-    /// ``OpenSSLTLSProvider`` where OpenSSL is linked (Linux); nil elsewhere (Apple platforms
-    /// today: set ``SQLConnectionConfiguration/tlsProvider``).
+    /// ``OpenSSLTLSProvider`` where OpenSSL is linked (Linux); `NetworkFrameworkTLSProvider`
+    /// on Apple platforms (Network.framework and Security.framework); nil elsewhere (set
+    /// ``SQLConnectionConfiguration/tlsProvider``).
     public static var provider: (any TLSProvider)? {
         #if canImport(CSQLClientOpenSSL)
         return OpenSSLTLSProvider()
+        #elseif canImport(Network) && canImport(Security)
+        return NetworkFrameworkTLSProvider()
         #else
         return nil
         #endif

@@ -540,3 +540,64 @@ extension SocketStream {
         }
     }
 }
+
+// MARK: - Idle connection check (connection resiliency)
+
+/// What a socket idle between requests shows, without waiting and without consuming a byte.
+enum IdleSocketStatus: Sendable, Equatable, CustomStringConvertible {
+    /// Nothing to read: the connection looks alive.
+    case open
+    /// The server closed its side (a FIN: `recv` with MSG_PEEK answers 0).
+    case closedByPeer
+    /// The server reset the connection (RST: ECONNRESET), or another socket error.
+    case reset(String)
+    /// This side closed the stream already.
+    case closedLocally
+
+    var description: String {
+        switch self {
+        case .open: return "open"
+        case .closedByPeer: return "closed by the server (FIN)"
+        case .reset(let why): return "reset by the server (\(why))"
+        case .closedLocally: return "closed locally"
+        }
+    }
+}
+
+extension SocketStream {
+    /// Checks the idle socket (`poll` with a zero timeout, then `recv` with MSG_PEEK and
+    /// MSG_DONTWAIT of one byte), as Microsoft.Data.SqlClient checks a connection before a request.
+    /// Bytes waiting count as open, as in SqlClient: a TLS 1.3 server's NewSessionTicket may sit
+    /// unread on an idle connection. On Linux `POLLRDHUP` still sees a FIN behind them (a TLS
+    /// close_notify then a FIN); elsewhere such a close is found by the request, as before.
+    func idleStatus() -> IdleSocketStatus {
+        do {
+            try beginSyscall()
+        } catch {
+            return .closedLocally
+        }
+        defer { endSyscall() }
+        #if os(Linux)
+        // POLLRDHUP: the peer shut its sending side (a FIN), even behind bytes still unread
+        // (a TLS close_notify before the FIN).
+        // (Linux's value, 0x2000: Glibc's module does not export it without _GNU_SOURCE.)
+        let pollRDHUP: Int16 = 0x2000
+        let events = Int16(POLLIN) | pollRDHUP
+        #else
+        let events = Int16(POLLIN)
+        #endif
+        var p = pollfd(fd: fd, events: events, revents: 0)
+        guard poll(&p, 1, 0) > 0 else { return .open }
+        #if os(Linux)
+        if p.revents & pollRDHUP != 0, p.revents & Int16(POLLERR) == 0 { return .closedByPeer }
+        #endif
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        let err = errno
+        if n == 0 { return .closedByPeer }
+        if n > 0 { return .open }
+        if err == EAGAIN || err == EWOULDBLOCK || err == EINTR { return .open }
+        if err == ECONNRESET { return .reset("RST") }
+        return .reset(String(cString: strerror(err)))
+    }
+}

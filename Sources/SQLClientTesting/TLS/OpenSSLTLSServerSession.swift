@@ -6,7 +6,7 @@ import Foundation
 /// inside TDS PRELOGIN packets ([MS-TDS] 3.2.5.2) and the records bare afterwards: what
 /// ``ReplayServer`` and ``RecordingProxy`` run towards their TLS clients.
 ///
-/// It never touches a socket: feed it the client's bytes, send what it returns. TLS 1.2 only
+/// It never touches a socket: feed it the client's bytes, send what it returns. TLS 1.2 only by default
 /// (what SQL Server speaks inside PRELOGIN; TLS 1.3 would add post-handshake records that a
 /// login-only session cannot carry). Safe to use from two threads (one reading, one writing):
 /// every call holds the session's lock.
@@ -18,13 +18,17 @@ package final class OpenSSLTLSServerSession: @unchecked Sendable {
     private let lock = NSLock()
     private var handshakeDone = false
 
+    /// - Parameters:
+    ///   - allowTLS13: also accept TLS 1.3 (TDS 8.0 and the TLS contract tests; TDS 7.x stays on 1.2).
+    ///   - selectTDS8ALPN: answer ALPN `tds/8.0` when the client offers it.
     /// - Throws: ``TLSServerError`` when the certificate or key cannot be loaded.
-    package init(identity: TLSServerIdentity) throws {
+    package init(identity: TLSServerIdentity, allowTLS13: Bool = false, selectTDS8ALPN: Bool = false) throws {
         ERR_clear_error()
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw CertificateMaker.failure("SSL_CTX_new") }
         csqlclient_SSL_CTX_disable_compression_and_renegotiation(ctx)
         _ = csqlclient_SSL_CTX_set_min_proto_version(ctx, csqlclient_TLS_version(12))
-        _ = csqlclient_SSL_CTX_set_max_proto_version(ctx, csqlclient_TLS_version(12))
+        _ = csqlclient_SSL_CTX_set_max_proto_version(ctx, csqlclient_TLS_version(allowTLS13 ? 13 : 12))
+        if selectTDS8ALPN { csqlclient_SSL_CTX_select_alpn_tds8(ctx, 0) }
         do {
             let certificate = try Self.read(identity.certificatePEM) { PEM_read_bio_X509($0, nil, nil, nil) }
             defer { X509_free(certificate) }
@@ -135,6 +139,23 @@ package final class OpenSSLTLSServerSession: @unchecked Sendable {
             guard handshakeDone, let name = SSL_get_version(ssl) else { return nil }
             return String(cString: name)
         }
+    }
+
+    /// The ALPN protocol selected for the client, once the handshake is complete; nil when none.
+    package var selectedALPN: String? {
+        lock.withLock {
+            guard handshakeDone else { return nil }
+            var data: UnsafePointer<UInt8>?
+            var length: UInt32 = 0
+            SSL_get0_alpn_selected(ssl, &data, &length)
+            guard let data, length > 0 else { return nil }
+            return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+        }
+    }
+
+    /// The server name the client sent (SNI), nil when none.
+    package var requestedServerName: String? {
+        lock.withLock { csqlclient_SSL_get_servername(ssl).map { String(cString: $0) } }
     }
 
     // MARK: - Helpers

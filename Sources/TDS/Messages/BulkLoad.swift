@@ -2,7 +2,7 @@
 /// travel as in the BULKLOAD message's COLMETADATA, and its flags.
 ///
 /// ``init(tableColumn:includeIdentity:)`` applies 2.2.6.1's rules to a column of the table's own
-/// COLMETADATA (from `SELECT TOP 0 * FROM table`): xml travels as nvarchar(max), a CLR UDT as
+/// COLMETADATA (from `SELECT TOP 0 * FROM table`): xml and json travel as nvarchar(max), a CLR UDT as
 /// varbinary, legacy DECIMAL/NUMERIC as DECIMALN/NUMERICN, legacy CHAR/VARCHAR/BINARY/VARBINARY
 /// as their BIG forms, fixed-length types as their nullable (N) forms so that NULL can be sent;
 /// timestamp/rowversion and computed columns are not sent (nil), nor identity columns unless asked.
@@ -44,6 +44,11 @@ public struct BulkLoadColumn: Hashable, Sendable {
         switch type.type {
         case .xml:
             return .nvarchar(nil, collation: type.collation ?? .sqlLatin1GeneralCP1CIAS)
+        case .json:
+            // SQL Server refuses JSONTYPE (0xF4) in BULKLOAD COLMETADATA ("Invalid column type from
+            // bcp client"): json travels as nvarchar(max) text, as mssql-rs sends it. A vector goes
+            // as itself (VECTORTYPE, as Microsoft.Data.SqlClient sends it).
+            return .nvarchar(nil)
         case .udt:
             let size = Int(type.udt?.maxByteSize ?? 0xFFFF)
             return size == 0xFFFF || size == 0 || size > 8000 ? .varbinary(nil) : .varbinary(size)

@@ -70,6 +70,8 @@ public struct Login7Feature: Hashable, Sendable, CustomStringConvertible, Custom
         case 0x09: return "DATACLASSIFICATION"
         case 0x0A: return "UTF8_SUPPORT"
         case 0x0B: return "AZURESQLDNSCACHING"
+        case 0x0D: return "JSONSUPPORT"
+        case 0x0E: return "VECTORSUPPORT"
         default: return "FEATURE_0x" + String(id, radix: 16, uppercase: true)
         }
     }

@@ -55,6 +55,11 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
     indirect case variant(SQLVariant)
     /// A CLR user-defined type's bytes, uninterpreted (geography, hierarchyid…). Text `0x` + uppercase hex.
     case udt([UInt8])
+    /// json, SQL Server 2025 (JSONTYPE 0xF4: PLP UTF-8 text). Text: the document.
+    case json(String)
+    /// vector(n), SQL Server 2025 (VECTORTYPE 0xF5): float32 or float16 elements. Text: a JSON
+    /// array of the elements (``SQLVector/jsonText``, `[1.0,-2.5]`).
+    case vector(SQLVector)
 
     /// True for ``null`` (a variant is never NULL itself: its base value may be).
     public var isNull: Bool { if case .null = self { return true } else { return false } }
@@ -80,9 +85,10 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         case .datetime(let v): return v.canonicalText
         case .smallDateTime(let v): return v.canonicalText
         case .uniqueIdentifier(let u): return u.uuidString.uppercased()
-        case .string(let s), .xml(let s): return s
+        case .string(let s), .xml(let s), .json(let s): return s
         case .binary(let b), .udt(let b): return SQLValue.hexText(b)
         case .variant(let v): return v.value.canonicalText
+        case .vector(let v): return v.jsonText
         }
     }
 
@@ -169,10 +175,27 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Character and xml text; nil for other types (use ``canonicalText`` for display).
+    /// Character, xml and json text, and a vector's JSON array text; nil for other types (use
+    /// ``canonicalText`` for display).
     public var stringValue: String? {
         switch baseValue {
-        case .string(let s), .xml(let s): return s
+        case .string(let s), .xml(let s), .json(let s): return s
+        case .vector(let v): return v.jsonText
+        default: return nil
+        }
+    }
+
+    /// A vector's elements; or the elements of a JSON array of numbers held as text (json,
+    /// varchar/nvarchar: what a server that did not acknowledge VECTORSUPPORT sends for a vector
+    /// column, `[1.0000000e+000,2.0000000e+000]`); nil for anything else.
+    public var floatsValue: [Float]? { vectorValue?.values }
+
+    /// A vector; or one read from a JSON array of numbers held as text (see ``floatsValue``);
+    /// nil for anything else.
+    public var vectorValue: SQLVector? {
+        switch baseValue {
+        case .vector(let v): return v
+        case .string(let s), .json(let s): return SQLVector(jsonArray: s)
         default: return nil
         }
     }
@@ -183,10 +206,13 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// Binary, image, timestamp and UDT bytes.
+    /// Binary, image, timestamp and UDT bytes; json as its UTF-8; a vector's wire bytes
+    /// (its 8-byte header and elements, as `CAST(v AS varbinary(8000))` gives them).
     public var bytesValue: [UInt8]? {
         switch baseValue {
         case .binary(let b), .udt(let b): return b
+        case .json(let s): return Array(s.utf8)
+        case .vector(let v): return try? v.wireBytes()
         default: return nil
         }
     }

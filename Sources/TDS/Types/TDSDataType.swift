@@ -97,14 +97,20 @@ public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringCon
     @inlinable public static var ntext: TDSDataType { TDSDataType(0x63) }
     /// SSVARIANTTYPE (0x62): sql_variant (LONGLEN).
     @inlinable public static var ssVariant: TDSDataType { TDSDataType(0x62) }
+    /// JSONTYPE (0xF4): json, SQL Server 2025 (JSONSUPPORT feature; TYPE_INFO is the type byte
+    /// alone; values are PLP holding UTF-8 text).
+    @inlinable public static var json: TDSDataType { TDSDataType(0xF4) }
+    /// VECTORTYPE (0xF5): vector(n), SQL Server 2025 (VECTORSUPPORT feature; USHORTLEN maximum
+    /// length and an element type byte; values USHORTLEN, an 8-byte header then the elements).
+    @inlinable public static var vector: TDSDataType { TDSDataType(0xF5) }
 
-    /// Every type byte [MS-TDS] 2.2.5.4 defines.
+    /// Every type byte [MS-TDS] 2.2.5.4 defines, and SQL Server 2025's json and vector.
     public static let allKnown: [TDSDataType] = [
         .null, .int1, .bit, .int2, .int4, .datetim4, .flt4, .money, .datetime, .flt8, .money4, .int8,
         .guid, .intN, .decimal, .numeric, .bitN, .decimalN, .numericN, .fltN, .moneyN, .datetimN,
         .dateN, .timeN, .datetime2N, .datetimeOffsetN, .char, .varchar, .binary, .varbinary,
         .bigVarBinary, .bigVarChar, .bigBinary, .bigChar, .nvarchar, .nchar, .xml, .udt,
-        .text, .image, .ntext, .ssVariant,
+        .text, .image, .ntext, .ssVariant, .json, .vector,
     ]
 
     /// The [MS-TDS] name without the `TYPE` suffix ("INTN", "NVARCHAR"), or "0xNN" if unknown.
@@ -152,6 +158,8 @@ public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case 0x22: return "IMAGE"
         case 0x63: return "NTEXT"
         case 0x62: return "SSVARIANT"
+        case 0xF4: return "JSON"
+        case 0xF5: return "VECTOR"
         default:
             let hex = String(rawValue, radix: 16, uppercase: true)
             return "0x" + (hex.count < 2 ? "0" + hex : hex)
@@ -188,9 +196,9 @@ public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case 0x24, 0x26, 0x37, 0x3F, 0x68, 0x6A, 0x6C, 0x6D, 0x6E, 0x6F, 0x28, 0x29, 0x2A, 0x2B,
              0x2F, 0x27, 0x2D, 0x25:
             return .byteLength
-        case 0xA5, 0xA7, 0xAD, 0xAF, 0xE7, 0xEF: return .ushortLength
+        case 0xA5, 0xA7, 0xAD, 0xAF, 0xE7, 0xEF, 0xF5: return .ushortLength
         case 0x23, 0x22, 0x63, 0x62: return .longLength
-        case 0xF0, 0xF1: return .plp
+        case 0xF0, 0xF1, 0xF4: return .plp
         default: return nil
         }
     }

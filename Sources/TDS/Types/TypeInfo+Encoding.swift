@@ -220,7 +220,7 @@ extension TypeInfo {
             writer.writeInt16LE(d.offsetMinutes)
         case .char, .varchar, .bigChar, .bigVarChar, .text:
             switch v {
-            case .string(let s), .xml(let s):
+            case .string(let s), .xml(let s), .json(let s):
                 // ASCII is the same bytes in every supported code page: written as it is, with no array.
                 if s.utf8.allSatisfy({ $0 < 0x80 }) { writer.writeBytes(s.utf8); return }
                 guard let bytes = TextCodec.encode(s, collation: collation) else {
@@ -232,7 +232,8 @@ extension TypeInfo {
             }
         case .nchar, .nvarchar, .ntext, .xml:
             switch v {
-            case .string(let s), .xml(let s): writer.writeUTF16LE(s)
+            case .string(let s), .xml(let s), .json(let s): writer.writeUTF16LE(s)
+            case .vector(let x) where type == .nvarchar: writer.writeUTF16LE(x.jsonText)   // a vector's JSON text
             default: throw mismatch(v, writer)
             }
         case .binary, .varbinary, .bigBinary, .bigVarBinary, .image, .udt:
@@ -240,6 +241,19 @@ extension TypeInfo {
             case .binary(let b), .udt(let b): writer.writeBytes(b)
             default: throw mismatch(v, writer)
             }
+        case .json:
+            switch v {
+            case .json(let s), .string(let s): writer.writeBytes(s.utf8)
+            default: throw mismatch(v, writer)
+            }
+        case .vector:
+            guard case .vector(var vector) = v else { throw mismatch(v, writer) }
+            if let e = vectorElementType { vector.elementType = e }
+            if length > 0, vector.byteCount != length {
+                throw TDSDecodingError(.invalidValue, offset: writer.count,
+                                       "a vector of \(vector.dimensions) dimension(s) for \(sqlTypeName)")
+            }
+            try vector.encode(into: &writer)
         default:
             throw mismatch(v, writer)
         }
@@ -316,7 +330,7 @@ extension SQLVariant {
         case .uniqueIdentifier: t = .uniqueIdentifier
         case .string(let s): t = .nvarchar(max(1, min(4000, s.utf16.count)), collation: collation)
         case .binary(let b): t = .varbinary(max(1, min(8000, b.count)))
-        case .null, .xml, .udt, .variant: return nil
+        case .null, .xml, .udt, .variant, .json, .vector: return nil
         }
         self.init(baseType: t, value: value)
     }
@@ -375,6 +389,8 @@ extension SQLValue {
         case .binary: return "binary"
         case .variant: return "sql_variant"
         case .udt: return "udt"
+        case .json: return "json"
+        case .vector: return "vector"
         }
     }
 }

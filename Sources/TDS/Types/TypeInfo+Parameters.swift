@@ -48,6 +48,12 @@ extension TypeInfo {
             if b.count <= 8000 { return (.varbinary(8000), .binary(b)) }
             return hasMax ? (.varbinary(nil), .binary(b)) : (.image, .binary(b))
         case .variant: return (.sqlVariant, value)
+        case .json(let s):
+            // json as nvarchar(max) where the TDS version has no max types (the caller downgrades
+            // it when JSONSUPPORT was not acknowledged, see SQLTypeSupport).
+            return hasMax ? (.json, value) : text(s)
+        case .vector(let v):
+            return (.vector(dimensions: v.dimensions, elementType: v.elementType), value)
         }
     }
 }

@@ -251,6 +251,8 @@ extension ValueLayout {
             return .binary(bytes)   // the assembled chunks are the value: no second copy
         case .udt:
             return .udt(bytes)
+        case .json:
+            return .json(try JSONCodec.decode(bytes))
         case .bigVarChar, .nvarchar, .xml:
             var reader = ByteReader(bytes)
             do {
@@ -380,6 +382,15 @@ extension ValueLayout {
             return .binary(try reader.readBytes(n))
         case .udt:
             return .udt(try reader.readBytes(n))
+        case .vector:
+            guard !inVariant else { throw reader.error(.invalidValue, at: start, "vector is not a sql_variant base type") }
+            return .vector(try SQLVector.decode(from: &reader, count: n, declaredLength: length,
+                                                declaredElement: SQLVector.ElementType(rawValue: scale)))
+        case .json:
+            // Only when the bytes come as one run (a PLP value's assembled chunks, a bulk-load row).
+            try reader.require(n)
+            let bytes = try reader.readBytes(n)
+            do { return .json(try JSONCodec.decode(bytes)) } catch { throw error.shifted(by: reader.baseOffset + start) }
         case .null:
             guard n == 0 else { throw wrongLength() }
             return .null

@@ -114,6 +114,26 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
     public static let xml = TypeInfo(type: .xml, length: -1, isPLP: true)
     /// sql_variant: SSVARIANT, at most 8016 bytes.
     public static let sqlVariant = TypeInfo(type: .ssVariant, length: 8016)
+    /// json (SQL Server 2025): JSON, always PLP, no length or collation in TYPE_INFO.
+    public static let json = TypeInfo(type: .json, length: -1, isPLP: true)
+
+    /// vector(dimensions[, float16]) (SQL Server 2025): VECTOR, maximum length 8 + dimensions ×
+    /// element size, the element type kept in ``scale`` (see ``vectorElementType``).
+    public static func vector(dimensions: Int, elementType: SQLVector.ElementType = .float32) -> TypeInfo {
+        TypeInfo(type: .vector, length: SQLVector.headerSize + max(0, dimensions) * elementType.size,
+                 scale: elementType.rawValue)
+    }
+
+    /// A vector's element type (its TYPE_INFO byte, kept in ``scale``); nil for other types or an unknown byte.
+    public var vectorElementType: SQLVector.ElementType? {
+        type == .vector ? SQLVector.ElementType(rawValue: scale) : nil
+    }
+
+    /// A vector's dimension count from its declared length; nil for other types.
+    public var vectorDimensions: Int? {
+        guard let e = vectorElementType else { return nil }
+        return max(0, length - SQLVector.headerSize) / e.size
+    }
 
     /// decimal(p,s) (DECIMALNTYPE).
     public static func decimal(precision: UInt8, scale: UInt8) -> TypeInfo {
@@ -197,6 +217,12 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         }
         var info = TypeInfo(type: type)
         let hasCollations = version.generation >= 0x71
+        if type == .json {
+            info.length = -1
+            info.isPLP = true
+            return info
+        }
+        if type == .vector { return try decodeVectorTypeInfo(from: &reader) }
         switch kind {
         case .fixed(let size):
             info.length = size
@@ -283,6 +309,23 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         return info
     }
 
+    /// VECTOR TYPE_INFO after its type byte: USHORT maximum length (8 + dimensions × element
+    /// size, at most 8,000), then the element type byte (0 float32, 1 float16).
+    private static func decodeVectorTypeInfo(from reader: inout ByteReader) throws(TDSDecodingError) -> TypeInfo {
+        let at = reader.offset
+        let length = Int(try reader.readUInt16LE())
+        let elementAt = reader.offset
+        let byte = try reader.readUInt8()
+        guard let element = SQLVector.ElementType(rawValue: byte) else {
+            throw reader.error(.invalidValue, at: elementAt, "vector element type 0x\(TokenType.hex(byte)) is neither float32 (0) nor float16 (1)")
+        }
+        guard length > SQLVector.headerSize, length <= SQLVector.maximumByteCount,
+              (length - SQLVector.headerSize) % element.size == 0 else {
+            throw reader.error(.invalidLength, at: at, "vector maximum length \(length) is not 8 + 1…\(element.maximumDimensions) \(element.name) elements")
+        }
+        return TypeInfo(type: .vector, length: length, scale: element.rawValue)
+    }
+
     // MARK: Encoding
 
     /// Writes this TYPE_INFO (the COLMETADATA / RPC parameter form). Collations are written for
@@ -291,6 +334,12 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         writer.writeUInt8(type.rawValue)
         guard let kind = type.lengthKind else { return }
         let hasCollations = version.generation >= 0x71
+        if type == .json { return }
+        if type == .vector {
+            writer.writeUInt16LE(UInt16(clamping: length))
+            writer.writeUInt8(scale)
+            return
+        }
         switch kind {
         case .fixed:
             break
@@ -383,6 +432,11 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         case .xml: return "xml"
         case .udt: return udt.map { $0.typeName.isEmpty ? "udt" : $0.typeName } ?? "udt"
         case .ssVariant: return "sql_variant"
+        case .json: return "json"
+        case .vector:
+            let e = vectorElementType ?? .float32
+            let n = vectorDimensions ?? 0
+            return e == .float32 ? "vector(\(n))" : "vector(\(n), float16)"
         default: return type.name
         }
     }

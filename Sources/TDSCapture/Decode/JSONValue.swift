@@ -95,8 +95,9 @@ public indirect enum JSONValue: Sendable, Hashable {
     /// A SQL value by the one JSON rule of `sqlclient` (``JSONNumberRule``): NULL is null; bit,
     /// tinyint, smallint, int and bigint are integers (bit 0 or 1); real and float are numbers
     /// (non-finite ones, which SQL Server never sends, strings); decimal, numeric, money and
-    /// smallmoney are ``decimal(_:)``; a sql_variant is its base value; everything else is its
-    /// canonical text in a string (dates, times, GUIDs, binary as `0x…`).
+    /// smallmoney are ``decimal(_:)``; a sql_variant is its base value; a vector (SQL Server
+    /// 2025) is an array of its elements as numbers; everything else is its canonical text in a
+    /// string (dates, times, GUIDs, binary as `0x…`, json as its text).
     public static func sqlValue(_ value: SQLValue) -> JSONValue {
         switch value {
         case .null: return .null
@@ -109,6 +110,8 @@ public indirect enum JSONValue: Sendable, Hashable {
         case .float(let v) where v.isFinite: return floatText(value.canonicalText)
         case .decimal, .money, .smallMoney: return value.canonicalText.map(JSONValue.decimal) ?? .null
         case .variant(let v): return sqlValue(v.value)
+        case .vector(let v):   // a JSON array of numbers (elements are finite: the codec refuses others)
+            return .array(v.values.map { floatText($0.description) })
         default: return value.canonicalText.map(JSONValue.string) ?? .null
         }
     }

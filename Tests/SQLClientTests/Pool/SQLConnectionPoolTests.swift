@@ -489,7 +489,8 @@ final class SQLConnectionPoolTests: XCTestCase {
         XCTAssertEqual(counts["wrong value"], nil)
         XCTAssertGreaterThan(counts["ok"] ?? 0, 400)
         XCTAssertGreaterThan(outcomes.count - (counts["ok"] ?? 0), 0, "the server did cut some requests")
-        XCTAssertEqual(Set(counts.keys).subtracting(["ok", "connectionClosed", "ioError"]), [], "\(counts)")
+        // connectionLost: a connection found cut while idle, which this server (no SESSIONRECOVERY) cannot recover.
+        XCTAssertEqual(Set(counts.keys).subtracting(["ok", "connectionClosed", "ioError", "connectionLost"]), [], "\(counts)")
         XCTAssertLessThanOrEqual(server.mostOpenAtOnce, 8, "the server never saw more than the maximum")
         // The chaos stops. Connections cut right after an answer are found out at their next
         // request; rounds of eight leases held at once run until all eight connections serve.

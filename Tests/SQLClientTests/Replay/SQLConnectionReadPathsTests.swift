@@ -219,6 +219,8 @@ final class SQLConnectionReadPathsTests: XCTestCase {
         case .uniqueIdentifier(let u): return [check(UUID.self, u)]
         case .string(let s), .xml(let s): return [check(String.self, s)]
         case .binary(let b), .udt(let b): return [check([UInt8].self, b), check(Data.self, Data(b))]
+        case .json(let s): return [check(String.self, s), check(Data.self, Data(s.utf8))]
+        case .vector(let v): return [check([Float].self, v.values), check(String.self, v.jsonText)]
         case .variant: return []   // baseValue never is one
         }
     }

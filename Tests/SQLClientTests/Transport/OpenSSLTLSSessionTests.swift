@@ -84,11 +84,11 @@ final class OpenSSLTLSSessionTests: XCTestCase {
                            certs: TestCertificates) throws -> (any TLSSession, MemoryTLSServer) {
         let server = try MemoryTLSServer(certificate: certs.serverCertificate, key: certs.serverKey)
         let client = try OpenSSLTLSProvider().makeClientSession(serverName: serverName, configuration: configuration)
-        var toServer = try client.startHandshake()
+        var toServer = try waitFor { try await client.startHandshake() }
         XCTAssertEqual(toServer.first, 0x16, "a ClientHello is a TLS handshake record")
         for _ in 0 ..< 10 {
             let toClient = server.feed(toServer)
-            let step = try client.continueHandshake(toClient)
+            let step = try waitFor { try await client.continueHandshake(toClient) }
             toServer = step.output
             if step.isComplete {
                 if !toServer.isEmpty { _ = server.feed(toServer) }
@@ -107,14 +107,14 @@ final class OpenSSLTLSSessionTests: XCTestCase {
         XCTAssertEqual(client.negotiatedProtocol, "TLSv1.2")
         XCTAssertNotNil(client.peerCertificateDER)
         let message = Array("LOGIN7 would travel here".utf8)
-        let record = try client.encrypt(message)
+        let record = try waitFor { try await client.encrypt(message) }
         XCTAssertEqual(record.first, 0x17, "application data record")
         XCTAssertNotEqual(Array(record.dropFirst(5)), message)
         XCTAssertEqual(server.decrypt(record), message)
         let reply = server.encrypt(Array("LOGINACK".utf8))
         // Fed one byte at a time, the client returns the plaintext only when the record is whole.
         var plain: [UInt8] = []
-        for byte in reply { plain += try client.decrypt([byte]) }
+        for byte in reply { plain += try waitFor { try await client.decrypt([byte]) } }
         XCTAssertEqual(String(decoding: plain, as: UTF8.self), "LOGINACK")
     }
 
@@ -236,7 +236,7 @@ final class OpenSSLTLSSessionTests: XCTestCase {
     func testEncryptBeforeHandshakeIsRefused() throws {
         let client = try OpenSSLTLSProvider().makeClientSession(
             serverName: "localhost", configuration: TLSConfiguration(trustServerCertificate: true))
-        XCTAssertThrowsError(try client.encrypt([1, 2, 3])) { error in
+        XCTAssertThrowsError(try waitFor { try await client.encrypt([1, 2, 3]) }) { error in
             XCTAssertEqual((error as? SQLClientError)?.code, .tlsFailed)
         }
     }

@@ -15,6 +15,9 @@ final class StrictTLSTests: XCTestCase {
         try LoginScenarioServer(behaviour: .init(tlsFirst: .init(certificatePath: certs.serverCertificate, keyPath: certs.serverKey)))
     }
 
+    // The scenario server's TLS-first mode is OpenSSL's (Linux): on Apple platforms the TLS
+    // contract (Tests/SQLClientTests/TLSContract) runs strict mode against the Network.framework engine.
+    #if canImport(CSQLClientOpenSSL)
     func testHandshakeOffersALPNAndSNIThenCarriesPrelogin() async throws {
         let certs = try certificates()
         let server = try server(certs)
@@ -65,6 +68,8 @@ final class StrictTLSTests: XCTestCase {
         }
     }
 
+    #endif
+
     func testStrictConfigurationAllowsTLS13AndForcesVerification() {
         let tls = StrictTLS.configuration(TLSConfiguration(trustServerCertificate: true, hostNameInCertificate: "db.example.org",
                                                            verifyHostName: false, minimumVersion: .tls1_0))
@@ -81,7 +86,8 @@ final class StrictTLSTests: XCTestCase {
         defer { listener.stop() }
         let socket = try await SocketStream.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(10))
         defer { socket.close() }
-        let session = try OpenSSLTLSProvider().makeStrictClientSession(serverName: "127.0.0.1", configuration: TLSConfiguration())
+        let provider = try XCTUnwrap(DefaultTLSProvider.provider, "this platform has no TLS provider")
+        let session = try provider.makeStrictClientSession(serverName: "127.0.0.1", configuration: TLSConfiguration())
         do {
             try await StrictTLS.handshake(session, over: socket)
             XCTFail("the handshake succeeded against a closing server")

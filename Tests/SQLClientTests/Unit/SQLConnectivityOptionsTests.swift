@@ -68,8 +68,11 @@ final class SQLConnectivityOptionsTests: XCTestCase {
         guard case .sqlPassword = try config("Authentication=SqlPassword;UID=u;PWD=p").authentication else {
             return XCTFail("SqlPassword")
         }
-        for entry in ["Integrated Security=SSPI", "Trusted_Connection=yes", "Authentication=ActiveDirectoryPassword",
-                      "Authentication=ActiveDirectoryManagedIdentity"] {
+        // Integrated security without a password is Kerberos (KerberosConfigurationTests).
+        for entry in ["Integrated Security=SSPI", "Trusted_Connection=yes"] {
+            guard case .kerberos = try config(entry).authentication else { return XCTFail(entry) }
+        }
+        for entry in ["Authentication=ActiveDirectoryPassword", "Authentication=ActiveDirectoryManagedIdentity"] {
             XCTAssertThrowsError(try config(entry), entry) { XCTAssertEqual(($0 as? SQLClientError)?.code, .unsupported) }
         }
         XCTAssertThrowsError(try config("Authentication=ActiveDirectoryAccessToken;Integrated Security=true;UID=A\\b;PWD=x"))

@@ -7,7 +7,7 @@ import TDS
 /// A server that acknowledges a feature sends that type's columns, output parameters and return
 /// values as json (0xF4) or vector (0xF5); one that does not (an older server, or the feature
 /// switched off here) sends json as `nvarchar(max)` and vector as `varchar(max)` holding a JSON
-/// array, which ``SQLValue/floatsValue`` and `Decodable` `[Float]` read too.
+/// array, which `SQLValue.floatsValue` and `Decodable` `[Float]` read too.
 ///
 /// Connection string keys: `Json Support` (true/false) and `Vector Support` (`Off`, `Float32`,
 /// `Float16`; true/false for Float32/Off). CLI: `--json-support on|off`, `--vector-support off|float32|float16`.

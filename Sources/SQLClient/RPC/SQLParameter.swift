@@ -310,7 +310,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     /// // sp_executesql declares it as `@P1 [dbo].[IdList] READONLY`
     /// try await connection.callProcedure("dbo.importPeople", parameters: [.input("@people", ids)])
     /// ```
-    /// json and vector columns travel as nvarchar(max) text (see ``tvpWireType(_:)``).
+    /// json and vector columns travel as nvarchar(max) text (see `tvpWireType(_:)`).
     /// A name that is not one or two parts, a row of the wrong width or a value that does not fit
     /// its column fails the request with `.invalidParameter` before it is sent; an empty `rows` sends
     /// an empty table.

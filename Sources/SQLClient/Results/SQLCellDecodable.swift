@@ -2,7 +2,7 @@ import Foundation
 import TDS
 
 /// One value of a row, where it is: the row's block, the row and the column. What
-/// ``SQLCellDecodable`` types decode from (``SQLRow/decode(_:)-(repeat each T).Type``, `Decodable`).
+/// ``SQLCellDecodable`` types decode from (`SQLRow.decode((A, B).self)`, `Decodable`).
 ///
 /// A cell of a row that arrived as wire bytes ([MS-TDS] 2.2.7.20 ROW, 2.2.7.15 NBCROW) is read
 /// straight from them by the standard types' decoders (no ``SQLValue`` made); ``value`` decodes it
@@ -21,7 +21,7 @@ public struct SQLCell: Sendable {
         self.index = column
     }
 
-    /// The value, decoded as an ``SQLValue`` (lossless; ``SQLValue/null`` for NULL).
+    /// The value, decoded as an ``SQLValue`` (lossless; `SQLValue.null` for NULL).
     public var value: SQLValue { storage.value(row: row, column: index) }
 
     /// Whether the value is NULL (read without decoding it).
@@ -100,7 +100,7 @@ public struct SQLCell: Sendable {
 
 /// Why a cell could not be decoded, with the column and the Swift type: the
 /// ``SQLClientError/underlying`` (and ``SQLClientError/decodingFailure``) of a `.decodingFailed`
-/// error thrown by ``SQLRow/decode(_:)-(repeat each T).Type``, the typed row sequences and `Decodable`.
+/// error thrown by `SQLRow.decode((A, B).self)`, the typed row sequences and `Decodable`.
 public struct SQLDecodingFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong.
     public enum Reason: Sendable, Hashable {
@@ -168,7 +168,7 @@ extension SQLClientError {
     public var decodingFailure: SQLDecodingFailure? { underlying as? SQLDecodingFailure }
 }
 
-/// A Swift type a cell of a row decodes to: what ``SQLRow/decode(_:)-(repeat each T).Type``,
+/// A Swift type a cell of a row decodes to: what `SQLRow.decode((A, B).self)`,
 /// ``SQLRowSequence/decode(_:)`` and `Decodable` rows read.
 ///
 /// The standard types adopt it: every fixed-width integer, `Bool`, `Double`, `Float`, `Decimal`,

@@ -52,7 +52,7 @@ public struct SQLResult: Sendable, CustomStringConvertible {
     /// Every row of every result set, in order (for a one-SELECT request: its rows).
     public var rows: [SQLRow] { resultSets.flatMap(\.rows) }
 
-    /// The rows of every result set decoded into `type` (see ``SQLRow/decode(_:)``).
+    /// The rows of every result set decoded into `type` (see ``SQLRow/decode(_:)-(T.Type)``).
     /// - Throws: ``SQLClientError`` `.decodingFailed` naming the column.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> [T] {
         try rows.map { try $0.decode(T.self) }

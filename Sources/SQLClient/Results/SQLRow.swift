@@ -113,7 +113,7 @@ public final class SQLColumns: Sendable, RandomAccessCollection {
 ///
 /// A row is a view of the block of rows it arrived in (shared, never copied): taking a row from
 /// ``SQLConnection/query(_:timeout:)`` or ``SQLResultSet/rows`` allocates nothing, and a value is decoded
-/// when it is read (`row[i]`, `row["name"]`, iterating the row, ``decode(_:)``). ``values`` copies
+/// when it is read (`row[i]`, `row["name"]`, iterating the row, ``decode(_:)-(T.Type)``, `decode((A, B).self)`). ``values`` copies
 /// them into an array of their own.
 public struct SQLRow: Sendable, RandomAccessCollection, CustomStringConvertible {
     @usableFromInline let storage: SQLRowStorage

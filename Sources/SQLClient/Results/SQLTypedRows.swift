@@ -32,7 +32,7 @@ extension SQLRow {
 }
 
 extension SQLRowSequence {
-    /// The rows as tuples of `types` (``SQLRow/decode(_:)-(repeat each T).Type`` per row),
+    /// The rows as tuples of `types` (`SQLRow.decode((A, B).self)` per row),
     /// streamed as ``SQLConnection/query(_:timeout:)`` streams them.
     ///
     /// ```swift
@@ -42,7 +42,7 @@ extension SQLRowSequence {
     /// ```
     /// - Parameter types: a tuple of ``SQLCellDecodable`` types.
     /// - Throws (from iteration): as ``SQLConnection/query(_:timeout:)``, and ``SQLClientError``
-    ///   `.decodingFailed` for a row that does not decode (see ``SQLRow/decode(_:)-(repeat each T).Type``).
+    ///   `.decodingFailed` for a row that does not decode (see `SQLRow.decode((A, B).self)`).
     public func decode<each T: SQLCellDecodable>(_ types: (repeat each T).Type) -> SQLTypedRowSequence<repeat each T> {
         SQLTypedRowSequence(rows: self)
     }

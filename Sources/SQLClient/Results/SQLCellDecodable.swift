@@ -385,15 +385,47 @@ extension Data: SQLCellDecodable {
     }
 }
 
-extension Array: SQLCellDecodable where Element == UInt8 {
+/// The element of an array a cell decodes to: `UInt8` (the bytes of a binary value) and `Float`
+/// (the elements of a vector). One protocol, because `Array` can adopt ``SQLCellDecodable`` once.
+public protocol SQLCellArrayElement {
+    /// The cell's value as an array of `Self`.
+    /// - Throws: `.decodingFailed` for NULL or a value that does not convert.
+    static func decodeArray(sqlCell cell: SQLCell) throws -> [Self]
+    /// As ``decodeArray(sqlCell:)``, nil for NULL.
+    /// - Throws: `.decodingFailed` for a value that does not convert.
+    static func decodeArrayIfPresent(sqlCell cell: SQLCell) throws -> [Self]?
+}
+
+extension UInt8: SQLCellArrayElement {
     /// The bytes of binary, varbinary, image, timestamp and UDT values (``SQLValue/bytesValue``).
     /// - Throws: `.decodingFailed` for NULL or another value.
-    public init(sqlCell cell: SQLCell) throws {
-        self = try cell.read({ $0.bytes(row: $1, column: $2) }, { $0 }, SQLValueConversion.bytes)
+    public static func decodeArray(sqlCell cell: SQLCell) throws -> [UInt8] {
+        try cell.read({ $0.bytes(row: $1, column: $2) }, { $0 }, SQLValueConversion.bytes)
     }
-    /// As ``init(sqlCell:)``, nil for NULL.
-    public static func decodeIfPresent(sqlCell cell: SQLCell) throws -> [UInt8]? {
+    /// As ``decodeArray(sqlCell:)``, nil for NULL.
+    public static func decodeArrayIfPresent(sqlCell cell: SQLCell) throws -> [UInt8]? {
         try cell.readIfPresent({ $0.bytes(row: $1, column: $2) }, { $0 }, SQLValueConversion.bytes)
+    }
+}
+
+extension Float: SQLCellArrayElement {
+    /// The elements of a vector value, or of a JSON array of numbers held as json or character
+    /// text (what a server that did not acknowledge VECTORSUPPORT sends): ``SQLVector``'s read.
+    /// - Throws: `.decodingFailed` for NULL or another value.
+    public static func decodeArray(sqlCell cell: SQLCell) throws -> [Float] { try SQLVector(sqlCell: cell).values }
+    /// As ``decodeArray(sqlCell:)``, nil for NULL.
+    public static func decodeArrayIfPresent(sqlCell cell: SQLCell) throws -> [Float]? {
+        try SQLVector.decodeIfPresent(sqlCell: cell)?.values
+    }
+}
+
+extension Array: SQLCellDecodable where Element: SQLCellArrayElement {
+    /// `[UInt8]`: the bytes of a binary value; `[Float]`: a vector's elements (``SQLCellArrayElement``).
+    /// - Throws: `.decodingFailed` for NULL or another value.
+    public init(sqlCell cell: SQLCell) throws { self = try Element.decodeArray(sqlCell: cell) }
+    /// As ``init(sqlCell:)``, nil for NULL.
+    public static func decodeIfPresent(sqlCell cell: SQLCell) throws -> [Element]? {
+        try Element.decodeArrayIfPresent(sqlCell: cell)
     }
 }
 

@@ -165,9 +165,7 @@ struct SQLRowDecoder: Decoder {
         if T.self == Data.self { return try read(Data.self) }
         if T.self == [UInt8].self { return try read([UInt8].self) }
         if T.self == SQLVector.self { return try read(SQLVector.self) }
-        if T.self == [Float].self {   // a vector, or a JSON array of numbers as text (json, varchar)
-            return (ifPresent ? try SQLVector.decodeIfPresent(sqlCell: cell) : try SQLVector(sqlCell: cell))?.values as? T
-        }
+        if T.self == [Float].self { return try read([Float].self) }   // a vector, or a JSON array of numbers as text
         return nil
     }
 

@@ -185,6 +185,17 @@ final class JSONVectorReplayTests: XCTestCase {
         XCTAssertEqual(try row.decode(Raw.self).j, Data(Self.doc.utf8))
         XCTAssertEqual(try row.decode(Raw.self).v, Data(try vector.wireBytes()))
         XCTAssertEqual(result.rows[1]["j"]?.floatsValue, [1, 2])
+        // Typed tuples: [Float] and [Float]? beside String and SQLVector (one Array conformance
+        // over SQLCellArrayElement serves [UInt8] and [Float]).
+        typealias VectorTuple = (String, [Float], [Float]?, String?)
+        let (tj, tv, tnv, tnj) = try row.decode(VectorTuple.self)
+        XCTAssertEqual(tj, Self.doc); XCTAssertEqual(tv, [0.25, -1, 3.5]); XCTAssertNil(tnv); XCTAssertNil(tnj)
+        typealias NullVector = (String, [Float], [Float])
+        XCTAssertThrowsError(try row.decode(NullVector.self)) { error in   // "nv" is NULL
+            let failure = (error as? SQLClientError)?.decodingFailure
+            XCTAssertEqual(failure?.columnIndex, 2); XCTAssertEqual(failure?.columnName, "nv")
+            XCTAssertEqual(failure?.sqlType, "vector(3)"); XCTAssertEqual(failure?.reason, .null)
+        }
 
         // Streamed rows read the same values.
         server.stop()
@@ -245,6 +256,9 @@ final class JSONVectorReplayTests: XCTestCase {
         let row = try XCTUnwrap(result.rows.first)
         XCTAssertEqual(try row.decode(Item.self), Item(j: Self.doc, v: [1, 2, 3], nv: nil, nj: nil))
         XCTAssertEqual(row["v"]?.floatsValue, [1, 2, 3])
+        typealias TextVector = (String, [Float])   // vector as varchar(max) JSON text, read as [Float]
+        let (textJSON, textVector) = try row.decode(TextVector.self)
+        XCTAssertEqual(textJSON, Self.doc); XCTAssertEqual(textVector, [1, 2, 3])
     }
 
     // MARK: Every read path

@@ -13,7 +13,13 @@ public func fuzzLogin7(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
     do {
         let login = try Login7.decode(from: body, version: version)
         let encoded = login.encode(version: version)
-        let again = try Login7.decode(from: encoded, version: version)
+        let again: Login7
+        do {
+            again = try Login7.decode(from: encoded, version: version)
+        } catch {
+            invariant(false, "a decoded LOGIN7 encodes to bytes that do not decode: \(error)")
+            return 0
+        }
         if login.limitViolation == nil {
             invariant(again == login, "LOGIN7 does not survive encode/decode")
         } else {

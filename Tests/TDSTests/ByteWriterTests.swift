@@ -22,4 +22,17 @@ final class ByteWriterTests: XCTestCase {
             XCTAssertEqual(w.bytes, [0xEE] + utf16LE(s) + [0xFF], s)
         }
     }
+
+    /// B_VARCHAR and US_VARCHAR cut at their unit limits without splitting a surrogate pair: the
+    /// written text reads back as valid UTF-16.
+    func testVarCharCutsKeepSurrogatePairsWhole() throws {
+        var w = ByteWriter()
+        w.writeBVarChar(String(repeating: "a", count: 254) + "😀")
+        XCTAssertEqual(w.bytes[0], 254)
+        var r = ByteReader(w.bytes)
+        XCTAssertEqual(try r.readBVarChar(), String(repeating: "a", count: 254))
+        XCTAssertEqual(ByteWriter.utf16Prefix("a😀", maxUnits: 3), Array("a😀".utf16))
+        XCTAssertEqual(ByteWriter.utf16Prefix("a😀", maxUnits: 2), Array("a".utf16))
+        XCTAssertEqual(ByteWriter.utf16Prefix("abc", maxUnits: -1), [])
+    }
 }

@@ -253,6 +253,23 @@ final class MessageLogin7LimitsTests: XCTestCase {
         XCTAssertEqual(decoded.password.reveal().count, 128)
         XCTAssertEqual(decoded.sspi.count, 70_000)
     }
+
+    /// A cut never splits a surrogate pair (found by the Login7 fuzz harness: the cut text was
+    /// invalid UTF-16 and the encoded LOGIN7 did not decode). 127 units then a pair: the pair
+    /// would straddle the 128-unit limit, so both of its units go.
+    func testEncodeCutKeepsSurrogatePairsWhole() throws {
+        let straddling = String(repeating: "a", count: 127) + "😀" + "b"
+        let login = Login7(hostName: straddling, password: RedactedPassword(straddling),
+                           attachDBFile: String(repeating: "p", count: 259) + "😀")
+        let decoded = try Login7.decode(from: login.encode())
+        XCTAssertEqual(decoded.hostName, String(repeating: "a", count: 127))
+        XCTAssertEqual(decoded.password.reveal(), String(repeating: "a", count: 127))
+        XCTAssertEqual(decoded.attachDBFile, String(repeating: "p", count: 259))
+        // A pair that ends exactly at the limit stays.
+        let fits = String(repeating: "a", count: 126) + "😀" + "b"
+        XCTAssertEqual(try Login7.decode(from: Login7(userName: fits).encode()).userName,
+                       String(repeating: "a", count: 126) + "😀")
+    }
 }
 
 final class MessageLogin7LongSSPITests: XCTestCase {

@@ -253,7 +253,7 @@ extension SQLConnection {
 
             case .sendLogin7(let throughTLS):
                 let host = configuration.workstationID
-                    ?? String(ProcessInfo.processInfo.hostName.utf16.prefix(Login7.maximumFieldLength)) ?? ""
+                    ?? String(decoding: ByteWriter.utf16Prefix(ProcessInfo.processInfo.hostName, maxUnits: Login7.maximumFieldLength), as: UTF16.self)
                 var login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
                 addSessionRecovery(to: &login7)   // SQLConnection+Recovery.swift
                 configuration.typeSupport.request(in: &login7)   // JSONSUPPORT, VECTORSUPPORT

@@ -385,15 +385,17 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
     /// not used. Variable data is written in table order (HostName … ChangePassword, SSPI data
     /// last when there is any, so that a long SSPI blob never pushes a 16-bit offset past
     /// 65,535), then FeatureExt. Text longer than its limit (``maximumFieldLength``,
-    /// ``maximumAttachDBFileLength``) is cut: check ``limitViolation`` before sending.
+    /// ``maximumAttachDBFileLength``) is cut, one unit shorter when the cut would split a
+    /// surrogate pair: check ``limitViolation`` before sending.
     public func encode(version: TDSVersion = .v7_4) -> [UInt8] {
         let gen = tdsVersion.generation
         let fixed = Login7.fixedLength(for: tdsVersion)
         var data = ByteWriter(capacity: 256)
         var table = ByteWriter(capacity: 64)
         func units(_ s: String, limit: Int = Login7.maximumFieldLength) -> [UInt8] {
-            var w = ByteWriter()
-            for u in s.utf16.prefix(limit) { w.writeUInt16LE(u) }
+            let kept = ByteWriter.utf16Prefix(s, maxUnits: limit)
+            var w = ByteWriter(capacity: kept.count * 2)
+            for u in kept { w.writeUInt16LE(u) }
             return w.bytes
         }
         func put(_ bytes: [UInt8], count: Int) {

@@ -32,14 +32,14 @@ public struct SessionRecoveryData: Hashable, Sendable {
     /// are cut; a collation that is not 5 bytes is written as none.
     public func encode(into writer: inout ByteWriter) {
         var body = ByteWriter(capacity: 64)
-        Self.writeBVarChar(database, into: &body)
+        body.writeBVarChar(database)
         if collation.count == 5 {
             body.writeUInt8(5)
             body.writeBytes(collation)
         } else {
             body.writeUInt8(0)
         }
-        Self.writeBVarChar(language, into: &body)
+        body.writeBVarChar(language)
         Self.encodeStates(states, into: &body)
         writer.writeUInt32LE(UInt32(truncatingIfNeeded: body.count))
         writer.writeBytes(body.bytes)
@@ -92,12 +92,6 @@ public struct SessionRecoveryData: Hashable, Sendable {
             }
             writer.writeBytes(state.value)
         }
-    }
-
-    private static func writeBVarChar(_ text: String, into writer: inout ByteWriter) {
-        let units = Array(text.utf16.prefix(255))
-        writer.writeUInt8(UInt8(units.count))
-        for unit in units { writer.writeUInt16LE(unit) }
     }
 }
 

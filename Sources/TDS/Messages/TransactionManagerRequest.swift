@@ -146,7 +146,7 @@ public struct TransactionManagerRequest: Hashable, Sendable {
         w.writeUInt16LE(request.type)
         /// B_VARBYTE of UTF-16LE: byte count first.
         func writeName(_ s: String) {
-            let units = Array(s.utf16.prefix(127))
+            let units = ByteWriter.utf16Prefix(s, maxUnits: 127)
             w.writeUInt8(UInt8(units.count * 2))
             for u in units { w.writeUInt16LE(u) }
         }

@@ -89,15 +89,28 @@ public struct ByteWriter: Sendable {
             }
         }
     }
-    /// B_VARCHAR: 1-byte character count (UTF-16 code units, at most 255), then UTF-16LE.
+    /// The first UTF-16 code units of `s`, at most `maxUnits` (negative counts as 0), never half
+    /// a surrogate pair: a cut that would keep only the high surrogate of a pair drops it too,
+    /// so what is written is valid UTF-16 (and decodes again).
+    public static func utf16Prefix(_ s: String, maxUnits: Int) -> [UInt16] {
+        let limit = Swift.max(0, maxUnits)
+        var units = Array(s.utf16.prefix(limit))
+        if units.count == limit, let last = units.last, UTF16.isLeadSurrogate(last) {
+            units.removeLast()
+        }
+        return units
+    }
+    /// B_VARCHAR: 1-byte character count (UTF-16 code units, at most 255, a surrogate pair never
+    /// split), then UTF-16LE.
     public mutating func writeBVarChar(_ s: String) {
-        let units = Array(s.utf16.prefix(255))
+        let units = ByteWriter.utf16Prefix(s, maxUnits: 255)
         writeUInt8(UInt8(units.count))
         for u in units { writeUInt16LE(u) }
     }
-    /// US_VARCHAR: 2-byte character count (at most 65,535 UTF-16 code units), then UTF-16LE.
+    /// US_VARCHAR: 2-byte character count (at most 65,535 UTF-16 code units, a surrogate pair
+    /// never split), then UTF-16LE.
     public mutating func writeUSVarChar(_ s: String) {
-        let units = Array(s.utf16.prefix(65535))
+        let units = ByteWriter.utf16Prefix(s, maxUnits: 65535)
         writeUInt16LE(UInt16(units.count))
         for u in units { writeUInt16LE(u) }
     }

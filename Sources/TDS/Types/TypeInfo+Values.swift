@@ -117,27 +117,26 @@ extension ValueLayout {
 
     @inline(__always)
     private func decodeValueBody(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
-        switch type.rawValue {
+        switch type {
         // FIXEDLEN: hot path, no allocation.
-        case 0x38: return .int(try reader.readInt32LE())
-        case 0x7F: return .bigint(try reader.readInt64LE())
-        case 0x34: return .smallint(try reader.readInt16LE())
-        case 0x30: return .tinyint(try reader.readUInt8())
-        case 0x32: return .bit(try reader.readUInt8() != 0)
-        case 0x3B: return .real(try reader.readFloat32LE())
-        case 0x3E: return .float(try reader.readFloat64LE())
-        case 0x3C: return try decodeData(from: &reader, count: 8, baseScale: scale)   // MONEY
-        case 0x3D:  // DATETIME
+        case .int4: return .int(try reader.readInt32LE())
+        case .int8: return .bigint(try reader.readInt64LE())
+        case .int2: return .smallint(try reader.readInt16LE())
+        case .int1: return .tinyint(try reader.readUInt8())
+        case .bit: return .bit(try reader.readUInt8() != 0)
+        case .flt4: return .real(try reader.readFloat32LE())
+        case .flt8: return .float(try reader.readFloat64LE())
+        case .money: return try decodeData(from: &reader, count: 8, baseScale: scale)
+        case .datetime:
             if let v = quickValue(from: &reader) { return v }
             return try decodeData(from: &reader, count: 8, baseScale: scale)
-        // DECIMALN, NUMERICN, DATEN, TIMEN, DATETIME2N, DATETIMEOFFSETN, DATETIMN, MONEYN, GUID:
-        // the common case straight from the bytes, anything else by the generic BYTELEN path below.
-        case 0x6A, 0x6C, 0x28, 0x29, 0x2A, 0x2B, 0x6F, 0x6E, 0x24:
+        // The common case straight from the bytes, anything else by the generic BYTELEN path below.
+        case .decimalN, .numericN, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .datetimN, .moneyN, .guid:
             if let v = quickValue(from: &reader) { return v }
-        case 0x3A, 0x7A: return try decodeData(from: &reader, count: 4, baseScale: scale)   // DATETIM4, MONEY4
-        case 0x1F: return .null
+        case .datetim4, .money4: return try decodeData(from: &reader, count: 4, baseScale: scale)
+        case .null: return .null
         // Common nullable types (COLMETADATA of TDS 7.2+ servers), decoded without the generic path.
-        case 0x26:  // INTN
+        case .intN:
             let n = try reader.readUInt8()
             if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
             switch n {
@@ -148,7 +147,7 @@ extension ValueLayout {
             case 1: return .tinyint(try reader.readUInt8())
             default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
             }
-        case 0x6D:  // FLTN
+        case .fltN:
             let n = try reader.readUInt8()
             if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
             switch n {
@@ -157,12 +156,12 @@ extension ValueLayout {
             case 4: return .real(try reader.readFloat32LE())
             default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
             }
-        case 0x68:  // BITN
+        case .bitN:
             let n = try reader.readUInt8()
             if n == 0 { return .null }
             if n == 1 { return .bit(try reader.readUInt8() != 0) }
             return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-        case 0xE7, 0xEF:  // NVARCHAR, NCHAR
+        case .nvarchar, .nchar:
             if isPLP { break }
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
@@ -446,27 +445,27 @@ extension ValueLayout {
             return SQLDate(days: Int32(truncatingIfNeeded: days))
         }
         if isPLP || available < 1 { return nil }
-        let t = type.rawValue
+        let t = type
         // DATETIME and DATETIM4 are FIXEDLEN: no length byte.
-        if t == 0x3D {
+        if t == .datetime {
             guard available >= 8 else { return nil }
             let v = SQLDateTime(days: Int32(bitPattern: u32(0)), ticks: u32(4))
             guard v.isValid else { return nil }; size = 8; return .datetime(v)
         }
-        if t == 0x3A {
+        if t == .datetim4 {
             guard available >= 4 else { return nil }
             let v = SQLSmallDateTime(days: u16(0), minutes: u16(2))
             guard v.isValid else { return nil }; size = 4; return .smallDateTime(v)
         }
         let n = Int(u8(0))
         switch t {
-        case 0x6A, 0x6C, 0x37, 0x3F, 0x28, 0x29, 0x2A, 0x2B, 0x6F, 0x6E, 0x24: break
+        case .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .datetimN, .moneyN, .guid: break
         default: return nil
         }
         if n == 0 { size = 1; return .null }
         guard available > n, length <= 0 || n <= length else { return nil }
         switch t {
-        case 0x6A, 0x6C, 0x37, 0x3F:   // DECIMALN, NUMERICN, DECIMAL, NUMERIC
+        case .decimalN, .numericN, .decimal, .numeric:
             guard precision <= 38, n <= SQLDecimal.wireLength(precision: precision) else { return nil }
             let sign = u8(1)
             guard sign <= 1 else { return nil }
@@ -486,27 +485,27 @@ extension ValueLayout {
             // A magnitude beyond the precision (widened by the full decoder) is not the common case.
             guard mag < Civil.powersOf10Wide[Int(precision)] else { return nil }
             size = 1 + n; return .decimal(SQLDecimal(isNegative: sign == 0, precision: precision, scale: scale, magnitude: mag))
-        case 0x2A:   // DATETIME2N
+        case .datetime2N:
             guard scale <= 7 else { return nil }
             let tl = SQLTime.wireLength(scale: scale)
             guard n == tl + 3, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
             size = 1 + n; return .datetime2(SQLDateTime2(date: d, time: tm))
-        case 0x28:   // DATEN
+        case .dateN:
             guard n == 3, let d = date(1) else { return nil }
             size = 4; return .date(d)
-        case 0x29:   // TIMEN
+        case .timeN:
             guard scale <= 7 else { return nil }
             let tl = SQLTime.wireLength(scale: scale)
             guard n == tl, let tm = time(1, tl) else { return nil }
             size = 1 + n; return .time(tm)
-        case 0x2B:   // DATETIMEOFFSETN
+        case .datetimeOffsetN:
             guard scale <= 7 else { return nil }
             let tl = SQLTime.wireLength(scale: scale)
             guard n == tl + 5, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
             let offset = Int16(bitPattern: u16(4 + tl))
             guard (-840...840).contains(offset) else { return nil }
             size = 1 + n; return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: d, time: tm), offsetMinutes: offset))
-        case 0x6F:   // DATETIMN
+        case .datetimN:
             if n == 8 {
                 let v = SQLDateTime(days: Int32(bitPattern: u32(1)), ticks: u32(5))
                 guard v.isValid else { return nil }; size = 9; return .datetime(v)
@@ -516,11 +515,11 @@ extension ValueLayout {
                 guard v.isValid else { return nil }; size = 5; return .smallDateTime(v)
             }
             return nil
-        case 0x6E:   // MONEYN
+        case .moneyN:
             if n == 8 { size = 9; return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(1))) << 32 | Int64(u32(5)))) }
             if n == 4 { size = 5; return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1))))) }
             return nil
-        case 0x24:   // GUID
+        case .guid:
             guard n == 16 else { return nil }
             size = 17
             return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),

@@ -43,85 +43,6 @@ extension WireRowBlock {
         }
     }
 
-    /// tinyint, smallint, int and bigint ([MS-TDS] INT1/2/4/8TYPE, INTNTYPE) as `Int64`: the
-    /// value of `.tinyint`, `.smallint`, `.int` or `.bigint`; `.other` for any other type.
-    @inlinable @inline(__always)
-    package func integer(row: Int, column: Int) -> WireTypedValue<Int64> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .fixed:
-                switch c.type {
-                case .int4: return .value(Int64(Int32(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))))
-                case .int8: return .value(Int64(bitPattern: UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))))
-                case .int2: return .value(Int64(Int16(bitPattern: UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))))
-                case .int1: return .value(Int64(p.load(as: UInt8.self)))
-                case .null: return .null   // NULLTYPE
-                default: return .other
-                }
-            case .byteLength where c.type == .intN:   // INTN: 0 (NULL), 1, 2, 4 or 8 bytes
-                switch p.load(as: UInt8.self) {
-                case 0: return .null
-                case 4: return .value(Int64(Int32(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))))
-                case 8: return .value(Int64(bitPattern: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt64.self))))
-                case 2: return .value(Int64(Int16(bitPattern: UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt16.self)))))
-                default: return .value(Int64(p.load(fromByteOffset: 1, as: UInt8.self)))
-                }
-            default:
-                return .other
-            }
-        }
-    }
-
-    /// bit (BITTYPE, BITNTYPE): the value of `.bit`; `.other` for any other type.
-    @inlinable @inline(__always)
-    package func bit(row: Int, column: Int) -> WireTypedValue<Bool> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .fixed where c.type == .bit: return .value(p.load(as: UInt8.self) != 0)
-            case .byteLength where c.type == .bitN:
-                return p.load(as: UInt8.self) == 0 ? .null : .value(p.load(fromByteOffset: 1, as: UInt8.self) != 0)
-            default: return .other
-            }
-        }
-    }
-
-    /// float and real (FLT8TYPE, FLT4TYPE, FLTNTYPE) as `Double`: the value of `.float`, or of
-    /// `.real` widened (`Double(v)`, exact); `.other` for any other type.
-    @inlinable @inline(__always)
-    package func double(row: Int, column: Int) -> WireTypedValue<Double> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .fixed where c.type == .flt8: return .value(Double(bitPattern: UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))))
-            case .fixed where c.type == .flt4: return .value(Double(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))))
-            case .byteLength where c.type == .fltN:
-                switch p.load(as: UInt8.self) {
-                case 0: return .null
-                case 8: return .value(Double(bitPattern: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt64.self))))
-                default: return .value(Double(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))))
-                }
-            default: return .other
-            }
-        }
-    }
-
-    /// real (FLT4TYPE, FLTNTYPE of 4 bytes): the value of `.real`, to the bit; `.other` for any
-    /// other type (a float included).
-    @inlinable @inline(__always)
-    package func real(row: Int, column: Int) -> WireTypedValue<Float> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .fixed where c.type == .flt4: return .value(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))))
-            case .byteLength where c.type == .fltN:
-                switch p.load(as: UInt8.self) {
-                case 0: return .null
-                case 4: return .value(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt32.self))))
-                default: return .other
-                }
-            default: return .other
-            }
-        }
-    }
-
     /// nchar, nvarchar (UTF-16LE) and char, varchar in code page 1252 (the only character types a
     /// block holds): the value of `.string`, made from the UTF-8 the scan wrote (nchar, nvarchar) or
     /// transcoded here (code page 1252); `.other` for any other type.
@@ -171,19 +92,6 @@ extension WireRowBlock {
     /// `.binary(bytes)`); `.other` for any other type.
     package func data(row: Int, column: Int) -> WireTypedValue<Data> {
         withBinary(row: row, column: column) { Data($0) }
-    }
-
-    /// uniqueidentifier (GUIDTYPE): the value of `.uniqueIdentifier` (SQL Server's mixed-endian
-    /// bytes decoded as ``value(row:column:)`` decodes them); `.other` for any other type.
-    package func uuid(row: Int, column: Int) -> WireTypedValue<UUID> {
-        // A local function, not a closure: always inlined (a closure this size was left out of line).
-        @inline(__always) func read(_ c: WireColumn, _ p: UnsafeRawPointer, _ available: Int) -> WireTypedValue<UUID> {
-            @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
-            if u8(0) == 0 { return .null }   // the scan accepts 0 (NULL) or 16
-            return .value(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
-                                      u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
-        }
-        return typed(row: row, column: column, accepts: { $0.kind == .byteLength && $0.type == .guid }, read)
     }
 
     /// decimal, numeric, money and smallmoney as Foundation's `Decimal`: the `Decimal` of

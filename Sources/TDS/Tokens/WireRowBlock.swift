@@ -86,18 +86,16 @@ public struct WireRowBlock: Sendable {
     /// ``TypeInfo/decodeValue(from:)`` reads it.
     @inlinable @inline(__always)
     static func decodeFixed(_ type: TDSDataType, at p: UnsafeRawPointer) -> SQLValue {
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
         switch type {
-        case .int4: return .int(Int32(bitPattern: u32(0)))
-        case .int8: return .bigint(Int64(bitPattern: u64(0)))
-        case .int2: return .smallint(Int16(bitPattern: UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))))
-        case .int1: return .tinyint(p.load(as: UInt8.self))
-        case .bit: return .bit(p.load(as: UInt8.self) != 0)
-        case .flt4: return .real(Float(bitPattern: u32(0)))
-        case .flt8: return .float(Double(bitPattern: u64(0)))
-        case .money: return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(0))) << 32 | Int64(u32(4))))
-        case .money4: return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
+        case .int4: return IntegerCodec.value(at: p, count: 4)
+        case .int8: return IntegerCodec.value(at: p, count: 8)
+        case .int2: return IntegerCodec.value(at: p, count: 2)
+        case .int1: return IntegerCodec.value(at: p, count: 1)
+        case .bit: return BitCodec.value(at: p)
+        case .flt4: return FloatCodec.value(at: p, count: 4)
+        case .flt8: return FloatCodec.value(at: p, count: 8)
+        case .money: return MoneyCodec.value(at: p, count: 8)
+        case .money4: return MoneyCodec.value(at: p, count: 4)
         default: return .null   // NULLTYPE
         }
     }
@@ -161,11 +159,6 @@ public struct WireRowBlock: Sendable {
     static func decode(_ c: WireColumn, at p: UnsafeRawPointer) -> SQLValue {
         @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
         @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
-        @inline(__always) func money(_ i: Int) -> SQLMoney {
-            SQLMoney(units: Int64(Int32(bitPattern: u32(i))) << 32 | Int64(u32(i + 4)))
-        }
         switch c.kind {
         case .fixed:
             return decodeFixed(c.type, at: p)
@@ -173,19 +166,11 @@ public struct WireRowBlock: Sendable {
             let n = Int(u8(0))
             if n == 0 { return .null }
             switch c.type {
-            case .intN:
-                switch n {
-                case 4: return .int(Int32(bitPattern: u32(1)))
-                case 8: return .bigint(Int64(bitPattern: u64(1)))
-                case 2: return .smallint(Int16(bitPattern: u16(1)))
-                default: return .tinyint(u8(1))
-                }
-            case .fltN: return n == 8 ? .float(Double(bitPattern: u64(1))) : .real(Float(bitPattern: u32(1)))
-            case .moneyN: return n == 8 ? .money(money(1)) : .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1)))))
-            case .bitN: return .bit(u8(1) != 0)
-            case .guid:
-                return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
-                                                     u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
+            case .intN: return IntegerCodec.value(at: p + 1, count: n)
+            case .fltN: return FloatCodec.value(at: p + 1, count: n)
+            case .moneyN: return MoneyCodec.value(at: p + 1, count: n)
+            case .bitN: return BitCodec.value(at: p + 1)
+            case .guid: return GUIDCodec.value(at: p + 1)
             case .varchar, .char: return .string(TextCodec.decodeCP1252(p + 1, count: n))
             default: return .binary([UInt8](UnsafeRawBufferPointer(start: p + 1, count: n)))
             }
@@ -308,19 +293,15 @@ struct WireColumn: Sendable {
     init(_ l: ValueLayout) {
         var kind = Kind.unsupported, size = 0, allowed: UInt64 = 0
         let declared = l.length
-        func lengths(_ ns: Int...) -> UInt64 { ns.reduce(UInt64(1)) { $0 | 1 << UInt64($1) } }   // 0 = NULL always
         if !l.isPLP {
             switch l.type {
-            case .int1, .bit: kind = .fixed; size = 1
-            case .int2: kind = .fixed; size = 2
-            case .int4, .flt4, .money4: kind = .fixed; size = 4
-            case .int8, .flt8, .money: kind = .fixed; size = 8
-            case .null: kind = .fixed; size = 0
-            case .intN: kind = .byteLength; allowed = lengths(1, 2, 4, 8)
-            case .fltN: kind = .byteLength; allowed = lengths(4, 8)
-            case .moneyN: kind = .byteLength; allowed = lengths(4, 8)
-            case .guid: kind = .byteLength; allowed = lengths(16)
-            case .bitN: kind = .byteLength; allowed = lengths(1)   // no declared-length rule
+            case .int1, .int2, .int4, .int8, .bit, .flt4, .flt8, .money4, .money, .null:
+                if case .fixed(let n)? = l.type.lengthKind { kind = .fixed; size = n }
+            case .intN: kind = .byteLength; allowed = IntegerCodec.byteLengths
+            case .fltN: kind = .byteLength; allowed = FloatCodec.byteLengths
+            case .moneyN: kind = .byteLength; allowed = MoneyCodec.byteLengths
+            case .guid: kind = .byteLength; allowed = GUIDCodec.byteLengths
+            case .bitN: kind = .byteLength; allowed = BitCodec.byteLengths   // no declared-length rule
             case .varbinary, .binary:   // legacy
                 kind = .byteLength; allowed = ~0
             case .varchar, .char:   // legacy

@@ -119,48 +119,41 @@ extension ValueLayout {
     private func decodeValueBody(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
         switch type {
         // FIXEDLEN: hot path, no allocation.
-        case .int4: return .int(try reader.readInt32LE())
-        case .int8: return .bigint(try reader.readInt64LE())
-        case .int2: return .smallint(try reader.readInt16LE())
-        case .int1: return .tinyint(try reader.readUInt8())
-        case .bit: return .bit(try reader.readUInt8() != 0)
-        case .flt4: return .real(try reader.readFloat32LE())
-        case .flt8: return .float(try reader.readFloat64LE())
-        case .money: return try decodeData(from: &reader, count: 8, baseScale: scale)
+        case .int4: return try reader.readInPlace(4) { IntegerCodec.value(at: $0, count: 4) }
+        case .int8: return try reader.readInPlace(8) { IntegerCodec.value(at: $0, count: 8) }
+        case .int2: return try reader.readInPlace(2) { IntegerCodec.value(at: $0, count: 2) }
+        case .int1: return try reader.readInPlace(1) { IntegerCodec.value(at: $0, count: 1) }
+        case .bit: return try reader.readInPlace(1) { BitCodec.value(at: $0) }
+        case .flt4: return try reader.readInPlace(4) { FloatCodec.value(at: $0, count: 4) }
+        case .flt8: return try reader.readInPlace(8) { FloatCodec.value(at: $0, count: 8) }
+        case .money: return try reader.readInPlace(8) { MoneyCodec.value(at: $0, count: 8) }
         case .datetime:
             if let v = quickValue(from: &reader) { return v }
             return try decodeData(from: &reader, count: 8, baseScale: scale)
         // The common case straight from the bytes, anything else by the generic BYTELEN path below.
         case .decimalN, .numericN, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .datetimN, .moneyN, .guid:
             if let v = quickValue(from: &reader) { return v }
-        case .datetim4, .money4: return try decodeData(from: &reader, count: 4, baseScale: scale)
+        case .money4: return try reader.readInPlace(4) { MoneyCodec.value(at: $0, count: 4) }
+        case .datetim4: return try decodeData(from: &reader, count: 4, baseScale: scale)
         case .null: return .null
         // Common nullable types (COLMETADATA of TDS 7.2+ servers), decoded without the generic path.
         case .intN:
             let n = try reader.readUInt8()
             if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
-            switch n {
-            case 0: return .null
-            case 4: return .int(try reader.readInt32LE())
-            case 8: return .bigint(try reader.readInt64LE())
-            case 2: return .smallint(try reader.readInt16LE())
-            case 1: return .tinyint(try reader.readUInt8())
-            default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-            }
+            if n == 0 { return .null }
+            if let v = try IntegerCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
         case .fltN:
             let n = try reader.readUInt8()
             if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
-            switch n {
-            case 0: return .null
-            case 8: return .float(try reader.readFloat64LE())
-            case 4: return .real(try reader.readFloat32LE())
-            default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-            }
+            if n == 0 { return .null }
+            if let v = try FloatCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
         case .bitN:
             let n = try reader.readUInt8()
             if n == 0 { return .null }
-            if n == 1 { return .bit(try reader.readUInt8() != 0) }
-            return try decodeData(from: &reader, count: Int(n), baseScale: scale)
+            if let v = try BitCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
         case .nvarchar, .nchar:
             if isPLP { break }
             let n = try reader.readUInt16LE()
@@ -273,38 +266,21 @@ extension ValueLayout {
             reader.error(.invalidLength, at: start, "\(n) data byte(s) for \(type.name) \(sqlTypeName)")
         }
         switch type {
-        case .int1: guard n == 1 else { throw wrongLength() }; return .tinyint(try reader.readUInt8())
-        case .int2: guard n == 2 else { throw wrongLength() }; return .smallint(try reader.readInt16LE())
-        case .int4: guard n == 4 else { throw wrongLength() }; return .int(try reader.readInt32LE())
-        case .int8: guard n == 8 else { throw wrongLength() }; return .bigint(try reader.readInt64LE())
-        case .intN:
-            switch n {
-            case 1: return .tinyint(try reader.readUInt8())
-            case 2: return .smallint(try reader.readInt16LE())
-            case 4: return .int(try reader.readInt32LE())
-            case 8: return .bigint(try reader.readInt64LE())
-            default: throw wrongLength()
-            }
+        case .int1, .int2, .int4, .int8, .intN:
+            // A FIXEDLEN type's own size; INTN 1, 2, 4 or 8.
+            guard type == .intN || type.lengthKind == .fixed(size: n),
+                  let v = try IntegerCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .bit, .bitN:
-            guard n == 1 else { throw wrongLength() }
-            return .bit(try reader.readUInt8() != 0)
-        case .flt4: guard n == 4 else { throw wrongLength() }; return .real(try reader.readFloat32LE())
-        case .flt8: guard n == 8 else { throw wrongLength() }; return .float(try reader.readFloat64LE())
-        case .fltN:
-            switch n {
-            case 4: return .real(try reader.readFloat32LE())
-            case 8: return .float(try reader.readFloat64LE())
-            default: throw wrongLength()
-            }
+            guard let v = try BitCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
+        case .flt4, .flt8, .fltN:
+            guard type == .fltN || type.lengthKind == .fixed(size: n),
+                  let v = try FloatCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .money, .money4, .moneyN:
-            switch n {
-            case 4: return .smallMoney(SQLMoney(units: Int64(try reader.readInt32LE())))
-            case 8:
-                let high = try reader.readInt32LE()
-                let low = try reader.readUInt32LE()
-                return .money(SQLMoney(units: Int64(high) << 32 | Int64(low)))
-            default: throw wrongLength()
-            }
+            guard let v = try MoneyCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .datetime, .datetim4, .datetimN:
             switch n {
             case 4:
@@ -322,12 +298,8 @@ extension ValueLayout {
             default: throw wrongLength()
             }
         case .guid:
-            guard n == 16 else { throw wrongLength() }
-            try reader.require(16)
-            let b = reader.bytes, o = reader.offset
-            reader.offset += 16
-            return .uniqueIdentifier(UUID(uuid: (b[o + 3], b[o + 2], b[o + 1], b[o], b[o + 5], b[o + 4], b[o + 7], b[o + 6],
-                                                 b[o + 8], b[o + 9], b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15])))
+            guard let v = try GUIDCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .decimal, .numeric, .decimalN, .numericN:
             // A sign byte and a magnitude of 0-16 bytes whose length comes from the value, as
             // Microsoft's ODBC driver reads it: in a column at most the precision's length
@@ -516,14 +488,11 @@ extension ValueLayout {
             }
             return nil
         case .moneyN:
-            if n == 8 { size = 9; return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(1))) << 32 | Int64(u32(5)))) }
-            if n == 4 { size = 5; return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1))))) }
-            return nil
+            guard n == 8 || n == 4 else { return nil }
+            size = 1 + n; return MoneyCodec.value(at: p + 1, count: n)
         case .guid:
             guard n == 16 else { return nil }
-            size = 17
-            return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
-                                                 u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
+            size = 17; return GUIDCodec.value(at: p + 1)
         default:
             return nil
         }

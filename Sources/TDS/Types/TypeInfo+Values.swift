@@ -34,53 +34,6 @@ extension TypeInfo {
     public func decodePLPValue(_ bytes: [UInt8]?) throws(TDSDecodingError) -> SQLValue {
         try ValueLayout(self).decodePLPValue(bytes)
     }
-
-    /// [MS-TDS] 2.2.5.5.4 sql_variant body (after its 4-byte length): BaseType, PropBytes, properties, data.
-    static func decodeVariant(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
-        let start = reader.offset
-        let base = TDSDataType(try reader.readUInt8())
-        let propCount = Int(try reader.readUInt8())
-        var props = try reader.subReader(propCount)
-        var info = TypeInfo(type: base)
-        func badProps() -> TDSDecodingError {
-            reader.error(.invalidLength, at: start + 1, "\(propCount) property byte(s) for sql_variant base type \(base.name)")
-        }
-        switch base {
-        case .int1, .bit, .int2, .int4, .int8, .flt4, .flt8, .money, .money4, .datetime, .datetim4:
-            guard propCount == 0, case .fixed(let size)? = base.lengthKind else { throw badProps() }
-            info.length = size
-        case .guid:
-            guard propCount == 0 else { throw badProps() }
-            info.length = 16
-        case .dateN:
-            guard propCount == 0 else { throw badProps() }
-            info.length = 3
-        case .decimalN, .numericN:
-            guard propCount == 2 else { throw badProps() }
-            info.precision = try props.readUInt8()
-            info.scale = try props.readUInt8()
-            guard (1...38).contains(info.precision), info.scale <= info.precision else {
-                throw reader.error(.invalidValue, at: start + 2, "precision \(info.precision), scale \(info.scale)")
-            }
-            info.length = SQLDecimal.wireLength(precision: info.precision)
-        case .timeN, .datetime2N, .datetimeOffsetN:
-            guard propCount == 1 else { throw badProps() }
-            info.scale = try props.readUInt8()
-            guard info.scale <= 7 else { throw reader.error(.invalidValue, at: start + 2, "scale \(info.scale)") }
-            info.length = SQLTime.wireLength(scale: info.scale) + (base == .timeN ? 0 : base == .datetime2N ? 3 : 5)
-        case .bigVarBinary, .bigBinary:
-            guard propCount == 2 else { throw badProps() }
-            info.length = Int(try props.readUInt16LE())
-        case .bigVarChar, .bigChar, .nvarchar, .nchar:
-            guard propCount == 7 else { throw badProps() }
-            info.collation = try Collation.decode(from: &props)
-            info.length = Int(try props.readUInt16LE())
-        default:
-            throw reader.error(.invalidValue, at: start, "\(base.name) is not a sql_variant base type")
-        }
-        let value = try ValueLayout(info).decodeData(from: &reader, count: reader.remaining, baseScale: info.scale, inVariant: true)
-        return .variant(SQLVariant(baseType: info, value: value))
-    }
 }
 
 
@@ -169,19 +122,7 @@ extension ValueLayout {
             // it costs no unbounded memory. Fixtures/oracle/README.md, "Length rules".
             return try decodeData(from: &reader, count: Int(n), baseScale: scale)
         case .longLength:
-            if type == .ssVariant {
-                let at = reader.offset
-                let total = try reader.readUInt32LE()
-                if total == 0 { return .null }
-                guard total <= UInt32(Int32.max) else { throw reader.error(.invalidLength, at: at, "sql_variant length \(total)") }
-                var sub = try reader.subReader(Int(total))
-                do {
-                    return try TypeInfo.decodeVariant(from: &sub)
-                } catch where error.code == .truncated {
-                    // All `total` bytes are here: a body that ends early is malformed, not incomplete.
-                    throw reader.error(.invalidLength, at: at, "sql_variant of \(total) byte(s) ends inside its base type, properties or value")
-                }
-            }
+            if type == .ssVariant { return try SQLVariantCodec.read(from: &reader) }
             let ptrLength = Int(try reader.readUInt8())
             if ptrLength == 0 { return .null }
             try reader.skip(ptrLength)        // TextPtr
@@ -225,7 +166,7 @@ extension ValueLayout {
         case .bigVarBinary:
             return BinaryCodec.plpValue(bytes)
         case .udt:
-            return .udt(bytes)
+            return UDTCodec.plpValue(bytes)
         case .json:
             return .json(try JSONCodec.decode(bytes))
         case .bigVarChar, .nvarchar, .xml:
@@ -282,11 +223,11 @@ extension ValueLayout {
         case .nchar, .nvarchar, .ntext:
             return try CharacterCodec.readUTF16(from: &reader, count: n)
         case .xml:
-            return .xml(try TextCodec.decodeUTF16LE(from: &reader, byteCount: n))
+            return try XMLCodec.read(from: &reader, count: n)
         case .binary, .varbinary, .bigBinary, .bigVarBinary, .image:
             return try BinaryCodec.read(from: &reader, count: n)
         case .udt:
-            return .udt(try reader.readBytes(n))
+            return try UDTCodec.read(from: &reader, count: n)
         case .vector:
             guard !inVariant else { throw reader.error(.invalidValue, at: start, "vector is not a sql_variant base type") }
             return .vector(try SQLVector.decode(from: &reader, count: n, declaredLength: length,

@@ -1,0 +1,77 @@
+/// sql_variant ([MS-TDS] 2.2.5.4.3 SSVARIANTTYPE, LONGLEN 0 for NULL; [MS-TDS] 2.2.5.5.4 the value:
+/// its base type byte, the count of property bytes, the base type's properties (precision and
+/// scale, scale, maximum length, collation), then the data, which the base type's codec decodes).
+///
+/// Not kept in row blocks (``WireColumn/Kind/unsupported``): values are decoded by the token
+/// decoder, through ``read(from:)``.
+enum SQLVariantCodec {
+    /// The value of the LONGLEN sql_variant at `reader`'s position: `.null` for a length of 0,
+    /// else `.variant`.
+    /// - Throws: `.truncated` when the value's bytes are not all there, `.invalidLength` for a
+    ///   length beyond `Int32.max` or a body that ends inside its base type, properties or data;
+    ///   ``readBody(from:)``'s errors.
+    static func read(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
+        let at = reader.offset
+        let total = try reader.readUInt32LE()
+        if total == 0 { return .null }
+        guard total <= UInt32(Int32.max) else { throw reader.error(.invalidLength, at: at, "sql_variant length \(total)") }
+        var sub = try reader.subReader(Int(total))
+        do {
+            return try readBody(from: &sub)
+        } catch where error.code == .truncated {
+            // All `total` bytes are here: a body that ends early is malformed, not incomplete.
+            throw reader.error(.invalidLength, at: at, "sql_variant of \(total) byte(s) ends inside its base type, properties or value")
+        }
+    }
+
+    /// The body of a sql_variant (after its 4-byte length, all of it in `reader`): BaseType,
+    /// PropBytes, the properties, then the data, decoded by the base type's codec.
+    /// - Throws: `.invalidLength` for properties that do not fit the base type, `.invalidValue`
+    ///   for a base type sql_variant cannot hold or a precision or scale out of range; the base
+    ///   type's errors.
+    static func readBody(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
+        let start = reader.offset
+        let base = TDSDataType(try reader.readUInt8())
+        let propCount = Int(try reader.readUInt8())
+        var props = try reader.subReader(propCount)
+        var info = TypeInfo(type: base)
+        func badProps() -> TDSDecodingError {
+            reader.error(.invalidLength, at: start + 1, "\(propCount) property byte(s) for sql_variant base type \(base.name)")
+        }
+        switch base {
+        case .int1, .bit, .int2, .int4, .int8, .flt4, .flt8, .money, .money4, .datetime, .datetim4:
+            guard propCount == 0, case .fixed(let size)? = base.lengthKind else { throw badProps() }
+            info.length = size
+        case .guid:
+            guard propCount == 0 else { throw badProps() }
+            info.length = 16
+        case .dateN:
+            guard propCount == 0 else { throw badProps() }
+            info.length = 3
+        case .decimalN, .numericN:
+            guard propCount == 2 else { throw badProps() }
+            info.precision = try props.readUInt8()
+            info.scale = try props.readUInt8()
+            guard (1...38).contains(info.precision), info.scale <= info.precision else {
+                throw reader.error(.invalidValue, at: start + 2, "precision \(info.precision), scale \(info.scale)")
+            }
+            info.length = SQLDecimal.wireLength(precision: info.precision)
+        case .timeN, .datetime2N, .datetimeOffsetN:
+            guard propCount == 1 else { throw badProps() }
+            info.scale = try props.readUInt8()
+            guard info.scale <= 7 else { throw reader.error(.invalidValue, at: start + 2, "scale \(info.scale)") }
+            info.length = SQLTime.wireLength(scale: info.scale) + (base == .timeN ? 0 : base == .datetime2N ? 3 : 5)
+        case .bigVarBinary, .bigBinary:
+            guard propCount == 2 else { throw badProps() }
+            info.length = Int(try props.readUInt16LE())
+        case .bigVarChar, .bigChar, .nvarchar, .nchar:
+            guard propCount == 7 else { throw badProps() }
+            info.collation = try Collation.decode(from: &props)
+            info.length = Int(try props.readUInt16LE())
+        default:
+            throw reader.error(.invalidValue, at: start, "\(base.name) is not a sql_variant base type")
+        }
+        let value = try ValueLayout(info).decodeData(from: &reader, count: reader.remaining, baseScale: info.scale, inVariant: true)
+        return .variant(SQLVariant(baseType: info, value: value))
+    }
+}

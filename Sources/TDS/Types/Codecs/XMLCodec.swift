@@ -1,0 +1,13 @@
+/// xml ([MS-TDS] 2.2.5.4.3 XMLTYPE, TDS 7.2+: always PLP, UTF-16LE text; the TYPE_INFO's schema
+/// collection is ``XMLSchemaInfo``).
+///
+/// Not kept in row blocks (PLP): the token decoder assembles the chunks and reads them through
+/// ``read(from:count:)``.
+enum XMLCodec {
+    /// The value of the next `n` bytes of `reader` (assembled PLP chunks): `.xml`.
+    /// - Throws: `.truncated` when fewer than `n` bytes remain, `.invalidEncoding` for an odd
+    ///   count or an unpaired surrogate.
+    static func read(from reader: inout ByteReader, count n: Int) throws(TDSDecodingError) -> SQLValue {
+        .xml(try TextCodec.decodeUTF16LE(from: &reader, byteCount: n))
+    }
+}

@@ -85,19 +85,17 @@ public struct WireRowBlock: Sendable {
     /// A value of fixed size (a `.fixed` column of TDS type `type`) at `p`, as
     /// ``TypeInfo/decodeValue(from:)`` reads it.
     @inlinable @inline(__always)
-    static func decodeFixed(_ type: UInt8, at p: UnsafeRawPointer) -> SQLValue {
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+    static func decodeFixed(_ type: TDSDataType, at p: UnsafeRawPointer) -> SQLValue {
         switch type {
-        case 0x38: return .int(Int32(bitPattern: u32(0)))
-        case 0x7F: return .bigint(Int64(bitPattern: u64(0)))
-        case 0x34: return .smallint(Int16(bitPattern: UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))))
-        case 0x30: return .tinyint(p.load(as: UInt8.self))
-        case 0x32: return .bit(p.load(as: UInt8.self) != 0)
-        case 0x3B: return .real(Float(bitPattern: u32(0)))
-        case 0x3E: return .float(Double(bitPattern: u64(0)))
-        case 0x3C: return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(0))) << 32 | Int64(u32(4))))
-        case 0x7A: return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
+        case .int4: return IntegerCodec.value(at: p, count: 4)
+        case .int8: return IntegerCodec.value(at: p, count: 8)
+        case .int2: return IntegerCodec.value(at: p, count: 2)
+        case .int1: return IntegerCodec.value(at: p, count: 1)
+        case .bit: return BitCodec.value(at: p)
+        case .flt4: return FloatCodec.value(at: p, count: 4)
+        case .flt8: return FloatCodec.value(at: p, count: 8)
+        case .money: return MoneyCodec.value(at: p, count: 8)
+        case .money4: return MoneyCodec.value(at: p, count: 4)
         default: return .null   // NULLTYPE
         }
     }
@@ -161,11 +159,6 @@ public struct WireRowBlock: Sendable {
     static func decode(_ c: WireColumn, at p: UnsafeRawPointer) -> SQLValue {
         @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
         @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
-        @inline(__always) func money(_ i: Int) -> SQLMoney {
-            SQLMoney(units: Int64(Int32(bitPattern: u32(i))) << 32 | Int64(u32(i + 4)))
-        }
         switch c.kind {
         case .fixed:
             return decodeFixed(c.type, at: p)
@@ -173,20 +166,12 @@ public struct WireRowBlock: Sendable {
             let n = Int(u8(0))
             if n == 0 { return .null }
             switch c.type {
-            case 0x26:
-                switch n {
-                case 4: return .int(Int32(bitPattern: u32(1)))
-                case 8: return .bigint(Int64(bitPattern: u64(1)))
-                case 2: return .smallint(Int16(bitPattern: u16(1)))
-                default: return .tinyint(u8(1))
-                }
-            case 0x6D: return n == 8 ? .float(Double(bitPattern: u64(1))) : .real(Float(bitPattern: u32(1)))
-            case 0x6E: return n == 8 ? .money(money(1)) : .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1)))))
-            case 0x68: return .bit(u8(1) != 0)
-            case 0x24:
-                return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
-                                                     u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
-            case 0x27, 0x2F: return .string(TextCodec.decodeCP1252(p + 1, count: n))
+            case .intN: return IntegerCodec.value(at: p + 1, count: n)
+            case .fltN: return FloatCodec.value(at: p + 1, count: n)
+            case .moneyN: return MoneyCodec.value(at: p + 1, count: n)
+            case .bitN: return BitCodec.value(at: p + 1)
+            case .guid: return GUIDCodec.value(at: p + 1)
+            case .varchar, .char: return .string(TextCodec.decodeCP1252(p + 1, count: n))
             default: return .binary([UInt8](UnsafeRawBufferPointer(start: p + 1, count: n)))
             }
         case .utf16:
@@ -196,7 +181,7 @@ public struct WireRowBlock: Sendable {
         case .ushortBytes:
             let n = Int(u16(0))
             if n == 0xFFFF { return .null }
-            if c.type == 0xA7 || c.type == 0xAF { return .string(TextCodec.decodeCP1252(p + 2, count: n)) }
+            if c.type == .bigVarChar || c.type == .bigChar { return .string(TextCodec.decodeCP1252(p + 2, count: n)) }
             return .binary([UInt8](UnsafeRawBufferPointer(start: p + 2, count: n)))
         case .decode, .unsupported:
             return .null
@@ -270,7 +255,7 @@ struct WireColumn: Sendable {
 
     @usableFromInline let kind: Kind
     /// The TDS data type byte.
-    @usableFromInline let type: UInt8
+    @usableFromInline let type: TDSDataType
     /// `.fixed`: the size.
     let size: Int
     /// `.byteLength`: bit n set when a length of n bytes is accepted (n ≤ 63).
@@ -308,57 +293,53 @@ struct WireColumn: Sendable {
     init(_ l: ValueLayout) {
         var kind = Kind.unsupported, size = 0, allowed: UInt64 = 0
         let declared = l.length
-        func lengths(_ ns: Int...) -> UInt64 { ns.reduce(UInt64(1)) { $0 | 1 << UInt64($1) } }   // 0 = NULL always
         if !l.isPLP {
-            switch l.type.rawValue {
-            case 0x30, 0x32: kind = .fixed; size = 1            // INT1, BIT
-            case 0x34: kind = .fixed; size = 2                  // INT2
-            case 0x38, 0x3B, 0x7A: kind = .fixed; size = 4      // INT4, FLT4, MONEY4
-            case 0x7F, 0x3E, 0x3C: kind = .fixed; size = 8      // INT8, FLT8, MONEY
-            case 0x1F: kind = .fixed; size = 0                  // NULLTYPE
-            case 0x26: kind = .byteLength; allowed = lengths(1, 2, 4, 8)   // INTN
-            case 0x6D: kind = .byteLength; allowed = lengths(4, 8)         // FLTN
-            case 0x6E: kind = .byteLength; allowed = lengths(4, 8)         // MONEYN
-            case 0x24: kind = .byteLength; allowed = lengths(16)           // GUID
-            case 0x68: kind = .byteLength; allowed = lengths(1)            // BITN (no declared-length rule)
-            case 0x25, 0x2D:                                                // VARBINARY, BINARY (legacy)
+            switch l.type {
+            case .int1, .int2, .int4, .int8, .bit, .flt4, .flt8, .money4, .money, .null:
+                if case .fixed(let n)? = l.type.lengthKind { kind = .fixed; size = n }
+            case .intN: kind = .byteLength; allowed = IntegerCodec.byteLengths
+            case .fltN: kind = .byteLength; allowed = FloatCodec.byteLengths
+            case .moneyN: kind = .byteLength; allowed = MoneyCodec.byteLengths
+            case .guid: kind = .byteLength; allowed = GUIDCodec.byteLengths
+            case .bitN: kind = .byteLength; allowed = BitCodec.byteLengths   // no declared-length rule
+            case .varbinary, .binary:   // legacy
                 kind = .byteLength; allowed = ~0
-            case 0x27, 0x2F:                                                // VARCHAR, CHAR (legacy)
+            case .varchar, .char:   // legacy
                 if (l.collation?.codePage ?? 1252) == 1252 { kind = .byteLength; allowed = ~0 }
-            case 0xE7, 0xEF: kind = .utf16                                  // NVARCHAR, NCHAR
-            case 0xA5, 0xAD: kind = .ushortBytes                            // BIGVARBINARY, BIGBINARY
-            case 0xA7, 0xAF:                                                // BIGVARCHAR, BIGCHAR
+            case .nvarchar, .nchar: kind = .utf16
+            case .bigVarBinary, .bigBinary: kind = .ushortBytes
+            case .bigVarChar, .bigChar:
                 if (l.collation?.codePage ?? 1252) == 1252 { kind = .ushortBytes }
-            case 0x3D, 0x3A, 0x6F, 0x6A, 0x6C, 0x37, 0x3F, 0x28, 0x29, 0x2A, 0x2B:
-                kind = .decode   // DATETIME, DATETIM4, DATETIMN, DECIMALN, NUMERICN, DECIMAL, NUMERIC, DATEN, TIMEN, DATETIME2N, DATETIMEOFFSETN
+            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN:
+                kind = .decode
             default: break
             }
         }
         self.kind = kind
-        self.type = l.type.rawValue
+        self.type = l.type
         self.size = size
         self.allowed = allowed
-        self.declared = l.type.rawValue == 0x68 ? 0 : declared
+        self.declared = l.type == .bitN ? 0 : declared
         var check = Check.none, dataLength = 0, timeLength = 0, ticksLimit: UInt64 = 0, magnitudeLimit: UInt128 = 0
         if kind == .decode {
             let scaleOK = l.scale <= 7
             let tl = scaleOK ? SQLTime.wireLength(scale: l.scale) : 0
             if scaleOK { ticksLimit = 86_400 &* Civil.powersOf10[Int(l.scale)] }
             timeLength = tl
-            switch l.type.rawValue {
-            case 0x6A, 0x6C, 0x37, 0x3F:
+            switch l.type {
+            case .decimalN, .numericN, .decimal, .numeric:
                 if l.precision <= 38 {
                     check = .decimal
                     dataLength = SQLDecimal.wireLength(precision: l.precision)
                     magnitudeLimit = Civil.powersOf10Wide[Int(l.precision)]
                 }
-            case 0x28: check = .date; dataLength = 3
-            case 0x29: if scaleOK { check = .time; dataLength = tl }
-            case 0x2A: if scaleOK { check = .datetime2; dataLength = tl + 3 }
-            case 0x2B: if scaleOK { check = .datetimeOffset; dataLength = tl + 5 }
-            case 0x3D: check = .datetime
-            case 0x3A: check = .smallDateTime
-            case 0x6F: check = .datetimeN
+            case .dateN: check = .date; dataLength = 3
+            case .timeN: if scaleOK { check = .time; dataLength = tl }
+            case .datetime2N: if scaleOK { check = .datetime2; dataLength = tl + 3 }
+            case .datetimeOffsetN: if scaleOK { check = .datetimeOffset; dataLength = tl + 5 }
+            case .datetime: check = .datetime
+            case .datetim4: check = .smallDateTime
+            case .datetimN: check = .datetimeN
             default: break
             }
         }
@@ -461,7 +442,7 @@ struct WireColumn: Sendable {
         case .utf16, .ushortBytes: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
         case .decode:
             // Every `.decode` type is BYTELEN except DATETIME and DATETIM4 (fixed, never NULL).
-            return type != 0x3D && type != 0x3A && bytes[offset] == 0
+            return type != .datetime && type != .datetim4 && bytes[offset] == 0
         case .unsupported: return false
         }
     }

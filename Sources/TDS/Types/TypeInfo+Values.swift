@@ -117,52 +117,44 @@ extension ValueLayout {
 
     @inline(__always)
     private func decodeValueBody(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
-        switch type.rawValue {
+        switch type {
         // FIXEDLEN: hot path, no allocation.
-        case 0x38: return .int(try reader.readInt32LE())
-        case 0x7F: return .bigint(try reader.readInt64LE())
-        case 0x34: return .smallint(try reader.readInt16LE())
-        case 0x30: return .tinyint(try reader.readUInt8())
-        case 0x32: return .bit(try reader.readUInt8() != 0)
-        case 0x3B: return .real(try reader.readFloat32LE())
-        case 0x3E: return .float(try reader.readFloat64LE())
-        case 0x3C: return try decodeData(from: &reader, count: 8, baseScale: scale)   // MONEY
-        case 0x3D:  // DATETIME
+        case .int4: return try reader.readInPlace(4) { IntegerCodec.value(at: $0, count: 4) }
+        case .int8: return try reader.readInPlace(8) { IntegerCodec.value(at: $0, count: 8) }
+        case .int2: return try reader.readInPlace(2) { IntegerCodec.value(at: $0, count: 2) }
+        case .int1: return try reader.readInPlace(1) { IntegerCodec.value(at: $0, count: 1) }
+        case .bit: return try reader.readInPlace(1) { BitCodec.value(at: $0) }
+        case .flt4: return try reader.readInPlace(4) { FloatCodec.value(at: $0, count: 4) }
+        case .flt8: return try reader.readInPlace(8) { FloatCodec.value(at: $0, count: 8) }
+        case .money: return try reader.readInPlace(8) { MoneyCodec.value(at: $0, count: 8) }
+        case .datetime:
             if let v = quickValue(from: &reader) { return v }
             return try decodeData(from: &reader, count: 8, baseScale: scale)
-        // DECIMALN, NUMERICN, DATEN, TIMEN, DATETIME2N, DATETIMEOFFSETN, DATETIMN, MONEYN, GUID:
-        // the common case straight from the bytes, anything else by the generic BYTELEN path below.
-        case 0x6A, 0x6C, 0x28, 0x29, 0x2A, 0x2B, 0x6F, 0x6E, 0x24:
+        // The common case straight from the bytes, anything else by the generic BYTELEN path below.
+        case .decimalN, .numericN, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .datetimN, .moneyN, .guid:
             if let v = quickValue(from: &reader) { return v }
-        case 0x3A, 0x7A: return try decodeData(from: &reader, count: 4, baseScale: scale)   // DATETIM4, MONEY4
-        case 0x1F: return .null
+        case .money4: return try reader.readInPlace(4) { MoneyCodec.value(at: $0, count: 4) }
+        case .datetim4: return try decodeData(from: &reader, count: 4, baseScale: scale)
+        case .null: return .null
         // Common nullable types (COLMETADATA of TDS 7.2+ servers), decoded without the generic path.
-        case 0x26:  // INTN
+        case .intN:
             let n = try reader.readUInt8()
             if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
-            switch n {
-            case 0: return .null
-            case 4: return .int(try reader.readInt32LE())
-            case 8: return .bigint(try reader.readInt64LE())
-            case 2: return .smallint(try reader.readInt16LE())
-            case 1: return .tinyint(try reader.readUInt8())
-            default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-            }
-        case 0x6D:  // FLTN
+            if n == 0 { return .null }
+            if let v = try IntegerCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
+        case .fltN:
             let n = try reader.readUInt8()
             if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
-            switch n {
-            case 0: return .null
-            case 8: return .float(try reader.readFloat64LE())
-            case 4: return .real(try reader.readFloat32LE())
-            default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-            }
-        case 0x68:  // BITN
+            if n == 0 { return .null }
+            if let v = try FloatCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
+        case .bitN:
             let n = try reader.readUInt8()
             if n == 0 { return .null }
-            if n == 1 { return .bit(try reader.readUInt8() != 0) }
-            return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-        case 0xE7, 0xEF:  // NVARCHAR, NCHAR
+            if let v = try BitCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
+        case .nvarchar, .nchar:
             if isPLP { break }
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
@@ -274,38 +266,21 @@ extension ValueLayout {
             reader.error(.invalidLength, at: start, "\(n) data byte(s) for \(type.name) \(sqlTypeName)")
         }
         switch type {
-        case .int1: guard n == 1 else { throw wrongLength() }; return .tinyint(try reader.readUInt8())
-        case .int2: guard n == 2 else { throw wrongLength() }; return .smallint(try reader.readInt16LE())
-        case .int4: guard n == 4 else { throw wrongLength() }; return .int(try reader.readInt32LE())
-        case .int8: guard n == 8 else { throw wrongLength() }; return .bigint(try reader.readInt64LE())
-        case .intN:
-            switch n {
-            case 1: return .tinyint(try reader.readUInt8())
-            case 2: return .smallint(try reader.readInt16LE())
-            case 4: return .int(try reader.readInt32LE())
-            case 8: return .bigint(try reader.readInt64LE())
-            default: throw wrongLength()
-            }
+        case .int1, .int2, .int4, .int8, .intN:
+            // A FIXEDLEN type's own size; INTN 1, 2, 4 or 8.
+            guard type == .intN || type.lengthKind == .fixed(size: n),
+                  let v = try IntegerCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .bit, .bitN:
-            guard n == 1 else { throw wrongLength() }
-            return .bit(try reader.readUInt8() != 0)
-        case .flt4: guard n == 4 else { throw wrongLength() }; return .real(try reader.readFloat32LE())
-        case .flt8: guard n == 8 else { throw wrongLength() }; return .float(try reader.readFloat64LE())
-        case .fltN:
-            switch n {
-            case 4: return .real(try reader.readFloat32LE())
-            case 8: return .float(try reader.readFloat64LE())
-            default: throw wrongLength()
-            }
+            guard let v = try BitCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
+        case .flt4, .flt8, .fltN:
+            guard type == .fltN || type.lengthKind == .fixed(size: n),
+                  let v = try FloatCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .money, .money4, .moneyN:
-            switch n {
-            case 4: return .smallMoney(SQLMoney(units: Int64(try reader.readInt32LE())))
-            case 8:
-                let high = try reader.readInt32LE()
-                let low = try reader.readUInt32LE()
-                return .money(SQLMoney(units: Int64(high) << 32 | Int64(low)))
-            default: throw wrongLength()
-            }
+            guard let v = try MoneyCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .datetime, .datetim4, .datetimN:
             switch n {
             case 4:
@@ -323,12 +298,8 @@ extension ValueLayout {
             default: throw wrongLength()
             }
         case .guid:
-            guard n == 16 else { throw wrongLength() }
-            try reader.require(16)
-            let b = reader.bytes, o = reader.offset
-            reader.offset += 16
-            return .uniqueIdentifier(UUID(uuid: (b[o + 3], b[o + 2], b[o + 1], b[o], b[o + 5], b[o + 4], b[o + 7], b[o + 6],
-                                                 b[o + 8], b[o + 9], b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15])))
+            guard let v = try GUIDCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .decimal, .numeric, .decimalN, .numericN:
             // A sign byte and a magnitude of 0-16 bytes whose length comes from the value, as
             // Microsoft's ODBC driver reads it: in a column at most the precision's length
@@ -446,27 +417,27 @@ extension ValueLayout {
             return SQLDate(days: Int32(truncatingIfNeeded: days))
         }
         if isPLP || available < 1 { return nil }
-        let t = type.rawValue
+        let t = type
         // DATETIME and DATETIM4 are FIXEDLEN: no length byte.
-        if t == 0x3D {
+        if t == .datetime {
             guard available >= 8 else { return nil }
             let v = SQLDateTime(days: Int32(bitPattern: u32(0)), ticks: u32(4))
             guard v.isValid else { return nil }; size = 8; return .datetime(v)
         }
-        if t == 0x3A {
+        if t == .datetim4 {
             guard available >= 4 else { return nil }
             let v = SQLSmallDateTime(days: u16(0), minutes: u16(2))
             guard v.isValid else { return nil }; size = 4; return .smallDateTime(v)
         }
         let n = Int(u8(0))
         switch t {
-        case 0x6A, 0x6C, 0x37, 0x3F, 0x28, 0x29, 0x2A, 0x2B, 0x6F, 0x6E, 0x24: break
+        case .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .datetimN, .moneyN, .guid: break
         default: return nil
         }
         if n == 0 { size = 1; return .null }
         guard available > n, length <= 0 || n <= length else { return nil }
         switch t {
-        case 0x6A, 0x6C, 0x37, 0x3F:   // DECIMALN, NUMERICN, DECIMAL, NUMERIC
+        case .decimalN, .numericN, .decimal, .numeric:
             guard precision <= 38, n <= SQLDecimal.wireLength(precision: precision) else { return nil }
             let sign = u8(1)
             guard sign <= 1 else { return nil }
@@ -486,27 +457,27 @@ extension ValueLayout {
             // A magnitude beyond the precision (widened by the full decoder) is not the common case.
             guard mag < Civil.powersOf10Wide[Int(precision)] else { return nil }
             size = 1 + n; return .decimal(SQLDecimal(isNegative: sign == 0, precision: precision, scale: scale, magnitude: mag))
-        case 0x2A:   // DATETIME2N
+        case .datetime2N:
             guard scale <= 7 else { return nil }
             let tl = SQLTime.wireLength(scale: scale)
             guard n == tl + 3, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
             size = 1 + n; return .datetime2(SQLDateTime2(date: d, time: tm))
-        case 0x28:   // DATEN
+        case .dateN:
             guard n == 3, let d = date(1) else { return nil }
             size = 4; return .date(d)
-        case 0x29:   // TIMEN
+        case .timeN:
             guard scale <= 7 else { return nil }
             let tl = SQLTime.wireLength(scale: scale)
             guard n == tl, let tm = time(1, tl) else { return nil }
             size = 1 + n; return .time(tm)
-        case 0x2B:   // DATETIMEOFFSETN
+        case .datetimeOffsetN:
             guard scale <= 7 else { return nil }
             let tl = SQLTime.wireLength(scale: scale)
             guard n == tl + 5, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
             let offset = Int16(bitPattern: u16(4 + tl))
             guard (-840...840).contains(offset) else { return nil }
             size = 1 + n; return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: d, time: tm), offsetMinutes: offset))
-        case 0x6F:   // DATETIMN
+        case .datetimN:
             if n == 8 {
                 let v = SQLDateTime(days: Int32(bitPattern: u32(1)), ticks: u32(5))
                 guard v.isValid else { return nil }; size = 9; return .datetime(v)
@@ -516,15 +487,12 @@ extension ValueLayout {
                 guard v.isValid else { return nil }; size = 5; return .smallDateTime(v)
             }
             return nil
-        case 0x6E:   // MONEYN
-            if n == 8 { size = 9; return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(1))) << 32 | Int64(u32(5)))) }
-            if n == 4 { size = 5; return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1))))) }
-            return nil
-        case 0x24:   // GUID
+        case .moneyN:
+            guard n == 8 || n == 4 else { return nil }
+            size = 1 + n; return MoneyCodec.value(at: p + 1, count: n)
+        case .guid:
             guard n == 16 else { return nil }
-            size = 17
-            return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
-                                                 u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
+            size = 17; return GUIDCodec.value(at: p + 1)
         default:
             return nil
         }

@@ -187,6 +187,13 @@ public protocol SQLCellDecodable {
     /// The cell's value as `Self`, nil for NULL (what `Optional<Self>` decodes with).
     /// - Throws: as ``init(sqlCell:)`` for a value that does not convert.
     static func decodeIfPresent(sqlCell cell: SQLCell) throws -> Self?
+
+    /// The cell's value as `Self`: what typed decoding reads each cell with. The default is
+    /// ``init(sqlCell:)``; `Optional`'s is its wrapped type's ``decodeIfPresent(sqlCell:)``.
+    /// (A static function returns its value in place: code generic over the type, such as the
+    /// parameter-pack `decode`, looks up no `Optional` metadata per cell, as an `init` does.)
+    /// - Throws: as ``init(sqlCell:)``.
+    static func decode(sqlCell cell: SQLCell) throws -> Self
 }
 
 extension SQLCellDecodable {
@@ -194,12 +201,22 @@ extension SQLCellDecodable {
     public static func decodeIfPresent(sqlCell cell: SQLCell) throws -> Self? {
         cell.isNull ? nil : try Self(sqlCell: cell)
     }
+
+    /// ``init(sqlCell:)``.
+    @inlinable @inline(__always)
+    public static func decode(sqlCell cell: SQLCell) throws -> Self { try Self(sqlCell: cell) }
 }
 
 extension Optional: SQLCellDecodable where Wrapped: SQLCellDecodable {
     /// nil for NULL, else the wrapped type's value.
     /// - Throws: as `Wrapped`'s ``SQLCellDecodable/init(sqlCell:)`` for a value that does not convert.
+    @inlinable
     public init(sqlCell cell: SQLCell) throws { self = try Wrapped.decodeIfPresent(sqlCell: cell) }
+
+    /// nil for NULL, else the wrapped type's value: `Wrapped`'s ``SQLCellDecodable/decodeIfPresent(sqlCell:)``.
+    /// - Throws: as `Wrapped`'s ``SQLCellDecodable/init(sqlCell:)`` for a value that does not convert.
+    @inlinable @inline(__always)
+    public static func decode(sqlCell cell: SQLCell) throws -> Wrapped? { try Wrapped.decodeIfPresent(sqlCell: cell) }
 }
 
 // MARK: - The standard types

@@ -13,7 +13,7 @@ let package = Package(
         .library(name: "TDS", targets: ["TDS"]),
         .library(name: "SQLClient", targets: ["SQLClient"]),
         .library(name: "SQLClientTesting", targets: ["SQLClientTesting"]),
-        .library(name: "SQLClientObjC", targets: ["SQLClientObjC"]),  // the Objective-C SQLClient's API (issue 29)
+        .library(name: "SQLClientObjC", targets: ["SQLClientObjC", "SQLClientObjCConstants"]),  // the Objective-C SQLClient's API (issue 29)
         .executable(name: "sqlclient", targets: ["sqlclient"]),
         .executable(name: "sqlclient-bench", targets: ["sqlclient-bench"]),
     ],
@@ -47,6 +47,9 @@ let package = Package(
         ),
         // The Objective-C SQLClient's API (completion blocks, notifications, Foundation values) over SQLClient.
         .target(name: "SQLClientObjC", dependencies: ["SQLClient"]),
+        // Its global constants for Objective-C code (a Swift module cannot export one): a header
+        // and an Objective-C file that only Apple platforms compile (elsewhere an empty object).
+        .target(name: "SQLClientObjCConstants"),
         .executableTarget(name: "sqlclient", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .executableTarget(
             name: "sqlclient-bench",

@@ -15,7 +15,7 @@
 # The script exits non-zero when any harness failed, after running all of them.
 #
 # Smoke run (what .ci/run does): -sanitize=fuzzer,address, tree $FUZZ_BUILD, one process per
-# harness for the given seconds.
+# harness for the given seconds, with a fixed seed (FUZZ_SEED) so that it is reproducible.
 #
 # Volume run: -sanitize=fuzzer only (no ASan: several times faster; Fuzz/MallocHooks.c keeps
 # -malloc_limit_mb working, which otherwise needs a sanitizer's allocator), tree
@@ -168,6 +168,15 @@ export SWIFT_BACKTRACE=enable=no
 # CPU, so volume runs allow FUZZ_TIMEOUT (default 60) seconds per input.
 if [ "$VOLUME" = 1 ]; then TIMEOUT="${FUZZ_TIMEOUT:-60}"; else TIMEOUT=10; fi
 FLAGS=(-timeout="$TIMEOUT" -rss_limit_mb=2048 -malloc_limit_mb=256 -print_final_stats=1)
+# The smoke run is a gate, so it is reproducible: a fixed -seed (FUZZ_SEED, default 1; 0 lets
+# libFuzzer pick one) makes every run take the same mutations in the same order over the same
+# seeds, and a shorter or slower run does a prefix of a longer one's work. Finding new inputs is
+# the volume run's job (a random seed each run, its corpus kept).
+if [ "$VOLUME" = 0 ]; then
+    SEED="${FUZZ_SEED:-1}"
+    [[ "$SEED" =~ ^[0-9]+$ ]] || { echo "fuzz: FUZZ_SEED must be a non-negative integer" >&2; exit 2; }
+    FLAGS+=(-seed="$SEED")
+fi
 # The longest input per harness. Decoding is linear, so a harness's executions per second fall
 # as its corpus grows towards this length: the token stream and capture harnesses stop at 8 KiB
 # (twice the decoder's 4 KiB compaction threshold, room for an 8,000-byte value), the connection

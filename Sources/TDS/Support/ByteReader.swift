@@ -153,6 +153,21 @@ public struct ByteReader: Sendable {
     /// Reads an IEEE 754 double, little-endian.
     public mutating func readFloat64LE() throws(TDSDecodingError) -> Double { Double(bitPattern: try readUInt64LE()) }
 
+    /// Hands `body` the next `count` bytes (1 or more) in place and consumes them: how a type's
+    /// codec (``IntegerCodec`` and the others in Types/Codecs) reads a value it also reads in a
+    /// row block, with one decoder for both.
+    /// - Throws: `.truncated` when fewer remain, `.invalidLength` for a count below 1.
+    @inline(__always)
+    mutating func readInPlace<T>(_ count: Int, _ body: (UnsafeRawPointer) -> T) throws(TDSDecodingError) -> T {
+        guard count >= 1 else { throw error(.invalidLength, "length \(count)") }
+        try require(count)
+        let o = offset
+        // `bytes` holds at least `o + count` bytes (count >= 1), so its base address is not nil.
+        let v = bytes.withUnsafeBytes { raw in body(raw.baseAddress.unsafelyUnwrapped + o) }
+        offset = o &+ count
+        return v
+    }
+
     /// Reads `count` bytes (a length from the wire is checked first).
     public mutating func readBytes(_ count: Int) throws(TDSDecodingError) -> [UInt8] {
         try require(count)

@@ -43,184 +43,6 @@ extension WireRowBlock {
         }
     }
 
-    /// tinyint, smallint, int and bigint ([MS-TDS] INT1/2/4/8TYPE, INTNTYPE) as `Int64`: the
-    /// value of `.tinyint`, `.smallint`, `.int` or `.bigint`; `.other` for any other type.
-    @inlinable @inline(__always)
-    package func integer(row: Int, column: Int) -> WireTypedValue<Int64> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .fixed:
-                switch c.type {
-                case 0x38: return .value(Int64(Int32(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))))
-                case 0x7F: return .value(Int64(bitPattern: UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))))
-                case 0x34: return .value(Int64(Int16(bitPattern: UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))))
-                case 0x30: return .value(Int64(p.load(as: UInt8.self)))
-                case 0x1F: return .null   // NULLTYPE
-                default: return .other
-                }
-            case .byteLength where c.type == 0x26:   // INTN: 0 (NULL), 1, 2, 4 or 8 bytes
-                switch p.load(as: UInt8.self) {
-                case 0: return .null
-                case 4: return .value(Int64(Int32(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))))
-                case 8: return .value(Int64(bitPattern: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt64.self))))
-                case 2: return .value(Int64(Int16(bitPattern: UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt16.self)))))
-                default: return .value(Int64(p.load(fromByteOffset: 1, as: UInt8.self)))
-                }
-            default:
-                return .other
-            }
-        }
-    }
-
-    /// bit (BITTYPE, BITNTYPE): the value of `.bit`; `.other` for any other type.
-    @inlinable @inline(__always)
-    package func bit(row: Int, column: Int) -> WireTypedValue<Bool> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .fixed where c.type == 0x32: return .value(p.load(as: UInt8.self) != 0)
-            case .byteLength where c.type == 0x68:
-                return p.load(as: UInt8.self) == 0 ? .null : .value(p.load(fromByteOffset: 1, as: UInt8.self) != 0)
-            default: return .other
-            }
-        }
-    }
-
-    /// float and real (FLT8TYPE, FLT4TYPE, FLTNTYPE) as `Double`: the value of `.float`, or of
-    /// `.real` widened (`Double(v)`, exact); `.other` for any other type.
-    @inlinable @inline(__always)
-    package func double(row: Int, column: Int) -> WireTypedValue<Double> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .fixed where c.type == 0x3E: return .value(Double(bitPattern: UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))))
-            case .fixed where c.type == 0x3B: return .value(Double(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))))
-            case .byteLength where c.type == 0x6D:
-                switch p.load(as: UInt8.self) {
-                case 0: return .null
-                case 8: return .value(Double(bitPattern: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt64.self))))
-                default: return .value(Double(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))))
-                }
-            default: return .other
-            }
-        }
-    }
-
-    /// real (FLT4TYPE, FLTNTYPE of 4 bytes): the value of `.real`, to the bit; `.other` for any
-    /// other type (a float included).
-    @inlinable @inline(__always)
-    package func real(row: Int, column: Int) -> WireTypedValue<Float> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .fixed where c.type == 0x3B: return .value(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))))
-            case .byteLength where c.type == 0x6D:
-                switch p.load(as: UInt8.self) {
-                case 0: return .null
-                case 4: return .value(Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 1, as: UInt32.self))))
-                default: return .other
-                }
-            default: return .other
-            }
-        }
-    }
-
-    /// nchar, nvarchar (UTF-16LE) and char, varchar in code page 1252 (the only character types a
-    /// block holds): the value of `.string`, made from the UTF-8 the scan wrote (nchar, nvarchar) or
-    /// transcoded here (code page 1252); `.other` for any other type.
-    package func string(row: Int, column: Int) -> WireTypedValue<String> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .utf16:   // kept as UTF-8 (see WireColumn.Kind.utf16)
-                let h = UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))
-                return h == 0xFFFF ? .null : .value(WireRowBlock.utf8String(header: h, at: p))
-            case .byteLength where c.type == 0x27 || c.type == 0x2F:
-                let n = Int(p.load(as: UInt8.self))
-                return n == 0 ? .null : .value(TextCodec.decodeCP1252(p + 1, count: n))
-            case .ushortBytes where c.type == 0xA7 || c.type == 0xAF:
-                let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
-                return n == 0xFFFF ? .null : .value(TextCodec.decodeCP1252(p + 2, count: n))
-            default:
-                return .other
-            }
-        }
-    }
-
-    /// The bytes of a binary or varbinary value (legacy BINARY/VARBINARY, BIGBINARY,
-    /// BIGVARBINARY): where they are, or nil for NULL; `body` gets them and its result is
-    /// returned as `.value`. `.other` for any other type.
-    @inline(__always)
-    func withBinary<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer) -> R) -> WireTypedValue<R> {
-        typed(row: row, column: column) { c, p, _ in
-            switch c.kind {
-            case .byteLength where c.type == 0x25 || c.type == 0x2D:
-                let n = Int(p.load(as: UInt8.self))
-                return n == 0 ? .null : .value(body(UnsafeRawBufferPointer(start: p + 1, count: n)))
-            case .ushortBytes where c.type == 0xA5 || c.type == 0xAD:
-                let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
-                return n == 0xFFFF ? .null : .value(body(UnsafeRawBufferPointer(start: p + 2, count: n)))
-            default:
-                return .other
-            }
-        }
-    }
-
-    /// binary and varbinary: the bytes of `.binary`; `.other` for any other type.
-    package func bytes(row: Int, column: Int) -> WireTypedValue<[UInt8]> {
-        withBinary(row: row, column: column) { [UInt8]($0) }
-    }
-
-    /// binary and varbinary as `Data` (one copy of the bytes: equal to `Data(bytes)` of
-    /// `.binary(bytes)`); `.other` for any other type.
-    package func data(row: Int, column: Int) -> WireTypedValue<Data> {
-        withBinary(row: row, column: column) { Data($0) }
-    }
-
-    /// uniqueidentifier (GUIDTYPE): the value of `.uniqueIdentifier` (SQL Server's mixed-endian
-    /// bytes decoded as ``value(row:column:)`` decodes them); `.other` for any other type.
-    package func uuid(row: Int, column: Int) -> WireTypedValue<UUID> {
-        // A local function, not a closure: always inlined (a closure this size was left out of line).
-        @inline(__always) func read(_ c: WireColumn, _ p: UnsafeRawPointer, _ available: Int) -> WireTypedValue<UUID> {
-            @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
-            if u8(0) == 0 { return .null }   // the scan accepts 0 (NULL) or 16
-            return .value(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
-                                      u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
-        }
-        return typed(row: row, column: column, accepts: { $0.kind == .byteLength && $0.type == 0x24 }, read)
-    }
-
-    /// decimal, numeric, money and smallmoney as Foundation's `Decimal`: the `Decimal` of
-    /// `.decimal(d)` (``SQLDecimal/decimalValue``) or of `.money(m)`, `.smallMoney(m)`
-    /// (``SQLMoney/decimalValue``), to the bit; `.other` for any other type.
-    package func decimal(row: Int, column: Int) -> WireTypedValue<Decimal> {
-        typed(row: row, column: column) { c, p, available in
-            switch c.kind {
-            case .fixed where c.type == 0x3C, .fixed where c.type == 0x7A, .byteLength where c.type == 0x6E:
-                switch value(row: row, column: column) {
-                case .money(let m), .smallMoney(let m): return .value(m.decimalValue)
-                case .null: return .null
-                default: return .other
-                }
-            case .decode where c.type == 0x6A || c.type == 0x6C || c.type == 0x37 || c.type == 0x3F:
-                var size = 0
-                switch layouts[column].quickValue(at: p, available: available, size: &size) {
-                case .decimal(let d)?: return .value(WireRowBlock.decimalValue(of: d))
-                case .null?: return .null
-                default: return .other   // a widened magnitude: through the full decoder
-                }
-            default:
-                return .other
-            }
-        }
-    }
-
-    /// ``SQLDecimal/decimalValue`` to the bit: the same `Decimal` operations on the same
-    /// operands, without dividing the magnitude by 10^19 when it is below (up to 19 digits).
-    @inline(__always)
-    static func decimalValue(of d: SQLDecimal) -> Decimal {
-        guard d.magnitude < 10_000_000_000_000_000_000 else { return d.decimalValue }
-        let low = UInt64(truncatingIfNeeded: d.magnitude)   // the high part is 0
-        guard low != 0 else { return Decimal(sign: .plus, exponent: -Int(d.scale), significand: 0) }
-        return Decimal(sign: d.isNegative ? .minus : .plus, exponent: -Int(d.scale), significand: Decimal(low))
-    }
-
     /// date, datetime2, datetimeoffset, datetime and smalldatetime as the instant
     /// ``SQLValue/utcDateValue`` gives (the wall-clock time read in UTC; a datetimeoffset's own
     /// instant); `.other` for any other type (time included).
@@ -233,7 +55,7 @@ extension WireRowBlock {
             return v.utcDateValue.map { .value($0) } ?? .other
         }
         return typed(row: row, column: column, accepts: {
-            $0.kind == .decode && $0.type != 0x6A && $0.type != 0x6C && $0.type != 0x37 && $0.type != 0x3F && $0.type != 0x29
+            $0.kind == .decode && $0.type != .decimalN && $0.type != .numericN && $0.type != .decimal && $0.type != .numeric && $0.type != .timeN
         }, read)
     }
 }
@@ -245,22 +67,13 @@ extension SQLValue {
     /// with a zero offset), without a time zone.
     package var utcDateValue: Date? {
         switch self {
-        case .datetime2(let d): return SQLValue.utcDate(d)
-        case .date(let d): return Date(timeIntervalSince1970: Double(Int(d.days) - Civil.daysFrom0001To1970) * 86_400)
-        case .datetimeOffset(let d): return SQLValue.utcDate(d.utc)
-        case .datetime(let d):
-            return Date(timeIntervalSince1970: Double(Int(d.days) + Civil.daysFrom0001To1900 - Civil.daysFrom0001To1970) * 86_400
-                        + Double(d.ticks) / 300)
-        case .smallDateTime(let d):
-            return Date(timeIntervalSince1970: Double(Int(d.days) + Civil.daysFrom0001To1900 - Civil.daysFrom0001To1970) * 86_400
-                        + Double(d.minutes) * 60)
+        case .datetime2(let d): return DateTime2Codec.utcDate(d)
+        case .date(let d): return DateTime2Codec.utcDate(d)
+        case .datetimeOffset(let d): return DateTime2Codec.utcDate(d.utc)
+        case .datetime(let d): return DateTimeCodec.utcDate(d)
+        case .smallDateTime(let d): return DateTimeCodec.utcDate(d)
         case .variant(let v): return v.value.utcDateValue
         default: return nil
         }
-    }
-
-    @inline(__always)
-    static func utcDate(_ d: SQLDateTime2) -> Date {
-        Date(timeIntervalSince1970: Double(Int(d.date.days) - Civil.daysFrom0001To1970) * 86_400 + d.time.timeInterval)
     }
 }

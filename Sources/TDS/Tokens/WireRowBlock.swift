@@ -85,19 +85,17 @@ public struct WireRowBlock: Sendable {
     /// A value of fixed size (a `.fixed` column of TDS type `type`) at `p`, as
     /// ``TypeInfo/decodeValue(from:)`` reads it.
     @inlinable @inline(__always)
-    static func decodeFixed(_ type: UInt8, at p: UnsafeRawPointer) -> SQLValue {
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
+    static func decodeFixed(_ type: TDSDataType, at p: UnsafeRawPointer) -> SQLValue {
         switch type {
-        case 0x38: return .int(Int32(bitPattern: u32(0)))
-        case 0x7F: return .bigint(Int64(bitPattern: u64(0)))
-        case 0x34: return .smallint(Int16(bitPattern: UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))))
-        case 0x30: return .tinyint(p.load(as: UInt8.self))
-        case 0x32: return .bit(p.load(as: UInt8.self) != 0)
-        case 0x3B: return .real(Float(bitPattern: u32(0)))
-        case 0x3E: return .float(Double(bitPattern: u64(0)))
-        case 0x3C: return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(0))) << 32 | Int64(u32(4))))
-        case 0x7A: return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
+        case .int4: return IntegerCodec.value(at: p, count: 4)
+        case .int8: return IntegerCodec.value(at: p, count: 8)
+        case .int2: return IntegerCodec.value(at: p, count: 2)
+        case .int1: return IntegerCodec.value(at: p, count: 1)
+        case .bit: return BitCodec.value(at: p)
+        case .flt4: return FloatCodec.value(at: p, count: 4)
+        case .flt8: return FloatCodec.value(at: p, count: 8)
+        case .money: return MoneyCodec.value(at: p, count: 8)
+        case .money4: return MoneyCodec.value(at: p, count: 4)
         default: return .null   // NULLTYPE
         }
     }
@@ -161,11 +159,6 @@ public struct WireRowBlock: Sendable {
     static func decode(_ c: WireColumn, at p: UnsafeRawPointer) -> SQLValue {
         @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
         @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
-        @inline(__always) func money(_ i: Int) -> SQLMoney {
-            SQLMoney(units: Int64(Int32(bitPattern: u32(i))) << 32 | Int64(u32(i + 4)))
-        }
         switch c.kind {
         case .fixed:
             return decodeFixed(c.type, at: p)
@@ -173,31 +166,23 @@ public struct WireRowBlock: Sendable {
             let n = Int(u8(0))
             if n == 0 { return .null }
             switch c.type {
-            case 0x26:
-                switch n {
-                case 4: return .int(Int32(bitPattern: u32(1)))
-                case 8: return .bigint(Int64(bitPattern: u64(1)))
-                case 2: return .smallint(Int16(bitPattern: u16(1)))
-                default: return .tinyint(u8(1))
-                }
-            case 0x6D: return n == 8 ? .float(Double(bitPattern: u64(1))) : .real(Float(bitPattern: u32(1)))
-            case 0x6E: return n == 8 ? .money(money(1)) : .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1)))))
-            case 0x68: return .bit(u8(1) != 0)
-            case 0x24:
-                return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
-                                                     u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
-            case 0x27, 0x2F: return .string(TextCodec.decodeCP1252(p + 1, count: n))
-            default: return .binary([UInt8](UnsafeRawBufferPointer(start: p + 1, count: n)))
+            case .intN: return IntegerCodec.value(at: p + 1, count: n)
+            case .fltN: return FloatCodec.value(at: p + 1, count: n)
+            case .moneyN: return MoneyCodec.value(at: p + 1, count: n)
+            case .bitN: return BitCodec.value(at: p + 1)
+            case .guid: return GUIDCodec.value(at: p + 1)
+            case .varchar, .char: return CharacterCodec.cp1252Value(at: p + 1, count: n)
+            default: return BinaryCodec.value(at: p + 1, count: n)
             }
         case .utf16:
             let h = u16(0)
             if h == 0xFFFF { return .null }
-            return .string(WireRowBlock.utf8String(header: h, at: p))
+            return .string(CharacterCodec.utf8String(header: h, at: p))
         case .ushortBytes:
             let n = Int(u16(0))
             if n == 0xFFFF { return .null }
-            if c.type == 0xA7 || c.type == 0xAF { return .string(TextCodec.decodeCP1252(p + 2, count: n)) }
-            return .binary([UInt8](UnsafeRawBufferPointer(start: p + 2, count: n)))
+            if c.type == .bigVarChar || c.type == .bigChar { return CharacterCodec.cp1252Value(at: p + 2, count: n) }
+            return BinaryCodec.value(at: p + 2, count: n)
         case .decode, .unsupported:
             return .null
         }
@@ -213,16 +198,6 @@ public struct WireRowBlock: Sendable {
     /// The values of `row`, in column order.
     public func values(row: Int) -> [SQLValue] {
         values(rows: row ..< row + 1)
-    }
-
-    /// The String of a `.utf16` value kept as UTF-8 at `p` (not NULL): `header` (its first 2
-    /// bytes, see ``WireColumn/Kind/utf16``) gives the byte count and whether all are ASCII; the
-    /// bytes, written by the scan's transcoder, are well-formed, so they are copied as they are.
-    @inline(__always)
-    static func utf8String(header h: UInt16, at p: UnsafeRawPointer) -> String {
-        let n = Int(h & 0x7FFF)
-        if n == 0 { return "" }
-        return TextCodec.uncheckedString((p + 2).assumingMemoryBound(to: UInt8.self), count: n, isASCII: h & 0x8000 != 0)
     }
 
     /// Appends `count` bytes of `source` from `start` and the offsets of their values
@@ -270,7 +245,7 @@ struct WireColumn: Sendable {
 
     @usableFromInline let kind: Kind
     /// The TDS data type byte.
-    @usableFromInline let type: UInt8
+    @usableFromInline let type: TDSDataType
     /// `.fixed`: the size.
     let size: Int
     /// `.byteLength`: bit n set when a length of n bytes is accepted (n ≤ 63).
@@ -308,57 +283,48 @@ struct WireColumn: Sendable {
     init(_ l: ValueLayout) {
         var kind = Kind.unsupported, size = 0, allowed: UInt64 = 0
         let declared = l.length
-        func lengths(_ ns: Int...) -> UInt64 { ns.reduce(UInt64(1)) { $0 | 1 << UInt64($1) } }   // 0 = NULL always
         if !l.isPLP {
-            switch l.type.rawValue {
-            case 0x30, 0x32: kind = .fixed; size = 1            // INT1, BIT
-            case 0x34: kind = .fixed; size = 2                  // INT2
-            case 0x38, 0x3B, 0x7A: kind = .fixed; size = 4      // INT4, FLT4, MONEY4
-            case 0x7F, 0x3E, 0x3C: kind = .fixed; size = 8      // INT8, FLT8, MONEY
-            case 0x1F: kind = .fixed; size = 0                  // NULLTYPE
-            case 0x26: kind = .byteLength; allowed = lengths(1, 2, 4, 8)   // INTN
-            case 0x6D: kind = .byteLength; allowed = lengths(4, 8)         // FLTN
-            case 0x6E: kind = .byteLength; allowed = lengths(4, 8)         // MONEYN
-            case 0x24: kind = .byteLength; allowed = lengths(16)           // GUID
-            case 0x68: kind = .byteLength; allowed = lengths(1)            // BITN (no declared-length rule)
-            case 0x25, 0x2D:                                                // VARBINARY, BINARY (legacy)
-                kind = .byteLength; allowed = ~0
-            case 0x27, 0x2F:                                                // VARCHAR, CHAR (legacy)
-                if (l.collation?.codePage ?? 1252) == 1252 { kind = .byteLength; allowed = ~0 }
-            case 0xE7, 0xEF: kind = .utf16                                  // NVARCHAR, NCHAR
-            case 0xA5, 0xAD: kind = .ushortBytes                            // BIGVARBINARY, BIGBINARY
-            case 0xA7, 0xAF:                                                // BIGVARCHAR, BIGCHAR
-                if (l.collation?.codePage ?? 1252) == 1252 { kind = .ushortBytes }
-            case 0x3D, 0x3A, 0x6F, 0x6A, 0x6C, 0x37, 0x3F, 0x28, 0x29, 0x2A, 0x2B:
-                kind = .decode   // DATETIME, DATETIM4, DATETIMN, DECIMALN, NUMERICN, DECIMAL, NUMERIC, DATEN, TIMEN, DATETIME2N, DATETIMEOFFSETN
+            switch l.type {
+            case .int1, .int2, .int4, .int8, .bit, .flt4, .flt8, .money4, .money, .null:
+                if case .fixed(let n)? = l.type.lengthKind { kind = .fixed; size = n }
+            case .intN: kind = .byteLength; allowed = IntegerCodec.byteLengths
+            case .fltN: kind = .byteLength; allowed = FloatCodec.byteLengths
+            case .moneyN: kind = .byteLength; allowed = MoneyCodec.byteLengths
+            case .guid: kind = .byteLength; allowed = GUIDCodec.byteLengths
+            case .bitN: kind = .byteLength; allowed = BitCodec.byteLengths   // no declared-length rule
+            case .varbinary, .binary:   // legacy
+                kind = .byteLength; allowed = BinaryCodec.byteLengths
+            case .varchar, .char:   // legacy
+                if CharacterCodec.keepsSingleByteText(l.collation) { kind = .byteLength; allowed = CharacterCodec.byteLengths }
+            case .nvarchar, .nchar: kind = .utf16
+            case .bigVarBinary, .bigBinary: kind = .ushortBytes
+            case .bigVarChar, .bigChar:
+                if CharacterCodec.keepsSingleByteText(l.collation) { kind = .ushortBytes }
+            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN:
+                kind = .decode
             default: break
             }
         }
         self.kind = kind
-        self.type = l.type.rawValue
+        self.type = l.type
         self.size = size
         self.allowed = allowed
-        self.declared = l.type.rawValue == 0x68 ? 0 : declared
+        self.declared = l.type == .bitN ? 0 : declared
         var check = Check.none, dataLength = 0, timeLength = 0, ticksLimit: UInt64 = 0, magnitudeLimit: UInt128 = 0
         if kind == .decode {
-            let scaleOK = l.scale <= 7
-            let tl = scaleOK ? SQLTime.wireLength(scale: l.scale) : 0
-            if scaleOK { ticksLimit = 86_400 &* Civil.powersOf10[Int(l.scale)] }
-            timeLength = tl
-            switch l.type.rawValue {
-            case 0x6A, 0x6C, 0x37, 0x3F:
-                if l.precision <= 38 {
+            switch l.type {
+            case .decimalN, .numericN, .decimal, .numeric:
+                if let limits = DecimalCodec.scanLimits(precision: l.precision) {
                     check = .decimal
-                    dataLength = SQLDecimal.wireLength(precision: l.precision)
-                    magnitudeLimit = Civil.powersOf10Wide[Int(l.precision)]
+                    (dataLength, magnitudeLimit) = limits
                 }
-            case 0x28: check = .date; dataLength = 3
-            case 0x29: if scaleOK { check = .time; dataLength = tl }
-            case 0x2A: if scaleOK { check = .datetime2; dataLength = tl + 3 }
-            case 0x2B: if scaleOK { check = .datetimeOffset; dataLength = tl + 5 }
-            case 0x3D: check = .datetime
-            case 0x3A: check = .smallDateTime
-            case 0x6F: check = .datetimeN
+            case .dateN, .timeN, .datetime2N, .datetimeOffsetN:
+                if let rule = DateTime2Codec.scanRule(l.type, scale: l.scale) {
+                    (check, dataLength, timeLength, ticksLimit) = rule
+                }
+            case .datetime: check = .datetime
+            case .datetim4: check = .smallDateTime
+            case .datetimN: check = .datetimeN
             default: break
             }
         }
@@ -378,53 +344,15 @@ struct WireColumn: Sendable {
     /// Only checks, never builds the value: the row scan checks every value this way, and the
     /// value is built once, when it is read. Accepts exactly what `quickValue` accepts, with the
     /// same size (WireRowBlockTests compares them on every `.decode` type).
-    /// Little-endian fields of a value at `p`.
-    @inline(__always) static func u8(_ p: UnsafeRawPointer, _ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
-    @inline(__always) static func u16(_ p: UnsafeRawPointer, _ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
-    @inline(__always) static func u32(_ p: UnsafeRawPointer, _ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-    @inline(__always) static func u64(_ p: UnsafeRawPointer, _ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
-    /// `count` (3...5) bytes little-endian at `i`.
-    @inline(__always) static func uint(_ p: UnsafeRawPointer, _ i: Int, _ count: Int) -> UInt64 {
-        switch count {
-        case 3: return UInt64(u16(p, i)) | UInt64(u8(p, i + 2)) << 16
-        case 4: return UInt64(u32(p, i))
-        default: return UInt64(u32(p, i)) | UInt64(u8(p, i + 4)) << 32
-        }
-    }
-    /// The decimal magnitude of `m` (0...16) bytes at `i`.
-    @inline(__always) static func magnitude(_ p: UnsafeRawPointer, _ i: Int, _ m: Int) -> UInt128 {
-        var lo: UInt64 = 0, hi: UInt64 = 0
-        switch m {
-        case 4: lo = UInt64(u32(p, i))
-        case 8: lo = u64(p, i)
-        case 12: lo = u64(p, i); hi = UInt64(u32(p, i + 8))
-        case 16: lo = u64(p, i); hi = u64(p, i + 8)
-        default:
-            for k in 0 ..< m {
-                if k < 8 { lo |= UInt64(u8(p, i + k)) << UInt64(8 * k) } else { hi |= UInt64(u8(p, i + k)) << UInt64(8 * (k - 8)) }
-            }
-        }
-        return UInt128(hi) << 64 | UInt128(lo)
-    }
-
     @inline(__always)
     func checkedSize(at p: UnsafeRawPointer, available: Int) -> Int {
-        @inline(__always) func u8(_ i: Int) -> UInt8 { WireColumn.u8(p, i) }
-        @inline(__always) func u16(_ i: Int) -> UInt16 { WireColumn.u16(p, i) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { WireColumn.u32(p, i) }
-        @inline(__always) func uint(_ i: Int, _ count: Int) -> UInt64 { WireColumn.uint(p, i, count) }
-        @inline(__always) func dateOK(_ i: Int) -> Bool { uint(i, 3) <= UInt64(Civil.maxDay) }
-        @inline(__always) func timeOK(_ i: Int) -> Bool { uint(i, timeLength) < ticksLimit }
-        @inline(__always) func datetimeOK(_ i: Int) -> Bool {
-            let days = Int32(bitPattern: u32(i))
-            return days >= SQLDateTime.minDays && days <= SQLDateTime.maxDays && u32(i + 4) < SQLDateTime.ticksPerDay
-        }
+        @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
         switch check {
         case .none: return u8(0) == 0 ? 1 : 0   // NULL; any other value by the full decoder
         case .datetime:   // FIXEDLEN: no length byte
-            return available >= 8 && datetimeOK(0) ? 8 : 0
+            return available >= 8 && DateTimeCodec.isValid(at: p, count: 8) ? 8 : 0
         case .smallDateTime:
-            return available >= 4 && u16(2) < 1440 ? 4 : 0
+            return available >= 4 && DateTimeCodec.isValid(at: p, count: 4) ? 4 : 0
         default: break
         }
         let n = Int(u8(0))
@@ -432,22 +360,17 @@ struct WireColumn: Sendable {
         guard available > n, declared <= 0 || n <= declared else { return 0 }
         switch check {
         case .decimal:
-            guard n <= dataLength, u8(1) <= 1 else { return 0 }
-            return WireColumn.magnitude(p, 2, n - 1) < magnitudeLimit ? 1 + n : 0
+            return DecimalCodec.checkedSize(at: p, count: n, dataLength: dataLength, magnitudeLimit: magnitudeLimit)
         case .datetime2:
-            return n == dataLength && timeOK(1) && dateOK(1 + timeLength) ? 1 + n : 0
+            return DateTime2Codec.isDateTime2(at: p + 1, count: n, self) ? 1 + n : 0
         case .date:
-            return n == 3 && dateOK(1) ? 4 : 0
+            return DateTime2Codec.isDate(at: p + 1, count: n) ? 1 + n : 0
         case .time:
-            return n == dataLength && timeOK(1) ? 1 + n : 0
+            return DateTime2Codec.isTime(at: p + 1, count: n, self) ? 1 + n : 0
         case .datetimeOffset:
-            guard n == dataLength, timeOK(1), dateOK(1 + timeLength) else { return 0 }
-            let offset = Int16(bitPattern: u16(4 + timeLength))
-            return offset >= -840 && offset <= 840 ? 1 + n : 0
+            return DateTime2Codec.isDateTimeOffset(at: p + 1, count: n, self) ? 1 + n : 0
         case .datetimeN:
-            if n == 8 { return datetimeOK(1) ? 9 : 0 }
-            if n == 4 { return u16(3) < 1440 ? 5 : 0 }
-            return 0
+            return DateTimeCodec.isValid(at: p + 1, count: n) ? 1 + n : 0
         case .none, .datetime, .smallDateTime:
             return 0
         }
@@ -461,7 +384,7 @@ struct WireColumn: Sendable {
         case .utf16, .ushortBytes: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
         case .decode:
             // Every `.decode` type is BYTELEN except DATETIME and DATETIM4 (fixed, never NULL).
-            return type != 0x3D && type != 0x3A && bytes[offset] == 0
+            return type != .datetime && type != .datetim4 && bytes[offset] == 0
         case .unsupported: return false
         }
     }

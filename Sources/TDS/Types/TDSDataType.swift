@@ -115,51 +115,51 @@ public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringCon
 
     /// The [MS-TDS] name without the `TYPE` suffix ("INTN", "NVARCHAR"), or "0xNN" if unknown.
     public var name: String {
-        switch rawValue {
-        case 0x1F: return "NULL"
-        case 0x30: return "INT1"
-        case 0x32: return "BIT"
-        case 0x34: return "INT2"
-        case 0x38: return "INT4"
-        case 0x3A: return "DATETIM4"
-        case 0x3B: return "FLT4"
-        case 0x3C: return "MONEY"
-        case 0x3D: return "DATETIME"
-        case 0x3E: return "FLT8"
-        case 0x7A: return "MONEY4"
-        case 0x7F: return "INT8"
-        case 0x24: return "GUID"
-        case 0x26: return "INTN"
-        case 0x37: return "DECIMAL"
-        case 0x3F: return "NUMERIC"
-        case 0x68: return "BITN"
-        case 0x6A: return "DECIMALN"
-        case 0x6C: return "NUMERICN"
-        case 0x6D: return "FLTN"
-        case 0x6E: return "MONEYN"
-        case 0x6F: return "DATETIMN"
-        case 0x28: return "DATEN"
-        case 0x29: return "TIMEN"
-        case 0x2A: return "DATETIME2N"
-        case 0x2B: return "DATETIMEOFFSETN"
-        case 0x2F: return "CHAR"
-        case 0x27: return "VARCHAR"
-        case 0x2D: return "BINARY"
-        case 0x25: return "VARBINARY"
-        case 0xA5: return "BIGVARBINARY"
-        case 0xA7: return "BIGVARCHAR"
-        case 0xAD: return "BIGBINARY"
-        case 0xAF: return "BIGCHAR"
-        case 0xE7: return "NVARCHAR"
-        case 0xEF: return "NCHAR"
-        case 0xF1: return "XML"
-        case 0xF0: return "UDT"
-        case 0x23: return "TEXT"
-        case 0x22: return "IMAGE"
-        case 0x63: return "NTEXT"
-        case 0x62: return "SSVARIANT"
-        case 0xF4: return "JSON"
-        case 0xF5: return "VECTOR"
+        switch self {
+        case .null: return "NULL"
+        case .int1: return "INT1"
+        case .bit: return "BIT"
+        case .int2: return "INT2"
+        case .int4: return "INT4"
+        case .datetim4: return "DATETIM4"
+        case .flt4: return "FLT4"
+        case .money: return "MONEY"
+        case .datetime: return "DATETIME"
+        case .flt8: return "FLT8"
+        case .money4: return "MONEY4"
+        case .int8: return "INT8"
+        case .guid: return "GUID"
+        case .intN: return "INTN"
+        case .decimal: return "DECIMAL"
+        case .numeric: return "NUMERIC"
+        case .bitN: return "BITN"
+        case .decimalN: return "DECIMALN"
+        case .numericN: return "NUMERICN"
+        case .fltN: return "FLTN"
+        case .moneyN: return "MONEYN"
+        case .datetimN: return "DATETIMN"
+        case .dateN: return "DATEN"
+        case .timeN: return "TIMEN"
+        case .datetime2N: return "DATETIME2N"
+        case .datetimeOffsetN: return "DATETIMEOFFSETN"
+        case .char: return "CHAR"
+        case .varchar: return "VARCHAR"
+        case .binary: return "BINARY"
+        case .varbinary: return "VARBINARY"
+        case .bigVarBinary: return "BIGVARBINARY"
+        case .bigVarChar: return "BIGVARCHAR"
+        case .bigBinary: return "BIGBINARY"
+        case .bigChar: return "BIGCHAR"
+        case .nvarchar: return "NVARCHAR"
+        case .nchar: return "NCHAR"
+        case .xml: return "XML"
+        case .udt: return "UDT"
+        case .text: return "TEXT"
+        case .image: return "IMAGE"
+        case .ntext: return "NTEXT"
+        case .ssVariant: return "SSVARIANT"
+        case .json: return "JSON"
+        case .vector: return "VECTOR"
         default:
             let hex = String(rawValue, radix: 16, uppercase: true)
             return "0x" + (hex.count < 2 ? "0" + hex : hex)
@@ -187,18 +187,18 @@ public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringCon
 
     /// The length class of this type, or nil if the byte is unknown.
     public var lengthKind: LengthKind? {
-        switch rawValue {
-        case 0x1F: return .fixed(size: 0)
-        case 0x30, 0x32: return .fixed(size: 1)
-        case 0x34: return .fixed(size: 2)
-        case 0x38, 0x3A, 0x3B, 0x7A: return .fixed(size: 4)
-        case 0x3C, 0x3D, 0x3E, 0x7F: return .fixed(size: 8)
-        case 0x24, 0x26, 0x37, 0x3F, 0x68, 0x6A, 0x6C, 0x6D, 0x6E, 0x6F, 0x28, 0x29, 0x2A, 0x2B,
-             0x2F, 0x27, 0x2D, 0x25:
+        switch self {
+        case .null: return .fixed(size: 0)
+        case .int1, .bit: return .fixed(size: 1)
+        case .int2: return .fixed(size: 2)
+        case .int4, .datetim4, .flt4, .money4: return .fixed(size: 4)
+        case .money, .datetime, .flt8, .int8: return .fixed(size: 8)
+        case .guid, .intN, .decimal, .numeric, .bitN, .decimalN, .numericN, .fltN, .moneyN, .datetimN, .dateN, .timeN, .datetime2N, .datetimeOffsetN,
+             .char, .varchar, .binary, .varbinary:
             return .byteLength
-        case 0xA5, 0xA7, 0xAD, 0xAF, 0xE7, 0xEF, 0xF5: return .ushortLength
-        case 0x23, 0x22, 0x63, 0x62: return .longLength
-        case 0xF0, 0xF1, 0xF4: return .plp
+        case .bigVarBinary, .bigVarChar, .bigBinary, .bigChar, .nvarchar, .nchar, .vector: return .ushortLength
+        case .text, .image, .ntext, .ssVariant: return .longLength
+        case .udt, .xml, .json: return .plp
         default: return nil
         }
     }
@@ -206,8 +206,8 @@ public struct TDSDataType: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// Whether TYPE_INFO of this type carries a 5-byte collation (char/varchar/nchar/nvarchar/text/ntext,
     /// TDS 7.1 and later).
     public var hasCollation: Bool {
-        switch rawValue {
-        case 0xA7, 0xAF, 0xE7, 0xEF, 0x23, 0x63: return true
+        switch self {
+        case .bigVarChar, .bigChar, .nvarchar, .nchar, .text, .ntext: return true
         default: return false
         }
     }

@@ -35,23 +35,6 @@ extension TypeInfo {
         try ValueLayout(self).decodePLPValue(bytes)
     }
 
-    static func readDate(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLDate {
-        let at = reader.offset
-        let days = Int32(try reader.readUIntLE(count: 3))
-        let d = SQLDate(days: days)
-        guard d.isValid else { throw reader.error(.invalidValue, at: at, "date \(days) days after 0001-01-01 beyond 9999-12-31") }
-        return d
-    }
-
-    static func readTime(from reader: inout ByteReader, scale: UInt8) throws(TDSDecodingError) -> SQLTime {
-        let at = reader.offset
-        guard scale <= 7 else { throw reader.error(.invalidValue, at: at, "time scale \(scale)") }
-        let ticks = try reader.readUIntLE(count: SQLTime.wireLength(scale: scale))
-        let t = SQLTime(ticks: ticks, scale: scale)
-        guard t.isValid else { throw reader.error(.invalidValue, at: at, "time \(ticks) units of 10^-\(scale) s is 24:00 or later") }
-        return t
-    }
-
     /// [MS-TDS] 2.2.5.5.4 sql_variant body (after its 4-byte length): BaseType, PropBytes, properties, data.
     static func decodeVariant(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
         let start = reader.offset
@@ -117,57 +100,49 @@ extension ValueLayout {
 
     @inline(__always)
     private func decodeValueBody(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
-        switch type.rawValue {
+        switch type {
         // FIXEDLEN: hot path, no allocation.
-        case 0x38: return .int(try reader.readInt32LE())
-        case 0x7F: return .bigint(try reader.readInt64LE())
-        case 0x34: return .smallint(try reader.readInt16LE())
-        case 0x30: return .tinyint(try reader.readUInt8())
-        case 0x32: return .bit(try reader.readUInt8() != 0)
-        case 0x3B: return .real(try reader.readFloat32LE())
-        case 0x3E: return .float(try reader.readFloat64LE())
-        case 0x3C: return try decodeData(from: &reader, count: 8, baseScale: scale)   // MONEY
-        case 0x3D:  // DATETIME
+        case .int4: return try reader.readInPlace(4) { IntegerCodec.value(at: $0, count: 4) }
+        case .int8: return try reader.readInPlace(8) { IntegerCodec.value(at: $0, count: 8) }
+        case .int2: return try reader.readInPlace(2) { IntegerCodec.value(at: $0, count: 2) }
+        case .int1: return try reader.readInPlace(1) { IntegerCodec.value(at: $0, count: 1) }
+        case .bit: return try reader.readInPlace(1) { BitCodec.value(at: $0) }
+        case .flt4: return try reader.readInPlace(4) { FloatCodec.value(at: $0, count: 4) }
+        case .flt8: return try reader.readInPlace(8) { FloatCodec.value(at: $0, count: 8) }
+        case .money: return try reader.readInPlace(8) { MoneyCodec.value(at: $0, count: 8) }
+        case .datetime:
             if let v = quickValue(from: &reader) { return v }
             return try decodeData(from: &reader, count: 8, baseScale: scale)
-        // DECIMALN, NUMERICN, DATEN, TIMEN, DATETIME2N, DATETIMEOFFSETN, DATETIMN, MONEYN, GUID:
-        // the common case straight from the bytes, anything else by the generic BYTELEN path below.
-        case 0x6A, 0x6C, 0x28, 0x29, 0x2A, 0x2B, 0x6F, 0x6E, 0x24:
+        // The common case straight from the bytes, anything else by the generic BYTELEN path below.
+        case .decimalN, .numericN, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .datetimN, .moneyN, .guid:
             if let v = quickValue(from: &reader) { return v }
-        case 0x3A, 0x7A: return try decodeData(from: &reader, count: 4, baseScale: scale)   // DATETIM4, MONEY4
-        case 0x1F: return .null
+        case .money4: return try reader.readInPlace(4) { MoneyCodec.value(at: $0, count: 4) }
+        case .datetim4: return try decodeData(from: &reader, count: 4, baseScale: scale)
+        case .null: return .null
         // Common nullable types (COLMETADATA of TDS 7.2+ servers), decoded without the generic path.
-        case 0x26:  // INTN
+        case .intN:
             let n = try reader.readUInt8()
             if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
-            switch n {
-            case 0: return .null
-            case 4: return .int(try reader.readInt32LE())
-            case 8: return .bigint(try reader.readInt64LE())
-            case 2: return .smallint(try reader.readInt16LE())
-            case 1: return .tinyint(try reader.readUInt8())
-            default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-            }
-        case 0x6D:  // FLTN
+            if n == 0 { return .null }
+            if let v = try IntegerCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
+        case .fltN:
             let n = try reader.readUInt8()
             if Int(n) > length, length > 0 { throw longerThanDeclared(Int(n), at: reader.offset - 1, in: reader) }
-            switch n {
-            case 0: return .null
-            case 8: return .float(try reader.readFloat64LE())
-            case 4: return .real(try reader.readFloat32LE())
-            default: return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-            }
-        case 0x68:  // BITN
+            if n == 0 { return .null }
+            if let v = try FloatCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
+        case .bitN:
             let n = try reader.readUInt8()
             if n == 0 { return .null }
-            if n == 1 { return .bit(try reader.readUInt8() != 0) }
-            return try decodeData(from: &reader, count: Int(n), baseScale: scale)
-        case 0xE7, 0xEF:  // NVARCHAR, NCHAR
+            if let v = try BitCodec.read(from: &reader, count: Int(n)) { return v }
+            return try decodeData(from: &reader, count: Int(n), baseScale: scale)   // its length error
+        case .nvarchar, .nchar:
             if isPLP { break }
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
             // Longer than declared: read (see ushortLength below).
-            return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: Int(n)))
+            return try CharacterCodec.readUTF16(from: &reader, count: Int(n))
         default: break
         }
         if isPLP {
@@ -248,7 +223,7 @@ extension ValueLayout {
         guard let bytes else { return .null }
         switch type {
         case .bigVarBinary:
-            return .binary(bytes)   // the assembled chunks are the value: no second copy
+            return BinaryCodec.plpValue(bytes)
         case .udt:
             return .udt(bytes)
         case .json:
@@ -274,112 +249,42 @@ extension ValueLayout {
             reader.error(.invalidLength, at: start, "\(n) data byte(s) for \(type.name) \(sqlTypeName)")
         }
         switch type {
-        case .int1: guard n == 1 else { throw wrongLength() }; return .tinyint(try reader.readUInt8())
-        case .int2: guard n == 2 else { throw wrongLength() }; return .smallint(try reader.readInt16LE())
-        case .int4: guard n == 4 else { throw wrongLength() }; return .int(try reader.readInt32LE())
-        case .int8: guard n == 8 else { throw wrongLength() }; return .bigint(try reader.readInt64LE())
-        case .intN:
-            switch n {
-            case 1: return .tinyint(try reader.readUInt8())
-            case 2: return .smallint(try reader.readInt16LE())
-            case 4: return .int(try reader.readInt32LE())
-            case 8: return .bigint(try reader.readInt64LE())
-            default: throw wrongLength()
-            }
+        case .int1, .int2, .int4, .int8, .intN:
+            // A FIXEDLEN type's own size; INTN 1, 2, 4 or 8.
+            guard type == .intN || type.lengthKind == .fixed(size: n),
+                  let v = try IntegerCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .bit, .bitN:
-            guard n == 1 else { throw wrongLength() }
-            return .bit(try reader.readUInt8() != 0)
-        case .flt4: guard n == 4 else { throw wrongLength() }; return .real(try reader.readFloat32LE())
-        case .flt8: guard n == 8 else { throw wrongLength() }; return .float(try reader.readFloat64LE())
-        case .fltN:
-            switch n {
-            case 4: return .real(try reader.readFloat32LE())
-            case 8: return .float(try reader.readFloat64LE())
-            default: throw wrongLength()
-            }
+            guard let v = try BitCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
+        case .flt4, .flt8, .fltN:
+            guard type == .fltN || type.lengthKind == .fixed(size: n),
+                  let v = try FloatCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .money, .money4, .moneyN:
-            switch n {
-            case 4: return .smallMoney(SQLMoney(units: Int64(try reader.readInt32LE())))
-            case 8:
-                let high = try reader.readInt32LE()
-                let low = try reader.readUInt32LE()
-                return .money(SQLMoney(units: Int64(high) << 32 | Int64(low)))
-            default: throw wrongLength()
-            }
+            guard let v = try MoneyCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .datetime, .datetim4, .datetimN:
-            switch n {
-            case 4:
-                let days = try reader.readUInt16LE()
-                let minutes = try reader.readUInt16LE()
-                let v = SQLSmallDateTime(days: days, minutes: minutes)
-                guard v.isValid else { throw reader.error(.invalidValue, at: start + 2, "smalldatetime minutes \(minutes)") }
-                return .smallDateTime(v)
-            case 8:
-                let days = try reader.readInt32LE()
-                let ticks = try reader.readUInt32LE()
-                let v = SQLDateTime(days: days, ticks: ticks)
-                guard v.isValid else { throw reader.error(.invalidValue, at: start, "datetime days \(days) ticks \(ticks)") }
-                return .datetime(v)
-            default: throw wrongLength()
-            }
+            guard let v = try DateTimeCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .guid:
-            guard n == 16 else { throw wrongLength() }
-            try reader.require(16)
-            let b = reader.bytes, o = reader.offset
-            reader.offset += 16
-            return .uniqueIdentifier(UUID(uuid: (b[o + 3], b[o + 2], b[o + 1], b[o], b[o + 5], b[o + 4], b[o + 7], b[o + 6],
-                                                 b[o + 8], b[o + 9], b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15])))
+            guard let v = try GUIDCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .decimal, .numeric, .decimalN, .numericN:
-            // A sign byte and a magnitude of 0-16 bytes whose length comes from the value, as
-            // Microsoft's ODBC driver reads it: in a column at most the precision's length
-            // (a longer one is refused), inside sql_variant up to 16 bytes whatever the precision.
-            // No magnitude bytes is zero. A magnitude beyond the precision (but within 38
-            // digits) is the value sent, with its precision widened to its digits.
-            let limit = inVariant ? 17 : SQLDecimal.wireLength(precision: precision)
-            guard (1...17).contains(n) else { throw wrongLength() }
-            guard n <= limit else {
-                throw reader.error(.invalidLength, at: start, "decimal of \(n) bytes for precision \(precision)")
-            }
-            try reader.require(n)
-            let sign = try reader.readUInt8()
-            guard sign <= 1 else { throw reader.error(.invalidValue, at: start, "decimal sign byte \(sign)") }
-            var mag: UInt128 = 0
-            for i in 0 ..< n - 1 { mag |= UInt128(reader.bytes[reader.offset + i]) << (8 * i) }
-            reader.offset += n - 1
-            guard mag <= SQLDecimal.maxMagnitude else {
-                throw reader.error(.invalidValue, at: start, "decimal magnitude beyond 38 digits")
-            }
-            var p = precision
-            while p < 38 && mag >= Civil.powersOf10Wide[Int(p)] { p += 1 }
-            return .decimal(SQLDecimal(isNegative: sign == 0, precision: p, scale: scale, magnitude: mag))
-        case .dateN:
-            guard n == 3 else { throw wrongLength() }
-            return .date(try TypeInfo.readDate(from: &reader))
-        case .timeN:
-            guard n == SQLTime.wireLength(scale: baseScale) else { throw wrongLength() }
-            return .time(try TypeInfo.readTime(from: &reader, scale: baseScale))
-        case .datetime2N:
-            guard n == SQLTime.wireLength(scale: baseScale) + 3 else { throw wrongLength() }
-            let time = try TypeInfo.readTime(from: &reader, scale: baseScale)
-            return .datetime2(SQLDateTime2(date: try TypeInfo.readDate(from: &reader), time: time))
-        case .datetimeOffsetN:
-            guard n == SQLTime.wireLength(scale: baseScale) + 5 else { throw wrongLength() }
-            let time = try TypeInfo.readTime(from: &reader, scale: baseScale)
-            let date = try TypeInfo.readDate(from: &reader)
-            let at = reader.offset
-            let offset = try reader.readInt16LE()
-            guard (-840...840).contains(offset) else {
-                throw reader.error(.invalidValue, at: at, "datetimeoffset offset \(offset) minutes outside -840...840")
-            }
-            return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: date, time: time), offsetMinutes: offset))
+            guard let v = try DecimalCodec.read(from: &reader, count: n, precision: precision, scale: scale,
+                                                inVariant: inVariant) else { throw wrongLength() }
+            return v
+        case .dateN, .timeN, .datetime2N, .datetimeOffsetN:
+            guard let v = try DateTime2Codec.read(type, from: &reader, count: n, scale: baseScale) else { throw wrongLength() }
+            return v
         case .char, .varchar, .bigChar, .bigVarChar, .text:
-            return .string(try TextCodec.decode(from: &reader, count: n, collation: collation))
+            return try CharacterCodec.readSingleByte(from: &reader, count: n, collation: collation)
         case .nchar, .nvarchar, .ntext:
-            return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: n))
+            return try CharacterCodec.readUTF16(from: &reader, count: n)
         case .xml:
             return .xml(try TextCodec.decodeUTF16LE(from: &reader, byteCount: n))
         case .binary, .varbinary, .bigBinary, .bigVarBinary, .image:
-            return .binary(try reader.readBytes(n))
+            return try BinaryCodec.read(from: &reader, count: n)
         case .udt:
             return .udt(try reader.readBytes(n))
         case .vector:
@@ -421,110 +326,49 @@ extension ValueLayout {
     /// everything this accepts, and reports the error of everything it declines that is wrong.
     @inline(__always)
     func quickValue(at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
-        @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
-        /// `count` (3...5) bytes little-endian at `i`.
-        @inline(__always) func uint(_ i: Int, _ count: Int) -> UInt64 {
-            switch count {
-            case 3: return UInt64(u16(i)) | UInt64(u8(i + 2)) << 16
-            case 4: return UInt64(u32(i))
-            default: return UInt64(u32(i)) | UInt64(u8(i + 4)) << 32
-            }
-        }
-        /// A time of `scale` at `i` (`SQLTime.wireLength(scale:)` bytes), nil at 24:00 or later.
-        @inline(__always) func time(_ i: Int, _ count: Int) -> SQLTime? {
-            let ticks = uint(i, count)
-            guard ticks < 86_400 &* Civil.powersOf10[Int(scale)] else { return nil }
-            return SQLTime(ticks: ticks, scale: scale)
-        }
-        /// A date at `i` (3 bytes), nil beyond 9999-12-31.
-        @inline(__always) func date(_ i: Int) -> SQLDate? {
-            let days = uint(i, 3)
-            guard days <= UInt64(Civil.maxDay) else { return nil }
-            return SQLDate(days: Int32(truncatingIfNeeded: days))
-        }
         if isPLP || available < 1 { return nil }
-        let t = type.rawValue
+        let t = type
         // DATETIME and DATETIM4 are FIXEDLEN: no length byte.
-        if t == 0x3D {
-            guard available >= 8 else { return nil }
-            let v = SQLDateTime(days: Int32(bitPattern: u32(0)), ticks: u32(4))
-            guard v.isValid else { return nil }; size = 8; return .datetime(v)
+        if t == .datetime {
+            guard available >= 8, let v = DateTimeCodec.value(at: p, count: 8) else { return nil }
+            size = 8; return v
         }
-        if t == 0x3A {
-            guard available >= 4 else { return nil }
-            let v = SQLSmallDateTime(days: u16(0), minutes: u16(2))
-            guard v.isValid else { return nil }; size = 4; return .smallDateTime(v)
+        if t == .datetim4 {
+            guard available >= 4, let v = DateTimeCodec.value(at: p, count: 4) else { return nil }
+            size = 4; return v
         }
-        let n = Int(u8(0))
+        let n = Int(p.load(as: UInt8.self))
         switch t {
-        case 0x6A, 0x6C, 0x37, 0x3F, 0x28, 0x29, 0x2A, 0x2B, 0x6F, 0x6E, 0x24: break
+        case .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .datetimN, .moneyN, .guid: break
         default: return nil
         }
         if n == 0 { size = 1; return .null }
         guard available > n, length <= 0 || n <= length else { return nil }
         switch t {
-        case 0x6A, 0x6C, 0x37, 0x3F:   // DECIMALN, NUMERICN, DECIMAL, NUMERIC
-            guard precision <= 38, n <= SQLDecimal.wireLength(precision: precision) else { return nil }
-            let sign = u8(1)
-            guard sign <= 1 else { return nil }
-            let m = n - 1
-            var lo: UInt64 = 0, hi: UInt64 = 0
-            switch m {
-            case 4: lo = UInt64(u32(2))
-            case 8: lo = u64(2)
-            case 12: lo = u64(2); hi = UInt64(u32(10))
-            case 16: lo = u64(2); hi = u64(10)
-            default:
-                for k in 0 ..< m {
-                    if k < 8 { lo |= UInt64(u8(2 + k)) << UInt64(8 * k) } else { hi |= UInt64(u8(2 + k)) << UInt64(8 * (k - 8)) }
-                }
-            }
-            let mag = UInt128(hi) << 64 | UInt128(lo)
-            // A magnitude beyond the precision (widened by the full decoder) is not the common case.
-            guard mag < Civil.powersOf10Wide[Int(precision)] else { return nil }
-            size = 1 + n; return .decimal(SQLDecimal(isNegative: sign == 0, precision: precision, scale: scale, magnitude: mag))
-        case 0x2A:   // DATETIME2N
-            guard scale <= 7 else { return nil }
-            let tl = SQLTime.wireLength(scale: scale)
-            guard n == tl + 3, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
-            size = 1 + n; return .datetime2(SQLDateTime2(date: d, time: tm))
-        case 0x28:   // DATEN
-            guard n == 3, let d = date(1) else { return nil }
-            size = 4; return .date(d)
-        case 0x29:   // TIMEN
-            guard scale <= 7 else { return nil }
-            let tl = SQLTime.wireLength(scale: scale)
-            guard n == tl, let tm = time(1, tl) else { return nil }
-            size = 1 + n; return .time(tm)
-        case 0x2B:   // DATETIMEOFFSETN
-            guard scale <= 7 else { return nil }
-            let tl = SQLTime.wireLength(scale: scale)
-            guard n == tl + 5, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
-            let offset = Int16(bitPattern: u16(4 + tl))
-            guard (-840...840).contains(offset) else { return nil }
-            size = 1 + n; return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: d, time: tm), offsetMinutes: offset))
-        case 0x6F:   // DATETIMN
-            if n == 8 {
-                let v = SQLDateTime(days: Int32(bitPattern: u32(1)), ticks: u32(5))
-                guard v.isValid else { return nil }; size = 9; return .datetime(v)
-            }
-            if n == 4 {
-                let v = SQLSmallDateTime(days: u16(1), minutes: u16(3))
-                guard v.isValid else { return nil }; size = 5; return .smallDateTime(v)
-            }
-            return nil
-        case 0x6E:   // MONEYN
-            if n == 8 { size = 9; return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(1))) << 32 | Int64(u32(5)))) }
-            if n == 4 { size = 5; return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(1))))) }
-            return nil
-        case 0x24:   // GUID
+        case .decimalN, .numericN, .decimal, .numeric:
+            guard let v = DecimalCodec.quickValue(at: p + 1, count: n, precision: precision, scale: scale) else { return nil }
+            size = 1 + n; return v
+        case .datetime2N:
+            guard let v = DateTime2Codec.dateTime2Value(at: p + 1, count: n, scale: scale) else { return nil }
+            size = 1 + n; return v
+        case .dateN:
+            guard let v = DateTime2Codec.dateValue(at: p + 1, count: n) else { return nil }
+            size = 1 + n; return v
+        case .timeN:
+            guard let v = DateTime2Codec.timeValue(at: p + 1, count: n, scale: scale) else { return nil }
+            size = 1 + n; return v
+        case .datetimeOffsetN:
+            guard let v = DateTime2Codec.dateTimeOffsetValue(at: p + 1, count: n, scale: scale) else { return nil }
+            size = 1 + n; return v
+        case .datetimN:
+            guard let v = DateTimeCodec.value(at: p + 1, count: n) else { return nil }
+            size = 1 + n; return v
+        case .moneyN:
+            guard n == 8 || n == 4 else { return nil }
+            size = 1 + n; return MoneyCodec.value(at: p + 1, count: n)
+        case .guid:
             guard n == 16 else { return nil }
-            size = 17
-            return .uniqueIdentifier(UUID(uuid: (u8(4), u8(3), u8(2), u8(1), u8(6), u8(5), u8(8), u8(7),
-                                                 u8(9), u8(10), u8(11), u8(12), u8(13), u8(14), u8(15), u8(16))))
+            size = 17; return GUIDCodec.value(at: p + 1)
         default:
             return nil
         }

@@ -1,0 +1,31 @@
+/// The money family: smallmoney and money ([MS-TDS] 2.2.5.4.1 MONEY4TYPE, MONEYTYPE, FIXEDLEN 4
+/// and 8 bytes; 2.2.5.4.2 MONEYNTYPE, BYTELEN 0 for NULL, else 4 or 8), in units of 1/10,000
+/// ([MS-TDS] 2.2.5.5.1.4: money is the high 32 bits then the low 32 bits, each little-endian).
+///
+/// The one decoder of these values: the row scan's size rule (``byteLengths``; the FIXEDLEN sizes
+/// are ``TDSDataType/lengthKind``), the ``SQLValue`` of the bytes in place (a row block, the token
+/// decoder through ``read(from:count:)``). The typed read as `Decimal` goes through the value
+/// (``WireRowBlock/decimal(row:column:)``).
+@usableFromInline
+enum MoneyCodec {
+    /// MONEYN's BYTELEN values the row scan accepts: bit n set for n data bytes (bit 0: NULL).
+    static let byteLengths: UInt64 = 1 | 1 << 4 | 1 << 8
+
+    /// The value of the `n` data bytes at `p` (`n` is 4 or 8; the caller checked it):
+    /// `.smallMoney` or `.money`.
+    @inlinable @inline(__always)
+    static func value(at p: UnsafeRawPointer, count n: Int) -> SQLValue {
+        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
+        if n == 8 { return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(0))) << 32 | Int64(u32(4)))) }
+        return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
+    }
+
+    /// The value of the next `n` data bytes of `reader` (its length prefix already read), or nil,
+    /// nothing consumed, when `n` is not 4 or 8 (the caller reports it).
+    /// - Throws: `.truncated` when fewer than `n` bytes remain.
+    @inline(__always)
+    static func read(from reader: inout ByteReader, count n: Int) throws(TDSDecodingError) -> SQLValue? {
+        guard n == 8 || n == 4 else { return nil }
+        return try reader.readInPlace(n) { value(at: $0, count: n) }
+    }
+}

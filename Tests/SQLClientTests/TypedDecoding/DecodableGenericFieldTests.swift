@@ -64,16 +64,7 @@ final class DecodableGenericFieldTests: XCTestCase {
     func testANullForANonOptionalGenericFieldNamesTheColumn() throws {
         for (shape, rows) in try rows() {
             func failure<T: Decodable>(_ type: T.Type) -> SQLDecodingFailure? {
-                do {
-                    _ = try rows[1].decode(T.self)
-                    XCTFail("\(shape) \(T.self): NULL decoded")
-                } catch let e as SQLClientError {
-                    XCTAssertEqual(e.code, .decodingFailed, shape)
-                    return e.decodingFailure
-                } catch {
-                    XCTFail("\(shape) \(T.self): \(error)")
-                }
-                return nil
+                TypedDecodingArityTests.failure("\(shape) \(T.self)") { try rows[1].decode(T.self) }
             }
             XCTAssertEqual(failure(StrictAmount.self),
                            SQLDecodingFailure(columnName: "amount", columnIndex: 1, sqlType: Self.columns[1].typeName,

@@ -169,7 +169,7 @@ extension SQLClientError {
 }
 
 /// A Swift type a cell of a row decodes to: what `SQLRow.decode((A, B).self)`,
-/// ``SQLRowSequence/decode(_:)`` and `Decodable` rows read.
+/// `SQLRowSequence.decode((A, B).self)` and `Decodable` rows read.
 ///
 /// The standard types adopt it: every fixed-width integer, `Bool`, `Double`, `Float`, `Decimal`,
 /// `String`, `Data`, `[UInt8]`, `Date`, `UUID`, ``SQLValue``, the SQL date and time value types

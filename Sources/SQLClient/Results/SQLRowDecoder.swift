@@ -132,41 +132,29 @@ struct SQLRowDecoder: Decoder {
     /// `T` for a `Decodable` type the containers have no `decode` of their own for: the cell
     /// types `Decodable` knows (Decimal, Date, UUID, Data, [UInt8], SQLVector, [Float]) by their ``SQLCellDecodable``
     /// read, any other (a `RawRepresentable` enum) by its `init(from:)` over the cell (NULL fails).
-    @inline(__always)
+    ///
+    /// Written so that no `T?` is made: code generic over `T` (the standard library's container
+    /// box calls it unspecialized) would look up `Optional<T>`'s metadata for each one.
     static func decode<T: Decodable>(_ type: T.Type, _ cell: SQLCell) throws -> T {
-        if let v = try cellValue(type, cell, ifPresent: false) { return v }
+        // The value is cast as `C` to `T`, the runtime's identical-type fast path (`T` is `C`:
+        // the cast cannot fail).
+        if T.self == Decimal.self { return try Decimal(sqlCell: cell) as! T }
+        if T.self == Date.self { return try Date(sqlCell: cell) as! T }
+        if T.self == UUID.self { return try UUID(sqlCell: cell) as! T }
+        if T.self == Data.self { return try Data(sqlCell: cell) as! T }
+        if T.self == [UInt8].self { return try [UInt8](sqlCell: cell) as! T }
+        if T.self == SQLVector.self { return try SQLVector(sqlCell: cell) as! T }
+        if T.self == [Float].self { return try [Float](sqlCell: cell) as! T }   // a vector, or a JSON array of numbers as text
         if cell.isNull { throw cell.failure(T.self) }
+        // A nested Decodable over this cell (a RawRepresentable enum's raw value read again here).
         return try T(from: ValueContainer(cell: cell))
     }
 
     /// As ``decode(_:_:)``, nil for NULL.
     @inline(__always)
     static func decodeIfPresent<T: Decodable>(_ type: T.Type, _ cell: SQLCell) throws -> T? {
-        if let v = try cellValue(type, cell, ifPresent: true) { return v }
         if cell.isNull { return nil }
-        return try T(from: ValueContainer(cell: cell))
-    }
-
-    /// The cell as `T` when `T` is one of the `Decodable` cell types (nil otherwise, or for NULL when `ifPresent`).
-    @inline(__always)
-    private static func cellValue<T>(_ type: T.Type, _ cell: SQLCell, ifPresent: Bool) throws -> T? {
-        // The value is cast as `C`, not `C?`: a cast between identical types is the runtime's
-        // fast path, one from an Optional unwraps it first (measured: the wider cost).
-        @inline(__always) func read<C: SQLCellDecodable>(_ c: C.Type) throws -> T? {
-            if ifPresent {
-                guard let v = try C.decodeIfPresent(sqlCell: cell) else { return nil }
-                return v as? T
-            }
-            return try C(sqlCell: cell) as? T
-        }
-        if T.self == Decimal.self { return try read(Decimal.self) }
-        if T.self == Date.self { return try read(Date.self) }
-        if T.self == UUID.self { return try read(UUID.self) }
-        if T.self == Data.self { return try read(Data.self) }
-        if T.self == [UInt8].self { return try read([UInt8].self) }
-        if T.self == SQLVector.self { return try read(SQLVector.self) }
-        if T.self == [Float].self { return try read([Float].self) }   // a vector, or a JSON array of numbers as text
-        return nil
+        return .some(try decode(type, cell))
     }
 
     /// The columns of a row by coding key, each value read from its cell where it is.
@@ -265,8 +253,8 @@ struct SQLRowDecoder: Decoder {
             try cellIfPresent(key).flatMap { try UInt64.decodeIfPresent(sqlCell: $0) }
         }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let c = cellIfPresent(key) else { return nil }
-            return try SQLRowDecoder.decodeIfPresent(type, c)
+            guard let i = column(key) else { return nil }
+            return try SQLRowDecoder.decodeIfPresent(type, SQLCell(storage: row.storage, row: row.index, column: i))
         }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -352,12 +340,7 @@ struct SQLRowDecoder: Decoder {
         func decode(_ type: UInt16.Type) throws -> UInt16 { try UInt16(sqlCell: cell) }
         func decode(_ type: UInt32.Type) throws -> UInt32 { try UInt32(sqlCell: cell) }
         func decode(_ type: UInt64.Type) throws -> UInt64 { try UInt64(sqlCell: cell) }
-        func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            if let v = try SQLRowDecoder.cellValue(type, cell, ifPresent: false) { return v }
-            if cell.isNull { throw cell.failure(T.self) }
-            // A nested Decodable over this cell (a RawRepresentable enum's raw value read again here).
-            return try T(from: self)
-        }
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try SQLRowDecoder.decode(type, cell) }
     }
 }
 

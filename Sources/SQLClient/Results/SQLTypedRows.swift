@@ -53,7 +53,7 @@ extension SQLRowSequence {
 }
 
 /// The rows of one request as tuples of Swift values (`Element`: the tuple of the Swift types,
-/// or the one type). See ``SQLRowSequence/decode(_:)``.
+/// or the one type). See `SQLRowSequence.decode((A, B).self)`.
 ///
 /// Generic over the tuple as one type, not over a parameter pack: the caller specializes its
 /// iterator for the concrete tuple (a pack-generic iterator copies and destroys each tuple

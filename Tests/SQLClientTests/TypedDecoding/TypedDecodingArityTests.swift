@@ -34,8 +34,8 @@ final class TypedDecodingArityTests: XCTestCase {
         }
     }
 
-    /// The failure of decoding a row as `decode`, checked to be `.decodingFailed`.
-    func failure(_ what: String, _ decode: () throws -> [String]) -> SQLDecodingFailure? {
+    /// The failure of `decode`, checked to be `.decodingFailed` (also used by ``DecodableGenericFieldTests``).
+    static func failure<R>(_ what: String, _ decode: () throws -> R) -> SQLDecodingFailure? {
         do {
             let got = try decode()
             XCTFail("\(what): no error, decoded \(got)")
@@ -77,12 +77,12 @@ final class TypedDecodingArityTests: XCTestCase {
             for r in 0 ..< 2 {
                 XCTAssertEqual(try decode(rows[r]), Self.expected(r, n), "width \(n) \(shape) row \(r)")
             }
-            XCTAssertEqual(failure("width \(n) \(shape) NULL") { try decode(rows[2]) }, Self.nullFailure(n), "width \(n) \(shape)")
+            XCTAssertEqual(Self.failure("width \(n) \(shape) NULL") { try decode(rows[2]) }, Self.nullFailure(n), "width \(n) \(shape)")
             let withNil = try decodeOptionalLast(rows[2])
             XCTAssertEqual(withNil.count, n)
             XCTAssertEqual(withNil.last, (n - 1) % 2 == 0 ? Self.shown(Int32?.none) : Self.shown(String?.none), "width \(n) \(shape)")
             XCTAssertEqual(Array(withNil.dropLast()), Array(Self.expected(2, n, lastOptional: true).dropLast()), "width \(n) \(shape)")
-            XCTAssertEqual(failure("width \(n) \(shape) UUID") { try decodeUUIDLast(rows[0]) }, Self.uuidFailure(n), "width \(n) \(shape)")
+            XCTAssertEqual(Self.failure("width \(n) \(shape) UUID") { try decodeUUIDLast(rows[0]) }, Self.uuidFailure(n), "width \(n) \(shape)")
         }
     }
 

@@ -48,6 +48,7 @@ extension SQLConnection {
         }
         nextRequestNumber &+= 1
         let id = RequestID(value: nextRequestNumber)
+        turns.expect(id)   // before the machine can answer
         let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now(),
                                       reservation: Self.currentReservation)
         try await waitForTurn(id, after: actions)
@@ -72,17 +73,8 @@ extension SQLConnection {
     /// Performs `actions` (from enqueueing `id`) and waits until `id` may be written.
     private func waitForTurn(_ id: RequestID, after actions: [ConnectionStateMachine.Action]) async throws {
         await perform(actions)
-        if let early = earlyTurns.removeValue(forKey: id) {
-            if let error = early { throw error }
-            return
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                requestWaiters[id] = continuation
-            }
-        } onCancel: {
-            Task { await self.abandon(id, reason: .cancelled) }
-        }
+        // Cancelled while waiting: the machine takes the request out of its queue and fails it.
+        try await turns.wait(id, onCancel: { Task { await self.abandon(id, reason: .cancelled) } })
     }
 
     /// A hash of the current task's handle; nil outside a task.
@@ -202,10 +194,7 @@ extension SQLConnection {
     }
 
     private func resumeAheadWatchers() {
-        guard !aheadWatchers.isEmpty else { return }
-        let watchers = aheadWatchers
-        aheadWatchers = []
-        for watcher in watchers { watcher.resume() }
+        aheadWatchers.resumeAll(with: .success(()))
     }
 
     /// The batch read ahead, once it is read (nil when nothing is read ahead, or it was taken).
@@ -213,7 +202,7 @@ extension SQLConnection {
     func batchReadAhead() async -> ResponseBatch? {
         while let ahead = readAhead {
             if let ready = aheadReady { return ready }
-            await withCheckedContinuation { aheadWatchers.append($0) }
+            _ = try? await aheadWatchers.wait(aheadWatchers.expectNext())
             if readAhead?.serial != ahead.serial { return nil }
         }
         return nil
@@ -229,12 +218,12 @@ extension SQLConnection {
     /// received are never held back waiting for more).
     private func readBatch(_ id: RequestID, drainer: Bool, ahead: Bool = false) async -> ResponseBatch {
         if readerBusy {
-            await withCheckedContinuation { readerWaiters.append($0) }   // handed over by the reader before
+            _ = try? await readerWaiters.wait(readerWaiters.expectNext())   // handed over by the reader before
         } else {
             readerBusy = true
         }
         defer {
-            if readerWaiters.isEmpty { readerBusy = false } else { readerWaiters.removeFirst().resume() }
+            if !readerWaiters.resumeFirst(with: .success(())) { readerBusy = false }
         }
         var batch = ResponseBatch()
         guard machine.isRunning(id) else {

@@ -52,10 +52,8 @@ public actor SQLConnection {
 
     // Performing the machine's actions.
     var nextRequestNumber: UInt64 = 0
-    /// Requests waiting for their turn.
-    var requestWaiters: [RequestID: CheckedContinuation<Void, any Error>] = [:]
-    /// Turns (or failures) that came before their request started waiting.
-    var earlyTurns: [RequestID: SQLClientError?] = [:]
+    /// Requests waiting for their turn (a turn or failure that comes first is kept).
+    let turns = WaiterQueue<RequestID, Void>()
     /// Reservations (``withTransaction(isolationLevel:isolation:_:)``) waiting to be granted, and
     /// grants or failures that came before their holder started waiting.
     var reservationWaiters: [ConnectionStateMachine.ReservationID: CheckedContinuation<Void, any Error>] = [:]
@@ -68,7 +66,7 @@ public actor SQLConnection {
     /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)
     /// holds it, the others wait in order.
     var readerBusy = false
-    var readerWaiters: [CheckedContinuation<Void, Never>] = []
+    let readerWaiters = WaiterQueue<UInt64, Void>()
     /// The reader of a streamed request's next batch while its cursor's caller takes the last
     /// one: one task per request, reading one batch at a time (at most one batch ahead; see
     /// ``nextBatch(_:drainer:readsAhead:)``). `serial` tells one request's reader from the next.
@@ -82,7 +80,7 @@ public actor SQLConnection {
     /// one, false to stop.
     var aheadParked: UnsafeContinuation<Bool, Never>?
     /// Whoever waits for the batch read ahead to be read (tests: ``batchReadAhead()``).
-    var aheadWatchers: [CheckedContinuation<Void, Never>] = []
+    let aheadWatchers = WaiterQueue<UInt64, Void>()
     /// The cursor waits for the batch read ahead (which then returns as soon as it holds anything).
     var readAheadAwaited = false
     /// The batch read ahead waits for bytes; what it holds meanwhile (the caller may take it).
@@ -90,7 +88,7 @@ public actor SQLConnection {
     var aheadPartial = ResponseBatch()
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
-    var writeGateWaiters: [CheckedContinuation<Void, Never>] = []
+    let writeGateWaiters = WaiterQueue<UInt64, Void>()
     /// Packet status bits for the first packet of the next request (RESETCONNECTION), see
     /// ``resetConnectionBeforeNextRequest(keepingTransaction:)``.
     var nextRequestStatus: PacketStatus = []
@@ -150,9 +148,9 @@ public actor SQLConnection {
     func performNow(_ action: ConnectionStateMachine.Action) {
         switch action {
         case .startRequest(let id):
-            if let waiter = requestWaiters.removeValue(forKey: id) { waiter.resume() } else { earlyTurns[id] = .some(nil) }
+            turns.resume(id, with: .success(()))
         case .failRequest(let id, let error):
-            if let waiter = requestWaiters.removeValue(forKey: id) { waiter.resume(throwing: error) } else { earlyTurns[id] = error }
+            turns.resume(id, with: .failure(error))
         case .scheduleTimeout(let id, let deadline):
             timerTasks[id]?.cancel()
             let clock = self.clock
@@ -212,9 +210,7 @@ public actor SQLConnection {
         for key in context.failedReservations { performNow(.failReservation(key, context.error)) }
         messages.finish()   // subscribers read what they hold, then their loops end
         // Whoever waits for the write path wakes up to find the connection closed.
-        let gateWaiters = writeGateWaiters
-        writeGateWaiters = []
-        for waiter in gateWaiters { waiter.resume() }
+        writeGateWaiters.resumeAll(with: .failure(closedError))
     }
 
     /// The error for whoever uses a closed connection.

@@ -105,70 +105,49 @@ extension SQLConnection {
         // Only this request's own batch: another request's (read to its end while its caller was
         // still busy, after which this one could start) stays for its cursor. A drain has
         // stopped this request's reader ahead first (``drain(_:)``).
-        if !drainer, let ahead = readAhead, ahead.id == id {
-            if let ready = aheadReady {
-                aheadReady = nil
-                if ready.ended || ready.error != nil {
-                    readAhead = nil   // its reader has stopped
-                } else if let parked = aheadParked {
-                    aheadParked = nil
-                    readAheadAwaited = false   // (before the cursor comes back and waits for it)
-                    parked.resume(returning: true)   // the next one, while the caller takes this one
-                }
-                return ready
-            }
-            if aheadInRead, !aheadPartial.items.isEmpty {
-                // The batch read ahead waits for bytes: what it holds so far; it goes on with the next.
-                var partial = ResponseBatch()
-                swap(&partial, &aheadPartial)
-                return partial
-            }
-            readAheadAwaited = true
-            let task = ahead.task
-            return await withTaskCancellationHandler {
-                await withUnsafeContinuation { aheadTaker = $0 }
-            } onCancel: {
-                task.cancel()
+        if !drainer {
+            switch ahead.next(id) {
+            case .read:
+                break
+            case .take(let batch, let wakeReader):
+                if let wakeReader { aheadParked.resume(wakeReader, with: .success(true)) }
+                return batch
+            case .wait(let serial):
+                aheadTakers.expect(serial)
+                let task = aheadTask
+                let batch = try? await aheadTakers.wait(serial, onCancel: { task?.cancel() })
+                return batch ?? ResponseBatch(error: CancelReason.cancelled.error)   // (never: it is always resumed with a batch)
             }
         }
         let batch = await readBatch(id, drainer: drainer)
-        if readsAhead, !drainer { startReadAhead(id, after: batch) }
+        if readsAhead, !drainer, let serial = ahead.start(id, after: batch, isRunning: machine.isRunning(id)) {
+            aheadTask = Task { await self.readAheadLoop(serial) }
+        }
         return batch
     }
 
-    /// Starts reading ahead for request `id` after `batch`, unless `batch` ended or failed it.
-    /// Not while another request's batch read ahead waits for its cursor (at most one is held).
-    private func startReadAhead(_ id: RequestID, after batch: ResponseBatch) {
-        guard readAhead == nil, !batch.ended, batch.error == nil, machine.isRunning(id) else { return }
-        readAheadAwaited = false
-        readAheadSerial &+= 1
-        let serial = readAheadSerial
-        readAhead = (id, serial, Task { await self.readAheadLoop(id, serial: serial) })
-    }
-
-    /// Reads request `id`'s batches ahead of its cursor, one at a time: each goes to the cursor
-    /// if it waits, else into `aheadReady`, and the reader waits (`aheadParked`) until the
-    /// cursor takes it. Ends after the request's last batch, or when stopped
-    /// (``stopReadAhead(wait:)``: a drain, a dropped cursor).
-    private func readAheadLoop(_ id: RequestID, serial: UInt64) async {
+    /// Reads batches ahead of their cursor for reader `serial`, one at a time (see
+    /// `ReadAheadStateMachine`): each goes to the cursor if it waits, else is kept, and the
+    /// reader waits until the cursor takes it. Ends after the request's last batch, or when
+    /// stopped (``stopReadAhead(wait:)``: a drain, a dropped cursor).
+    private func readAheadLoop(_ serial: UInt64) async {
         defer { resumeAheadWatchers() }
-        while true {
-            let batch = await readBatch(id, drainer: false, ahead: true)
-            guard readAhead?.serial == serial else { return }   // stopped: nobody takes it
-            let last = batch.ended || batch.error != nil
-            if let taker = aheadTaker {
-                aheadTaker = nil
-                readAheadAwaited = false
-                if last { readAhead = nil }
-                taker.resume(returning: batch)
+        while let reader = ahead.reader, reader.serial == serial {
+            let batch = await readBatch(reader.id, drainer: false, ahead: serial)
+            switch ahead.batchRead(serial, batch) {
+            case .discard:
+                return   // stopped: nobody takes it
+            case .deliver(let serial, let last):
+                aheadTakers.resume(serial, with: .success(batch))
                 if last { return }
-                continue
+            case .keepLast:
+                return
+            case .park(let serial):
+                aheadParked.expect(serial)
+                resumeAheadWatchers()
+                let goOn = (try? await aheadParked.wait(serial)) ?? false
+                guard goOn else { return }
             }
-            aheadReady = batch
-            resumeAheadWatchers()
-            if last { return }
-            let goOn = await withUnsafeContinuation { aheadParked = $0 }
-            guard goOn, readAhead?.serial == serial else { return }
         }
     }
 
@@ -176,21 +155,15 @@ extension SQLConnection {
     /// its batch to be taken; else, with `wait`, after the read it is in (the socket has one
     /// reader at a time; nobody takes what it reads).
     private func stopReadAhead(wait: Bool) async {
-        guard let ahead = readAhead else { return }
-        readAhead = nil
-        aheadReady = nil
-        if let parked = aheadParked {
-            aheadParked = nil
-            parked.resume(returning: false)
+        guard let stop = ahead.stop() else { return }
+        let task = aheadTask
+        aheadTask = nil
+        if stop.wakeParkedReader { aheadParked.resume(stop.reader.serial, with: .success(false)) }
+        if stop.failWaitingCursor {
+            let reason: CancelReason = machine.takePreempted(stop.reader.id) ? .preempted : .cancelled
+            aheadTakers.resume(stop.reader.serial, with: .success(ResponseBatch(error: reason.error)))
         }
-        if let taker = aheadTaker {
-            // Not reached (a drain follows the end of the cursor's reads), but never left waiting.
-            aheadTaker = nil
-            var batch = ResponseBatch()
-            batch.error = machine.takePreempted(ahead.id) ? CancelReason.preempted.error : CancelReason.cancelled.error
-            taker.resume(returning: batch)
-        }
-        if wait { await ahead.task.value }
+        if wait { await task?.value }
     }
 
     private func resumeAheadWatchers() {
@@ -200,23 +173,23 @@ extension SQLConnection {
     /// The batch read ahead, once it is read (nil when nothing is read ahead, or it was taken).
     /// For tests: what the connection holds while the caller takes the batch before.
     func batchReadAhead() async -> ResponseBatch? {
-        while let ahead = readAhead {
-            if let ready = aheadReady { return ready }
+        while let reader = ahead.reader {
+            if let ready = ahead.readyBatch { return ready }
             _ = try? await aheadWatchers.wait(aheadWatchers.expectNext())
-            if readAhead?.serial != ahead.serial { return nil }
+            if ahead.reader?.serial != reader.serial { return nil }
         }
         return nil
     }
 
     /// ``nextBatch(_:drainer:readsAhead:)``'s reading, by the one reader of the socket.
     ///
-    /// `ahead`: the batch read ahead, which nobody may be waiting for yet. It goes on reading
+    /// `ahead`: the serial of the reader ahead reading this batch, which nobody may be waiting for yet. It goes on reading
     /// while its caller does not wait for it and the batch has room (rows, events, and under
     /// ``batchByteLimit`` bytes received for it; never for a response read in parts, whose chunks
     /// are bounded per batch): fewer, fuller batches, fewer crossings. While it waits for bytes,
-    /// what it holds is in `aheadPartial`, which the caller takes when it comes (rows already
+    /// what it holds is in the read-ahead state (`ReadAheadStateMachine/readWaits(_:holding:)`), which the caller takes when it comes (rows already
     /// received are never held back waiting for more).
-    private func readBatch(_ id: RequestID, drainer: Bool, ahead: Bool = false) async -> ResponseBatch {
+    private func readBatch(_ id: RequestID, drainer: Bool, ahead serial: UInt64? = nil) async -> ResponseBatch {
         if readerBusy {
             _ = try? await readerWaiters.wait(readerWaiters.expectNext())   // handed over by the reader before
         } else {
@@ -247,19 +220,17 @@ extension SQLConnection {
             collect(id, into: &batch)
             if batch.ended || batch.error != nil { return batch }
             if !batch.items.isEmpty {
-                guard ahead, !readAheadAwaited, received < Self.batchByteLimit,
+                guard let serial, !ahead.isAwaited(serial), received < Self.batchByteLimit,
                       batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
                       id != partsRequest, machine.forwardsRows else { return batch }
             }
             do {
                 let bytes: [UInt8]
-                if ahead {
+                if let serial {
                     // The caller may take what the batch holds while the read waits.
-                    swap(&batch, &aheadPartial)
-                    aheadInRead = true
+                    ahead.readWaits(serial, holding: &batch)
                     defer {
-                        aheadInRead = false
-                        swap(&batch, &aheadPartial)
+                        batch = ahead.readResumes(serial)
                         if batch.items.isEmpty { received = 0 }   // taken: a new batch
                     }
                     bytes = try await transport.read(maxLength: Self.readLength)
@@ -549,7 +520,7 @@ extension SQLConnection {
     func abandon(_ id: RequestID, reason: CancelReason = .abandoned) async {
         // What was read ahead for a cursor that is gone, when no drain will follow (the request
         // is over, or the connection closed): nobody will take it.
-        if let ahead = readAhead, ahead.id == id, !machine.isRunning(id) || machine.state == .closed {
+        if ahead.reader?.id == id, !machine.isRunning(id) || machine.state == .closed {
             await stopReadAhead(wait: false)
         }
         if reason == .cancelled {
@@ -561,7 +532,7 @@ extension SQLConnection {
     /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it.
     func drain(_ id: RequestID) async {
         // What was read ahead for the request's cursor, which is gone (even when it holds the end).
-        if let ahead = readAhead, ahead.id == id { await stopReadAhead(wait: true) }
+        if ahead.reader?.id == id { await stopReadAhead(wait: true) }
         while machine.isRunning(id), machine.state != .closed {
             let batch = await nextBatch(id, drainer: true)
             if batch.ended || batch.error != nil { return }

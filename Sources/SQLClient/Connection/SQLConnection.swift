@@ -67,25 +67,22 @@ public actor SQLConnection {
     /// holds it, the others wait in order.
     var readerBusy = false
     let readerWaiters = WaiterQueue<UInt64, Void>()
-    /// The reader of a streamed request's next batch while its cursor's caller takes the last
-    /// one: one task per request, reading one batch at a time (at most one batch ahead; see
-    /// ``nextBatch(_:drainer:readsAhead:)``). `serial` tells one request's reader from the next.
-    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)?
-    var readAheadSerial: UInt64 = 0
-    /// The batch read ahead, until its cursor takes it (the reader then waits in `aheadParked`).
-    var aheadReady: ResponseBatch?
-    /// The cursor waiting for the batch being read ahead.
-    var aheadTaker: UnsafeContinuation<ResponseBatch, Never>?
-    /// The reader ahead, waiting for its batch to be taken: resumed with true to read the next
-    /// one, false to stop.
-    var aheadParked: UnsafeContinuation<Bool, Never>?
-    /// Whoever waits for the batch read ahead to be read (tests: ``batchReadAhead()``).
+    /// Reading a streamed request's next batch while its cursor's caller takes the last one
+    /// (``nextBatch(_:drainer:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s; the
+    /// reader's task, the cursor waiting for its batch, the reader waiting for its batch to be
+    /// taken, and whoever watches for a batch read ahead (tests: ``batchReadAhead()``) are here.
+    var ahead = ReadAheadStateMachine()
+    var aheadTask: Task<Void, Never>?
+    let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()
+    let aheadParked = WaiterQueue<UInt64, Bool>()
     let aheadWatchers = WaiterQueue<UInt64, Void>()
-    /// The cursor waits for the batch read ahead (which then returns as soon as it holds anything).
-    var readAheadAwaited = false
-    /// The batch read ahead waits for bytes; what it holds meanwhile (the caller may take it).
-    var aheadInRead = false
-    var aheadPartial = ResponseBatch()
+    /// The reader ahead, if any (tests).
+    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)? {
+        guard let reader = ahead.reader, let task = aheadTask else { return nil }
+        return (reader.id, reader.serial, task)
+    }
+    /// The number of readers ahead started so far (tests).
+    var readAheadSerial: UInt64 { ahead.serial }
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     let writeGateWaiters = WaiterQueue<UInt64, Void>()

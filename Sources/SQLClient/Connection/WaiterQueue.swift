@@ -30,39 +30,57 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: @unchecked S
     }
 
     private struct Slot {
-        /// Its place in the order of announcement (``resumeFirst(with:)``).
-        var order: UInt64
+        var key: Key
         var state: State
     }
 
     private let lock = NSLock()
-    private var slots: [Key: Slot] = [:]
-    private var nextOrder: UInt64 = 0
+    /// In the order they were announced (few: a linear search beats hashing).
+    private var slots: [Slot] = []
+    /// The last key ``expectNext()`` gave out.
+    private var lastKey: UInt64 = 0
 
     init() {}
 
+    // The lock is taken with lock()/unlock(), not the generic `withLock`, which would look up
+    // the generic metadata of its result on every call.
+
+    private func index(_ key: Key) -> Int? {
+        var i = 0
+        while i < slots.count {
+            if slots[i].key == key { return i }
+            i += 1
+        }
+        return nil
+    }
+
     /// How many slots are announced and not yet returned.
-    var count: Int { lock.withLock { slots.count } }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return slots.count
+    }
 
     /// True when no slot is waiting to be resumed (announced or parked; early ones don't count).
     var isIdle: Bool {
-        lock.withLock {
-            slots.values.allSatisfy { if case .early = $0.state { true } else { false } }
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        return slots.allSatisfy { if case .early = $0.state { true } else { false } }
     }
 
     /// True when waiter `key` is parked (tests, and a watcher's own checks).
     func isParked(_ key: Key) -> Bool {
-        lock.withLock { if case .parked? = slots[key]?.state { true } else { false } }
+        lock.lock()
+        defer { lock.unlock() }
+        guard let i = index(key), case .parked = slots[i].state else { return false }
+        return true
     }
 
     /// Announces the waiter `key` (a key already announced keeps its slot).
     func expect(_ key: Key) {
-        lock.withLock {
-            guard slots[key] == nil else { return }
-            nextOrder &+= 1
-            slots[key] = Slot(order: nextOrder, state: .expected)
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        if index(key) == nil { slots.append(Slot(key: key, state: .expected)) }
     }
 
     /// Resumes waiter `key` with `result` (kept until it waits, when it has not parked yet).
@@ -70,62 +88,72 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: @unchecked S
     ///   resumed, or removed by its cancellation.
     @discardableResult
     func resume(_ key: Key, with result: Result<Value, any Error>) -> Bool {
-        let found: CheckedContinuation<Value, any Error>?? = lock.withLock {
-            guard let slot = slots[key] else { return nil }
-            switch slot.state {
-            case .early: return nil
-            case .expected:
-                slots[key]?.state = .early(result)
-                return .some(nil)
-            case .parked(let continuation):
-                slots[key] = nil
-                return .some(continuation)
-            }
+        lock.lock()
+        guard let i = index(key) else {
+            lock.unlock()
+            return false
         }
-        guard let found else { return false }
-        found?.resume(with: result)
-        return true
+        return resume(at: i, with: result)
+    }
+
+    /// Resumes the slot at `i` (the lock held; released here).
+    private func resume(at i: Int, with result: Result<Value, any Error>) -> Bool {
+        switch slots[i].state {
+        case .early:
+            lock.unlock()
+            return false
+        case .expected:
+            slots[i].state = .early(result)
+            lock.unlock()
+            return true
+        case .parked(let continuation):
+            slots.remove(at: i)
+            lock.unlock()
+            continuation.resume(with: result)
+            return true
+        }
     }
 
     /// Resumes the oldest waiter not resumed yet (announced or parked) with `result`.
     /// - Returns: false when none is waiting.
     @discardableResult
     func resumeFirst(with result: Result<Value, any Error>) -> Bool {
-        let continuation: CheckedContinuation<Value, any Error>?? = lock.withLock {
-            var first: (key: Key, slot: Slot)?
-            for (key, slot) in slots {
-                if case .early = slot.state { continue }
-                if first.map({ slot.order < $0.slot.order }) ?? true { first = (key, slot) }
+        lock.lock()
+        var i = 0
+        while i < slots.count {
+            if case .early = slots[i].state {
+                i += 1
+                continue
             }
-            guard let first else { return nil }
-            if case .parked(let continuation) = first.slot.state {
-                slots[first.key] = nil
-                return .some(continuation)
-            }
-            slots[first.key]?.state = .early(result)
-            return .some(nil)
+            return resume(at: i, with: result)
         }
-        guard let found = continuation else { return false }
-        found?.resume(with: result)
-        return true
+        lock.unlock()
+        return false
     }
 
     /// Resumes every waiter not resumed yet with `result` (a close: nobody is left waiting).
     func resumeAll(with result: Result<Value, any Error>) {
-        let continuations: [CheckedContinuation<Value, any Error>] = lock.withLock {
-            var parked: [(UInt64, CheckedContinuation<Value, any Error>)] = []
-            for (key, slot) in slots {
-                switch slot.state {
-                case .early: continue
-                case .expected: slots[key]?.state = .early(result)
-                case .parked(let continuation):
-                    slots[key] = nil
-                    parked.append((slot.order, continuation))
-                }
-            }
-            return parked.sorted { $0.0 < $1.0 }.map(\.1)
+        lock.lock()
+        guard !slots.isEmpty else {
+            lock.unlock()
+            return
         }
-        for continuation in continuations { continuation.resume(with: result) }
+        var parked: [CheckedContinuation<Value, any Error>] = []
+        var kept: [Slot] = []
+        for var slot in slots {
+            switch slot.state {
+            case .early:
+                kept.append(slot)
+            case .expected:
+                slot.state = .early(result)
+                kept.append(slot)
+            case .parked(let continuation):
+                parked.append(continuation)
+            }
+        }
+        slots = kept
+        lock.unlock()
+        for continuation in parked { continuation.resume(with: result) }
     }
 
     /// Waits for waiter `key`'s turn (announced with ``expect(_:)`` before; announced here
@@ -150,52 +178,53 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: @unchecked S
     }
 
     private func takeEarly(_ key: Key) -> Result<Value, any Error>? {
-        lock.withLock {
-            if case .early(let result)? = slots[key]?.state {
-                slots[key] = nil
-                return result
-            }
-            return nil
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        guard let i = index(key), case .early(let result) = slots[i].state else { return nil }
+        slots.remove(at: i)
+        return result
     }
 
     private func park(_ key: Key, _ continuation: CheckedContinuation<Value, any Error>) {
-        let early: Result<Value, any Error>? = lock.withLock {
-            guard let slot = slots[key] else {
-                nextOrder &+= 1
-                slots[key] = Slot(order: nextOrder, state: .parked(continuation))
-                return nil
-            }
-            switch slot.state {
-            case .expected:
-                slots[key]?.state = .parked(continuation)
-                return nil
-            case .early(let result):   // resumed (or cancelled) between the first look and here
-                slots[key] = nil
-                return result
-            case .parked:   // a second wait for one key: refused (the first keeps the slot)
-                return .failure(WaiterQueueMisuse())
-            }
+        lock.lock()
+        guard let i = index(key) else {
+            slots.append(Slot(key: key, state: .parked(continuation)))
+            lock.unlock()
+            return
         }
-        if let early { continuation.resume(with: early) }
+        switch slots[i].state {
+        case .expected:
+            slots[i].state = .parked(continuation)
+            lock.unlock()
+        case .early(let result):   // resumed (or cancelled) between the first look and here
+            slots.remove(at: i)
+            lock.unlock()
+            continuation.resume(with: result)
+        case .parked:   // a second wait for one key: refused (the first keeps the slot)
+            lock.unlock()
+            continuation.resume(throwing: WaiterQueueMisuse())
+        }
     }
 
     /// Cancels waiter `key`: parked, it is removed and resumed with `error`; announced, `error`
     /// is what it returns when it waits; resumed already, nothing changes.
     private func cancel(_ key: Key, _ error: any Error) {
-        let continuation: CheckedContinuation<Value, any Error>? = lock.withLock {
-            guard let slot = slots[key] else { return nil }
-            switch slot.state {
-            case .early: return nil
-            case .expected:
-                slots[key]?.state = .early(.failure(error))
-                return nil
-            case .parked(let continuation):
-                slots[key] = nil
-                return continuation
-            }
+        lock.lock()
+        guard let i = index(key) else {
+            lock.unlock()
+            return
         }
-        continuation?.resume(throwing: error)
+        switch slots[i].state {
+        case .early:
+            lock.unlock()
+        case .expected:
+            slots[i].state = .early(.failure(error))
+            lock.unlock()
+        case .parked(let continuation):
+            slots.remove(at: i)
+            lock.unlock()
+            continuation.resume(throwing: error)
+        }
     }
 }
 
@@ -206,10 +235,10 @@ extension WaiterQueue where Key == UInt64 {
     /// Announces a waiter of a queue served in order (a gate) under a fresh key, and returns it
     /// for ``wait(_:isolation:cancellingWith:onCancel:)``.
     func expectNext() -> UInt64 {
-        lock.withLock {
-            nextOrder &+= 1
-            slots[nextOrder] = Slot(order: nextOrder, state: .expected)
-            return nextOrder
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        lastKey &+= 1
+        slots.append(Slot(key: lastKey, state: .expected))
+        return lastKey
     }
 }

@@ -23,7 +23,9 @@ import TDS
 /// are `ConnectionStateMachine`'s; this actor only performs its actions. The login is in
 /// `SQLConnection+Login.swift`, the one write path in `RequestWriter.swift`, reading responses
 /// in `SQLConnection+Responses.swift` (over `ResponseReader`), the one cursor behind every
-/// streamed shape in `ResponseCursor.swift`.
+/// streamed shape in `ResponseCursor.swift`. The read-ahead's decisions are
+/// `ReadAheadStateMachine`'s; everyone who waits (a request for its turn, a reader or writer for
+/// the socket, a cursor for the batch read ahead) waits in a `WaiterQueue`.
 public actor SQLConnection {
     /// The configuration the connection was opened with (validated; the password stays redacted).
     public nonisolated let configuration: SQLConnectionConfiguration

@@ -237,10 +237,19 @@ public actor SQLConnection {
     /// with `.cancelled` once the server acknowledges it. When the server does not acknowledge
     /// within ``SQLConnectionConfiguration/cancelTimeout`` the connection is closed and the
     /// reader fails with `.timeout`. Nothing happens when no request is running.
+    ///
+    /// A response being read is read to the acknowledgement by the connection itself, so that
+    /// a stream nobody reads any more (a loop left with `break` whose iterator stays alive, as
+    /// in top-level code, where the next request would wait for it) ends too; its reader
+    /// throws `.cancelled` (at once if it is waiting, else when it next asks).
     /// - Throws: the connection's error when sending ATTENTION failed and closed it.
     public func cancel() async throws {
         let wasOpen = machine.state != .closed
-        await perform(machine.cancelRequested(nil, reason: .cancelled, now: clock.now()))
+        if let running = machine.request, running.phase == .reading, !running.isAbandoned {
+            await abandon(running.id, reason: .cancelled)
+        } else {
+            await perform(machine.cancelRequested(nil, reason: .cancelled, now: clock.now()))
+        }
         if wasOpen, machine.state == .closed { throw closedError }
     }
 

@@ -110,9 +110,9 @@ final class TransactionReplayTests: XCTestCase {
         defer { server.stop() }
         let (connection, recorder) = try await Self.recordedConnection(server)
         defer { Task { await connection.close() } }
-        let other = try await connection.withTransaction { connection -> Task<Bool, any Error> in
-            _ = try await connection.execute("UPDATE accounts SET balance = 0")
-            // Another task (detached: no inherited reservation) sends a request now…
+        let other = try await connection.withTransaction { tx -> Task<Bool, any Error> in
+            _ = try await tx.execute("UPDATE accounts SET balance = 0")
+            // Another task (detached: no inherited reservation) sends a request on the connection now…
             let other = Task.detached { () -> Bool in
                 _ = try await connection.execute("SELECT 'other task'")
                 return await connection.isInTransaction
@@ -124,7 +124,7 @@ final class TransactionReplayTests: XCTestCase {
                 if !queued { await Task.yield() }
             }
             XCTAssertTrue(queued, "the other task's request waits for the transaction")
-            _ = try await connection.execute("UPDATE accounts SET balance = 1")   // the body goes on first
+            _ = try await tx.execute("UPDATE accounts SET balance = 1")   // the body goes on first
             return other
         }
         let otherSawTransaction = try await other.value
@@ -134,5 +134,51 @@ final class TransactionReplayTests: XCTestCase {
         XCTAssertEqual(seen.map(\.descriptor), [0, descriptor, descriptor, descriptor, 0],
                        "the other task's request ran after the commit, outside the transaction")
         XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
+    }
+
+    /// Identity from the handle: a request made through the transaction from a detached task
+    /// (no inherited task-local, no relation to the closure's task) runs inside it, with the
+    /// transaction's descriptor; a nested `withSavepoint` rolls back to its savepoint only.
+    func testRequestsThroughTheHandleRunInsideWhicheverTaskMakesThem() async throws {
+        let d: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
+        let descriptor = OutgoingRequest.descriptor(from: d)
+        let inTran = DoneStatus.inTransaction
+        func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
+            ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
+                                   response: response.map { ReplaySession.Segment(bytes: $0) })
+        }
+        let session = ReplaySession(name: "transaction-handle", exchanges: [
+            tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            RPCTokens.batch("SELECT 'detached'", [RPCTokens.done([inTran, .count], count: 1)]),
+            tm("TM_SAVE_XACT", [RPCTokens.done(inTran)]),
+            RPCTokens.batch("DELETE FROM accounts", [RPCTokens.done([inTran, .count], count: 3)]),
+            tm("TM_ROLLBACK_XACT", [RPCTokens.done(inTran)]),
+            tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let (connection, recorder) = try await Self.recordedConnection(server)
+        defer { Task { await connection.close() } }
+        struct Planned: Error {}
+        try await connection.withTransaction { tx in
+            let detached = Task.detached { try await tx.execute("SELECT 'detached'").rowsAffected }
+            let affected = try await detached.value
+            XCTAssertEqual(affected, 1)
+            do {
+                try await tx.withSavepoint { inner in
+                    _ = try await inner.execute("DELETE FROM accounts")
+                    throw Planned()
+                }
+                XCTFail("the savepoint's body threw")
+            } catch is Planned {}
+            let active = await tx.isActive
+            XCTAssertTrue(active)
+        }
+        let seen = try recorder.descriptors()
+        XCTAssertEqual(seen.map(\.kind), ["tm 5", "batch", "tm 9", "batch", "tm 8", "tm 7"], "\(seen)")
+        XCTAssertEqual(seen.map(\.descriptor), [0, descriptor, descriptor, descriptor, descriptor, descriptor])
+        XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
+        let inTransaction = await connection.isInTransaction
+        XCTAssertFalse(inTransaction)
     }
 }

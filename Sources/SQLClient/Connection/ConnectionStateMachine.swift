@@ -297,7 +297,8 @@ struct ConnectionStateMachine: Sendable {
     /// its stream is read to its end, cancelled, or abandoned when its iterator is released).
     /// Who asks does not matter: no request is cancelled for another. `timeout`: the query
     /// timeout, armed when it starts. While a reservation holds the connection (``reserve(_:)``),
-    /// a request not made under it (`reservation`) waits even when the connection is idle.
+    /// a request not made under it (`reservation`) waits even when the connection is idle; a
+    /// request made under a reservation that has ended fails with `.invalidState`.
     mutating func enqueue(_ id: RequestID, timeout: Duration?, now: Duration,
                           reservation key: ReservationID? = nil) -> [Action] {
         switch phase {
@@ -310,11 +311,21 @@ struct ConnectionStateMachine: Sendable {
         default:
             return [.failRequest(id, SQLClientError(.invalidState, "the connection is not logged in"))]
         }
+        if let key, key != reservation, !reservationQueue.contains(key) {
+            // Neither held nor waiting: released (a transaction handle kept past its closure, or
+            // a task it started that outlived it).
+            return [.failRequest(id, Self.endedReservationError)]
+        }
         let queued = Queued(id: id, timeout: timeout, reservation: key)
         if request == nil, mayStart(queued) { return start(queued, now: now) }
         queue.append(queued)
         return []
     }
+
+    /// What a request made under a reservation that has ended fails with.
+    static let endedReservationError = SQLClientError(
+        .invalidState, "the transaction this request belongs to has ended (its withTransaction closure returned); "
+            + "make the request on the connection")
 
     /// Whether `queued` may run under the current reservation.
     private func mayStart(_ queued: Queued) -> Bool {
@@ -355,6 +366,12 @@ struct ConnectionStateMachine: Sendable {
         guard reservation == key else { return [] }
         reservation = nil
         var actions: [Action] = []
+        // Requests made under it that still wait (by a task the closure started) fail: they
+        // must not run outside the transaction unnoticed.
+        for stale in queue where stale.reservation == key {
+            actions.append(.failRequest(stale.id, Self.endedReservationError))
+        }
+        queue.removeAll { $0.reservation == key }
         if !reservationQueue.isEmpty {
             let next = reservationQueue.removeFirst()
             reservation = next

@@ -16,8 +16,9 @@ import TDS
 /// tasks it starts, which inherit it; not `Task.detached`) run inside the transaction too, as
 /// before handles existed. Requests of other tasks wait until the transaction ends.
 ///
-/// The handle is valid until the closure returns: a request made through it afterwards runs
-/// outside any transaction, after those waiting before it.
+/// The handle is valid until the closure returns: a request made through it afterwards (or
+/// by a task the closure started that outlives it) fails with ``SQLClientError`` `.invalidState`,
+/// never runs outside the transaction unnoticed.
 public struct SQLTransaction: Sendable {
     /// The connection the transaction is open on.
     public let connection: SQLConnection

@@ -182,3 +182,41 @@ final class TransactionReplayTests: XCTestCase {
         XCTAssertFalse(inTransaction)
     }
 }
+
+extension TransactionReplayTests {
+    /// A transaction handle kept past its closure: its requests fail with `.invalidState`
+    /// (nothing is sent), buffered and streamed alike; the connection stays usable.
+    func testAHandleKeptPastItsClosureFails() async throws {
+        let d: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
+        let inTran = DoneStatus.inTransaction
+        func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
+            ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
+                                   response: response.map { ReplaySession.Segment(bytes: $0) })
+        }
+        let session = ReplaySession(name: "transaction-kept", exchanges: [
+            tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            RPCTokens.batch("SELECT 'after'", [RPCTokens.done([.count], count: 1)]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        defer { Task { await connection.close() } }
+        let kept = try await connection.withTransaction { tx in tx }
+        do {
+            _ = try await kept.execute("SELECT 'kept'")
+            XCTFail("a request through an ended transaction ran")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .invalidState, "\(error)")
+        }
+        do {
+            for try await _ in kept.query("SELECT 'kept'") {}
+            XCTFail("a stream through an ended transaction ran")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .invalidState, "\(error)")
+        }
+        let after = try await connection.execute("SELECT 'after'")
+        XCTAssertEqual(after.rowsAffected, 1)
+        XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
+    }
+}

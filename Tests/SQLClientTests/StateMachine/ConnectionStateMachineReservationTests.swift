@@ -61,4 +61,26 @@ extension ConnectionStateMachineTests {
         XCTAssertEqual(context.failedReservations, [c])
         XCTAssertEqual(show(machine.reserve(a)), "failReservation(reservation1)(connectionClosed)")
     }
+
+    /// A request made under a reservation that has ended fails (it must not run outside the
+    /// transaction unnoticed), and so do the ones made under it still waiting when it ends.
+    func testRequestsUnderAnEndedReservationFail() {
+        var machine = loggedIn()
+        let a = ConnectionStateMachine.ReservationID(value: 1)
+        XCTAssertEqual(show(machine.reserve(a)), "granted(reservation1)")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 1), timeout: nil, now: .zero, reservation: a)), "start#1")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 2), timeout: nil, now: .zero, reservation: a)), "-")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 3), timeout: nil, now: .zero)), "-")
+        XCTAssertEqual(complete(&machine, 1), "completed#1(ok); start#2")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 4), timeout: nil, now: .zero, reservation: a)), "-")
+        XCTAssertEqual(complete(&machine, 2), "completed#2(ok); start#4")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 5), timeout: nil, now: .zero, reservation: a)), "-")
+        XCTAssertEqual(complete(&machine, 4), "completed#4(ok); start#5")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 6), timeout: nil, now: .zero, reservation: a)), "-")
+        // #5 runs and #6 waits when the reservation ends: #6 fails, #3 (no reservation) goes on after #5.
+        XCTAssertEqual(show(machine.release(a, now: .zero)), "fail#6(invalidState)")
+        XCTAssertEqual(complete(&machine, 5), "completed#5(ok); start#3")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 7), timeout: nil, now: .zero, reservation: a)),
+                       "fail#7(invalidState)")
+    }
 }

@@ -8,17 +8,12 @@ import TDS
 /// descriptor, commit, on one leased connection that goes back to the pool afterwards.
 extension SQLConnectionPoolTests {
     func testPoolTransactionCommitsOnOneConnectionAndReturnsIt() async throws {
-        let d: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
-        let inTran = DoneStatus.inTransaction
-        func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
-            ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
-                                   response: response.map { ReplaySession.Segment(bytes: $0) })
-        }
+        let (d, inTran) = (TransactionReplayTests.handleDescriptor, DoneStatus.inTransaction)
         let session = ReplaySession(name: "pool-transaction", exchanges: [
-            tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: .bytes(d), old: .bytes([])),
+            TransactionReplayTests.tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: .bytes(d), old: .bytes([])),
                                  RPCTokens.done(inTran)]),
             RPCTokens.batch("SELECT 1", try Self.selectAnswer(1)),
-            tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: .bytes([]), old: .bytes(d)),
+            TransactionReplayTests.tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: .bytes([]), old: .bytes(d)),
                                   RPCTokens.done()]),
         ])
         let server = try RPCReplay.start(session)

@@ -8,7 +8,9 @@ import SQLClientTesting
 /// depends on the calling task); releasing the iterator cancels the held request (ATTENTION,
 /// drained to DONE_ATTN) and the next one runs.
 extension ReplayConnectionTests {
-    func testHeldIteratorMakesTheNextRequestWaitUntilItIsReleased() async throws {
+    /// A server answering `SELECT id, name FROM big` with 20,000 rows, then `… FROM small` with
+    /// one, and a connection to it.
+    private func bigAndSmall() async throws -> (ReplayServer, SQLConnection) {
         var parts: [[UInt8]] = [Self.colMetadata()]
         for i in 0 ..< 20_000 { parts.append(Self.row(Int32(i), "row number \(i)")) }
         parts.append(Self.done([.count], 20_000))
@@ -16,10 +18,19 @@ extension ReplayConnectionTests {
             Self.exchange("SELECT id, name FROM big", parts),
             Self.exchange("SELECT id, name FROM small", [Self.colMetadata(), Self.row(42, "answer"), Self.done([.count], 1)]),
         ])
-        defer { server.stop() }
         var config = configuration(server)
         config.cancelTimeout = .seconds(30)
-        let connection = try await SQLConnection.connect(config)
+        do {
+            return (server, try await SQLConnection.connect(config))
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    func testHeldIteratorMakesTheNextRequestWaitUntilItIsReleased() async throws {
+        let (server, connection) = try await bigAndSmall()
+        defer { server.stop() }
         var iterator: SQLRowSequence.AsyncIterator? = connection.query("SELECT id, name FROM big").makeAsyncIterator()
         var seen: [Int] = []
         while seen.count < 3, let row = try await iterator?.next() {
@@ -44,24 +55,13 @@ extension ReplayConnectionTests {
         XCTAssertEqual(server.connections.first?.attentions, 1)
         XCTAssertEqual(server.unmatchedRequests, [])
     }
-}
 
-extension ReplayConnectionTests {
     /// Where the iterator cannot be released (a loop's hidden iterator in top-level code),
     /// `connection.cancel()` ends the held stream: the connection reads it to the
     /// acknowledgement itself, the next request runs, and the old iterator throws `.cancelled`.
     func testCancelEndsAStreamNobodyReads() async throws {
-        var parts: [[UInt8]] = [Self.colMetadata()]
-        for i in 0 ..< 20_000 { parts.append(Self.row(Int32(i), "row number \(i)")) }
-        parts.append(Self.done([.count], 20_000))
-        let server = try start([
-            Self.exchange("SELECT id, name FROM big", parts),
-            Self.exchange("SELECT id, name FROM small", [Self.colMetadata(), Self.row(42, "answer"), Self.done([.count], 1)]),
-        ])
+        let (server, connection) = try await bigAndSmall()
         defer { server.stop() }
-        var config = configuration(server)
-        config.cancelTimeout = .seconds(30)
-        let connection = try await SQLConnection.connect(config)
         var iterator = connection.query("SELECT id, name FROM big").makeAsyncIterator()
         let first = try await iterator.next()
         XCTAssertEqual(first?["id"]?.intValue, 0)

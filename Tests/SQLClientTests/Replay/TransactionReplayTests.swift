@@ -8,6 +8,15 @@ import TDS
 /// only Transaction Manager requests; SQL Server reports both): the descriptor is then carried in
 /// ALL_HEADERS until the COMMIT's ENVCHANGE.
 final class TransactionReplayTests: XCTestCase {
+    /// A transaction descriptor the replayed server hands out.
+    static let handleDescriptor: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
+
+    /// A Transaction Manager request (any parameters) answered with `response`.
+    static func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
+        ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
+                               response: response.map { ReplaySession.Segment(bytes: $0) })
+    }
+
     static func env(_ type: EnvChangeType, new: [UInt8], old: [UInt8]) -> [UInt8] {
         var w = ByteWriter()
         EnvChange(type: type, newValue: .bytes(new), oldValue: .bytes(old)).encode(into: &w)
@@ -92,18 +101,12 @@ final class TransactionReplayTests: XCTestCase {
     /// withTransaction holds the connection: a request another task sends while the body runs
     /// waits, then runs after the commit, outside the transaction (descriptor 0 in ALL_HEADERS).
     func testWithTransactionMakesOtherTasksWaitUntilTheCommit() async throws {
-        let d: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
-        let descriptor = OutgoingRequest.descriptor(from: d)
-        let inTran = DoneStatus.inTransaction
-        func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
-            ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
-                                   response: response.map { ReplaySession.Segment(bytes: $0) })
-        }
+        let (d, descriptor, inTran) = (Self.handleDescriptor, OutgoingRequest.descriptor(from: Self.handleDescriptor), DoneStatus.inTransaction)
         let session = ReplaySession(name: "with-transaction", exchanges: [
-            tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            Self.tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
             RPCTokens.batch("UPDATE accounts SET balance = 0", [RPCTokens.done([inTran, .count], count: 1)]),
             RPCTokens.batch("UPDATE accounts SET balance = 1", [RPCTokens.done([inTran, .count], count: 1)]),
-            tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            Self.tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
             RPCTokens.batch("SELECT 'other task'", [RPCTokens.done([.count], count: 1)]),
         ])
         let server = try RPCReplay.start(session)
@@ -140,20 +143,14 @@ final class TransactionReplayTests: XCTestCase {
     /// (no inherited task-local, no relation to the closure's task) runs inside it, with the
     /// transaction's descriptor; a nested `withSavepoint` rolls back to its savepoint only.
     func testRequestsThroughTheHandleRunInsideWhicheverTaskMakesThem() async throws {
-        let d: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
-        let descriptor = OutgoingRequest.descriptor(from: d)
-        let inTran = DoneStatus.inTransaction
-        func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
-            ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
-                                   response: response.map { ReplaySession.Segment(bytes: $0) })
-        }
+        let (d, descriptor, inTran) = (Self.handleDescriptor, OutgoingRequest.descriptor(from: Self.handleDescriptor), DoneStatus.inTransaction)
         let session = ReplaySession(name: "transaction-handle", exchanges: [
-            tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            Self.tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
             RPCTokens.batch("SELECT 'detached'", [RPCTokens.done([inTran, .count], count: 1)]),
-            tm("TM_SAVE_XACT", [RPCTokens.done(inTran)]),
+            Self.tm("TM_SAVE_XACT", [RPCTokens.done(inTran)]),
             RPCTokens.batch("DELETE FROM accounts", [RPCTokens.done([inTran, .count], count: 3)]),
-            tm("TM_ROLLBACK_XACT", [RPCTokens.done(inTran)]),
-            tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            Self.tm("TM_ROLLBACK_XACT", [RPCTokens.done(inTran)]),
+            Self.tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
         ])
         let server = try RPCReplay.start(session)
         defer { server.stop() }
@@ -187,15 +184,10 @@ extension TransactionReplayTests {
     /// A transaction handle kept past its closure: its requests fail with `.invalidState`
     /// (nothing is sent), buffered and streamed alike; the connection stays usable.
     func testAHandleKeptPastItsClosureFails() async throws {
-        let d: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
-        let inTran = DoneStatus.inTransaction
-        func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
-            ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
-                                   response: response.map { ReplaySession.Segment(bytes: $0) })
-        }
+        let (d, inTran) = (Self.handleDescriptor, DoneStatus.inTransaction)
         let session = ReplaySession(name: "transaction-kept", exchanges: [
-            tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
-            tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            Self.tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            Self.tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
             RPCTokens.batch("SELECT 'after'", [RPCTokens.done([.count], count: 1)]),
         ])
         let server = try RPCReplay.start(session)

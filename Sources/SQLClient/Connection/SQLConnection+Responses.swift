@@ -92,7 +92,7 @@ extension SQLConnection {
     /// nor fails the request, the next one is read and scanned at once, on the connection, while
     /// the caller takes this one, so that the connection's side of a read (receive, framing,
     /// token scan) runs beside the caller's decoding; the next call returns it. One task per
-    /// request reads ahead (``readAheadLoop(_:serial:)``), a batch at a time: at most one batch
+    /// request reads ahead (``readAheadLoop(_:)``), a batch at a time: at most one batch
     /// is read ahead (at most ``batchRowLimit`` rows, about ``batchByteLimit`` bytes of rows or
     /// chunks, plus one socket read), so a server that sends forever still costs bounded memory.
     /// A caller cancelled while it waits for the batch read ahead cancels that read (as when it
@@ -179,12 +179,14 @@ extension SQLConnection {
 
     /// ``nextBatch(_:drainer:readsAhead:)``'s reading, by the one reader of the socket.
     ///
-    /// `ahead`: the serial of the reader ahead reading this batch, which nobody may be waiting for yet. It goes on reading
-    /// while its caller does not wait for it and the batch has room (rows, events, and under
-    /// ``batchByteLimit`` bytes received for it; never for a response read in parts, whose chunks
-    /// are bounded per batch): fewer, fuller batches, fewer crossings. While it waits for bytes,
-    /// what it holds is in the read-ahead state (`ReadAheadStateMachine/readWaits(_:holding:)`), which the caller takes when it comes (rows already
-    /// received are never held back waiting for more).
+    /// `ahead`: the serial of the reader ahead reading this batch, which nobody may be waiting
+    /// for yet. It goes on reading while its caller does not wait for it and the batch has room
+    /// (rows, events, and under ``batchByteLimit`` bytes received for it; never for a response
+    /// read in parts, whose chunks are bounded per batch): fewer, fuller batches, fewer
+    /// crossings. While it waits for bytes,
+    /// what it holds is in the read-ahead state (`ReadAheadStateMachine/readWaits(_:holding:)`),
+    /// which the caller takes when it comes (rows already received are never held back waiting
+    /// for more).
     private func readBatch(_ id: RequestID, drainer: Bool, ahead serial: UInt64? = nil) async -> ResponseBatch {
         if readerBusy {
             _ = try? await readerWaiters.wait(readerWaiters.expectNext())   // handed over by the reader before

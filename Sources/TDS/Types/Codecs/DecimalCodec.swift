@@ -131,14 +131,15 @@ extension WireRowBlock {
     /// `.decimal(d)` (``SQLDecimal/decimalValue``) or of `.money(m)`, `.smallMoney(m)`
     /// (``SQLMoney/decimalValue``), to the bit; `.other` for any other type.
     package func decimal(row: Int, column: Int) -> WireTypedValue<Decimal> {
-        typed(row: row, column: column) { c, p, available in
+        typed(row: row, column: column) { c, p, _ in
             switch c.kind {
-            case .fixed where c.type == .money, .fixed where c.type == .money4, .byteLength where c.type == .moneyN:
-                switch value(row: row, column: column) {
-                case .money(let m), .smallMoney(let m): return .value(m.decimalValue)
-                case .null: return .null
-                default: return .other
-                }
+            case .fixed where c.type == .money:
+                return .value(MoneyCodec.decimal(units: MoneyCodec.units(at: p, count: 8)))
+            case .fixed where c.type == .money4:
+                return .value(MoneyCodec.decimal(units: MoneyCodec.units(at: p, count: 4)))
+            case .byteLength where c.type == .moneyN:   // 0 (NULL), 4 or 8 bytes
+                let n = Int(p.load(as: UInt8.self))
+                return n == 0 ? .null : .value(MoneyCodec.decimal(units: MoneyCodec.units(at: p + 1, count: n)))
             case .decode where c.check == .decimal:   // a column of precision 38 or less
                 let n = Int(p.load(as: UInt8.self))
                 if n == 0 { return .null }

@@ -128,7 +128,6 @@ struct ConnectionStateMachine: Sendable {
     /// A request waiting for its turn.
     private struct Queued: Sendable {
         var id: RequestID
-        var owner: Int?
         var timeout: Duration?
         /// The reservation the request was made under, if any.
         var reservation: ReservationID? = nil
@@ -177,9 +176,6 @@ struct ConnectionStateMachine: Sendable {
     private(set) var timers: [TimerID: Duration] = [:]
     /// Why the connection closed; what a reader or writer of the running request then gets.
     private(set) var closeError: SQLClientError?
-    /// Requests cancelled because their own task started another one: their reader, when it
-    /// comes back, gets `.cancelled` rather than a silent end. Bounded.
-    private var preempted: Set<RequestID> = []
     /// Running requests abandoned (their cursor dropped or cancelled) and drained: a cursor that
     /// still asks after the drain ended one gets `.cancelled`, never a clean end. Bounded.
     private var abandoned: Set<RequestID> = []
@@ -297,13 +293,13 @@ struct ConnectionStateMachine: Sendable {
     // MARK: - Requests
 
     /// A request wants to run: it starts at once when the connection is idle, else it waits for
-    /// its turn. `owner` identifies the calling task: when the running request belongs to the
-    /// same task and is being read (its stream left unfinished, as a `break` in top-level code
-    /// does), nobody else could ever finish it, so it is cancelled (pre-empted) and drained, and
-    /// this one runs after it. `timeout`: the query timeout, armed when it starts.
-    /// While another reservation holds the connection (``reserve(_:)``), a request not made under
-    /// it (`reservation`) waits even when the connection is idle.
-    mutating func enqueue(_ id: RequestID, owner: Int?, timeout: Duration?, now: Duration,
+    /// its turn, behind the running request (also one whose stream is still held: it ends when
+    /// its stream is read to its end, cancelled, or abandoned when its iterator is released).
+    /// Who asks does not matter: no request is cancelled for another. `timeout`: the query
+    /// timeout, armed when it starts. While a reservation holds the connection (``reserve(_:)``),
+    /// a request not made under it (`reservation`) waits even when the connection is idle; a
+    /// request made under a reservation that has ended fails with `.invalidState`.
+    mutating func enqueue(_ id: RequestID, timeout: Duration?, now: Duration,
                           reservation key: ReservationID? = nil) -> [Action] {
         switch phase {
         case .closed:
@@ -315,22 +311,21 @@ struct ConnectionStateMachine: Sendable {
         default:
             return [.failRequest(id, SQLClientError(.invalidState, "the connection is not logged in"))]
         }
-        let queued = Queued(id: id, owner: owner, timeout: timeout, reservation: key)
-        guard var running = request else {
-            if mayStart(queued) { return start(queued, now: now) }
-            queue.append(queued)
-            return []
+        if let key, key != reservation, !reservationQueue.contains(key) {
+            // Neither held nor waiting: released (a transaction handle kept past its closure, or
+            // a task it started that outlived it).
+            return [.failRequest(id, Self.endedReservationError)]
         }
+        let queued = Queued(id: id, timeout: timeout, reservation: key)
+        if request == nil, mayStart(queued) { return start(queued, now: now) }
         queue.append(queued)
-        guard let owner, running.owner == owner, running.phase == .reading, running.forwardsResults,
-              !running.isAbandoned else { return [] }
-        if preempted.count >= 64 { preempted.removeAll() }
-        preempted.insert(running.id)
-        running.isAbandoned = true
-        _ = running.cancel(.preempted)
-        request = running
-        return [.sendAttention(running.id), arm(.cancel(running.id), now + cancelTimeout), .drainRequest(running.id)]
+        return []
     }
+
+    /// What a request made under a reservation that has ended fails with.
+    static let endedReservationError = SQLClientError(
+        .invalidState, "the transaction this request belongs to has ended (its withTransaction closure returned); "
+            + "make the request on the connection")
 
     /// Whether `queued` may run under the current reservation.
     private func mayStart(_ queued: Queued) -> Bool {
@@ -371,6 +366,12 @@ struct ConnectionStateMachine: Sendable {
         guard reservation == key else { return [] }
         reservation = nil
         var actions: [Action] = []
+        // Requests made under it that still wait (by a task the closure started) fail: they
+        // must not run outside the transaction unnoticed.
+        for stale in queue where stale.reservation == key {
+            actions.append(.failRequest(stale.id, Self.endedReservationError))
+        }
+        queue.removeAll { $0.reservation == key }
         if !reservationQueue.isEmpty {
             let next = reservationQueue.removeFirst()
             reservation = next
@@ -380,7 +381,7 @@ struct ConnectionStateMachine: Sendable {
     }
 
     private mutating func start(_ next: Queued, now: Duration) -> [Action] {
-        request = RequestStateMachine(id: next.id, owner: next.owner, timeout: next.timeout)
+        request = RequestStateMachine(id: next.id, timeout: next.timeout)
         return [.startRequest(next.id)]
     }
 
@@ -446,11 +447,6 @@ struct ConnectionStateMachine: Sendable {
     mutating func requestNotSent(_ id: RequestID, now: Duration) -> [Action] {
         guard let running = request, running.id == id, running.phase == .writing else { return [] }
         return Array(finish(id, .none, now: now).dropFirst())
-    }
-
-    /// Whether request `id` was pre-empted (once: the record is consumed).
-    mutating func takePreempted(_ id: RequestID) -> Bool {
-        preempted.remove(id) != nil
     }
 
     /// Whether running request `id` was abandoned (``requestAbandoned(_:now:)``; once: the

@@ -14,8 +14,6 @@ enum CancelReason: Sendable, Equatable {
     case cancelled
     /// The query timeout (the limit it had) passed.
     case timedOut(Duration)
-    /// The same task started another request while this request's stream was still held.
-    case preempted
     /// The stream was dropped before its end: nobody reads the rest.
     case abandoned
 
@@ -26,9 +24,6 @@ enum CancelReason: Sendable, Equatable {
             return SQLClientError(.cancelled, "the request was cancelled")
         case .timedOut(let limit):
             return SQLClientError(.timeout, "the request did not finish within \(limit) and was cancelled")
-        case .preempted:
-            return SQLClientError(.cancelled, "the request was cancelled because the same task started another "
-                                  + "request on the connection before this one was read to its end")
         }
     }
 }
@@ -67,8 +62,6 @@ struct RequestStateMachine: Sendable {
     }
 
     let id: RequestID
-    /// The task that started the request (see `ConnectionStateMachine/enqueue(_:owner:timeout:now:)`).
-    let owner: Int?
     /// The query timeout armed when the request started to be written.
     let timeout: Duration?
     private(set) var phase: Phase = .writing
@@ -86,9 +79,8 @@ struct RequestStateMachine: Sendable {
     /// RETURNVALUE tokens in arrival order (taken by the RPC layer).
     private(set) var returnValues: [ReturnValue] = []
 
-    init(id: RequestID, owner: Int?, timeout: Duration?) {
+    init(id: RequestID, timeout: Duration?) {
         self.id = id
-        self.owner = owner
         self.timeout = timeout
     }
 

@@ -34,6 +34,8 @@ final class ResponseCursor: @unchecked Sendable {
     private let timeout: Duration?
     /// The response is read in parts, large values in pieces (``nextPart()``).
     private let readsParts: Bool
+    /// The transaction the request belongs to (nil: the one the task that starts it works under).
+    private let reservation: SQLConnection.ReservationID?
     private(set) var requestID: RequestID?
     /// The request is over on the connection (completed, failed or abandoned).
     private var finished = false
@@ -57,11 +59,13 @@ final class ResponseCursor: @unchecked Sendable {
     /// Rows received so far (for the request's `requestFinished` log event).
     private var rowsReceived = 0
 
-    init(connection: SQLConnection, request: Source, timeout: Duration? = nil, readsParts: Bool = false) {
+    init(connection: SQLConnection, request: Source, timeout: Duration? = nil, readsParts: Bool = false,
+         reservation: SQLConnection.ReservationID? = nil) {
         self.connection = connection
         self.source = request
         self.timeout = timeout
         self.readsParts = readsParts
+        self.reservation = reservation
     }
 
     deinit {
@@ -261,7 +265,8 @@ final class ResponseCursor: @unchecked Sendable {
         }
         if finished { return false }
         do {
-            if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout, readsParts: readsParts) }
+            if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout, readsParts: readsParts,
+                                                                                  reservation: reservation) }
             guard let requestID else { return false }
             // Read ahead unless the caller is the connection itself (the buffered shapes): nothing
             // would run beside it.
@@ -290,11 +295,12 @@ final class ResponseCursor: @unchecked Sendable {
 
 extension SQLConnection {
     /// Starts the request of a cursor's source.
-    func startRequest(_ source: ResponseCursor.Source, timeout: Duration?, readsParts: Bool = false) async throws -> RequestID {
+    func startRequest(_ source: ResponseCursor.Source, timeout: Duration?, readsParts: Bool = false,
+                      reservation: ReservationID? = nil) async throws -> RequestID {
         let id: RequestID
         switch source {
-        case .request(let request): id = try await startRequest(request, timeout: timeout)
-        case .query(let query): id = try await startRequest(try self.request(for: query), timeout: timeout)
+        case .request(let request): id = try await startRequest(request, timeout: timeout, reservation: reservation)
+        case .query(let query): id = try await startRequest(try self.request(for: query), timeout: timeout, reservation: reservation)
         }
         // Its response is read only by its cursor (or, abandoned, by the drain), after this.
         if readsParts { partsRequest = id }

@@ -37,19 +37,21 @@ extension SQLConnection {
     /// and has its query timeout armed (`timeout`, else ``SQLConnectionConfiguration/queryTimeout``)
     /// from when it starts to be written. Returns the request's id for ``nextBatch(_:drainer:readsAhead:)``.
     ///
-    /// When the running request was started by the calling task itself and is still being read
-    /// (a streaming loop left with `break` while its iterator stays alive, as in top-level code),
-    /// nobody else can ever finish it: it is cancelled and drained first (see
-    /// `ConnectionStateMachine/enqueue(_:owner:timeout:now:)`); its iterator, if resumed,
-    /// throws `.cancelled`. Requests of other tasks are waited for, in order.
-    func startRequest(_ request: OutgoingRequest, timeout: Duration? = nil) async throws -> RequestID {
+    /// Requests run one at a time, in the order they asked, whichever task asks: a request made
+    /// while another's response is still being streamed waits until that stream ends, or is
+    /// cancelled, or its iterator is released (which cancels it). Nothing depends on which task
+    /// calls. `reservation`: the transaction (``SQLTransaction``) the request belongs to; nil
+    /// takes the one the calling task works under (inside ``withTransaction(isolationLevel:isolation:_:)``'s
+    /// closure), if any.
+    func startRequest(_ request: OutgoingRequest, timeout: Duration? = nil,
+                      reservation: ReservationID? = nil) async throws -> RequestID {
         let limit = try (timeout ?? configuration.queryTimeout).map {
             try SQLConnectionConfiguration.validatedTimeout($0, "the request timeout")
         }
         nextRequestNumber &+= 1
         let id = RequestID(value: nextRequestNumber)
-        let actions = machine.enqueue(id, owner: Self.currentTaskKey(), timeout: limit, now: clock.now(),
-                                      reservation: Self.currentReservation)
+        let actions = machine.enqueue(id, timeout: limit, now: clock.now(),
+                                      reservation: reservation ?? Self.currentReservation)
         try await waitForTurn(id, after: actions)
         let encoded: (PacketType, RequestBody)
         do {
@@ -83,11 +85,6 @@ extension SQLConnection {
         } onCancel: {
             Task { await self.abandon(id, reason: .cancelled) }
         }
-    }
-
-    /// A hash of the current task's handle; nil outside a task.
-    static func currentTaskKey() -> Int? {
-        withUnsafeCurrentTask { $0?.hashValue }
     }
 
     // MARK: - Reading
@@ -195,7 +192,7 @@ extension SQLConnection {
             // Not reached (a drain follows the end of the cursor's reads), but never left waiting.
             aheadTaker = nil
             var batch = ResponseBatch()
-            batch.error = machine.takePreempted(ahead.id) ? CancelReason.preempted.error : CancelReason.cancelled.error
+            batch.error = CancelReason.cancelled.error
             taker.resume(returning: batch)
         }
         if wait { await ahead.task.value }
@@ -238,11 +235,9 @@ extension SQLConnection {
         }
         var batch = ResponseBatch()
         guard machine.isRunning(id) else {
-            // Over without its cursor seeing the end: pre-empted, or abandoned and drained (the
-            // drain lets go of an error put aside for the cursor, e.g. a cancelled read ahead).
-            if machine.takePreempted(id) {
-                batch.error = CancelReason.preempted.error
-            } else if machine.takeAbandoned(id) {
+            // Over without its cursor seeing the end: abandoned and drained (the drain lets go
+            // of an error put aside for the cursor, e.g. a cancelled read ahead).
+            if machine.takeAbandoned(id) {
                 batch.error = CancelReason.cancelled.error
             } else {
                 batch.ended = true
@@ -250,7 +245,7 @@ extension SQLConnection {
             return batch
         }
         if !drainer, machine.request?.isAbandoned == true {
-            batch.error = machine.takePreempted(id) ? CancelReason.preempted.error : CancelReason.cancelled.error
+            batch.error = CancelReason.cancelled.error
             return batch
         }
         var received = 0

@@ -233,14 +233,27 @@ public actor SQLConnection {
     }
 
     /// Cancels the running request, if any: sends ATTENTION ([MS-TDS] 2.2.1.7; after the
-    /// request's last packet when it is still being written); the request's reader then ends
-    /// with `.cancelled` once the server acknowledges it. When the server does not acknowledge
-    /// within ``SQLConnectionConfiguration/cancelTimeout`` the connection is closed and the
-    /// reader fails with `.timeout`. Nothing happens when no request is running.
+    /// request's last packet when it is still being written). Nothing happens when no request
+    /// is running.
+    ///
+    /// - A request still being written: its reader ends with `.cancelled` once the server
+    ///   acknowledges; when the server does not acknowledge within
+    ///   ``SQLConnectionConfiguration/cancelTimeout`` the connection is closed and the reader
+    ///   fails with `.timeout`.
+    /// - A response being read: the connection reads it to the acknowledgement itself, so that a
+    ///   stream nobody reads any more (a loop left with `break` whose iterator stays alive, as in
+    ///   top-level code, where the next request would wait for it) ends too. Its reader throws
+    ///   `.cancelled` (at once if it is waiting, else when it next asks). When the server does
+    ///   not acknowledge within ``SQLConnectionConfiguration/cancelTimeout`` the connection is
+    ///   closed: later requests fail with `.connectionClosed`, whose underlying error says so.
     /// - Throws: the connection's error when sending ATTENTION failed and closed it.
     public func cancel() async throws {
         let wasOpen = machine.state != .closed
-        await perform(machine.cancelRequested(nil, reason: .cancelled, now: clock.now()))
+        if let running = machine.request, running.phase == .reading, !running.isAbandoned {
+            await abandon(running.id, reason: .cancelled)
+        } else {
+            await perform(machine.cancelRequested(nil, reason: .cancelled, now: clock.now()))
+        }
         if wasOpen, machine.state == .closed { throw closedError }
     }
 

@@ -21,6 +21,25 @@ extension SQLConnectionPool {
     public func query(_ query: SQLQuery, timeout: Duration? = nil) -> SQLPooledRowSequence {
         SQLPooledRowSequence(pool: self, query: query, timeout: timeout)
     }
+
+    /// Runs `body` in a transaction on a pooled connection (``SQLConnection/withTransaction(isolationLevel:isolation:_:)``):
+    /// begins it, commits when `body` returns, rolls back when it throws; the connection goes
+    /// back after the commit or rollback.
+    ///
+    /// ```swift
+    /// try await pool.withTransaction { tx in
+    ///     try await tx.execute("INSERT INTO audit (id) VALUES (\(id))")
+    /// }
+    /// ```
+    /// - Throws: the lease's errors (``withConnection(isolation:_:)``), then the body's error, else
+    ///   ``SQLClientError`` from the begin or the commit.
+    public func withTransaction<T>(isolationLevel: SQLIsolationLevel? = nil,
+                                   isolation: isolated (any Actor)? = #isolation,
+                                   _ body: (SQLTransaction) async throws -> T) async throws -> T {
+        try await withConnection { connection in
+            try await connection.withTransaction(isolationLevel: isolationLevel, body)
+        }
+    }
 }
 
 /// The rows of one query on a pooled connection. See ``SQLConnectionPool/query(_:timeout:)``.

@@ -8,7 +8,7 @@ import Foundation
 /// let pool = try SQLConnectionPool(configuration: configuration, maximumConnections: 8)
 /// let rows = try await pool.execute("SELECT id, name FROM people WHERE id = \(id)").rows   // one request
 /// try await pool.withConnection { connection in                                           // several
-///     try await connection.withTransaction { connection in … }
+///     try await connection.withTransaction { tx in … }
 /// }
 /// await pool.close()
 /// ```

@@ -41,8 +41,9 @@ extension SQLConnection {
     /// Streams the rows of `query` (of all its result sets), reading from the socket as rows are
     /// consumed: at most one batch ahead of them (up to 4,096 rows, about 1 MB of their bytes,
     /// read and scanned on the connection while the loop takes the rows before). Breaking out of the loop cancels the rest of the request (ATTENTION) when the
-    /// iterator is released; if it stays alive (top-level code keeps it), the request is cancelled
-    /// when the same task starts its next request on the connection.
+    /// iterator is released. A request made while the stream is open waits for it, whichever task
+    /// makes it; where the iterator stays alive (top-level code keeps a loop's iterator after
+    /// `break`), ``SQLConnection/cancel()`` ends it.
     /// - Parameter query: the statement (see ``execute(_:timeout:)``).
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws (from iteration): as ``execute(_:timeout:)``.
@@ -78,9 +79,14 @@ public struct SQLResponseEventSequence: AsyncSequence, Sendable {
     let connection: SQLConnection
     let source: ResponseCursor.Source
     let timeout: Duration?
+    /// The transaction the request belongs to: the one the creating task worked under (inside
+    /// ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``, or an ``SQLTransaction``'s
+    /// request), else the iterating task's.
+    let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout))
+        AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
+                                             reservation: reservation))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -106,9 +112,14 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
     let connection: SQLConnection
     let source: ResponseCursor.Source
     let timeout: Duration?
+    /// The transaction the request belongs to: the one the creating task worked under (inside
+    /// ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``, or an ``SQLTransaction``'s
+    /// request), else the iterating task's.
+    let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout))
+        AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
+                                             reservation: reservation))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

@@ -71,9 +71,14 @@ public struct SQLRowBlockSequence: AsyncSequence, Sendable {
     let connection: SQLConnection
     let query: SQLQuery
     let timeout: Duration?
+    /// The transaction the request belongs to: the one the creating task worked under (inside
+    /// ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``, or an ``SQLTransaction``'s
+    /// request), else the iterating task's.
+    let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout))
+        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout,
+                                             reservation: reservation))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

@@ -60,9 +60,14 @@ public struct SQLStreamedPartSequence: AsyncSequence, Sendable {
     let connection: SQLConnection
     let query: SQLQuery
     let timeout: Duration?
+    /// The transaction the request belongs to: the one the creating task worked under (inside
+    /// ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``, or an ``SQLTransaction``'s
+    /// request), else the iterating task's.
+    let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout, readsParts: true))
+        AsyncIterator(cursor: ResponseCursor(connection: connection, request: .query(query), timeout: timeout,
+                                             readsParts: true, reservation: reservation))
     }
 
     /// Only the chunks of column `column`'s large values (of every row, in order).

@@ -121,23 +121,34 @@ extension SQLConnection {
     /// throws (then rethrows the body's error; a failing rollback does not hide it). When the body
     /// itself ended the transaction (a T-SQL `COMMIT` or `ROLLBACK`), nothing more is sent.
     ///
-    /// The connection is reserved for the closure from before the begin until after the commit
-    /// or rollback: a request another task sends meanwhile waits, and runs after the transaction
-    /// ended, outside it. Requests made by `body` (and by tasks it starts, which inherit the
-    /// reservation; not `Task.detached`) run as usual. Waiting for the reservation counts as
-    /// waiting for a turn: a transaction on the same connection from another task goes first.
+    /// `body` gets the transaction (``SQLTransaction``): requests made through it run inside the
+    /// transaction, whichever task makes them. The connection is reserved for the transaction
+    /// from before the begin until after the commit or rollback: a request another task sends
+    /// meanwhile waits, and runs after the transaction ended, outside it. The convenience:
+    /// requests made on the connection itself from inside `body` (and from tasks it starts,
+    /// which inherit it; not `Task.detached`) run inside the transaction too. Waiting for the
+    /// reservation counts as waiting for a turn: a transaction on the same connection from
+    /// another task goes first.
     ///
-    /// Inside an open transaction held by this task it nests with a savepoint instead: the body's
-    /// work is rolled back to the savepoint when it throws, and the outer transaction decides the rest.
+    /// ```swift
+    /// try await connection.withTransaction { tx in
+    ///     try await tx.execute("INSERT INTO orders (id) VALUES (\(id))")
+    ///     try await tx.execute("UPDATE stock SET count = count - 1 WHERE item = \(item)")
+    /// }
+    /// ```
+    ///
+    /// Called from inside an open transaction it nests with a savepoint instead (as
+    /// ``SQLTransaction/withSavepoint(isolation:_:)``): the body's work is rolled back to the
+    /// savepoint when it throws, and the outer transaction decides the rest.
     /// - Throws: the body's error, else ``SQLClientError`` from the begin or the commit.
     public func withTransaction<T>(isolationLevel: SQLIsolationLevel? = nil,
                                    isolation: isolated (any Actor)? = #isolation,
-                                   _ body: (SQLConnection) async throws -> T) async throws -> T {
-        if await holdsReservation(Self.currentReservation), await isInTransaction {
+                                   _ body: (SQLTransaction) async throws -> T) async throws -> T {
+        if let outer = Self.currentReservation, await holdsReservation(outer), await isInTransaction {
             let savepoint = "sqlclient_" + String(UInt32.random(in: 0 ... .max), radix: 16)
             try await saveTransaction(savepoint)
             do {
-                return try await body(self)
+                return try await body(SQLTransaction(connection: self, reservation: outer))
             } catch {
                 if await isInTransaction, await isOpen {
                     try? await rollbackTransaction(toSavepoint: savepoint)
@@ -149,7 +160,8 @@ extension SQLConnection {
         try await reserve(key)
         do {
             let value = try await Self.$currentReservation.withValue(key) {
-                try await runTransaction(isolationLevel: isolationLevel, body)
+                try await runTransaction(isolationLevel: isolationLevel,
+                                         SQLTransaction(connection: self, reservation: key), body)
             }
             await release(key)
             return value
@@ -160,12 +172,13 @@ extension SQLConnection {
     }
 
     /// Begin, body, commit (or rollback when the body threw), under the reservation.
-    private func runTransaction<T>(isolationLevel: SQLIsolationLevel?, isolation: isolated (any Actor)? = #isolation,
-                                   _ body: (SQLConnection) async throws -> T) async throws -> T {
+    private func runTransaction<T>(isolationLevel: SQLIsolationLevel?, _ transaction: SQLTransaction,
+                                   isolation: isolated (any Actor)? = #isolation,
+                                   _ body: (SQLTransaction) async throws -> T) async throws -> T {
         try await beginTransaction(isolationLevel: isolationLevel)
         let value: T
         do {
-            value = try await body(self)
+            value = try await body(transaction)
         } catch {
             if await isInTransaction, await isOpen {
                 try? await rollbackTransaction()

@@ -82,9 +82,9 @@ enum ReadmeSnippets {
         let call = try await connection.callProcedure("dbo.transfer", parameters: [.input("@amount", 10), .output("@balance", type: .int)])
         print(call.output("@balance")?.canonicalText ?? "NULL", call.returnStatus ?? 0)   // OUTPUT values, RETURN status
         let amount = 10, from = 1, to = 2
-        try await connection.withTransaction { conn in
-            _ = try await conn.execute("UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
-            _ = try await conn.execute("UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
+        try await connection.withTransaction { tx in
+            _ = try await tx.execute("UPDATE accounts SET balance = balance - \(amount) WHERE id = \(from)")
+            _ = try await tx.execute("UPDATE accounts SET balance = balance + \(amount) WHERE id = \(to)")
         }   // committed; rolled back if the closure throws
     }
 
@@ -142,8 +142,8 @@ enum ReadmeSnippets {
         // Several requests on one connection (a transaction, a temporary table): withConnection.
         func names() async throws -> [String] {
             try await pool.withConnection { connection in
-                try await connection.withTransaction { connection in
-                    try await connection.execute("SELECT name FROM people ORDER BY id").rows.compactMap { $0["name"]?.stringValue }
+                try await connection.withTransaction { tx in
+                    try await tx.execute("SELECT name FROM people ORDER BY id").rows.compactMap { $0["name"]?.stringValue }
                 }
             }
         }

@@ -79,7 +79,7 @@ final class TransactionLiveTests: XCTestCase {
         var sawInside = false
         do {
             try await connection.withTransaction(isolationLevel: .repeatableRead) { c in
-                sawInside = await c.isInTransaction
+                sawInside = await c.isActive
                 throw Boom()
             }
             XCTFail("the body's error is rethrown")
@@ -97,14 +97,14 @@ final class TransactionLiveTests: XCTestCase {
         defer { Task { await connection.close() } }
         let count = try await connection.withTransaction { outer -> Int in
             do {
-                try await outer.withTransaction { inner in
-                    let open = await inner.isInTransaction
+                try await outer.withSavepoint { inner in
+                    let open = await inner.isActive
                     XCTAssertTrue(open)
                     throw Boom()
                 }
                 XCTFail("the inner error is rethrown")
             } catch is Boom {}
-            let stillOpen = await outer.isInTransaction
+            let stillOpen = await outer.isActive
             XCTAssertTrue(stillOpen, "the inner rollback went to the savepoint only")
             return try await outer.execute("SELECT @@TRANCOUNT AS n").resultSets.first?.rows.first?["n"]?.intValue ?? -1
         }

@@ -8,6 +8,15 @@ import TDS
 /// only Transaction Manager requests; SQL Server reports both): the descriptor is then carried in
 /// ALL_HEADERS until the COMMIT's ENVCHANGE.
 final class TransactionReplayTests: XCTestCase {
+    /// A transaction descriptor the replayed server hands out.
+    static let handleDescriptor: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
+
+    /// A Transaction Manager request (any parameters) answered with `response`.
+    static func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
+        ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
+                               response: response.map { ReplaySession.Segment(bytes: $0) })
+    }
+
     static func env(_ type: EnvChangeType, new: [UInt8], old: [UInt8]) -> [UInt8] {
         var w = ByteWriter()
         EnvChange(type: type, newValue: .bytes(new), oldValue: .bytes(old)).encode(into: &w)
@@ -92,27 +101,21 @@ final class TransactionReplayTests: XCTestCase {
     /// withTransaction holds the connection: a request another task sends while the body runs
     /// waits, then runs after the commit, outside the transaction (descriptor 0 in ALL_HEADERS).
     func testWithTransactionMakesOtherTasksWaitUntilTheCommit() async throws {
-        let d: [UInt8] = [0x77, 0, 0, 0, 0x12, 0, 0, 0x02]
-        let descriptor = OutgoingRequest.descriptor(from: d)
-        let inTran = DoneStatus.inTransaction
-        func tm(_ type: String, _ response: [[UInt8]]) -> ReplaySession.Exchange {
-            ReplaySession.Exchange(request: .transactionManager(type: type, parameters: []),
-                                   response: response.map { ReplaySession.Segment(bytes: $0) })
-        }
+        let (d, descriptor, inTran) = (Self.handleDescriptor, OutgoingRequest.descriptor(from: Self.handleDescriptor), DoneStatus.inTransaction)
         let session = ReplaySession(name: "with-transaction", exchanges: [
-            tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            Self.tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
             RPCTokens.batch("UPDATE accounts SET balance = 0", [RPCTokens.done([inTran, .count], count: 1)]),
             RPCTokens.batch("UPDATE accounts SET balance = 1", [RPCTokens.done([inTran, .count], count: 1)]),
-            tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            Self.tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
             RPCTokens.batch("SELECT 'other task'", [RPCTokens.done([.count], count: 1)]),
         ])
         let server = try RPCReplay.start(session)
         defer { server.stop() }
         let (connection, recorder) = try await Self.recordedConnection(server)
         defer { Task { await connection.close() } }
-        let other = try await connection.withTransaction { connection -> Task<Bool, any Error> in
-            _ = try await connection.execute("UPDATE accounts SET balance = 0")
-            // Another task (detached: no inherited reservation) sends a request now…
+        let other = try await connection.withTransaction { tx -> Task<Bool, any Error> in
+            _ = try await tx.execute("UPDATE accounts SET balance = 0")
+            // Another task (detached: no inherited reservation) sends a request on the connection now…
             let other = Task.detached { () -> Bool in
                 _ = try await connection.execute("SELECT 'other task'")
                 return await connection.isInTransaction
@@ -124,7 +127,7 @@ final class TransactionReplayTests: XCTestCase {
                 if !queued { await Task.yield() }
             }
             XCTAssertTrue(queued, "the other task's request waits for the transaction")
-            _ = try await connection.execute("UPDATE accounts SET balance = 1")   // the body goes on first
+            _ = try await tx.execute("UPDATE accounts SET balance = 1")   // the body goes on first
             return other
         }
         let otherSawTransaction = try await other.value
@@ -133,6 +136,79 @@ final class TransactionReplayTests: XCTestCase {
         XCTAssertEqual(seen.map(\.kind), ["tm 5", "batch", "batch", "tm 7", "batch"], "\(seen)")
         XCTAssertEqual(seen.map(\.descriptor), [0, descriptor, descriptor, descriptor, 0],
                        "the other task's request ran after the commit, outside the transaction")
+        XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
+    }
+
+    /// Identity from the handle: a request made through the transaction from a detached task
+    /// (no inherited task-local, no relation to the closure's task) runs inside it, with the
+    /// transaction's descriptor; a nested `withSavepoint` rolls back to its savepoint only.
+    func testRequestsThroughTheHandleRunInsideWhicheverTaskMakesThem() async throws {
+        let (d, descriptor, inTran) = (Self.handleDescriptor, OutgoingRequest.descriptor(from: Self.handleDescriptor), DoneStatus.inTransaction)
+        let session = ReplaySession(name: "transaction-handle", exchanges: [
+            Self.tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            RPCTokens.batch("SELECT 'detached'", [RPCTokens.done([inTran, .count], count: 1)]),
+            Self.tm("TM_SAVE_XACT", [RPCTokens.done(inTran)]),
+            RPCTokens.batch("DELETE FROM accounts", [RPCTokens.done([inTran, .count], count: 3)]),
+            Self.tm("TM_ROLLBACK_XACT", [RPCTokens.done(inTran)]),
+            Self.tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let (connection, recorder) = try await Self.recordedConnection(server)
+        defer { Task { await connection.close() } }
+        struct Planned: Error {}
+        try await connection.withTransaction { tx in
+            let detached = Task.detached { try await tx.execute("SELECT 'detached'").rowsAffected }
+            let affected = try await detached.value
+            XCTAssertEqual(affected, 1)
+            do {
+                try await tx.withSavepoint { inner in
+                    _ = try await inner.execute("DELETE FROM accounts")
+                    throw Planned()
+                }
+                XCTFail("the savepoint's body threw")
+            } catch is Planned {}
+            let active = await tx.isActive
+            XCTAssertTrue(active)
+        }
+        let seen = try recorder.descriptors()
+        XCTAssertEqual(seen.map(\.kind), ["tm 5", "batch", "tm 9", "batch", "tm 8", "tm 7"], "\(seen)")
+        XCTAssertEqual(seen.map(\.descriptor), [0, descriptor, descriptor, descriptor, descriptor, descriptor])
+        XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
+        let inTransaction = await connection.isInTransaction
+        XCTAssertFalse(inTransaction)
+    }
+}
+
+extension TransactionReplayTests {
+    /// A transaction handle kept past its closure: its requests fail with `.invalidState`
+    /// (nothing is sent), buffered and streamed alike; the connection stays usable.
+    func testAHandleKeptPastItsClosureFails() async throws {
+        let (d, inTran) = (Self.handleDescriptor, DoneStatus.inTransaction)
+        let session = ReplaySession(name: "transaction-kept", exchanges: [
+            Self.tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            Self.tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            RPCTokens.batch("SELECT 'after'", [RPCTokens.done([.count], count: 1)]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        defer { Task { await connection.close() } }
+        let kept = try await connection.withTransaction { tx in tx }
+        do {
+            _ = try await kept.execute("SELECT 'kept'")
+            XCTFail("a request through an ended transaction ran")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .invalidState, "\(error)")
+        }
+        do {
+            for try await _ in kept.query("SELECT 'kept'") {}
+            XCTFail("a stream through an ended transaction ran")
+        } catch let error as SQLClientError {
+            XCTAssertEqual(error.code, .invalidState, "\(error)")
+        }
+        let after = try await connection.execute("SELECT 'after'")
+        XCTAssertEqual(after.rowsAffected, 1)
         XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
     }
 }

@@ -57,7 +57,7 @@ final class ConnectionRecoveryStateMachineTests: XCTestCase {
         for token in login + [T.done([])] { _ = m.tokenReceived(token) }
         _ = m.messageEnded(now: .zero)
         XCTAssertEqual(m.state, .ready)
-        _ = m.enqueue(RequestID(value: 1), owner: nil, timeout: nil, now: .zero)
+        _ = m.enqueue(RequestID(value: 1), timeout: nil, now: .zero)
         _ = m.packetsWritten(RequestID(value: 1), complete: true)
         let changes: [Token] = [
             T.env(.database, "archive", "shop"), T.env(.language, "Deutsch", "us_english"),
@@ -65,7 +65,7 @@ final class ConnectionRecoveryStateMachineTests: XCTestCase {
         ] + extraTokens + [T.done([])]
         for token in changes { _ = m.tokenReceived(token) }
         _ = m.messageEnded(now: .zero)
-        _ = m.enqueue(RequestID(value: 2), owner: nil, timeout: nil, now: .zero)
+        _ = m.enqueue(RequestID(value: 2), timeout: nil, now: .zero)
         XCTAssertEqual(m.state, .executing)
         return m
     }
@@ -135,7 +135,7 @@ final class ConnectionRecoveryStateMachineTests: XCTestCase {
         XCTAssertEqual(m.state, .recovering)
         XCTAssertEqual(m.recovery.phase, .waiting(attempt: 1, until: .seconds(11)))
         // Requests made meanwhile wait in the queue; they are not failed.
-        XCTAssertEqual(m.enqueue(RequestID(value: 3), owner: nil, timeout: nil, now: .seconds(2)).count, 0)
+        XCTAssertEqual(m.enqueue(RequestID(value: 3), timeout: nil, now: .seconds(2)).count, 0)
         _ = m.recoveryRetryDue(now: .seconds(11))
         _ = m.recoveryLoggedIn(SQLSessionInfo(), ack: FeatureExtAck(features: [.init(id: .sessionRecovery, data: [])]),
                                now: .seconds(12))

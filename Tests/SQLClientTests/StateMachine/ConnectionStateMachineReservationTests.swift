@@ -21,10 +21,10 @@ extension ConnectionStateMachineTests {
         let a = ConnectionStateMachine.ReservationID(value: 1)
         XCTAssertEqual(show(machine.reserve(a)), "granted(reservation1)")
         // Another task's request waits although the connection is idle.
-        XCTAssertEqual(show(machine.enqueue(RequestID(value: 1), owner: 10, timeout: nil, now: .zero)), "-")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 1), timeout: nil, now: .zero)), "-")
         // The holder's requests run, ahead of it.
-        XCTAssertEqual(show(machine.enqueue(RequestID(value: 2), owner: 20, timeout: nil, now: .zero, reservation: a)), "start#2")
-        XCTAssertEqual(show(machine.enqueue(RequestID(value: 3), owner: 20, timeout: nil, now: .zero, reservation: a)), "-")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 2), timeout: nil, now: .zero, reservation: a)), "start#2")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 3), timeout: nil, now: .zero, reservation: a)), "-")
         XCTAssertEqual(complete(&machine, 2), "completed#2(ok); start#3")
         XCTAssertEqual(complete(&machine, 3), "completed#3(ok)", "#1 still waits")
         XCTAssertEqual(machine.queuedRequests, [RequestID(value: 1)])
@@ -36,12 +36,12 @@ extension ConnectionStateMachineTests {
     func testAReservationWaitsForTheOneBeforeItAndARunningRequestFinishes() {
         var machine = loggedIn()
         let a = ConnectionStateMachine.ReservationID(value: 1), b = ConnectionStateMachine.ReservationID(value: 2)
-        XCTAssertEqual(show(machine.enqueue(RequestID(value: 1), owner: 10, timeout: nil, now: .zero)), "start#1")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 1), timeout: nil, now: .zero)), "start#1")
         XCTAssertEqual(show(machine.reserve(a)), "granted(reservation1)", "granted while #1 runs")
         XCTAssertEqual(show(machine.reserve(b)), "-")
-        XCTAssertEqual(show(machine.enqueue(RequestID(value: 2), owner: 20, timeout: nil, now: .zero, reservation: a)), "-")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 2), timeout: nil, now: .zero, reservation: a)), "-")
         XCTAssertEqual(complete(&machine, 1), "completed#1(ok); start#2", "the running request finishes first")
-        XCTAssertEqual(show(machine.enqueue(RequestID(value: 3), owner: 30, timeout: nil, now: .zero, reservation: b)), "-")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 3), timeout: nil, now: .zero, reservation: b)), "-")
         XCTAssertEqual(complete(&machine, 2), "completed#2(ok)")
         XCTAssertEqual(show(machine.release(a, now: .zero)), "granted(reservation2); start#3")
         XCTAssertEqual(show(machine.release(b, now: .zero)), "-")
@@ -60,5 +60,27 @@ extension ConnectionStateMachineTests {
         guard case .closeConnection(let context)? = close.first else { return XCTFail("\(close)") }
         XCTAssertEqual(context.failedReservations, [c])
         XCTAssertEqual(show(machine.reserve(a)), "failReservation(reservation1)(connectionClosed)")
+    }
+
+    /// A request made under a reservation that has ended fails (it must not run outside the
+    /// transaction unnoticed), and so do the ones made under it still waiting when it ends.
+    func testRequestsUnderAnEndedReservationFail() {
+        var machine = loggedIn()
+        let a = ConnectionStateMachine.ReservationID(value: 1)
+        XCTAssertEqual(show(machine.reserve(a)), "granted(reservation1)")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 1), timeout: nil, now: .zero, reservation: a)), "start#1")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 2), timeout: nil, now: .zero, reservation: a)), "-")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 3), timeout: nil, now: .zero)), "-")
+        XCTAssertEqual(complete(&machine, 1), "completed#1(ok); start#2")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 4), timeout: nil, now: .zero, reservation: a)), "-")
+        XCTAssertEqual(complete(&machine, 2), "completed#2(ok); start#4")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 5), timeout: nil, now: .zero, reservation: a)), "-")
+        XCTAssertEqual(complete(&machine, 4), "completed#4(ok); start#5")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 6), timeout: nil, now: .zero, reservation: a)), "-")
+        // #5 runs and #6 waits when the reservation ends: #6 fails, #3 (no reservation) goes on after #5.
+        XCTAssertEqual(show(machine.release(a, now: .zero)), "fail#6(invalidState)")
+        XCTAssertEqual(complete(&machine, 5), "completed#5(ok); start#3")
+        XCTAssertEqual(show(machine.enqueue(RequestID(value: 7), timeout: nil, now: .zero, reservation: a)),
+                       "fail#7(invalidState)")
     }
 }

@@ -11,8 +11,8 @@ final class ConnectionStateMachineTests: XCTestCase {
         case tlsEstablished
         case token(Token)
         case messageEnded
-        /// A request wants to run (`owner`: the task; `timeout`: its query timeout).
-        case enqueue(UInt64, owner: Int? = nil, timeout: Duration? = nil)
+        /// A request wants to run (`timeout`: its query timeout).
+        case enqueue(UInt64, timeout: Duration? = nil)
         /// The writer starts writing request n (its query timeout starts).
         case writing(UInt64)
         /// Packets of request n were written; `complete`: its last packet among them.
@@ -76,8 +76,8 @@ final class ConnectionStateMachineTests: XCTestCase {
             case .tlsEstablished: actions = [machine.tlsEstablished()]
             case .token(let t): actions = [machine.tokenReceived(t)]
             case .messageEnded: actions = machine.messageEnded(now: now)
-            case .enqueue(let n, let owner, let timeout):
-                actions = machine.enqueue(RequestID(value: n), owner: owner, timeout: timeout, now: now)
+            case .enqueue(let n, let timeout):
+                actions = machine.enqueue(RequestID(value: n), timeout: timeout, now: now)
             case .writing(let n): actions = machine.writingStarted(RequestID(value: n), now: now)
             case .written(let n, let complete): actions = machine.packetsWritten(RequestID(value: n), complete: complete)
             case .cancel(let n): actions = machine.cancelRequested(n.map { RequestID(value: $0) }, now: now)
@@ -421,7 +421,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testRequestsQueueInOrder() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, owner: 1), "start#1"), (.enqueue(2, owner: 2), "-"), (.enqueue(3, owner: 3), "-"),
+            (.enqueue(1), "start#1"), (.enqueue(2), "-"), (.enqueue(3), "-"),
             (.written(1, complete: true), "-"), (.token(Self.done([])), "statementDone(nil)"),
             (.messageEnded, "completed#1(ok); start#2"),
             (.written(2, complete: true), "-"), (.messageEnded, "completed#2(ok); start#3"),
@@ -498,10 +498,10 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testAttentionNeverAcknowledged() {
         var machine = loggedIn(cancelTimeout: .seconds(5))
         check(&machine, [
-            (.enqueue(1, owner: 1), "start#1"), (.written(1, complete: true), "-"),
+            (.enqueue(1), "start#1"), (.written(1, complete: true), "-"),
             (.token(Self.columns), "columns(id,n)"),
             (.cancel(1), "attention#1; schedule(cancel#1@5s)"),
-            (.enqueue(2, owner: 2), "-"),
+            (.enqueue(2), "-"),
             (.token(Self.row(2, .int(2))), "-"), (.token(Self.done([.count], 2)), "-"), (.messageEnded, "-"),
             (.advance(.seconds(4)), "-"),
             (.advance(.seconds(1)), "close(timeout; failing #2)"),
@@ -574,8 +574,8 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testCloseWithQueuedAndRunningRequests() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, owner: 1, timeout: .seconds(30)), "start#1"), (.writing(1), "schedule(query#1@30s)"),
-            (.enqueue(2, owner: 2), "-"), (.enqueue(3, owner: 3), "-"),
+            (.enqueue(1, timeout: .seconds(30)), "start#1"), (.writing(1), "schedule(query#1@30s)"),
+            (.enqueue(2), "-"), (.enqueue(3), "-"),
             (.written(1, complete: true), "-"),
             (.close, "close(connectionClosed; failing #2,#3)"),
             (.advance(.seconds(60)), "-"),
@@ -590,30 +590,28 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testCancelWhileQueued() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, owner: 1), "start#1"), (.enqueue(2, owner: 2), "-"), (.enqueue(3, owner: 3), "-"),
+            (.enqueue(1), "start#1"), (.enqueue(2), "-"), (.enqueue(3), "-"),
             (.cancel(2), "fail#2(cancelled)"), (.abandon(3), "fail#3(cancelled)"),
             (.written(1, complete: true), "-"), (.messageEnded, "completed#1(ok)"),
         ])
     }
 
-    /// Must show: a second request from the same task while its iterator is held: the held
-    /// request is cancelled and drained (nobody else could finish it), the new one runs after
-    /// the acknowledgement, and the held request's reader learns it was pre-empted. A request
-    /// of another task just waits.
-    func testSecondRequestFromTheSameTaskWhileAnIteratorIsHeld() {
+    /// A second request while a stream is held waits for it, whoever asks (no request is
+    /// cancelled for another, and nothing depends on the calling task); when the held stream's
+    /// iterator is released (abandoned: ATTENTION, drained to its acknowledgement) the next runs.
+    func testSecondRequestWhileAStreamIsHeldWaitsUntilItIsReleased() {
         var machine = loggedIn()
         check(&machine, [
-            (.enqueue(1, owner: 7), "start#1"), (.written(1, complete: true), "-"),
+            (.enqueue(1), "start#1"), (.written(1, complete: true), "-"),
             (.token(Self.columns), "columns(id,n)"), (.token(Self.row(1, .int(1))), "row(1,1)"),
-            (.enqueue(2, owner: 8), "-"),                                      // another task: waits
-            (.enqueue(3, owner: 7), "attention#1; schedule(cancel#1@5s); drain#1"),
-            (.token(Self.row(2, .int(2))), "-"),
+            (.enqueue(2), "-"), (.enqueue(3), "-"),
+            (.token(Self.row(2, .int(2))), "row(2,2)"),
+            (.abandon(1), "attention#1; schedule(cancel#1@5s); drain#1"),
+            (.token(Self.row(3, .int(3))), "-"),
             (.token(Self.attentionAck), "-"),
             (.messageEnded, "cancelled#1(cancelled); stop(cancel#1); start#2"),
             (.written(2, complete: true), "-"), (.messageEnded, "completed#2(ok); start#3"),
         ])
-        XCTAssertTrue(machine.takePreempted(RequestID(value: 1)))
-        XCTAssertFalse(machine.takePreempted(RequestID(value: 1)), "once")
     }
 
     /// An abandoned stream (dropped iterator): ATTENTION and a drain; its timers stop at the end.

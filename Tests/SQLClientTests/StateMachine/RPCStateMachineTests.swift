@@ -25,7 +25,7 @@ final class RPCStateMachineTests: XCTestCase {
 
     private func start(_ m: inout ConnectionStateMachine, _ n: UInt64) -> RequestID {
         let id = RequestID(value: n)
-        guard case .startRequest(id)? = m.enqueue(id, owner: nil, timeout: nil, now: .zero).first else {
+        guard case .startRequest(id)? = m.enqueue(id, timeout: nil, now: .zero).first else {
             XCTFail("request \(n) did not start")
             return id
         }

@@ -105,6 +105,8 @@ public struct WireRowBlock: Sendable {
     @inline(__always)
     func value(_ rules: UnsafePointer<WireColumn>, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
         let kind = rules.pointee
+        // Fixed-size values (no length prefix, never invalid) in the loop itself: no call.
+        if kind.kind == .fixed { return WireRowBlock.decodeFixed(kind.type, at: base + offset) }
         if kind.kind == .decode {
             if let v = WireRowBlock.decodeScanned(kind, at: base + offset) { return v }
             return decodeChecked(column: column, offset: offset)

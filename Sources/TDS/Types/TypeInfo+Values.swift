@@ -247,8 +247,11 @@ extension ValueLayout {
 
 }
 
-// The common fixed-size BYTELEN types read straight from the bytes, for the row paths
-// (``ValueLayout/decodeValue(from:)``, the wire row scan and ``WireRowBlock/value(row:column:)``).
+// The common fixed-size BYTELEN types read straight from the bytes and checked, for the token
+// decoder (``ValueLayout/decodeValue(from:)``); each family's rule is its codec's. The wire row
+// scan checks the same values without building them (``WireColumn/checkedSize(at:available:)``,
+// which accepts exactly these), and a row block reads them without a second check
+// (``WireRowBlock/decodeScanned(_:at:)``).
 extension ValueLayout {
     /// ``quickValue(at:available:size:)`` as a value and its byte count (for tests).
     func quickValue(at p: UnsafeRawPointer, available: Int) -> (value: SQLValue, size: Int)? {

@@ -105,16 +105,43 @@ public struct WireRowBlock: Sendable {
     @inline(__always)
     func value(_ rules: UnsafePointer<WireColumn>, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
         let kind = rules.pointee
+        // Fixed-size values (no length prefix, never invalid) in the loop itself: no call.
+        if kind.kind == .fixed { return WireRowBlock.decodeFixed(kind.type, at: base + offset) }
         if kind.kind == .decode {
-            var size = 0
-            if let quick = layouts[column].quickValue(at: base + offset, available: count - offset, size: &size) { return quick }
+            if let v = WireRowBlock.decodeScanned(kind, at: base + offset) { return v }
             return decodeChecked(column: column, offset: offset)
         }
         return WireRowBlock.decode(kind, at: base + offset)
     }
 
-    /// A `.decode` value the quick path declines (rare: a widened decimal magnitude), through the
-    /// full decoder; checked when the row was appended with the same decoder, so it cannot fail.
+    /// A `.decode` value the scan accepted as the common case (``WireColumn/checkedSize(at:available:)``,
+    /// by the same ``WireColumn/Check``), built by its family's codec without checking it again;
+    /// nil for one the scan left to the full decoder (a decimal magnitude beyond its precision, a
+    /// value of a scale over 7 or a precision over 38): read it with ``decodeChecked(column:offset:)``.
+    @inline(__always)
+    static func decodeScanned(_ c: WireColumn, at p: UnsafeRawPointer) -> SQLValue? {
+        switch c.check {
+        case .none: return p.load(as: UInt8.self) == 0 ? .null : nil
+        case .datetime: return DateTimeCodec.scannedValue(at: p, count: 8)   // FIXEDLEN: no length byte
+        case .smallDateTime: return DateTimeCodec.scannedValue(at: p, count: 4)
+        default: break
+        }
+        let n = Int(p.load(as: UInt8.self))
+        if n == 0 { return .null }
+        switch c.check {
+        case .decimal:
+            return DecimalCodec.scannedValue(at: p + 1, count: n, precision: c.precision, scale: c.scale, magnitudeLimit: c.magnitudeLimit)
+        case .datetime2: return DateTime73Codec.scannedDateTime2Value(at: p + 1, timeLength: c.timeLength, scale: c.scale)
+        case .date: return DateTime73Codec.scannedDate(at: p + 1)
+        case .time: return DateTime73Codec.scannedTime(at: p + 1, timeLength: c.timeLength, scale: c.scale)
+        case .datetimeOffset: return DateTime73Codec.scannedDateTimeOffsetValue(at: p + 1, timeLength: c.timeLength, scale: c.scale)
+        case .datetimeN: return DateTimeCodec.scannedValue(at: p + 1, count: n)
+        case .none, .datetime, .smallDateTime: return nil
+        }
+    }
+
+    /// A `.decode` value the scan left to the full decoder (rare: a widened decimal magnitude),
+    /// through it; checked when the row was appended with the same decoder, so it cannot fail.
     @inline(never)
     func decodeChecked(column: Int, offset: Int) -> SQLValue {
         var reader = ByteReader(bytes, start: offset)
@@ -171,18 +198,18 @@ public struct WireRowBlock: Sendable {
             case .moneyN: return MoneyCodec.value(at: p + 1, count: n)
             case .bitN: return BitCodec.value(at: p + 1)
             case .guid: return GUIDCodec.value(at: p + 1)
-            case .varchar, .char: return .string(TextCodec.decodeCP1252(p + 1, count: n))
-            default: return .binary([UInt8](UnsafeRawBufferPointer(start: p + 1, count: n)))
+            case .varchar, .char: return CharacterCodec.cp1252Value(at: p + 1, count: n)
+            default: return BinaryCodec.value(at: p + 1, count: n)
             }
         case .utf16:
             let h = u16(0)
             if h == 0xFFFF { return .null }
-            return .string(WireRowBlock.utf8String(header: h, at: p))
+            return .string(CharacterCodec.utf8String(header: h, at: p))
         case .ushortBytes:
             let n = Int(u16(0))
             if n == 0xFFFF { return .null }
-            if c.type == .bigVarChar || c.type == .bigChar { return .string(TextCodec.decodeCP1252(p + 2, count: n)) }
-            return .binary([UInt8](UnsafeRawBufferPointer(start: p + 2, count: n)))
+            if c.type == .bigVarChar || c.type == .bigChar { return CharacterCodec.cp1252Value(at: p + 2, count: n) }
+            return BinaryCodec.value(at: p + 2, count: n)
         case .decode, .unsupported:
             return .null
         }
@@ -198,16 +225,6 @@ public struct WireRowBlock: Sendable {
     /// The values of `row`, in column order.
     public func values(row: Int) -> [SQLValue] {
         values(rows: row ..< row + 1)
-    }
-
-    /// The String of a `.utf16` value kept as UTF-8 at `p` (not NULL): `header` (its first 2
-    /// bytes, see ``WireColumn/Kind/utf16``) gives the byte count and whether all are ASCII; the
-    /// bytes, written by the scan's transcoder, are well-formed, so they are copied as they are.
-    @inline(__always)
-    static func utf8String(header h: UInt16, at p: UnsafeRawPointer) -> String {
-        let n = Int(h & 0x7FFF)
-        if n == 0 { return "" }
-        return TextCodec.uncheckedString((p + 2).assumingMemoryBound(to: UInt8.self), count: n, isASCII: h & 0x8000 != 0)
     }
 
     /// Appends `count` bytes of `source` from `start` and the offsets of their values
@@ -246,8 +263,9 @@ struct WireColumn: Sendable {
         case utf16
         /// A 2-byte length (0xFFFF = NULL) then bytes that cannot be invalid (binary, code page 1252 text).
         case ushortBytes
-        /// Anything else: checked by decoding it (dates, times, decimals, datetime), the common
-        /// case straight from the bytes (``ValueLayout/quickValue(at:available:size:)``).
+        /// Anything else (dates, times, decimals, datetime): the common case checked by the scan
+        /// straight from the bytes (``WireColumn/checkedSize(at:available:)``) and read without
+        /// checks (``WireRowBlock/decodeScanned(_:at:)``), the rest by the full decoder.
         case decode
         /// Not kept as wire bytes (PLP, text/ntext/image, sql_variant, other code pages, unknown).
         case unsupported
@@ -273,6 +291,8 @@ struct WireColumn: Sendable {
     let ticksLimit: UInt64
     /// `.decode`: the first decimal magnitude beyond the precision (10^precision).
     let magnitudeLimit: UInt128
+    /// The TYPE_INFO's precision and scale (decimal, numeric, time, datetime2, datetimeoffset).
+    let precision: UInt8, scale: UInt8
 
     /// The value check of a `.decode` column, precomputed from its TYPE_INFO (see
     /// ``checkedSize(at:available:)``).
@@ -303,13 +323,13 @@ struct WireColumn: Sendable {
             case .guid: kind = .byteLength; allowed = GUIDCodec.byteLengths
             case .bitN: kind = .byteLength; allowed = BitCodec.byteLengths   // no declared-length rule
             case .varbinary, .binary:   // legacy
-                kind = .byteLength; allowed = ~0
+                kind = .byteLength; allowed = BinaryCodec.byteLengths
             case .varchar, .char:   // legacy
-                if (l.collation?.codePage ?? 1252) == 1252 { kind = .byteLength; allowed = ~0 }
+                if CharacterCodec.keepsSingleByteText(l.collation) { kind = .byteLength; allowed = CharacterCodec.byteLengths }
             case .nvarchar, .nchar: kind = .utf16
             case .bigVarBinary, .bigBinary: kind = .ushortBytes
             case .bigVarChar, .bigChar:
-                if (l.collation?.codePage ?? 1252) == 1252 { kind = .ushortBytes }
+                if CharacterCodec.keepsSingleByteText(l.collation) { kind = .ushortBytes }
             case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN:
                 kind = .decode
             default: break
@@ -322,21 +342,16 @@ struct WireColumn: Sendable {
         self.declared = l.type == .bitN ? 0 : declared
         var check = Check.none, dataLength = 0, timeLength = 0, ticksLimit: UInt64 = 0, magnitudeLimit: UInt128 = 0
         if kind == .decode {
-            let scaleOK = l.scale <= 7
-            let tl = scaleOK ? SQLTime.wireLength(scale: l.scale) : 0
-            if scaleOK { ticksLimit = 86_400 &* Civil.powersOf10[Int(l.scale)] }
-            timeLength = tl
             switch l.type {
             case .decimalN, .numericN, .decimal, .numeric:
-                if l.precision <= 38 {
+                if let limits = DecimalCodec.scanLimits(precision: l.precision) {
                     check = .decimal
-                    dataLength = SQLDecimal.wireLength(precision: l.precision)
-                    magnitudeLimit = Civil.powersOf10Wide[Int(l.precision)]
+                    (dataLength, magnitudeLimit) = limits
                 }
-            case .dateN: check = .date; dataLength = 3
-            case .timeN: if scaleOK { check = .time; dataLength = tl }
-            case .datetime2N: if scaleOK { check = .datetime2; dataLength = tl + 3 }
-            case .datetimeOffsetN: if scaleOK { check = .datetimeOffset; dataLength = tl + 5 }
+            case .dateN, .timeN, .datetime2N, .datetimeOffsetN:
+                if let rule = DateTime73Codec.scanRule(l.type, scale: l.scale) {
+                    (check, dataLength, timeLength, ticksLimit) = rule
+                }
             case .datetime: check = .datetime
             case .datetim4: check = .smallDateTime
             case .datetimN: check = .datetimeN
@@ -348,6 +363,8 @@ struct WireColumn: Sendable {
         self.timeLength = timeLength
         self.ticksLimit = ticksLimit
         self.magnitudeLimit = magnitudeLimit
+        self.precision = l.precision
+        self.scale = l.scale
     }
 
     /// The byte count (length byte included) of the `.decode` value at `p`, `available` bytes
@@ -359,53 +376,18 @@ struct WireColumn: Sendable {
     /// Only checks, never builds the value: the row scan checks every value this way, and the
     /// value is built once, when it is read. Accepts exactly what `quickValue` accepts, with the
     /// same size (WireRowBlockTests compares them on every `.decode` type).
-    /// Little-endian fields of a value at `p`.
-    @inline(__always) static func u8(_ p: UnsafeRawPointer, _ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
-    @inline(__always) static func u16(_ p: UnsafeRawPointer, _ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
-    @inline(__always) static func u32(_ p: UnsafeRawPointer, _ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-    @inline(__always) static func u64(_ p: UnsafeRawPointer, _ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
-    /// `count` (3...5) bytes little-endian at `i`.
-    @inline(__always) static func uint(_ p: UnsafeRawPointer, _ i: Int, _ count: Int) -> UInt64 {
-        switch count {
-        case 3: return UInt64(u16(p, i)) | UInt64(u8(p, i + 2)) << 16
-        case 4: return UInt64(u32(p, i))
-        default: return UInt64(u32(p, i)) | UInt64(u8(p, i + 4)) << 32
-        }
-    }
-    /// The decimal magnitude of `m` (0...16) bytes at `i`.
-    @inline(__always) static func magnitude(_ p: UnsafeRawPointer, _ i: Int, _ m: Int) -> UInt128 {
-        var lo: UInt64 = 0, hi: UInt64 = 0
-        switch m {
-        case 4: lo = UInt64(u32(p, i))
-        case 8: lo = u64(p, i)
-        case 12: lo = u64(p, i); hi = UInt64(u32(p, i + 8))
-        case 16: lo = u64(p, i); hi = u64(p, i + 8)
-        default:
-            for k in 0 ..< m {
-                if k < 8 { lo |= UInt64(u8(p, i + k)) << UInt64(8 * k) } else { hi |= UInt64(u8(p, i + k)) << UInt64(8 * (k - 8)) }
-            }
-        }
-        return UInt128(hi) << 64 | UInt128(lo)
-    }
-
-    @inline(__always)
+    ///
+    /// Never inlined: the scan calls it (inlined into the scan, it made the scan pay one more
+    /// uniqueness check a row).
+    @inline(never)
     func checkedSize(at p: UnsafeRawPointer, available: Int) -> Int {
-        @inline(__always) func u8(_ i: Int) -> UInt8 { WireColumn.u8(p, i) }
-        @inline(__always) func u16(_ i: Int) -> UInt16 { WireColumn.u16(p, i) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { WireColumn.u32(p, i) }
-        @inline(__always) func uint(_ i: Int, _ count: Int) -> UInt64 { WireColumn.uint(p, i, count) }
-        @inline(__always) func dateOK(_ i: Int) -> Bool { uint(i, 3) <= UInt64(Civil.maxDay) }
-        @inline(__always) func timeOK(_ i: Int) -> Bool { uint(i, timeLength) < ticksLimit }
-        @inline(__always) func datetimeOK(_ i: Int) -> Bool {
-            let days = Int32(bitPattern: u32(i))
-            return days >= SQLDateTime.minDays && days <= SQLDateTime.maxDays && u32(i + 4) < SQLDateTime.ticksPerDay
-        }
+        @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
         switch check {
         case .none: return u8(0) == 0 ? 1 : 0   // NULL; any other value by the full decoder
         case .datetime:   // FIXEDLEN: no length byte
-            return available >= 8 && datetimeOK(0) ? 8 : 0
+            return available >= 8 && DateTimeCodec.isValid(at: p, count: 8) ? 8 : 0
         case .smallDateTime:
-            return available >= 4 && u16(2) < 1440 ? 4 : 0
+            return available >= 4 && DateTimeCodec.isValid(at: p, count: 4) ? 4 : 0
         default: break
         }
         let n = Int(u8(0))
@@ -413,22 +395,17 @@ struct WireColumn: Sendable {
         guard available > n, declared <= 0 || n <= declared else { return 0 }
         switch check {
         case .decimal:
-            guard n <= dataLength, u8(1) <= 1 else { return 0 }
-            return WireColumn.magnitude(p, 2, n - 1) < magnitudeLimit ? 1 + n : 0
+            return DecimalCodec.checkedSize(at: p, count: n, dataLength: dataLength, magnitudeLimit: magnitudeLimit)
         case .datetime2:
-            return n == dataLength && timeOK(1) && dateOK(1 + timeLength) ? 1 + n : 0
+            return DateTime73Codec.isDateTime2(at: p + 1, count: n, self) ? 1 + n : 0
         case .date:
-            return n == 3 && dateOK(1) ? 4 : 0
+            return DateTime73Codec.isDate(at: p + 1, count: n) ? 1 + n : 0
         case .time:
-            return n == dataLength && timeOK(1) ? 1 + n : 0
+            return DateTime73Codec.isTime(at: p + 1, count: n, self) ? 1 + n : 0
         case .datetimeOffset:
-            guard n == dataLength, timeOK(1), dateOK(1 + timeLength) else { return 0 }
-            let offset = Int16(bitPattern: u16(4 + timeLength))
-            return offset >= -840 && offset <= 840 ? 1 + n : 0
+            return DateTime73Codec.isDateTimeOffset(at: p + 1, count: n, self) ? 1 + n : 0
         case .datetimeN:
-            if n == 8 { return datetimeOK(1) ? 9 : 0 }
-            if n == 4 { return u16(3) < 1440 ? 5 : 0 }
-            return 0
+            return DateTimeCodec.isValid(at: p + 1, count: n) ? 1 + n : 0
         case .none, .datetime, .smallDateTime:
             return 0
         }

@@ -24,7 +24,7 @@ public struct SQLMoney: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     /// The exact value as a Foundation `Decimal`.
     public var decimalValue: Decimal {
-        Decimal(sign: units < 0 ? .minus : .plus, exponent: -4, significand: Decimal(units.magnitude))
+        MoneyCodec.decimal(units: units)
     }
 
     /// The exact value as a decimal(19,4).

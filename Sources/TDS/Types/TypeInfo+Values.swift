@@ -34,23 +34,6 @@ extension TypeInfo {
     public func decodePLPValue(_ bytes: [UInt8]?) throws(TDSDecodingError) -> SQLValue {
         try ValueLayout(self).decodePLPValue(bytes)
     }
-
-    static func readDate(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLDate {
-        let at = reader.offset
-        let days = Int32(try reader.readUIntLE(count: 3))
-        let d = SQLDate(days: days)
-        guard d.isValid else { throw reader.error(.invalidValue, at: at, "date \(days) days after 0001-01-01 beyond 9999-12-31") }
-        return d
-    }
-
-    static func readTime(from reader: inout ByteReader, scale: UInt8) throws(TDSDecodingError) -> SQLTime {
-        let at = reader.offset
-        guard scale <= 7 else { throw reader.error(.invalidValue, at: at, "time scale \(scale)") }
-        let ticks = try reader.readUIntLE(count: SQLTime.wireLength(scale: scale))
-        let t = SQLTime(ticks: ticks, scale: scale)
-        guard t.isValid else { throw reader.error(.invalidValue, at: at, "time \(ticks) units of 10^-\(scale) s is 24:00 or later") }
-        return t
-    }
 }
 
 
@@ -112,7 +95,7 @@ extension ValueLayout {
             let n = try reader.readUInt16LE()
             if n == 0xFFFF { return .null }
             // Longer than declared: read (see ushortLength below).
-            return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: Int(n)))
+            return try CharacterCodec.readUTF16(from: &reader, count: Int(n))
         default: break
         }
         if isPLP {
@@ -181,7 +164,7 @@ extension ValueLayout {
         guard let bytes else { return .null }
         switch type {
         case .bigVarBinary:
-            return .binary(bytes)   // the assembled chunks are the value: no second copy
+            return BinaryCodec.plpValue(bytes)
         case .udt:
             return UDTCodec.plpValue(bytes)
         case .json:
@@ -223,75 +206,26 @@ extension ValueLayout {
             guard let v = try MoneyCodec.read(from: &reader, count: n) else { throw wrongLength() }
             return v
         case .datetime, .datetim4, .datetimN:
-            switch n {
-            case 4:
-                let days = try reader.readUInt16LE()
-                let minutes = try reader.readUInt16LE()
-                let v = SQLSmallDateTime(days: days, minutes: minutes)
-                guard v.isValid else { throw reader.error(.invalidValue, at: start + 2, "smalldatetime minutes \(minutes)") }
-                return .smallDateTime(v)
-            case 8:
-                let days = try reader.readInt32LE()
-                let ticks = try reader.readUInt32LE()
-                let v = SQLDateTime(days: days, ticks: ticks)
-                guard v.isValid else { throw reader.error(.invalidValue, at: start, "datetime days \(days) ticks \(ticks)") }
-                return .datetime(v)
-            default: throw wrongLength()
-            }
+            guard let v = try DateTimeCodec.read(from: &reader, count: n) else { throw wrongLength() }
+            return v
         case .guid:
             guard let v = try GUIDCodec.read(from: &reader, count: n) else { throw wrongLength() }
             return v
         case .decimal, .numeric, .decimalN, .numericN:
-            // A sign byte and a magnitude of 0-16 bytes whose length comes from the value, as
-            // Microsoft's ODBC driver reads it: in a column at most the precision's length
-            // (a longer one is refused), inside sql_variant up to 16 bytes whatever the precision.
-            // No magnitude bytes is zero. A magnitude beyond the precision (but within 38
-            // digits) is the value sent, with its precision widened to its digits.
-            let limit = inVariant ? 17 : SQLDecimal.wireLength(precision: precision)
-            guard (1...17).contains(n) else { throw wrongLength() }
-            guard n <= limit else {
-                throw reader.error(.invalidLength, at: start, "decimal of \(n) bytes for precision \(precision)")
-            }
-            try reader.require(n)
-            let sign = try reader.readUInt8()
-            guard sign <= 1 else { throw reader.error(.invalidValue, at: start, "decimal sign byte \(sign)") }
-            var mag: UInt128 = 0
-            for i in 0 ..< n - 1 { mag |= UInt128(reader.bytes[reader.offset + i]) << (8 * i) }
-            reader.offset += n - 1
-            guard mag <= SQLDecimal.maxMagnitude else {
-                throw reader.error(.invalidValue, at: start, "decimal magnitude beyond 38 digits")
-            }
-            var p = precision
-            while p < 38 && mag >= Civil.powersOf10Wide[Int(p)] { p += 1 }
-            return .decimal(SQLDecimal(isNegative: sign == 0, precision: p, scale: scale, magnitude: mag))
-        case .dateN:
-            guard n == 3 else { throw wrongLength() }
-            return .date(try TypeInfo.readDate(from: &reader))
-        case .timeN:
-            guard n == SQLTime.wireLength(scale: baseScale) else { throw wrongLength() }
-            return .time(try TypeInfo.readTime(from: &reader, scale: baseScale))
-        case .datetime2N:
-            guard n == SQLTime.wireLength(scale: baseScale) + 3 else { throw wrongLength() }
-            let time = try TypeInfo.readTime(from: &reader, scale: baseScale)
-            return .datetime2(SQLDateTime2(date: try TypeInfo.readDate(from: &reader), time: time))
-        case .datetimeOffsetN:
-            guard n == SQLTime.wireLength(scale: baseScale) + 5 else { throw wrongLength() }
-            let time = try TypeInfo.readTime(from: &reader, scale: baseScale)
-            let date = try TypeInfo.readDate(from: &reader)
-            let at = reader.offset
-            let offset = try reader.readInt16LE()
-            guard (-840...840).contains(offset) else {
-                throw reader.error(.invalidValue, at: at, "datetimeoffset offset \(offset) minutes outside -840...840")
-            }
-            return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: date, time: time), offsetMinutes: offset))
+            guard let v = try DecimalCodec.read(from: &reader, count: n, precision: precision, scale: scale,
+                                                inVariant: inVariant) else { throw wrongLength() }
+            return v
+        case .dateN, .timeN, .datetime2N, .datetimeOffsetN:
+            guard let v = try DateTime73Codec.read(type, from: &reader, count: n, scale: baseScale) else { throw wrongLength() }
+            return v
         case .char, .varchar, .bigChar, .bigVarChar, .text:
-            return .string(try TextCodec.decode(from: &reader, count: n, collation: collation))
+            return try CharacterCodec.readSingleByte(from: &reader, count: n, collation: collation)
         case .nchar, .nvarchar, .ntext:
-            return .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: n))
+            return try CharacterCodec.readUTF16(from: &reader, count: n)
         case .xml:
             return try XMLCodec.read(from: &reader, count: n)
         case .binary, .varbinary, .bigBinary, .bigVarBinary, .image:
-            return .binary(try reader.readBytes(n))
+            return try BinaryCodec.read(from: &reader, count: n)
         case .udt:
             return try UDTCodec.read(from: &reader, count: n)
         case .vector:
@@ -313,8 +247,11 @@ extension ValueLayout {
 
 }
 
-// The common fixed-size BYTELEN types read straight from the bytes, for the row paths
-// (``ValueLayout/decodeValue(from:)``, the wire row scan and ``WireRowBlock/value(row:column:)``).
+// The common fixed-size BYTELEN types read straight from the bytes and checked, for the token
+// decoder (``ValueLayout/decodeValue(from:)``); each family's rule is its codec's. The wire row
+// scan checks the same values without building them (``WireColumn/checkedSize(at:available:)``,
+// which accepts exactly these), and a row block reads them without a second check
+// (``WireRowBlock/decodeScanned(_:at:)``).
 extension ValueLayout {
     /// ``quickValue(at:available:size:)`` as a value and its byte count (for tests).
     func quickValue(at p: UnsafeRawPointer, available: Int) -> (value: SQLValue, size: Int)? {
@@ -333,44 +270,18 @@ extension ValueLayout {
     /// everything this accepts, and reports the error of everything it declines that is wrong.
     @inline(__always)
     func quickValue(at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        @inline(__always) func u8(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
-        @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
-        @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        @inline(__always) func u64(_ i: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) }
-        /// `count` (3...5) bytes little-endian at `i`.
-        @inline(__always) func uint(_ i: Int, _ count: Int) -> UInt64 {
-            switch count {
-            case 3: return UInt64(u16(i)) | UInt64(u8(i + 2)) << 16
-            case 4: return UInt64(u32(i))
-            default: return UInt64(u32(i)) | UInt64(u8(i + 4)) << 32
-            }
-        }
-        /// A time of `scale` at `i` (`SQLTime.wireLength(scale:)` bytes), nil at 24:00 or later.
-        @inline(__always) func time(_ i: Int, _ count: Int) -> SQLTime? {
-            let ticks = uint(i, count)
-            guard ticks < 86_400 &* Civil.powersOf10[Int(scale)] else { return nil }
-            return SQLTime(ticks: ticks, scale: scale)
-        }
-        /// A date at `i` (3 bytes), nil beyond 9999-12-31.
-        @inline(__always) func date(_ i: Int) -> SQLDate? {
-            let days = uint(i, 3)
-            guard days <= UInt64(Civil.maxDay) else { return nil }
-            return SQLDate(days: Int32(truncatingIfNeeded: days))
-        }
         if isPLP || available < 1 { return nil }
         let t = type
         // DATETIME and DATETIM4 are FIXEDLEN: no length byte.
         if t == .datetime {
-            guard available >= 8 else { return nil }
-            let v = SQLDateTime(days: Int32(bitPattern: u32(0)), ticks: u32(4))
-            guard v.isValid else { return nil }; size = 8; return .datetime(v)
+            guard available >= 8, let v = DateTimeCodec.value(at: p, count: 8) else { return nil }
+            size = 8; return v
         }
         if t == .datetim4 {
-            guard available >= 4 else { return nil }
-            let v = SQLSmallDateTime(days: u16(0), minutes: u16(2))
-            guard v.isValid else { return nil }; size = 4; return .smallDateTime(v)
+            guard available >= 4, let v = DateTimeCodec.value(at: p, count: 4) else { return nil }
+            size = 4; return v
         }
-        let n = Int(u8(0))
+        let n = Int(p.load(as: UInt8.self))
         switch t {
         case .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .datetimN, .moneyN, .guid: break
         default: return nil
@@ -379,55 +290,23 @@ extension ValueLayout {
         guard available > n, length <= 0 || n <= length else { return nil }
         switch t {
         case .decimalN, .numericN, .decimal, .numeric:
-            guard precision <= 38, n <= SQLDecimal.wireLength(precision: precision) else { return nil }
-            let sign = u8(1)
-            guard sign <= 1 else { return nil }
-            let m = n - 1
-            var lo: UInt64 = 0, hi: UInt64 = 0
-            switch m {
-            case 4: lo = UInt64(u32(2))
-            case 8: lo = u64(2)
-            case 12: lo = u64(2); hi = UInt64(u32(10))
-            case 16: lo = u64(2); hi = u64(10)
-            default:
-                for k in 0 ..< m {
-                    if k < 8 { lo |= UInt64(u8(2 + k)) << UInt64(8 * k) } else { hi |= UInt64(u8(2 + k)) << UInt64(8 * (k - 8)) }
-                }
-            }
-            let mag = UInt128(hi) << 64 | UInt128(lo)
-            // A magnitude beyond the precision (widened by the full decoder) is not the common case.
-            guard mag < Civil.powersOf10Wide[Int(precision)] else { return nil }
-            size = 1 + n; return .decimal(SQLDecimal(isNegative: sign == 0, precision: precision, scale: scale, magnitude: mag))
+            guard let v = DecimalCodec.quickValue(at: p + 1, count: n, precision: precision, scale: scale) else { return nil }
+            size = 1 + n; return v
         case .datetime2N:
-            guard scale <= 7 else { return nil }
-            let tl = SQLTime.wireLength(scale: scale)
-            guard n == tl + 3, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
-            size = 1 + n; return .datetime2(SQLDateTime2(date: d, time: tm))
+            guard let v = DateTime73Codec.dateTime2Value(at: p + 1, count: n, scale: scale) else { return nil }
+            size = 1 + n; return v
         case .dateN:
-            guard n == 3, let d = date(1) else { return nil }
-            size = 4; return .date(d)
+            guard let v = DateTime73Codec.dateValue(at: p + 1, count: n) else { return nil }
+            size = 1 + n; return v
         case .timeN:
-            guard scale <= 7 else { return nil }
-            let tl = SQLTime.wireLength(scale: scale)
-            guard n == tl, let tm = time(1, tl) else { return nil }
-            size = 1 + n; return .time(tm)
+            guard let v = DateTime73Codec.timeValue(at: p + 1, count: n, scale: scale) else { return nil }
+            size = 1 + n; return v
         case .datetimeOffsetN:
-            guard scale <= 7 else { return nil }
-            let tl = SQLTime.wireLength(scale: scale)
-            guard n == tl + 5, let tm = time(1, tl), let d = date(1 + tl) else { return nil }
-            let offset = Int16(bitPattern: u16(4 + tl))
-            guard (-840...840).contains(offset) else { return nil }
-            size = 1 + n; return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: d, time: tm), offsetMinutes: offset))
+            guard let v = DateTime73Codec.dateTimeOffsetValue(at: p + 1, count: n, scale: scale) else { return nil }
+            size = 1 + n; return v
         case .datetimN:
-            if n == 8 {
-                let v = SQLDateTime(days: Int32(bitPattern: u32(1)), ticks: u32(5))
-                guard v.isValid else { return nil }; size = 9; return .datetime(v)
-            }
-            if n == 4 {
-                let v = SQLSmallDateTime(days: u16(1), minutes: u16(3))
-                guard v.isValid else { return nil }; size = 5; return .smallDateTime(v)
-            }
-            return nil
+            guard let v = DateTimeCodec.value(at: p + 1, count: n) else { return nil }
+            size = 1 + n; return v
         case .moneyN:
             guard n == 8 || n == 4 else { return nil }
             size = 1 + n; return MoneyCodec.value(at: p + 1, count: n)

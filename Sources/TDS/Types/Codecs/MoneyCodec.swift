@@ -1,11 +1,13 @@
+import Foundation
+
 /// The money family: smallmoney and money ([MS-TDS] 2.2.5.4.1 MONEY4TYPE, MONEYTYPE, FIXEDLEN 4
 /// and 8 bytes; 2.2.5.4.2 MONEYNTYPE, BYTELEN 0 for NULL, else 4 or 8), in units of 1/10,000
 /// ([MS-TDS] 2.2.5.5.1.4: money is the high 32 bits then the low 32 bits, each little-endian).
 ///
 /// The one decoder of these values: the row scan's size rule (``byteLengths``; the FIXEDLEN sizes
 /// are ``TDSDataType/lengthKind``), the ``SQLValue`` of the bytes in place (a row block, the token
-/// decoder through ``read(from:count:)``). The typed read as `Decimal` goes through the value
-/// (``WireRowBlock/decimal(row:column:)``).
+/// decoder through ``read(from:count:)``) and the typed read as `Decimal` (``decimal(units:)``,
+/// ``WireRowBlock/decimal(row:column:)``).
 @usableFromInline
 enum MoneyCodec {
     /// MONEYN's BYTELEN values the row scan accepts: bit n set for n data bytes (bit 0: NULL).
@@ -15,9 +17,23 @@ enum MoneyCodec {
     /// `.smallMoney` or `.money`.
     @inlinable @inline(__always)
     static func value(at p: UnsafeRawPointer, count n: Int) -> SQLValue {
+        let units = units(at: p, count: n)
+        return n == 8 ? .money(SQLMoney(units: units)) : .smallMoney(SQLMoney(units: units))
+    }
+
+    /// The units (1/10,000) of the `n` data bytes at `p` (`n` is 4 or 8; the caller checked it).
+    @inlinable @inline(__always)
+    static func units(at p: UnsafeRawPointer, count n: Int) -> Int64 {
         @inline(__always) func u32(_ i: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)) }
-        if n == 8 { return .money(SQLMoney(units: Int64(Int32(bitPattern: u32(0))) << 32 | Int64(u32(4)))) }
-        return .smallMoney(SQLMoney(units: Int64(Int32(bitPattern: u32(0)))))
+        if n == 8 { return Int64(Int32(bitPattern: u32(0))) << 32 | Int64(u32(4)) }
+        return Int64(Int32(bitPattern: u32(0)))
+    }
+
+    /// The exact `Decimal` of `units` (1/10,000): ``SQLMoney/decimalValue`` and the typed read
+    /// (``WireRowBlock/decimal(row:column:)``), one computation for both.
+    @inline(__always)
+    static func decimal(units: Int64) -> Decimal {
+        Decimal(sign: units < 0 ? .minus : .plus, exponent: -4, significand: Decimal(units.magnitude))
     }
 
     /// The value of the next `n` data bytes of `reader` (its length prefix already read), or nil,

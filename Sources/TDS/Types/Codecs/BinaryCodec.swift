@@ -1,0 +1,63 @@
+import Foundation
+
+/// The binary family: binary, varbinary, varbinary(max), timestamp/rowversion and image
+/// ([MS-TDS] 2.2.5.4.2 BINARYTYPE, VARBINARYTYPE, BYTELEN; BIGBINARYTYPE, BIGVARBINARYTYPE,
+/// USHORTLEN with 0xFFFF for NULL, PLP for `max`; 2.2.5.4.3 IMAGETYPE, LONGLEN): the bytes as they
+/// came, which cannot be invalid.
+///
+/// The one decoder of these values: the row scan's size rule (``byteLengths``; USHORTLEN values
+/// take any length), the ``SQLValue`` of the bytes in place (``value(at:count:)``), read by the token
+/// decoder (``read(from:count:)``) or assembled from PLP chunks (``plpValue(_:)``), and the typed
+/// reads (``WireRowBlock/bytes(row:column:)``, ``WireRowBlock/data(row:column:)``).
+enum BinaryCodec {
+    /// BINARY's and VARBINARY's BYTELEN values the row scan accepts: any length (bit 0: NULL).
+    static let byteLengths: UInt64 = ~0
+
+    /// The value of the `n` data bytes at `p`: `.binary` (a copy).
+    @inline(__always)
+    static func value(at p: UnsafeRawPointer, count n: Int) -> SQLValue {
+        .binary([UInt8](UnsafeRawBufferPointer(start: p, count: n)))
+    }
+
+    /// The value of the next `n` data bytes of `reader` (its length prefix already read).
+    /// - Throws: `.truncated` when fewer than `n` bytes remain.
+    static func read(from reader: inout ByteReader, count n: Int) throws(TDSDecodingError) -> SQLValue {
+        .binary(try reader.readBytes(n))
+    }
+
+    /// The value of a varbinary(max) whose PLP chunks are `bytes` (the assembled chunks are the
+    /// value: no second copy).
+    static func plpValue(_ bytes: [UInt8]) -> SQLValue { .binary(bytes) }
+}
+
+extension WireRowBlock {
+    /// The bytes of a binary or varbinary value (legacy BINARY/VARBINARY, BIGBINARY,
+    /// BIGVARBINARY): where they are, or nil for NULL; `body` gets them and its result is
+    /// returned as `.value`. `.other` for any other type.
+    @inline(__always)
+    func withBinary<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer) -> R) -> WireTypedValue<R> {
+        typed(row: row, column: column) { c, p, _ in
+            switch c.kind {
+            case .byteLength where c.type == .varbinary || c.type == .binary:
+                let n = Int(p.load(as: UInt8.self))
+                return n == 0 ? .null : .value(body(UnsafeRawBufferPointer(start: p + 1, count: n)))
+            case .ushortBytes where c.type == .bigVarBinary || c.type == .bigBinary:
+                let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+                return n == 0xFFFF ? .null : .value(body(UnsafeRawBufferPointer(start: p + 2, count: n)))
+            default:
+                return .other
+            }
+        }
+    }
+
+    /// binary and varbinary: the bytes of `.binary`; `.other` for any other type.
+    package func bytes(row: Int, column: Int) -> WireTypedValue<[UInt8]> {
+        withBinary(row: row, column: column) { [UInt8]($0) }
+    }
+
+    /// binary and varbinary as `Data` (one copy of the bytes: equal to `Data(bytes)` of
+    /// `.binary(bytes)`); `.other` for any other type.
+    package func data(row: Int, column: Int) -> WireTypedValue<Data> {
+        withBinary(row: row, column: column) { Data($0) }
+    }
+}

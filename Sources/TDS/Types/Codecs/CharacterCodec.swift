@@ -1,0 +1,74 @@
+/// The character family: char, varchar, varchar(max) and text in their collation's code page
+/// ([MS-TDS] 2.2.5.4.2 CHARTYPE, VARCHARTYPE, BYTELEN; BIGCHARTYPE, BIGVARCHARTYPE, USHORTLEN with
+/// 0xFFFF for NULL, PLP for `max`; 2.2.5.4.3 TEXTTYPE, LONGLEN), and nchar, nvarchar, nvarchar(max)
+/// and ntext in UTF-16LE (NCHARTYPE, NVARCHARTYPE, NTEXTTYPE). The transcoders are ``TextCodec``'s.
+///
+/// The one decoder of these values: the row scan's rule (``keepsSingleByteText(_:)``,
+/// ``byteLengths``; nchar and nvarchar are transcoded to UTF-8 by the scan, see
+/// ``WireColumn/Kind/utf16``), the ``SQLValue`` of the bytes in place (``cp1252Value(at:count:)``,
+/// ``utf8String(header:at:)``), read by the token decoder (``readSingleByte(from:count:collation:)``,
+/// ``readUTF16(from:count:)``; PLP chunks assembled go through them) and the typed read
+/// (``WireRowBlock/string(row:column:)``).
+enum CharacterCodec {
+    /// CHAR's and VARCHAR's BYTELEN values the row scan accepts: any length (bit 0: NULL).
+    static let byteLengths: UInt64 = ~0
+
+    /// Whether a row block keeps char/varchar values of `collation` as their wire bytes: code
+    /// page 1252 (or no collation), which decodes without a table; any other code page is
+    /// decoded as values.
+    static func keepsSingleByteText(_ collation: Collation?) -> Bool { (collation?.codePage ?? 1252) == 1252 }
+
+    /// The value of the `n` code page 1252 bytes at `p`: `.string`.
+    @inline(__always)
+    static func cp1252Value(at p: UnsafeRawPointer, count n: Int) -> SQLValue {
+        .string(TextCodec.decodeCP1252(p, count: n))
+    }
+
+    /// The String of an nchar/nvarchar value kept as UTF-8 at `p` (not NULL): `header` (its first 2
+    /// bytes, see ``WireColumn/Kind/utf16``) gives the byte count and whether all are ASCII; the
+    /// bytes, written by the scan's transcoder, are well-formed, so they are copied as they are.
+    @inline(__always)
+    static func utf8String(header h: UInt16, at p: UnsafeRawPointer) -> String {
+        let n = Int(h & 0x7FFF)
+        if n == 0 { return "" }
+        return TextCodec.uncheckedString((p + 2).assumingMemoryBound(to: UInt8.self), count: n, isASCII: h & 0x8000 != 0)
+    }
+
+    /// The value of the next `n` bytes of `reader`, text in `collation`'s code page: `.string`.
+    /// - Throws: `.truncated` when fewer than `n` bytes remain, `.invalidEncoding` for bytes the
+    ///   code page does not define.
+    static func readSingleByte(from reader: inout ByteReader, count n: Int, collation: Collation?) throws(TDSDecodingError) -> SQLValue {
+        .string(try TextCodec.decode(from: &reader, count: n, collation: collation))
+    }
+
+    /// The value of the next `n` bytes of `reader`, UTF-16LE text: `.string`.
+    /// - Throws: `.truncated` when fewer than `n` bytes remain, `.invalidEncoding` for an odd
+    ///   count or an unpaired surrogate.
+    @inline(__always)
+    static func readUTF16(from reader: inout ByteReader, count n: Int) throws(TDSDecodingError) -> SQLValue {
+        .string(try TextCodec.decodeUTF16LE(from: &reader, byteCount: n))
+    }
+}
+
+extension WireRowBlock {
+    /// nchar, nvarchar (UTF-16LE) and char, varchar in code page 1252 (the only character types a
+    /// block holds): the value of `.string`, made from the UTF-8 the scan wrote (nchar, nvarchar) or
+    /// transcoded here (code page 1252); `.other` for any other type.
+    package func string(row: Int, column: Int) -> WireTypedValue<String> {
+        typed(row: row, column: column) { c, p, _ in
+            switch c.kind {
+            case .utf16:   // kept as UTF-8 (see WireColumn.Kind.utf16)
+                let h = UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))
+                return h == 0xFFFF ? .null : .value(CharacterCodec.utf8String(header: h, at: p))
+            case .byteLength where c.type == .varchar || c.type == .char:
+                let n = Int(p.load(as: UInt8.self))
+                return n == 0 ? .null : .value(TextCodec.decodeCP1252(p + 1, count: n))
+            case .ushortBytes where c.type == .bigVarChar || c.type == .bigChar:
+                let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+                return n == 0xFFFF ? .null : .value(TextCodec.decodeCP1252(p + 2, count: n))
+            default:
+                return .other
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+
+// SQL Server 2025's vector type (VECTORTYPE 0xF5; ../shared/SQL2025.md): the one codec of its
+// values, which every path (token decoder, row decoders, RPC parameters, RETURNVALUE, CLI text)
+// calls. The value type and its JSON text are ``SQLVector`` (Types/SQLVector.swift).
+extension SQLVector {
+    /// Writes the header and the elements (no length prefix).
+    /// - Throws: `.invalidValue` (offset = `writer.count`) for no element, more than
+    ///   ``ElementType/maximumDimensions``, or an element that is not finite (or, as float16,
+    ///   beyond ±65,504).
+    public func encode(into writer: inout ByteWriter) throws(TDSDecodingError) {
+        let at = writer.count
+        guard !values.isEmpty, values.count <= elementType.maximumDimensions else {
+            throw TDSDecodingError(.invalidValue, offset: at, context: "VECTOR",
+                                   "\(values.count) dimension(s): a \(elementType.name) vector has 1 to \(elementType.maximumDimensions)")
+        }
+        writer.writeUInt8(SQLVector.layoutFormat)
+        writer.writeUInt8(SQLVector.layoutVersion)
+        writer.writeUInt16LE(UInt16(values.count))
+        writer.writeUInt8(elementType.rawValue)
+        writer.writeBytes([0, 0, 0])
+        for (i, v) in values.enumerated() {
+            guard v.isFinite else {
+                writer.bytes.removeLast(writer.count - at)
+                throw TDSDecodingError(.invalidValue, offset: at, context: "VECTOR", "element \(i) is not finite")
+            }
+            if elementType == .float32 {
+                writer.writeFloat32LE(v)
+            } else {
+                let h = SQLVector.float16Bits(v)
+                guard h & 0x7C00 != 0x7C00 else {
+                    writer.bytes.removeLast(writer.count - at)
+                    throw TDSDecodingError(.invalidValue, offset: at, context: "VECTOR", "element \(i) is beyond float16's ±65504")
+                }
+                writer.writeUInt16LE(h)
+            }
+        }
+    }
+
+    /// The value's bytes (header and elements), as SQL Server's `CAST(v AS varbinary(8000))` gives them.
+    /// - Throws: as ``encode(into:)``.
+    public func wireBytes() throws(TDSDecodingError) -> [UInt8] {
+        var w = ByteWriter(capacity: byteCount)
+        try encode(into: &w)
+        return w.bytes
+    }
+
+    /// Decodes a vector value of `count` bytes at the reader (its USHORTLEN already read) whose
+    /// TYPE_INFO declares `declaredLength` bytes (0: none declared) and `declaredElement`
+    /// (nil: none declared).
+    ///
+    /// - Throws: ``TDSDecodingError`` with the offset of the field at fault, context `VECTOR`:
+    ///   `.invalidLength` for a value shorter than its header, longer than 8,000 bytes, not the
+    ///   length its TYPE_INFO declares, whose header's dimension count disagrees with its
+    ///   length, or whose elements do not fill it whole (a partial element); `.invalidValue` for a
+    ///   header whose layout format is not 0xA9, version not 1, reserved bytes not zero, an element
+    ///   type other than the TYPE_INFO's (or unknown), no dimension, or an element that is not
+    ///   finite; `.truncated` when fewer than `count` bytes are present (the reader is then left
+    ///   where it was).
+    public static func decode(from reader: inout ByteReader, count: Int, declaredLength: Int,
+                              declaredElement: ElementType?) throws(TDSDecodingError) -> SQLVector {
+        let start = reader.offset
+        func fail(_ code: TDSDecodingError.Code, _ at: Int, _ detail: String) -> TDSDecodingError {
+            reader.error(code, at: at, detail).withContext("VECTOR")
+        }
+        guard count >= headerSize else {
+            throw fail(.invalidLength, start, "a vector value of \(count) byte(s) is shorter than its 8-byte header")
+        }
+        guard count <= maximumByteCount else {
+            throw fail(.invalidLength, start, "a vector value of \(count) bytes is longer than 8000")
+        }
+        try reader.require(count)
+        let b = reader.bytes, o = start
+        guard b[o] == layoutFormat else {
+            throw fail(.invalidValue, o, "vector layout format 0x\(TokenType.hex(b[o])), expected 0xA9")
+        }
+        guard b[o + 1] == layoutVersion else {
+            throw fail(.invalidValue, o + 1, "vector layout version \(b[o + 1]), expected 1")
+        }
+        let dimensions = Int(b[o + 2]) | Int(b[o + 3]) << 8
+        guard let element = ElementType(rawValue: b[o + 4]) else {
+            throw fail(.invalidValue, o + 4, "vector element type 0x\(TokenType.hex(b[o + 4])) is neither float32 (0) nor float16 (1)")
+        }
+        if let declaredElement, declaredElement != element {
+            throw fail(.invalidValue, o + 4, "vector element type \(element.name) in a \(declaredElement.name) column")
+        }
+        guard b[o + 5] == 0, b[o + 6] == 0, b[o + 7] == 0 else {
+            throw fail(.invalidValue, o + 5, "vector header reserved bytes are not zero")
+        }
+        let payload = count - headerSize
+        guard payload % element.size == 0 else {
+            throw fail(.invalidLength, o + headerSize + payload / element.size * element.size,
+                       "\(payload) element byte(s) are not a whole number of \(element.size)-byte \(element.name) elements")
+        }
+        guard dimensions == payload / element.size else {
+            throw fail(.invalidLength, o + 2, "vector header counts \(dimensions) dimension(s), its \(count) bytes hold \(payload / element.size)")
+        }
+        guard dimensions > 0 else { throw fail(.invalidValue, o + 2, "vector of 0 dimensions") }
+        if declaredLength > 0, count != declaredLength {
+            throw fail(.invalidLength, start, "a vector value of \(count) bytes in a column of \(declaredLength)")
+        }
+        var values = [Float](repeating: 0, count: dimensions)
+        var bad = -1
+        b.withUnsafeBytes { raw in
+            let p = raw.baseAddress! + o + headerSize
+            values.withUnsafeMutableBufferPointer { out in
+                if element == .float32 {
+                    for i in 0 ..< dimensions {
+                        let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)))
+                        out[i] = v
+                        if !v.isFinite && bad < 0 { bad = i }
+                    }
+                } else {
+                    for i in 0 ..< dimensions {
+                        let h = UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self))
+                        if h & 0x7C00 == 0x7C00 && bad < 0 { bad = i }
+                        out[i] = SQLVector.float(fromFloat16Bits: h)
+                    }
+                }
+            }
+        }
+        if bad >= 0 {
+            throw fail(.invalidValue, o + headerSize + bad * element.size, "vector element \(bad) is not finite")
+        }
+        reader.offset = start + count
+        return SQLVector(values, elementType: element)
+    }
+
+    // MARK: float16 (portable: Swift's Float16 is unavailable on some platforms)
+
+    /// The `Float` of IEEE 754 binary16 bits `h` (exact).
+    public static func float(fromFloat16Bits h: UInt16) -> Float {
+        let sign = UInt32(h & 0x8000) << 16
+        let exponent = Int(h >> 10 & 0x1F)
+        let mantissa = UInt32(h & 0x3FF)
+        if exponent == 0 {
+            // Zero or subnormal: mantissa × 2^-24.
+            let v = Float(mantissa) * 0x1p-24
+            return sign != 0 ? -v : v
+        }
+        if exponent == 0x1F { return Float(bitPattern: sign | 0x7F80_0000 | mantissa << 13) }
+        return Float(bitPattern: sign | UInt32(exponent - 15 + 127) << 23 | mantissa << 13)
+    }
+
+    /// The IEEE 754 binary16 bits nearest `v` (ties to even); beyond ±65,504 an infinity.
+    public static func float16Bits(_ v: Float) -> UInt16 {
+        let bits = v.bitPattern
+        let sign = UInt16(truncatingIfNeeded: bits >> 16 & 0x8000)
+        if v.isNaN { return sign | 0x7E00 }
+        let a = abs(v)
+        if a >= 65520 { return sign | 0x7C00 }   // rounds to infinity
+        if a < 0x1p-14 {
+            // Subnormal (or zero): round a × 2^24 to an integer, ties to even.
+            let m = (a * 0x1p24).rounded(.toNearestOrEven)
+            return sign | UInt16(m)
+        }
+        let e = Int(bits >> 23 & 0xFF) - 127 + 15
+        var m = bits & 0x7F_FFFF
+        var exp = UInt32(e)
+        // Round the 23-bit mantissa to 10 bits, ties to even.
+        let rest = m & 0x1FFF
+        m >>= 13
+        if rest > 0x1000 || (rest == 0x1000 && m & 1 == 1) {
+            m += 1
+            if m == 0x400 { m = 0; exp += 1 }
+        }
+        if exp >= 0x1F { return sign | 0x7C00 }
+        return sign | UInt16(exp << 10 | m)
+    }
+}

@@ -56,10 +56,9 @@ public actor SQLConnection {
     var nextRequestNumber: UInt64 = 0
     /// Requests waiting for their turn (a turn or failure that comes first is kept).
     let turns = WaiterQueue<RequestID, Void>()
-    /// Reservations (``withTransaction(isolationLevel:isolation:_:)``) waiting to be granted, and
-    /// grants or failures that came before their holder started waiting.
-    var reservationWaiters: [ConnectionStateMachine.ReservationID: CheckedContinuation<Void, any Error>] = [:]
-    var earlyReservations: [ConnectionStateMachine.ReservationID: SQLClientError?] = [:]
+    /// Reservations (``withTransaction(isolationLevel:isolation:_:)``) waiting to be granted (a
+    /// grant or failure that comes before its holder parks is kept).
+    let reservations = WaiterQueue<ConnectionStateMachine.ReservationID, Void>()
     private var timerTasks: [TimerID: Task<Void, Never>] = [:]
     /// The columns of the result set being read.
     var currentColumns: SQLColumns?
@@ -177,13 +176,9 @@ public actor SQLConnection {
             session = info
             packetSize = info.packetSize
         case .reservationGranted(let key):
-            if let waiter = reservationWaiters.removeValue(forKey: key) { waiter.resume() } else { earlyReservations[key] = .some(nil) }
+            reservations.resume(key, with: .success(()))
         case .failReservation(let key, let error):
-            if let waiter = reservationWaiters.removeValue(forKey: key) {
-                waiter.resume(throwing: error)
-            } else {
-                earlyReservations[key] = error
-            }
+            reservations.resume(key, with: .failure(error))
         case .none, .sendPrelogin, .startTLSHandshake, .sendLogin7, .loginRouted, .sspiChallenge, .endRequestWithIgnore, .forwardColumns,
              .forwardRow, .forwardStatementDone, .forwardReturnStatus, .requestCompleted, .requestCancelled:
             break

@@ -398,3 +398,29 @@ extension ReviewConcurrencyTests {
         await connection.close()
     }
 }
+
+extension ReviewConcurrencyTests {
+    /// A handle kept past its closure: `withSavepoint` through it fails with `.invalidState`
+    /// and sends nothing (as every request through it does), instead of quietly starting a new
+    /// top-level transaction that the handle's docs say cannot happen.
+    func testASavepointThroughAHandleKeptPastItsClosureFails() async throws {
+        let server = try RPCReplay.start(ReplaySession(name: "tx-kept-savepoint", exchanges: [Self.begin, Self.commit]))
+        defer { server.stop() }
+        let (connection, recorder) = try await TransactionReplayTests.recordedConnection(server)
+        let kept = try await connection.withTransaction { tx in tx }
+        let outcome = try await bounded("savepoint through a kept handle") { () -> SQLClientError.Code? in
+            do {
+                try await kept.withSavepoint { _ in }
+                return nil
+            } catch {
+                return Self.code(error)
+            }
+        }
+        XCTAssertEqual(outcome, .invalidState)
+        let seen = try recorder.descriptors()
+        XCTAssertEqual(seen.map(\.kind), ["tm 5", "tm 7"], "nothing sent for the savepoint: \(seen)")
+        let inTransaction = await connection.isInTransaction
+        XCTAssertFalse(inTransaction)
+        await connection.close()
+    }
+}

@@ -144,7 +144,10 @@ extension SQLConnection {
     public func withTransaction<T>(isolationLevel: SQLIsolationLevel? = nil,
                                    isolation: isolated (any Actor)? = #isolation,
                                    _ body: (SQLTransaction) async throws -> T) async throws -> T {
-        if let outer = Self.currentReservation, await holdsReservation(outer), await isInTransaction {
+        if let outer = Self.currentReservation, await holdsReservation(outer) {
+            // The task's own transaction holds the connection: reserving again would wait for
+            // itself. A request (a T-SQL COMMIT or ROLLBACK) may have ended it on the server.
+            guard await isInTransaction else { throw Self.transactionEndedOnServerError }
             let savepoint = "sqlclient_" + String(UInt32.random(in: 0 ... .max), radix: 16)
             try await saveTransaction(savepoint)
             do {
@@ -170,6 +173,12 @@ extension SQLConnection {
             throw error
         }
     }
+
+    /// What a savepoint (or a nested ``withTransaction(isolationLevel:isolation:_:)``) asked for
+    /// under a transaction that a request ended on the server fails with.
+    static let transactionEndedOnServerError = SQLClientError(
+        .invalidState, "the transaction this task works under has ended on the server (a COMMIT or ROLLBACK in a request); "
+            + "a savepoint needs an open transaction")
 
     /// Begin, body, commit (or rollback when the body threw), under the reservation.
     private func runTransaction<T>(isolationLevel: SQLIsolationLevel?, _ transaction: SQLTransaction,

@@ -127,10 +127,14 @@ public struct SQLTransaction: Sendable {
     /// Runs `body` inside a savepoint of this transaction: its work is rolled back to the
     /// savepoint when it throws (then the error is rethrown), and kept when it returns; the
     /// outer transaction decides the rest.
-    /// - Throws: the body's error, else ``SQLClientError`` from the savepoint.
+    /// - Throws: the body's error, else ``SQLClientError`` from the savepoint; `.invalidState`
+    ///   (nothing sent) when the transaction has ended (its closure returned, or a request's
+    ///   COMMIT or ROLLBACK ended it on the server).
     public func withSavepoint<T>(isolation: isolated (any Actor)? = #isolation,
                                  _ body: (SQLTransaction) async throws -> T) async throws -> T {
-        try await inside { try await connection.withTransaction(body) }
+        // A handle kept past its closure: never a new top-level transaction in its name.
+        guard await connection.holdsReservation(reservation) else { throw ConnectionStateMachine.endedReservationError }
+        return try await inside { try await connection.withTransaction(body) }
     }
 
     /// True while the transaction is open on the server (a T-SQL `COMMIT` or `ROLLBACK` in a

@@ -424,3 +424,55 @@ extension ReviewConcurrencyTests {
         await connection.close()
     }
 }
+
+extension ReviewConcurrencyTests {
+    /// The server closes the connection in the middle of a response inside a transaction while
+    /// a second transaction waits for the connection and a request of another task waits for
+    /// its turn: the running request fails, and the waiting transaction and request end with
+    /// `.connectionClosed` (nothing hangs, nobody is left in a queue).
+    func testServerClosingMidResponseWhileATransactionWaits() async throws {
+        let rows = [ReplayConnectionTests.colMetadata()] + (0 ..< 2_000).map { ReplayConnectionTests.row(Int32($0), "r") }
+            + [ReplayConnectionTests.done([.count], 2_000)]
+        let server = try RPCReplay.start(ReplaySession(name: "tx-server-closes", exchanges: [
+            Self.begin, RPCTokens.batch("SELECT id FROM big", rows, faults: .init(closeAfter: 5_000)),
+        ]))
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        let (go, goSignal) = AsyncStream<Void>.makeStream()
+        let codes = try await bounded("server closes under a transaction") { () -> [SQLClientError.Code?] in
+            let first = Task { () -> SQLClientError.Code? in
+                do {
+                    try await connection.withTransaction { tx in
+                        for await _ in go { break }   // the others wait first
+                        for try await _ in tx.query("SELECT id FROM big") {}
+                    }
+                    return nil
+                } catch {
+                    return Self.code(error)
+                }
+            }
+            while await !connection.isInTransaction { await Task.yield() }
+            let second = Task.detached { () -> SQLClientError.Code? in
+                do {
+                    try await connection.withTransaction { _ in XCTFail("the second transaction ran") }
+                    return nil
+                } catch {
+                    return Self.code(error)
+                }
+            }
+            while await connection.reservations.count == 0 { await Task.yield() }
+            let other = Task.detached { () -> SQLClientError.Code? in
+                do { _ = try await connection.execute("SELECT 'other'"); return nil } catch { return Self.code(error) }
+            }
+            while await connection.machine.queuedRequests.isEmpty { await Task.yield() }
+            goSignal.yield()
+            return [await first.value, await second.value, await other.value]
+        }
+        XCTAssertNotNil(codes[0], "the transaction whose response was cut failed")
+        XCTAssertEqual(Array(codes.dropFirst()), [.connectionClosed, .connectionClosed])
+        let (turns, reservations, open) = await (connection.turns.count, connection.reservations.count, connection.isOpen)
+        XCTAssertEqual(turns, 0)
+        XCTAssertEqual(reservations, 0)
+        XCTAssertFalse(open)
+    }
+}

@@ -187,6 +187,9 @@ struct ConnectionStateMachine: Sendable {
     private var loginSession: SQLSessionInfo?
     /// Idle connection resiliency (SESSIONRECOVERY): the session to restore, and the recovery.
     var recovery = ConnectionRecoveryStateMachine()
+    /// The running request's rows read ahead of its cursor (waiting for rows, for demand, for a
+    /// read): a sub-state, as `recovery` is.
+    var readAhead = ReadAheadStateMachine()
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
          cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4) {

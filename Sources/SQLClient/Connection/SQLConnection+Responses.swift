@@ -103,7 +103,7 @@ extension SQLConnection {
         // still busy, after which this one could start) stays for its cursor. A drain has
         // stopped this request's reader ahead first (``drain(_:)``).
         if !drainer {
-            switch ahead.next(id) {
+            switch machine.readAhead.next(id) {
             case .read:
                 break
             case .take(let batch, let wakeReader):
@@ -117,7 +117,8 @@ extension SQLConnection {
             }
         }
         let batch = await readBatch(id, drainer: drainer)
-        if readsAhead, !drainer, let serial = ahead.start(id, after: batch, isRunning: machine.isRunning(id)) {
+        let running = machine.isRunning(id)
+        if readsAhead, !drainer, let serial = machine.readAhead.start(id, after: batch, isRunning: running) {
             aheadTask = Task { await self.readAheadLoop(serial) }
         }
         return batch
@@ -129,9 +130,9 @@ extension SQLConnection {
     /// stopped (``stopReadAhead(wait:)``: a drain, a dropped cursor).
     private func readAheadLoop(_ serial: UInt64) async {
         defer { resumeAheadWatchers() }
-        while let reader = ahead.reader, reader.serial == serial {
+        while let reader = machine.readAhead.reader, reader.serial == serial {
             let batch = await readBatch(reader.id, drainer: false, ahead: serial)
-            switch ahead.batchRead(serial, batch) {
+            switch machine.readAhead.batchRead(serial, batch) {
             case .discard:
                 return   // stopped: nobody takes it
             case .deliver(let serial, let last):
@@ -152,7 +153,7 @@ extension SQLConnection {
     /// its batch to be taken; else, with `wait`, after the read it is in (the socket has one
     /// reader at a time; nobody takes what it reads).
     private func stopReadAhead(wait: Bool) async {
-        guard let stop = ahead.stop() else { return }
+        guard let stop = machine.readAhead.stop() else { return }
         let task = aheadTask
         aheadTask = nil
         if stop.wakeParkedReader { aheadParked.resume(stop.reader.serial, with: .success(false)) }
@@ -169,10 +170,10 @@ extension SQLConnection {
     /// The batch read ahead, once it is read (nil when nothing is read ahead, or it was taken).
     /// For tests: what the connection holds while the caller takes the batch before.
     func batchReadAhead() async -> ResponseBatch? {
-        while let reader = ahead.reader {
-            if let ready = ahead.readyBatch { return ready }
+        while let reader = machine.readAhead.reader {
+            if let ready = machine.readAhead.readyBatch { return ready }
             _ = try? await aheadWatchers.wait(aheadWatchers.expectNext())
-            if ahead.reader?.serial != reader.serial { return nil }
+            if machine.readAhead.reader?.serial != reader.serial { return nil }
         }
         return nil
     }
@@ -216,7 +217,7 @@ extension SQLConnection {
             collect(id, into: &batch)
             if batch.ended || batch.error != nil { return batch }
             if !batch.items.isEmpty {
-                guard let serial, !ahead.isAwaited(serial), received < Self.batchByteLimit,
+                guard let serial, !machine.readAhead.isAwaited(serial), received < Self.batchByteLimit,
                       batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
                       id != partsRequest, machine.forwardsRows else { return batch }
             }
@@ -224,9 +225,9 @@ extension SQLConnection {
                 let bytes: [UInt8]
                 if let serial {
                     // The caller may take what the batch holds while the read waits.
-                    ahead.readWaits(serial, holding: &batch)
+                    machine.readAhead.readWaits(serial, holding: &batch)
                     defer {
-                        batch = ahead.readResumes(serial)
+                        batch = machine.readAhead.readResumes(serial)
                         if batch.items.isEmpty { received = 0 }   // taken: a new batch
                     }
                     bytes = try await transport.read(maxLength: Self.readLength)
@@ -531,7 +532,7 @@ extension SQLConnection {
     func abandon(_ id: RequestID, reason: CancelReason = .abandoned) async {
         // What was read ahead for a cursor that is gone, when no drain will follow (the request
         // is over, or the connection closed): nobody will take it.
-        if ahead.reader?.id == id, !machine.isRunning(id) || machine.state == .closed {
+        if machine.readAhead.reader?.id == id, !machine.isRunning(id) || machine.state == .closed {
             await stopReadAhead(wait: false)
         }
         if reason == .cancelled {
@@ -543,7 +544,7 @@ extension SQLConnection {
     /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it.
     func drain(_ id: RequestID) async {
         // What was read ahead for the request's cursor, which is gone (even when it holds the end).
-        if ahead.reader?.id == id { await stopReadAhead(wait: true) }
+        if machine.readAhead.reader?.id == id { await stopReadAhead(wait: true) }
         while machine.isRunning(id), machine.state != .closed {
             let batch = await nextBatch(id, drainer: true)
             if batch.ended || batch.error != nil { return }

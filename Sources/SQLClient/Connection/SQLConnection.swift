@@ -69,21 +69,21 @@ public actor SQLConnection {
     var readerBusy = false
     let readerWaiters = WaiterQueue<UInt64, Void>()
     /// Reading a streamed request's next batch while its cursor's caller takes the last one
-    /// (``nextBatch(_:drainer:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s; the
-    /// reader's task, the cursor waiting for its batch, the reader waiting for its batch to be
-    /// taken, and whoever watches for a batch read ahead (tests: ``batchReadAhead()``) are here.
-    var ahead = ReadAheadStateMachine()
+    /// (``nextBatch(_:drainer:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s (the
+    /// sub-state `machine.readAhead`); the reader's task, the cursor waiting for its batch, the
+    /// reader waiting for its batch to be taken, and whoever watches for a batch read ahead
+    /// (tests: ``batchReadAhead()``) are here.
     var aheadTask: Task<Void, Never>?
     let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()
     let aheadParked = WaiterQueue<UInt64, Bool>()
     let aheadWatchers = WaiterQueue<UInt64, Void>()
     /// The reader ahead, if any (tests).
     var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)? {
-        guard let reader = ahead.reader, let task = aheadTask else { return nil }
+        guard let reader = machine.readAhead.reader, let task = aheadTask else { return nil }
         return (reader.id, reader.serial, task)
     }
     /// The number of readers ahead started so far (tests).
-    var readAheadSerial: UInt64 { ahead.serial }
+    var readAheadSerial: UInt64 { machine.readAhead.serial }
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     let writeGateWaiters = WaiterQueue<UInt64, Void>()

@@ -476,3 +476,50 @@ extension ReviewConcurrencyTests {
         XCTAssertFalse(open)
     }
 }
+
+extension ReviewConcurrencyTests {
+    /// Inside a transaction, a detached task streams through the handle and drops its iterator
+    /// after the first row (the request is abandoned: ATTENTION, drained on the connection),
+    /// while the closure's own request waits for that stream: the closure's request then runs
+    /// inside the transaction and the transaction commits.
+    func testAStreamAbandonedThroughTheHandleLetsTheClosuresRequestRun() async throws {
+        let inTran = DoneStatus.inTransaction
+        let rows = [ReplayConnectionTests.colMetadata()] + (0 ..< 20_000).map { ReplayConnectionTests.row(Int32($0), "r") }
+            + [ReplayConnectionTests.done([.count, inTran], 20_000)]
+        let session = ReplaySession(name: "tx-abandoned-stream", exchanges: [
+            Self.begin, RPCTokens.batch("SELECT id FROM big", rows),
+            RPCTokens.batch("UPDATE t", [RPCTokens.done([inTran, .count], count: 3)]), Self.commit,
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let (connection, recorder) = try await TransactionReplayTests.recordedConnection(server)
+        let affected = try await bounded("abandoned stream inside a transaction") { () -> Int? in
+            try await connection.withTransaction { tx -> Int? in
+                let (firstRow, signal) = AsyncStream<Void>.makeStream()
+                let (drop, dropSignal) = AsyncStream<Void>.makeStream()
+                let streamer = Task.detached { () -> Int? in
+                    var iterator = tx.query("SELECT id FROM big").makeAsyncIterator()
+                    let first = try await iterator.next()?[0].intValue
+                    signal.yield()
+                    for await _ in drop { break }
+                    return first   // the iterator is released here, the stream unread
+                }
+                for await _ in firstRow { break }
+                let update = Task { try await tx.execute("UPDATE t").rowsAffected }
+                while await connection.machine.queuedRequests.isEmpty { await Task.yield() }
+                dropSignal.yield()
+                let first = try await streamer.value
+                XCTAssertEqual(first, 0)
+                return try await update.value
+            }
+        }
+        XCTAssertEqual(affected, 3)
+        let seen = try recorder.descriptors()
+        let descriptor = OutgoingRequest.descriptor(from: Self.d)
+        XCTAssertEqual(seen.map(\.kind), ["tm 5", "batch", "batch", "tm 7"], "\(seen)")
+        XCTAssertEqual(seen.map(\.descriptor), [0, descriptor, descriptor, descriptor])
+        let inTransaction = await connection.isInTransaction
+        XCTAssertFalse(inTransaction)
+        await connection.close()
+    }
+}

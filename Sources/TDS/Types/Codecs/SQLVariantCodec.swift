@@ -2,9 +2,26 @@
 /// its base type byte, the count of property bytes, the base type's properties (precision and
 /// scale, scale, maximum length, collation), then the data, which the base type's codec decodes).
 ///
-/// Not kept in row blocks (``WireColumn/Kind/unsupported``): values are decoded by the token
-/// decoder, through ``read(from:)``.
+/// Kept in row blocks as its wire bytes (``WireColumn/Check/variant``): the row scan accepts a
+/// NULL (``checkedNullSize(at:available:)``) and checks any other value with ``read(from:)``, the
+/// token decoder's read (so a hostile value gives the same error, at the same offset, from the
+/// token decoder: the scan stops before its row); the block reads it with ``read(from:)`` again,
+/// in place.
 enum SQLVariantCodec {
+    /// Whether the sql_variant at `p` (4 bytes readable) is NULL (a LONGLEN of 0).
+    @inline(__always)
+    static func isNull(at p: UnsafeRawPointer) -> Bool {
+        p.loadUnaligned(as: UInt32.self) == 0
+    }
+
+    /// The row scan's check: 4 (the byte count) for a NULL sql_variant at `p`, `available` bytes
+    /// readable; 0 for any other value or fewer than 4 bytes (the scan then checks it with
+    /// ``read(from:)``).
+    @inline(__always)
+    static func checkedNullSize(at p: UnsafeRawPointer, available: Int) -> Int {
+        available >= 4 && isNull(at: p) ? 4 : 0
+    }
+
     /// The value of the LONGLEN sql_variant at `reader`'s position: `.null` for a length of 0,
     /// else `.variant`.
     /// - Throws: `.truncated` when the value's bytes are not all there, `.invalidLength` for a

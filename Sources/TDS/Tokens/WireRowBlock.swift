@@ -311,8 +311,9 @@ struct WireColumn: Sendable {
         case decimal, date, time, datetime2, datetimeOffset
         /// DATETIME (FIXEDLEN 8), DATETIM4 (FIXEDLEN 4), DATETIMN (BYTELEN 4 or 8).
         case datetime, smallDateTime, datetimeN
-        /// sql_variant (LONGLEN, 0 for NULL): NULL accepted by the scan, any other value checked
-        /// by ``SQLVariantCodec/read(from:)`` (the full decoder) and read by it again.
+        /// sql_variant (LONGLEN, 0 for NULL): NULL and a base type whose data cannot be invalid
+        /// accepted by the scan (``SQLVariantCodec/checkedSize(at:available:)``), any other value
+        /// checked by ``SQLVariantCodec/read(from:)`` (the full decoder); read by it.
         case variant
         /// CHAR, VARCHAR (BYTELEN) and BIGCHAR, BIGVARCHAR (USHORTLEN, 0xFFFF for NULL) in a code
         /// page other than 1252: NULL and all-ASCII text accepted by the scan
@@ -407,7 +408,7 @@ struct WireColumn: Sendable {
             return available >= 8 && DateTimeCodec.isValid(at: p, count: 8) ? 8 : 0
         case .smallDateTime:
             return available >= 4 && DateTimeCodec.isValid(at: p, count: 4) ? 4 : 0
-        case .variant: return SQLVariantCodec.checkedNullSize(at: p, available: available)
+        case .variant: return SQLVariantCodec.checkedSize(at: p, available: available)
         case .codePageByteLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 1, declared: declared)
         case .codePageUShortLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 2, declared: 0)
         default: break

@@ -34,19 +34,17 @@ extension SQLConnection {
     func acquireWriteGate() async throws {
         guard machine.state != .closed else { throw closedError }
         if writeGateBusy {
-            await withCheckedContinuation { writeGateWaiters.append($0) }
-            // Handed the gate, or woken by close().
+            // Handed the gate (still busy), or failed by the close.
+            try await writeGateWaiters.wait(writeGateWaiters.expectNext())
             guard machine.state != .closed else { throw closedError }
         }
         writeGateBusy = true
     }
 
     func releaseWriteGate() {
-        if writeGateWaiters.isEmpty {
+        if !writeGateWaiters.resumeFirst(with: .success(())) {
             writeGateBusy = false
-        } else {
-            writeGateWaiters.removeFirst().resume()   // handed over: still busy
-        }
+        }   // else handed over: still busy
     }
 
     /// Writes `bytes` (the caller holds the gate); a failure closes the connection and throws its error.

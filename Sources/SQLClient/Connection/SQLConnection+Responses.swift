@@ -50,6 +50,7 @@ extension SQLConnection {
         }
         nextRequestNumber &+= 1
         let id = RequestID(value: nextRequestNumber)
+        turns.expect(id)   // before the machine can answer
         let actions = machine.enqueue(id, timeout: limit, now: clock.now(),
                                       reservation: reservation ?? Self.currentReservation)
         try await waitForTurn(id, after: actions)
@@ -74,17 +75,8 @@ extension SQLConnection {
     /// Performs `actions` (from enqueueing `id`) and waits until `id` may be written.
     private func waitForTurn(_ id: RequestID, after actions: [ConnectionStateMachine.Action]) async throws {
         await perform(actions)
-        if let early = earlyTurns.removeValue(forKey: id) {
-            if let error = early { throw error }
-            return
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                requestWaiters[id] = continuation
-            }
-        } onCancel: {
-            Task { await self.abandon(id, reason: .cancelled) }
-        }
+        // Cancelled while waiting: the machine takes the request out of its queue and fails it.
+        try await turns.wait(id, onCancel: { Task { await self.abandon(id, reason: .cancelled) } })
     }
 
     // MARK: - Reading
@@ -100,7 +92,7 @@ extension SQLConnection {
     /// nor fails the request, the next one is read and scanned at once, on the connection, while
     /// the caller takes this one, so that the connection's side of a read (receive, framing,
     /// token scan) runs beside the caller's decoding; the next call returns it. One task per
-    /// request reads ahead (``readAheadLoop(_:serial:)``), a batch at a time: at most one batch
+    /// request reads ahead (``readAheadLoop(_:)``), a batch at a time: at most one batch
     /// is read ahead (at most ``batchRowLimit`` rows, about ``batchByteLimit`` bytes of rows or
     /// chunks, plus one socket read), so a server that sends forever still costs bounded memory.
     /// A caller cancelled while it waits for the batch read ahead cancels that read (as when it
@@ -110,70 +102,49 @@ extension SQLConnection {
         // Only this request's own batch: another request's (read to its end while its caller was
         // still busy, after which this one could start) stays for its cursor. A drain has
         // stopped this request's reader ahead first (``drain(_:)``).
-        if !drainer, let ahead = readAhead, ahead.id == id {
-            if let ready = aheadReady {
-                aheadReady = nil
-                if ready.ended || ready.error != nil {
-                    readAhead = nil   // its reader has stopped
-                } else if let parked = aheadParked {
-                    aheadParked = nil
-                    readAheadAwaited = false   // (before the cursor comes back and waits for it)
-                    parked.resume(returning: true)   // the next one, while the caller takes this one
-                }
-                return ready
-            }
-            if aheadInRead, !aheadPartial.items.isEmpty {
-                // The batch read ahead waits for bytes: what it holds so far; it goes on with the next.
-                var partial = ResponseBatch()
-                swap(&partial, &aheadPartial)
-                return partial
-            }
-            readAheadAwaited = true
-            let task = ahead.task
-            return await withTaskCancellationHandler {
-                await withUnsafeContinuation { aheadTaker = $0 }
-            } onCancel: {
-                task.cancel()
+        if !drainer {
+            switch ahead.next(id) {
+            case .read:
+                break
+            case .take(let batch, let wakeReader):
+                if let wakeReader { aheadParked.resume(wakeReader, with: .success(true)) }
+                return batch
+            case .wait(let serial):
+                aheadTakers.expect(serial)
+                let task = aheadTask
+                let batch = try? await aheadTakers.wait(serial, onCancel: { task?.cancel() })
+                return batch ?? ResponseBatch(error: CancelReason.cancelled.error)   // (never: it is always resumed with a batch)
             }
         }
         let batch = await readBatch(id, drainer: drainer)
-        if readsAhead, !drainer { startReadAhead(id, after: batch) }
+        if readsAhead, !drainer, let serial = ahead.start(id, after: batch, isRunning: machine.isRunning(id)) {
+            aheadTask = Task { await self.readAheadLoop(serial) }
+        }
         return batch
     }
 
-    /// Starts reading ahead for request `id` after `batch`, unless `batch` ended or failed it.
-    /// Not while another request's batch read ahead waits for its cursor (at most one is held).
-    private func startReadAhead(_ id: RequestID, after batch: ResponseBatch) {
-        guard readAhead == nil, !batch.ended, batch.error == nil, machine.isRunning(id) else { return }
-        readAheadAwaited = false
-        readAheadSerial &+= 1
-        let serial = readAheadSerial
-        readAhead = (id, serial, Task { await self.readAheadLoop(id, serial: serial) })
-    }
-
-    /// Reads request `id`'s batches ahead of its cursor, one at a time: each goes to the cursor
-    /// if it waits, else into `aheadReady`, and the reader waits (`aheadParked`) until the
-    /// cursor takes it. Ends after the request's last batch, or when stopped
-    /// (``stopReadAhead(wait:)``: a drain, a dropped cursor).
-    private func readAheadLoop(_ id: RequestID, serial: UInt64) async {
+    /// Reads batches ahead of their cursor for reader `serial`, one at a time (see
+    /// `ReadAheadStateMachine`): each goes to the cursor if it waits, else is kept, and the
+    /// reader waits until the cursor takes it. Ends after the request's last batch, or when
+    /// stopped (``stopReadAhead(wait:)``: a drain, a dropped cursor).
+    private func readAheadLoop(_ serial: UInt64) async {
         defer { resumeAheadWatchers() }
-        while true {
-            let batch = await readBatch(id, drainer: false, ahead: true)
-            guard readAhead?.serial == serial else { return }   // stopped: nobody takes it
-            let last = batch.ended || batch.error != nil
-            if let taker = aheadTaker {
-                aheadTaker = nil
-                readAheadAwaited = false
-                if last { readAhead = nil }
-                taker.resume(returning: batch)
+        while let reader = ahead.reader, reader.serial == serial {
+            let batch = await readBatch(reader.id, drainer: false, ahead: serial)
+            switch ahead.batchRead(serial, batch) {
+            case .discard:
+                return   // stopped: nobody takes it
+            case .deliver(let serial, let last):
+                aheadTakers.resume(serial, with: .success(batch))
                 if last { return }
-                continue
+            case .keepLast:
+                return
+            case .park(let serial):
+                aheadParked.expect(serial)
+                resumeAheadWatchers()
+                let goOn = (try? await aheadParked.wait(serial)) ?? false
+                guard goOn else { return }
             }
-            aheadReady = batch
-            resumeAheadWatchers()
-            if last { return }
-            let goOn = await withUnsafeContinuation { aheadParked = $0 }
-            guard goOn, readAhead?.serial == serial else { return }
         }
     }
 
@@ -181,57 +152,49 @@ extension SQLConnection {
     /// its batch to be taken; else, with `wait`, after the read it is in (the socket has one
     /// reader at a time; nobody takes what it reads).
     private func stopReadAhead(wait: Bool) async {
-        guard let ahead = readAhead else { return }
-        readAhead = nil
-        aheadReady = nil
-        if let parked = aheadParked {
-            aheadParked = nil
-            parked.resume(returning: false)
+        guard let stop = ahead.stop() else { return }
+        let task = aheadTask
+        aheadTask = nil
+        if stop.wakeParkedReader { aheadParked.resume(stop.reader.serial, with: .success(false)) }
+        if stop.failWaitingCursor {
+            aheadTakers.resume(stop.reader.serial, with: .success(ResponseBatch(error: CancelReason.cancelled.error)))
         }
-        if let taker = aheadTaker {
-            // Not reached (a drain follows the end of the cursor's reads), but never left waiting.
-            aheadTaker = nil
-            var batch = ResponseBatch()
-            batch.error = CancelReason.cancelled.error
-            taker.resume(returning: batch)
-        }
-        if wait { await ahead.task.value }
+        if wait { await task?.value }
     }
 
     private func resumeAheadWatchers() {
-        guard !aheadWatchers.isEmpty else { return }
-        let watchers = aheadWatchers
-        aheadWatchers = []
-        for watcher in watchers { watcher.resume() }
+        aheadWatchers.resumeAll(with: .success(()))
     }
 
     /// The batch read ahead, once it is read (nil when nothing is read ahead, or it was taken).
     /// For tests: what the connection holds while the caller takes the batch before.
     func batchReadAhead() async -> ResponseBatch? {
-        while let ahead = readAhead {
-            if let ready = aheadReady { return ready }
-            await withCheckedContinuation { aheadWatchers.append($0) }
-            if readAhead?.serial != ahead.serial { return nil }
+        while let reader = ahead.reader {
+            if let ready = ahead.readyBatch { return ready }
+            _ = try? await aheadWatchers.wait(aheadWatchers.expectNext())
+            if ahead.reader?.serial != reader.serial { return nil }
         }
         return nil
     }
 
     /// ``nextBatch(_:drainer:readsAhead:)``'s reading, by the one reader of the socket.
     ///
-    /// `ahead`: the batch read ahead, which nobody may be waiting for yet. It goes on reading
-    /// while its caller does not wait for it and the batch has room (rows, events, and under
-    /// ``batchByteLimit`` bytes received for it; never for a response read in parts, whose chunks
-    /// are bounded per batch): fewer, fuller batches, fewer crossings. While it waits for bytes,
-    /// what it holds is in `aheadPartial`, which the caller takes when it comes (rows already
-    /// received are never held back waiting for more).
-    private func readBatch(_ id: RequestID, drainer: Bool, ahead: Bool = false) async -> ResponseBatch {
+    /// `ahead`: the serial of the reader ahead reading this batch, which nobody may be waiting
+    /// for yet. It goes on reading while its caller does not wait for it and the batch has room
+    /// (rows, events, and under ``batchByteLimit`` bytes received for it; never for a response
+    /// read in parts, whose chunks are bounded per batch): fewer, fuller batches, fewer
+    /// crossings. While it waits for bytes,
+    /// what it holds is in the read-ahead state (`ReadAheadStateMachine/readWaits(_:holding:)`),
+    /// which the caller takes when it comes (rows already received are never held back waiting
+    /// for more).
+    private func readBatch(_ id: RequestID, drainer: Bool, ahead serial: UInt64? = nil) async -> ResponseBatch {
         if readerBusy {
-            await withCheckedContinuation { readerWaiters.append($0) }   // handed over by the reader before
+            _ = try? await readerWaiters.wait(readerWaiters.expectNext())   // handed over by the reader before
         } else {
             readerBusy = true
         }
         defer {
-            if readerWaiters.isEmpty { readerBusy = false } else { readerWaiters.removeFirst().resume() }
+            if !readerWaiters.resumeFirst(with: .success(())) { readerBusy = false }
         }
         var batch = ResponseBatch()
         guard machine.isRunning(id) else {
@@ -253,19 +216,17 @@ extension SQLConnection {
             collect(id, into: &batch)
             if batch.ended || batch.error != nil { return batch }
             if !batch.items.isEmpty {
-                guard ahead, !readAheadAwaited, received < Self.batchByteLimit,
+                guard let serial, !ahead.isAwaited(serial), received < Self.batchByteLimit,
                       batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
                       id != partsRequest, machine.forwardsRows else { return batch }
             }
             do {
                 let bytes: [UInt8]
-                if ahead {
+                if let serial {
                     // The caller may take what the batch holds while the read waits.
-                    swap(&batch, &aheadPartial)
-                    aheadInRead = true
+                    ahead.readWaits(serial, holding: &batch)
                     defer {
-                        aheadInRead = false
-                        swap(&batch, &aheadPartial)
+                        batch = ahead.readResumes(serial)
                         if batch.items.isEmpty { received = 0 }   // taken: a new batch
                     }
                     bytes = try await transport.read(maxLength: Self.readLength)
@@ -290,261 +251,276 @@ extension SQLConnection {
         }
     }
 
-    /// Adds to `batch` what the buffered bytes hold for request `id`, synchronously.
-    ///
-    /// Rows of one result set go into blocks: as their wire bytes (``WireRowBlock``, decoded when
-    /// read) when the result's columns allow it, else as decoded values; rows the wire scan cannot
-    /// take (malformed, or a partial row too long to wait for) are decoded incrementally into a
-    /// values block of their own, so rows stay in order.
-    private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
+    /// The row block a batch is filling (rows of one result set, in order): as their wire bytes
+    /// (``WireRowBlock``, decoded when read) while the decoder's rows allow it, else as decoded
+    /// values (rows the wire scan cannot take: malformed, or a partial row too long to wait for,
+    /// decoded incrementally into a values block of their own, so rows stay in order).
+    private struct BlockBuilder {
         var values: [SQLValue] = []
         var wire: WireRowBlock?
-        var blockColumns: SQLColumns?
+        var columns: SQLColumns?
+        /// The batch has its most rows or bytes of rows (the wire scan said so).
         var full = false
-        let parts = id == partsRequest
-        func emitWire() {
-            if let columns = blockColumns, let w = wire, !w.isEmpty {
-                batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: w))))
-                reader.wireBlockHint = (Swift.min(w.rowCount, Self.batchRowLimit), Swift.min(w.byteCount, Self.batchByteLimit))
-            }
-            wire = nil
-        }
-        func emitValues() {
-            if let columns = blockColumns, !values.isEmpty {
-                batch.items.append(.rows(SQLRowBlock(columns: columns, values: values)))
-                values = []
-            }
-        }
-        func flush() {
-            emitWire()
-            emitValues()
-            blockColumns = nil
-        }
-        func handle(_ action: ConnectionStateMachine.Action) -> Bool {
-            switch action {
-            case .forwardColumns(let columns):
-                flush()
-                reader.wireBlockHint = (0, 0)
-                let cols = SQLColumns(columns.map(SQLColumn.init))
-                currentColumns = cols
-                batch.items.append(.event(.columns(cols)))
-            case .forwardRow(let rowValues) where parts:
-                for (column, value) in rowValues.enumerated() { batch.items.append(.part(.value(column: column, value))) }
-                batch.items.append(.part(.rowEnd))
-                batch.rowCount += 1
-            case .forwardRow(let rowValues):
-                guard let columns = currentColumns else { return false }
-                if blockColumns !== columns { flush(); blockColumns = columns }
-                emitWire()
-                values.append(contentsOf: rowValues)
-                batch.rowCount += 1
-            case .forwardStatementDone(let count):
-                flush()
-                currentColumns = nil
-                batch.items.append(.event(.statementDone(rowsAffected: count.map { Int(clamping: $0) })))
-            case .forwardMessage(let message):
-                flush()
-                deliver(message)
-                batch.items.append(.event(.message(message)))
-            case .forwardReturnStatus(let status):
-                flush()
-                batch.items.append(.event(.returnStatus(status)))
-            case .requestCompleted(let rid, let error):
-                flush()
-                currentColumns = nil
-                if rid == id {
-                    if let error { batch.error = error } else { batch.ended = true }
-                    return true
-                }
-            case .requestCancelled(let rid, let error):
-                flush()
-                currentColumns = nil
-                if rid == id {
-                    batch.error = error
-                    return true
-                }
-            case .closeConnection:
-                flush()
-                performNow(action)
-                batch.error = closedError
-                return true
-            default:
-                performNow(action)
-            }
-            return false
-        }
+        /// A response read in parts: its rows go out as parts, not in blocks.
+        let parts: Bool
+        /// Bytes of chunks of a response read in parts in this batch.
+        var partBytes = 0
+    }
 
-        if parts {
-            // A response read in parts: tokens through the state machine, row parts as they
-            // come (while rows are forwarded), up to `batchEventLimit` items and about
-            // `batchByteLimit` bytes of chunks.
-            var bytes = 0
-            while batch.items.count < Self.batchEventLimit, bytes < Self.batchByteLimit {
-                if machine.state == .closed {
-                    batch.error = closedError
-                    return
-                }
-                let next: ResponseReader.PartItem
-                do {
-                    next = try reader.nextPart()
-                } catch {
-                    if handle(machine.transportFailed(error)) { return }
-                    continue
-                }
-                switch next {
-                case .part(.token(let token)):
-                    let action = machine.tokenReceived(token)
-                    if case .none = action { continue }
-                    if handle(action) { return }
-                case .part(let part):
-                    guard machine.forwardsRows, currentColumns != nil else { continue }
-                    let streamed: SQLStreamedPart
-                    switch part {
-                    case .value(let column, let value): streamed = .value(column: column, value)
-                    case .chunk(let column, let chunk):
-                        bytes += chunk.count
-                        streamed = .chunk(column: column, chunk)
-                    case .largeValueEnd(let column): streamed = .valueEnd(column: column)
-                    case .rowEnd:
-                        batch.rowCount += 1
-                        streamed = .rowEnd
-                    case .token: continue
-                    }
-                    batch.items.append(.part(streamed))
-                case .messageEnded:
-                    var over = false
-                    for action in machine.messageEnded(now: clock.now()) where handle(action) { over = true }
-                    if over { return }
-                case .needBytes:
-                    return
-                }
-            }
-            return
-        }
-        rows: while !full, batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit {
+    /// What the buffered bytes held next, for ``collect(_:into:)``.
+    private enum Step {
+        /// Rows went into the block (or the scan moved on): read on.
+        case rows
+        case token(Token)
+        /// A piece of a row of a response read in parts.
+        case part(TokenStreamDecoder.RowPart)
+        case messageEnded
+        case needBytes
+        case failed(SQLClientError)
+    }
+
+    /// Adds to `batch` what the buffered bytes hold for request `id`, synchronously: one switch
+    /// over what the reader returns next (``nextStep(_:_:)``), up to ``batchRowLimit`` rows and
+    /// ``batchEventLimit`` other items (a response read in parts: about ``batchByteLimit`` bytes
+    /// of chunks).
+    private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
+        var block = BlockBuilder(parts: id == partsRequest)
+        while hasRoom(block, batch) {
             if machine.state == .closed {
-                flush()
+                flush(&block, &batch)
                 batch.error = closedError
                 return
             }
-            if machine.forwardsRows, let columns = currentColumns {
-                // Rows straight from the decoder while they are forwarded as they are (see
-                // `ConnectionStateMachine.forwardsRows`): runs of whole buffered rows in one
-                // pass into the block, anything else one token at a time.
-                if blockColumns !== columns {
-                    flush()
-                    blockColumns = columns
-                }
-                if wire == nil, var block = reader.decoder.makeWireRowBlock() {
-                    emitValues()   // rows read incrementally before these
-                    // Room for as many rows and bytes as the result's previous block held (at
-                    // least 256 rows): a block of a long result grows without reallocating.
-                    let hint = reader.wireBlockHint
-                    if hint.rows > 256 {
-                        block.reserveCapacity(rows: hint.rows, bytesPerRow: hint.bytes / hint.rows + 1)
-                    } else {
-                        block.reserveCapacity(rows: 256, bytesPerRow: 8 * columns.count)
-                    }
-                    wire = block
-                }
-                if var block = wire {
-                    wire = nil   // uniquely referenced while it grows
-                    let (n, end) = reader.decoder.appendBufferedRows(to: &block, limit: Self.batchRowLimit - batch.rowCount,
-                                                                     byteLimit: Self.batchByteLimit)
-                    wire = block
-                    batch.rowCount += n
-                    switch end {
-                    case .limit:
-                        full = true
-                        continue rows
-                    case .needBytes:
-                        do {
-                            if try reader.cutPacket() { continue rows }
-                        } catch {
-                            if handle(machine.transportFailed(error)) { return }
-                            continue rows
-                        }
-                        if !reader.endOfMessagePending {
-                            flush()
-                            return
-                        }
-                        // The message ended inside a row: the token path below reports it.
-                    case .otherToken:
-                        break   // the token path below
-                    case .incremental:
-                        emitWire()
-                        let item: TokenStreamDecoder.StreamItem?
-                        do {
-                            item = try reader.decoder.next(appendingRowValuesTo: &values)
-                        } catch {
-                            if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
-                            continue rows
-                        }
-                        switch item {
-                        case .row?:
-                            batch.rowCount += 1
-                            continue rows
-                        case .token(let token)?:
-                            let action = machine.tokenReceived(token)
-                            if case .none = action { continue rows }
-                            if handle(action) { return }
-                            continue rows
-                        case nil:
-                            break   // the next packet, or the message's end: below
-                        }
-                    }
-                } else {
-                    if values.isEmpty { values.reserveCapacity(columns.count * 64) }
-                    let run = reader.decoder.appendBufferedRows(to: &values, limit: Self.batchRowLimit - batch.rowCount)
-                    if run > 0 {
-                        batch.rowCount += run
-                        continue
-                    }
-                    let item: TokenStreamDecoder.StreamItem?
-                    do {
-                        item = try reader.decoder.next(appendingRowValuesTo: &values)
-                    } catch {
-                        if handle(machine.transportFailed(SQLClientError.protocolError(error))) { return }
-                        continue
-                    }
-                    switch item {
-                    case .row?:
-                        batch.rowCount += 1
-                        continue
-                    case .token(let token)?:
-                        let action = machine.tokenReceived(token)
-                        if case .none = action { continue }
-                        if handle(action) { return }
-                        continue
-                    case nil:
-                        break   // the next packet, or the message's end: below
-                    }
-                }
-            }
-            let next: ResponseReader.Item
-            do {
-                next = try reader.next()
-            } catch {
-                if handle(machine.transportFailed(error)) { return }
+            switch nextStep(&block, &batch) {
+            case .rows:
                 continue
-            }
-            switch next {
             case .token(let token):
                 let action = machine.tokenReceived(token)
                 if case .none = action { continue }
-                if handle(action) { return }
+                if handle(action, id, &block, &batch) { return }
+            case .part(let part):
+                append(part, &block, &batch)
             case .messageEnded:
                 // Every action is performed (after the request's end come its timers' and the
                 // next request's start), then the batch ends if the request did.
                 var over = false
-                for action in machine.messageEnded(now: clock.now()) where handle(action) { over = true }
+                for action in machine.messageEnded(now: clock.now()) where handle(action, id, &block, &batch) { over = true }
                 if over { return }
             case .needBytes:
-                flush()
+                flush(&block, &batch)
                 return
+            case .failed(let error):
+                if handle(machine.transportFailed(error), id, &block, &batch) { return }
             }
         }
-        flush()
+        flush(&block, &batch)
+    }
+
+    private func hasRoom(_ block: BlockBuilder, _ batch: ResponseBatch) -> Bool {
+        guard batch.items.count < Self.batchEventLimit else { return false }
+        if block.parts { return block.partBytes < Self.batchByteLimit }
+        return !block.full && batch.rowCount < Self.batchRowLimit
+    }
+
+    /// The next step: a response read in parts, part by part; else runs of rows straight from
+    /// the decoder while they are forwarded as they are (see `ConnectionStateMachine.forwardsRows`),
+    /// anything else a token at a time.
+    private func nextStep(_ block: inout BlockBuilder, _ batch: inout ResponseBatch) -> Step {
+        if block.parts {
+            do {
+                switch try reader.nextPart() {
+                case .part(.token(let token)): return .token(token)
+                case .part(let part): return .part(part)
+                case .messageEnded: return .messageEnded
+                case .needBytes: return .needBytes
+                }
+            } catch {
+                return .failed(error)
+            }
+        }
+        if machine.forwardsRows, let columns = currentColumns, let step = scanRows(columns, &block, &batch) { return step }
+        do {
+            switch try reader.next() {
+            case .token(let token): return .token(token)
+            case .messageEnded: return .messageEnded
+            case .needBytes: return .needBytes
+            }
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// Runs of whole buffered rows of `columns` in one pass into the block; nil: the token path
+    /// (``ResponseReader/next()``) reads what comes next.
+    private func scanRows(_ columns: SQLColumns, _ block: inout BlockBuilder, _ batch: inout ResponseBatch) -> Step? {
+        if block.columns !== columns {
+            flush(&block, &batch)
+            block.columns = columns
+        }
+        if block.wire == nil, var wire = reader.decoder.makeWireRowBlock() {
+            emitValues(&block, &batch)   // rows read incrementally before these
+            // Room for as many rows and bytes as the result's previous block held (at least
+            // 256 rows): a block of a long result grows without reallocating.
+            let hint = reader.wireBlockHint
+            if hint.rows > 256 {
+                wire.reserveCapacity(rows: hint.rows, bytesPerRow: hint.bytes / hint.rows + 1)
+            } else {
+                wire.reserveCapacity(rows: 256, bytesPerRow: 8 * columns.count)
+            }
+            block.wire = wire
+        }
+        guard var wire = block.wire else {
+            if block.values.isEmpty { block.values.reserveCapacity(columns.count * 64) }
+            let run = reader.decoder.appendBufferedRows(to: &block.values, limit: Self.batchRowLimit - batch.rowCount)
+            if run > 0 {
+                batch.rowCount += run
+                return .rows
+            }
+            return nextRowIncrementally(&block, &batch)
+        }
+        block.wire = nil   // uniquely referenced while it grows
+        let (n, end) = reader.decoder.appendBufferedRows(to: &wire, limit: Self.batchRowLimit - batch.rowCount,
+                                                         byteLimit: Self.batchByteLimit)
+        block.wire = wire
+        batch.rowCount += n
+        switch end {
+        case .limit:
+            block.full = true
+            return .rows
+        case .needBytes:
+            do {
+                if try reader.cutPacket() { return .rows }
+            } catch {
+                return .failed(error)
+            }
+            // The message ended inside a row: the token path reports it.
+            return reader.endOfMessagePending ? nil : .needBytes
+        case .otherToken:
+            return nil
+        case .incremental:
+            emitWire(&block, &batch)
+            return nextRowIncrementally(&block, &batch)
+        }
+    }
+
+    /// A row (into the values block) or a token, decoded incrementally; nil: the next packet,
+    /// or the message's end (the token path).
+    private func nextRowIncrementally(_ block: inout BlockBuilder, _ batch: inout ResponseBatch) -> Step? {
+        let item: TokenStreamDecoder.StreamItem?
+        do {
+            item = try reader.decoder.next(appendingRowValuesTo: &block.values)
+        } catch {
+            return .failed(SQLClientError.protocolError(error))
+        }
+        switch item {
+        case .row?:
+            batch.rowCount += 1
+            return .rows
+        case .token(let token)?:
+            return .token(token)
+        case nil:
+            return nil
+        }
+    }
+
+    /// Adds a part of a response read in parts (while rows are forwarded).
+    private func append(_ part: TokenStreamDecoder.RowPart, _ block: inout BlockBuilder, _ batch: inout ResponseBatch) {
+        guard machine.forwardsRows, currentColumns != nil else { return }
+        let streamed: SQLStreamedPart
+        switch part {
+        case .value(let column, let value): streamed = .value(column: column, value)
+        case .chunk(let column, let chunk):
+            block.partBytes += chunk.count
+            streamed = .chunk(column: column, chunk)
+        case .largeValueEnd(let column): streamed = .valueEnd(column: column)
+        case .rowEnd:
+            batch.rowCount += 1
+            streamed = .rowEnd
+        case .token: return   // (a step of its own)
+        }
+        batch.items.append(.part(streamed))
+    }
+
+    /// Performs `action` for the batch of request `id`; true when the batch ends (the request
+    /// completed, was cancelled or failed, or the connection closed).
+    private func handle(_ action: ConnectionStateMachine.Action, _ id: RequestID,
+                        _ block: inout BlockBuilder, _ batch: inout ResponseBatch) -> Bool {
+        switch action {
+        case .forwardColumns(let columns):
+            flush(&block, &batch)
+            reader.wireBlockHint = (0, 0)
+            let cols = SQLColumns(columns.map(SQLColumn.init))
+            currentColumns = cols
+            batch.items.append(.event(.columns(cols)))
+        case .forwardRow(let rowValues) where block.parts:
+            for (column, value) in rowValues.enumerated() { batch.items.append(.part(.value(column: column, value))) }
+            batch.items.append(.part(.rowEnd))
+            batch.rowCount += 1
+        case .forwardRow(let rowValues):
+            guard let columns = currentColumns else { return false }
+            if block.columns !== columns {
+                flush(&block, &batch)
+                block.columns = columns
+            }
+            emitWire(&block, &batch)
+            block.values.append(contentsOf: rowValues)
+            batch.rowCount += 1
+        case .forwardStatementDone(let count):
+            flush(&block, &batch)
+            currentColumns = nil
+            batch.items.append(.event(.statementDone(rowsAffected: count.map { Int(clamping: $0) })))
+        case .forwardMessage(let message):
+            flush(&block, &batch)
+            deliver(message)
+            batch.items.append(.event(.message(message)))
+        case .forwardReturnStatus(let status):
+            flush(&block, &batch)
+            batch.items.append(.event(.returnStatus(status)))
+        case .requestCompleted(let rid, let error):
+            flush(&block, &batch)
+            currentColumns = nil
+            if rid == id {
+                if let error { batch.error = error } else { batch.ended = true }
+                return true
+            }
+        case .requestCancelled(let rid, let error):
+            flush(&block, &batch)
+            currentColumns = nil
+            if rid == id {
+                batch.error = error
+                return true
+            }
+        case .closeConnection:
+            flush(&block, &batch)
+            performNow(action)
+            batch.error = closedError
+            return true
+        default:
+            performNow(action)
+        }
+        return false
+    }
+
+    private func emitWire(_ block: inout BlockBuilder, _ batch: inout ResponseBatch) {
+        if let columns = block.columns, let wire = block.wire, !wire.isEmpty {
+            batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: wire))))
+            reader.wireBlockHint = (Swift.min(wire.rowCount, Self.batchRowLimit), Swift.min(wire.byteCount, Self.batchByteLimit))
+        }
+        block.wire = nil
+    }
+
+    private func emitValues(_ block: inout BlockBuilder, _ batch: inout ResponseBatch) {
+        if let columns = block.columns, !block.values.isEmpty {
+            batch.items.append(.rows(SQLRowBlock(columns: columns, values: block.values)))
+            block.values = []
+        }
+    }
+
+    /// Ends the block: what it holds goes into the batch.
+    private func flush(_ block: inout BlockBuilder, _ batch: inout ResponseBatch) {
+        emitWire(&block, &batch)
+        emitValues(&block, &batch)
+        block.columns = nil
     }
 
     // MARK: - Abandoning
@@ -555,7 +531,7 @@ extension SQLConnection {
     func abandon(_ id: RequestID, reason: CancelReason = .abandoned) async {
         // What was read ahead for a cursor that is gone, when no drain will follow (the request
         // is over, or the connection closed): nobody will take it.
-        if let ahead = readAhead, ahead.id == id, !machine.isRunning(id) || machine.state == .closed {
+        if ahead.reader?.id == id, !machine.isRunning(id) || machine.state == .closed {
             await stopReadAhead(wait: false)
         }
         if reason == .cancelled {
@@ -567,7 +543,7 @@ extension SQLConnection {
     /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it.
     func drain(_ id: RequestID) async {
         // What was read ahead for the request's cursor, which is gone (even when it holds the end).
-        if let ahead = readAhead, ahead.id == id { await stopReadAhead(wait: true) }
+        if ahead.reader?.id == id { await stopReadAhead(wait: true) }
         while machine.isRunning(id), machine.state != .closed {
             let batch = await nextBatch(id, drainer: true)
             if batch.ended || batch.error != nil { return }

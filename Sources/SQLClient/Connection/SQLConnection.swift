@@ -23,7 +23,9 @@ import TDS
 /// are `ConnectionStateMachine`'s; this actor only performs its actions. The login is in
 /// `SQLConnection+Login.swift`, the one write path in `RequestWriter.swift`, reading responses
 /// in `SQLConnection+Responses.swift` (over `ResponseReader`), the one cursor behind every
-/// streamed shape in `ResponseCursor.swift`.
+/// streamed shape in `ResponseCursor.swift`. The read-ahead's decisions are
+/// `ReadAheadStateMachine`'s; everyone who waits (a request for its turn, a reader or writer for
+/// the socket, a cursor for the batch read ahead) waits in a `WaiterQueue`.
 public actor SQLConnection {
     /// The configuration the connection was opened with (validated; the password stays redacted).
     public nonisolated let configuration: SQLConnectionConfiguration
@@ -52,14 +54,11 @@ public actor SQLConnection {
 
     // Performing the machine's actions.
     var nextRequestNumber: UInt64 = 0
-    /// Requests waiting for their turn.
-    var requestWaiters: [RequestID: CheckedContinuation<Void, any Error>] = [:]
-    /// Turns (or failures) that came before their request started waiting.
-    var earlyTurns: [RequestID: SQLClientError?] = [:]
-    /// Reservations (``withTransaction(isolationLevel:isolation:_:)``) waiting to be granted, and
-    /// grants or failures that came before their holder started waiting.
-    var reservationWaiters: [ConnectionStateMachine.ReservationID: CheckedContinuation<Void, any Error>] = [:]
-    var earlyReservations: [ConnectionStateMachine.ReservationID: SQLClientError?] = [:]
+    /// Requests waiting for their turn (a turn or failure that comes first is kept).
+    let turns = WaiterQueue<RequestID, Void>()
+    /// Reservations (``withTransaction(isolationLevel:isolation:_:)``) waiting to be granted (a
+    /// grant or failure that comes before its holder parks is kept).
+    let reservations = WaiterQueue<ConnectionStateMachine.ReservationID, Void>()
     private var timerTasks: [TimerID: Task<Void, Never>] = [:]
     /// The columns of the result set being read.
     var currentColumns: SQLColumns?
@@ -68,29 +67,26 @@ public actor SQLConnection {
     /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)
     /// holds it, the others wait in order.
     var readerBusy = false
-    var readerWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The reader of a streamed request's next batch while its cursor's caller takes the last
-    /// one: one task per request, reading one batch at a time (at most one batch ahead; see
-    /// ``nextBatch(_:drainer:readsAhead:)``). `serial` tells one request's reader from the next.
-    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)?
-    var readAheadSerial: UInt64 = 0
-    /// The batch read ahead, until its cursor takes it (the reader then waits in `aheadParked`).
-    var aheadReady: ResponseBatch?
-    /// The cursor waiting for the batch being read ahead.
-    var aheadTaker: UnsafeContinuation<ResponseBatch, Never>?
-    /// The reader ahead, waiting for its batch to be taken: resumed with true to read the next
-    /// one, false to stop.
-    var aheadParked: UnsafeContinuation<Bool, Never>?
-    /// Whoever waits for the batch read ahead to be read (tests: ``batchReadAhead()``).
-    var aheadWatchers: [CheckedContinuation<Void, Never>] = []
-    /// The cursor waits for the batch read ahead (which then returns as soon as it holds anything).
-    var readAheadAwaited = false
-    /// The batch read ahead waits for bytes; what it holds meanwhile (the caller may take it).
-    var aheadInRead = false
-    var aheadPartial = ResponseBatch()
+    let readerWaiters = WaiterQueue<UInt64, Void>()
+    /// Reading a streamed request's next batch while its cursor's caller takes the last one
+    /// (``nextBatch(_:drainer:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s; the
+    /// reader's task, the cursor waiting for its batch, the reader waiting for its batch to be
+    /// taken, and whoever watches for a batch read ahead (tests: ``batchReadAhead()``) are here.
+    var ahead = ReadAheadStateMachine()
+    var aheadTask: Task<Void, Never>?
+    let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()
+    let aheadParked = WaiterQueue<UInt64, Bool>()
+    let aheadWatchers = WaiterQueue<UInt64, Void>()
+    /// The reader ahead, if any (tests).
+    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)? {
+        guard let reader = ahead.reader, let task = aheadTask else { return nil }
+        return (reader.id, reader.serial, task)
+    }
+    /// The number of readers ahead started so far (tests).
+    var readAheadSerial: UInt64 { ahead.serial }
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
-    var writeGateWaiters: [CheckedContinuation<Void, Never>] = []
+    let writeGateWaiters = WaiterQueue<UInt64, Void>()
     /// Packet status bits for the first packet of the next request (RESETCONNECTION), see
     /// ``resetConnectionBeforeNextRequest(keepingTransaction:)``.
     var nextRequestStatus: PacketStatus = []
@@ -150,9 +146,9 @@ public actor SQLConnection {
     func performNow(_ action: ConnectionStateMachine.Action) {
         switch action {
         case .startRequest(let id):
-            if let waiter = requestWaiters.removeValue(forKey: id) { waiter.resume() } else { earlyTurns[id] = .some(nil) }
+            turns.resume(id, with: .success(()))
         case .failRequest(let id, let error):
-            if let waiter = requestWaiters.removeValue(forKey: id) { waiter.resume(throwing: error) } else { earlyTurns[id] = error }
+            turns.resume(id, with: .failure(error))
         case .scheduleTimeout(let id, let deadline):
             timerTasks[id]?.cancel()
             let clock = self.clock
@@ -180,13 +176,9 @@ public actor SQLConnection {
             session = info
             packetSize = info.packetSize
         case .reservationGranted(let key):
-            if let waiter = reservationWaiters.removeValue(forKey: key) { waiter.resume() } else { earlyReservations[key] = .some(nil) }
+            reservations.resume(key, with: .success(()))
         case .failReservation(let key, let error):
-            if let waiter = reservationWaiters.removeValue(forKey: key) {
-                waiter.resume(throwing: error)
-            } else {
-                earlyReservations[key] = error
-            }
+            reservations.resume(key, with: .failure(error))
         case .none, .sendPrelogin, .startTLSHandshake, .sendLogin7, .loginRouted, .sspiChallenge, .endRequestWithIgnore, .forwardColumns,
              .forwardRow, .forwardStatementDone, .forwardReturnStatus, .requestCompleted, .requestCancelled:
             break
@@ -212,9 +204,7 @@ public actor SQLConnection {
         for key in context.failedReservations { performNow(.failReservation(key, context.error)) }
         messages.finish()   // subscribers read what they hold, then their loops end
         // Whoever waits for the write path wakes up to find the connection closed.
-        let gateWaiters = writeGateWaiters
-        writeGateWaiters = []
-        for waiter in gateWaiters { waiter.resume() }
+        writeGateWaiters.resumeAll(with: .failure(closedError))
     }
 
     /// The error for whoever uses a closed connection.

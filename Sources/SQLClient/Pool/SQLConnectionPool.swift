@@ -65,13 +65,13 @@ public final class SQLConnectionPool: @unchecked Sendable {
     private let lock = NSLock()
     private var machine: PoolStateMachine
     private var connections: [ConnectionID: SQLConnection] = [:]
-    private var leaseWaiters: [LeaseID: CheckedContinuation<Lease, any Error>] = [:]
-    /// Grants and failures that came before their lease started waiting for them.
-    private var earlyResults: [LeaseID: Result<Lease, SQLClientError>] = [:]
+    /// Leases waiting for a connection (a grant or failure that comes first is kept). Its own lock.
+    private let leaseWaiters = WaiterQueue<LeaseID, Lease>()
     private var nextLeaseID: LeaseID = 0
     private var timer: (generation: UInt64, deadline: Duration, task: Task<Void, Never>)?
     private var timerGeneration: UInt64 = 0
-    private var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of ``close()`` waiting for the last connection to close. Its own lock.
+    private let closeWaiters = WaiterQueue<UInt64, Void>()
     private var acknowledgedResets: [ConnectionID: Int] = [:]
     private var resetsAcknowledged = 0
     /// Session recoveries seen on each connection, and their sum (``Metrics/sessionRecoveries``).
@@ -189,6 +189,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
                 }
             }
             if usable { return lease }
+            leaseWaiters.expect(id)   // waits again, first in line (before the machine can answer)
             handle { machine, now in machine.lendFailed(id, lease.connectionID, validation: validation, now: now) }
         }
     }
@@ -212,24 +213,19 @@ public final class SQLConnectionPool: @unchecked Sendable {
         }
     }
 
+    /// Waits for lease `id`'s grant (announced in `leaseWaiters` before; `enqueue`: asks the
+    /// machine first). Cancelled, the machine takes it out of its queue and fails it (a grant
+    /// that came first is kept: the connection is used and returned).
     private func waitForGrant(_ id: LeaseID, enqueue: Bool) async throws -> Lease {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, any Error>) in
-                handle { machine, now in
-                    if let early = earlyResults.removeValue(forKey: id) {
-                        continuation.resume(with: early)
-                        return []
-                    }
-                    leaseWaiters[id] = continuation
-                    if Task.isCancelled {
-                        return enqueue ? [.failLease(id, Self.cancelledError)] : machine.leaseCancelled(id, now: now)
-                    }
-                    return enqueue ? machine.leaseRequested(id, now: now) : []
-                }
+        if enqueue {
+            leaseWaiters.expect(id)
+            handle { machine, now in
+                Task.isCancelled ? [.failLease(id, Self.cancelledError)] : machine.leaseRequested(id, now: now)
             }
-        } onCancel: {
-            handle { machine, now in machine.leaseCancelled(id, now: now) }
         }
+        return try await leaseWaiters.wait(id, onCancel: {
+            self.handle { machine, now in machine.leaseCancelled(id, now: now) }
+        })
     }
 
     static let cancelledError = SQLClientError(.cancelled, "cancelled while waiting for a pooled connection")
@@ -250,16 +246,15 @@ public final class SQLConnectionPool: @unchecked Sendable {
     /// close at once, lent ones when they come back or, after ``Options/closeTimeout``, under
     /// their users. Returns once every connection is closed. Calling it again waits the same.
     public func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            handle { machine, now in
-                if machine.phase == .closed {
-                    continuation.resume()
-                    return []
-                }
-                closeWaiters.append(continuation)
-                return machine.closeRequested(now: now)
+        let key = closeWaiters.expectNext()
+        handle { machine, now in
+            if machine.phase == .closed {
+                closeWaiters.resume(key, with: .success(()))
+                return []
             }
+            return machine.closeRequested(now: now)
         }
+        _ = try? await closeWaiters.wait(key)
     }
 
     // MARK: - Metrics
@@ -282,10 +277,10 @@ public final class SQLConnectionPool: @unchecked Sendable {
     // MARK: - Performing the machine's actions
 
     private enum Effect {
-        case resume(CheckedContinuation<Lease, any Error>, Result<Lease, SQLClientError>)
+        case resume(LeaseID, Result<Lease, SQLClientError>)
         case connect(ConnectionID)
         case close(ConnectionID, SQLConnection?, PoolStateMachine.CloseReason)
-        case closed([CheckedContinuation<Void, Never>], Task<Void, Never>?)
+        case closed(Task<Void, Never>?)
         case leaseTimedOut(SQLClientError)
     }
 
@@ -301,26 +296,16 @@ public final class SQLConnectionPool: @unchecked Sendable {
                     guard let connection = connections[connectionID] else { continue }   // never: lent ones are stored
                     let granted = Lease(id: lease, connectionID: connectionID, connection: connection,
                                         reset: reset, validate: validate)
-                    if let waiter = leaseWaiters.removeValue(forKey: lease) {
-                        effects.append(.resume(waiter, .success(granted)))
-                    } else {
-                        earlyResults[lease] = .success(granted)
-                    }
+                    effects.append(.resume(lease, .success(granted)))
                 case .failLease(let lease, let error):
                     if error.code == .timeout { effects.append(.leaseTimedOut(error)) }
-                    if let waiter = leaseWaiters.removeValue(forKey: lease) {
-                        effects.append(.resume(waiter, .failure(error)))
-                    } else {
-                        earlyResults[lease] = .failure(error)
-                    }
+                    effects.append(.resume(lease, .failure(error)))
                 case .connect(let id):
                     effects.append(.connect(id))
                 case .close(let id, let reason):
                     effects.append(.close(id, connections[id], reason))
                 case .shutdownComplete:
-                    let waiters = closeWaiters
-                    closeWaiters = []
-                    effects.append(.closed(waiters, timer?.task))
+                    effects.append(.closed(timer?.task))
                     timer = nil
                 }
             }
@@ -332,16 +317,16 @@ public final class SQLConnectionPool: @unchecked Sendable {
 
     private func perform(_ effect: Effect) {
         switch effect {
-        case .resume(let continuation, let result):
-            continuation.resume(with: result)
+        case .resume(let lease, let result):
+            leaseWaiters.resume(lease, with: result.mapError { $0 })
         case .connect(let id):
             Task { await self.open(id) }
         case .close(let id, let connection, let reason):
             Task { await self.retire(id, connection, reason) }
-        case .closed(let waiters, let task):
+        case .closed(let task):
             task?.cancel()
             logger?.log(.info, .pool, "connection pool closed", metadata: [SQLLogEvent.Key.poolEvent: "poolClosed"])
-            for waiter in waiters { waiter.resume() }
+            closeWaiters.resumeAll(with: .success(()))
         case .leaseTimedOut(let error):
             logger?.log(.warning, .pool, error.message, metadata: [SQLLogEvent.Key.poolEvent: "leaseTimeout"])
         }

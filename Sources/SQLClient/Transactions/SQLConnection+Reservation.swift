@@ -25,35 +25,19 @@ extension SQLConnection {
     /// - Throws: `.connectionClosed` when the connection closes first; `.cancelled` when the
     ///   task is cancelled while waiting (the reservation is then given up).
     func reserve(_ key: ReservationID) async throws {
+        reservations.expect(key)   // before the machine can answer
         performNow(actions: machine.reserve(key))
-        if let early = earlyReservations.removeValue(forKey: key) {
-            if let error = early { throw error }
-            return
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                if Task.isCancelled {
-                    continuation.resume(throwing: SQLClientError(.cancelled, "cancelled while waiting for the connection"))
-                    Task { await self.release(key) }
-                    return
-                }
-                reservationWaiters[key] = continuation
-            }
-        } onCancel: {
-            Task { await self.cancelReservation(key) }
+        do {
+            try await reservations.wait(key, cancellingWith: SQLClientError(.cancelled, "cancelled while waiting for the connection"))
+        } catch {
+            release(key)   // given up (a granted reservation is never cancelled here: its grant came first)
+            throw error
         }
     }
 
     /// Ends reservation `key` (granted or still waiting): the next one, or the waiting requests, go on.
     func release(_ key: ReservationID) {
         performNow(actions: machine.release(key, now: clock.now()))
-    }
-
-    private func cancelReservation(_ key: ReservationID) {
-        if let waiter = reservationWaiters.removeValue(forKey: key) {
-            waiter.resume(throwing: SQLClientError(.cancelled, "cancelled while waiting for the connection"))
-        }
-        release(key)
     }
 
     private func performNow(actions: [ConnectionStateMachine.Action]) {

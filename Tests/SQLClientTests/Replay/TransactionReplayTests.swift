@@ -212,3 +212,37 @@ extension TransactionReplayTests {
         XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
     }
 }
+
+extension TransactionReplayTests {
+    /// A task waiting for the connection's reservation (another transaction holds it) and then
+    /// cancelled throws `.cancelled`, sends nothing, and leaves the queue: the holder commits and
+    /// the next request runs.
+    func testCancellingATransactionWaitingForTheConnection() async throws {
+        let (d, inTran) = (Self.handleDescriptor, DoneStatus.inTransaction)
+        let session = ReplaySession(name: "transaction-waiting-cancelled", exchanges: [
+            Self.tm("TM_BEGIN_XACT", [Self.env(.beginTransaction, new: d, old: []), RPCTokens.done(inTran)]),
+            Self.tm("TM_COMMIT_XACT", [Self.env(.commitTransaction, new: [], old: d), RPCTokens.done()]),
+            RPCTokens.batch("SELECT 'after'", [RPCTokens.done([.count], count: 1)]),
+        ])
+        let server = try RPCReplay.start(session)
+        defer { server.stop() }
+        let connection = try await RPCReplay.connect(server)
+        defer { Task { await connection.close() } }
+        try await connection.withTransaction { _ in
+            let waiting = Task.detached { try await connection.withTransaction { _ in XCTFail("granted while held") } }
+            while await connection.reservations.count == 0 { await Task.yield() }
+            waiting.cancel()
+            do {
+                try await waiting.value
+                XCTFail("the waiting transaction was not cancelled")
+            } catch let error as SQLClientError {
+                XCTAssertEqual(error.code, .cancelled, "\(error)")
+            }
+            let left = await connection.reservations.count
+            XCTAssertEqual(left, 0)
+        }
+        let after = try await connection.execute("SELECT 'after'")
+        XCTAssertEqual(after.rowsAffected, 1)
+        XCTAssertEqual(server.unmatchedRequests.map(\.description), [])
+    }
+}

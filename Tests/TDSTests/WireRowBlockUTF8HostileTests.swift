@@ -507,16 +507,16 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
     }
 
     /// nchar/nvarchar in any collation (Japanese 932, a UTF-8 collation, binary) are UTF-16 on
-    /// the wire and kept as UTF-8 in a block; a varchar in code page 932 or a sql_variant column
-    /// makes the result decoded as values (no block); the values the same either way.
+    /// the wire and kept as UTF-8 in a block; a varchar in code page 932 and a sql_variant are kept
+    /// as their wire bytes in the block too (issue 27 item 2); the values the same either way.
     func testCollationsAndVariantChooseTheShapeAndKeepTheValues() throws {
         let japanese = Collation(lcid: 0x0411, flags: [.ignoreCase])
         let utf8 = Collation(lcid: 0x0409, flags: [.utf8])
         let binary = Collation(lcid: 0x0409, flags: [.binary2])
         let text = "日本語テキスト 😀 é"
         for (types, wire) in [([TypeInfo.nvarchar(40, collation: japanese), .nchar(30, collation: utf8), .nvarchar(40, collation: binary)], true),
-                              ([.nvarchar(40, collation: japanese), .varchar(40, collation: japanese)], false),
-                              ([.nvarchar(40), .sqlVariant], false)] {
+                              ([.nvarchar(40, collation: japanese), .varchar(40, collation: japanese)], true),
+                              ([.nvarchar(40), .sqlVariant], true)] {
             let columns = types.enumerated().map { ColumnMetadata(flags: [.nullable], typeInfo: $1, name: "c\($0)") }
             let values: [SQLValue] = types.map { $0.type == .ssVariant ? .null : .string($0.type == .bigChar || $0.type == .bigVarChar ? "abc" : text) }
             var stream = ServerTokens.colMetadata(columns, version: .v7_4)

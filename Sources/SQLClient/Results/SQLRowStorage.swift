@@ -7,9 +7,9 @@ import TDS
 /// - `.wire`: the rows' wire bytes ([MS-TDS] 2.2.7.20 ROW, 2.2.7.15 NBCROW) with the offset of
 ///   every value (``WireRowBlock``; nchar/nvarchar already transcoded to UTF-8 by the scan),
 ///   checked when they were received and decoded only when read, in the reader's own thread: a
-///   String is made from its UTF-8 (or code page 1252), a binary value copied, when it is asked
-///   for. Results of fixed and bounded-size columns (no `max`, text, sql_variant or UDT column)
-///   arrive this way.
+///   String is made from its UTF-8 (or code page 1252, or the column's collation), a binary value
+///   copied, a sql_variant decoded, when it is asked for. Results of fixed and bounded-size
+///   columns (no `max`, text/ntext/image or UDT column) arrive this way.
 /// - `.values`: decoded values, row after row (every other result, rows that had to be read
 ///   incrementally, and rows built by code with ``SQLRow/init(columns:values:)``).
 @usableFromInline

@@ -699,9 +699,8 @@ public struct TokenStreamDecoder: Sendable {
     // MARK: - Rows as wire bytes
 
     /// An empty ``WireRowBlock`` for the rows of the current result, nil when they cannot be kept
-    /// as wire bytes (a PLP, text/ntext/image, sql_variant or UDT column, or varchar in a code
-    /// page other than 1252): then read them as values (``appendBufferedRows(to:limit:)``,
-    /// ``next(appendingRowValuesTo:)``).
+    /// as wire bytes (a PLP, text/ntext/image or UDT column): then read them as values
+    /// (``appendBufferedRows(to:limit:)``, ``next(appendingRowValuesTo:)``).
     public func makeWireRowBlock() -> WireRowBlock? {
         guard rowsTakeWirePath else { return nil }
         return WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)

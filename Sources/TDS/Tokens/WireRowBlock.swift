@@ -17,10 +17,11 @@ import Foundation
 /// Memory: the rows' wire bytes plus 4 bytes per value (a 4-byte `int` row takes 9 bytes, where a
 /// decoded ``SQLValue`` takes 48), nchar/nvarchar text as UTF-8 with a 2-byte header: half its
 /// UTF-16 bytes when it is ASCII, the same for Latin, Greek and Cyrillic, 1.5 times for CJK
-/// (3 bytes a unit; an emoji's surrogate pair takes 4). Only results whose columns are all of fixed or bounded size
-/// and decode without a lookup table take this shape (see
-/// ``TokenStreamDecoder/makeWireRowBlock()``): no PLP (`max`) or text/ntext/image column, no
-/// sql_variant, no varchar in a code page other than 1252; other results are decoded as values.
+/// (3 bytes a unit; an emoji's surrogate pair takes 4). Only results whose columns are all of
+/// bounded size take this shape (see ``TokenStreamDecoder/makeWireRowBlock()``): no PLP (`max`),
+/// text/ntext/image or UDT column; other results are decoded as values. A sql_variant, and a
+/// char/varchar in a code page other than 1252 (a UTF-8 collation included), is kept as its wire
+/// bytes and decoded by its codec when it is read (``SQLVariantCodec``, ``CharacterCodec``).
 public struct WireRowBlock: Sendable {
     /// The offset of a value the NBCROW null bitmap marks NULL (no bytes).
     static let nullOffset = UInt32.max
@@ -122,6 +123,10 @@ public struct WireRowBlock: Sendable {
     static func decodeScanned(_ c: WireColumn, at p: UnsafeRawPointer) -> SQLValue? {
         switch c.check {
         case .none: return p.load(as: UInt8.self) == 0 ? .null : nil
+        // NULL read here; any other value by its codec through the full decoder (decodeChecked).
+        case .variant: return SQLVariantCodec.isNull(at: p) ? .null : nil
+        case .codePageUShortLength: return UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)) == 0xFFFF ? .null : nil
+        case .codePageByteLength: return p.load(as: UInt8.self) == 0 ? .null : nil
         case .datetime: return DateTimeCodec.scannedValue(at: p, count: 8)   // FIXEDLEN: no length byte
         case .smallDateTime: return DateTimeCodec.scannedValue(at: p, count: 4)
         default: break
@@ -136,12 +141,15 @@ public struct WireRowBlock: Sendable {
         case .time: return DateTime73Codec.scannedTime(at: p + 1, timeLength: c.timeLength, scale: c.scale)
         case .datetimeOffset: return DateTime73Codec.scannedDateTimeOffsetValue(at: p + 1, timeLength: c.timeLength, scale: c.scale)
         case .datetimeN: return DateTimeCodec.scannedValue(at: p + 1, count: n)
-        case .none, .datetime, .smallDateTime: return nil
+        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength: return nil
         }
     }
 
-    /// A `.decode` value the scan left to the full decoder (rare: a widened decimal magnitude),
-    /// through it; checked when the row was appended with the same decoder, so it cannot fail.
+    /// A `.decode` value the scan left to the full decoder (a widened decimal magnitude, a
+    /// sql_variant, which ``SQLVariantCodec/read(from:)`` reads in place, a char/varchar in a code
+    /// page other than 1252, which ``CharacterCodec/readSingleByte(from:count:collation:)`` decodes
+    /// with the column's collation), through it; checked when the row was appended with the same
+    /// decoder, so it cannot fail.
     @inline(never)
     func decodeChecked(column: Int, offset: Int) -> SQLValue {
         var reader = ByteReader(bytes, start: offset)
@@ -267,7 +275,7 @@ struct WireColumn: Sendable {
         /// straight from the bytes (``WireColumn/checkedSize(at:available:)``) and read without
         /// checks (``WireRowBlock/decodeScanned(_:at:)``), the rest by the full decoder.
         case decode
-        /// Not kept as wire bytes (PLP, text/ntext/image, sql_variant, other code pages, unknown).
+        /// Not kept as wire bytes (PLP, text/ntext/image, UDT, unknown).
         case unsupported
     }
 
@@ -303,6 +311,15 @@ struct WireColumn: Sendable {
         case decimal, date, time, datetime2, datetimeOffset
         /// DATETIME (FIXEDLEN 8), DATETIM4 (FIXEDLEN 4), DATETIMN (BYTELEN 4 or 8).
         case datetime, smallDateTime, datetimeN
+        /// sql_variant (LONGLEN, 0 for NULL): NULL and a base type whose data cannot be invalid
+        /// accepted by the scan (``SQLVariantCodec/checkedSize(at:available:)``), any other value
+        /// checked by ``SQLVariantCodec/read(from:)`` (the full decoder); read by it.
+        case variant
+        /// CHAR, VARCHAR (BYTELEN) and BIGCHAR, BIGVARCHAR (USHORTLEN, 0xFFFF for NULL) in a code
+        /// page other than 1252: NULL and all-ASCII text accepted by the scan
+        /// (``CharacterCodec/checkedCodePageSize(at:available:prefix:declared:)``), any other value
+        /// checked by the full decoder; read with the column's collation.
+        case codePageByteLength, codePageUShortLength
     }
 
     /// Whether a row of these columns can be kept as wire bytes (none is `.unsupported`).
@@ -325,12 +342,12 @@ struct WireColumn: Sendable {
             case .varbinary, .binary:   // legacy
                 kind = .byteLength; allowed = BinaryCodec.byteLengths
             case .varchar, .char:   // legacy
-                if CharacterCodec.keepsSingleByteText(l.collation) { kind = .byteLength; allowed = CharacterCodec.byteLengths }
+                if CharacterCodec.keepsSingleByteText(l.collation) { kind = .byteLength; allowed = CharacterCodec.byteLengths } else { kind = .decode }
             case .nvarchar, .nchar: kind = .utf16
             case .bigVarBinary, .bigBinary: kind = .ushortBytes
             case .bigVarChar, .bigChar:
-                if CharacterCodec.keepsSingleByteText(l.collation) { kind = .ushortBytes }
-            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN:
+                kind = CharacterCodec.keepsSingleByteText(l.collation) ? .ushortBytes : .decode
+            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .ssVariant:
                 kind = .decode
             default: break
             }
@@ -355,6 +372,9 @@ struct WireColumn: Sendable {
             case .datetime: check = .datetime
             case .datetim4: check = .smallDateTime
             case .datetimN: check = .datetimeN
+            case .ssVariant: check = .variant
+            case .varchar, .char: check = .codePageByteLength
+            case .bigVarChar, .bigChar: check = .codePageUShortLength
             default: break
             }
         }
@@ -388,6 +408,9 @@ struct WireColumn: Sendable {
             return available >= 8 && DateTimeCodec.isValid(at: p, count: 8) ? 8 : 0
         case .smallDateTime:
             return available >= 4 && DateTimeCodec.isValid(at: p, count: 4) ? 4 : 0
+        case .variant: return SQLVariantCodec.checkedSize(at: p, available: available)
+        case .codePageByteLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 1, declared: declared)
+        case .codePageUShortLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 2, declared: 0)
         default: break
         }
         let n = Int(u8(0))
@@ -406,7 +429,7 @@ struct WireColumn: Sendable {
             return DateTime73Codec.isDateTimeOffset(at: p + 1, count: n, self) ? 1 + n : 0
         case .datetimeN:
             return DateTimeCodec.isValid(at: p + 1, count: n) ? 1 + n : 0
-        case .none, .datetime, .smallDateTime:
+        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength:
             return 0
         }
     }
@@ -418,8 +441,13 @@ struct WireColumn: Sendable {
         case .byteLength: return bytes[offset] == 0
         case .utf16, .ushortBytes: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
         case .decode:
-            // Every `.decode` type is BYTELEN except DATETIME and DATETIM4 (fixed, never NULL).
-            return type != .datetime && type != .datetim4 && bytes[offset] == 0
+            switch check {
+            case .variant: return bytes[offset ..< offset + 4].allSatisfy { $0 == 0 }   // LONGLEN 0
+            case .codePageUShortLength: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
+            default:
+                // Every other `.decode` type is BYTELEN except DATETIME and DATETIM4 (fixed, never NULL).
+                return type != .datetime && type != .datetim4 && bytes[offset] == 0
+            }
         case .unsupported: return false
         }
     }

@@ -13,10 +13,35 @@ enum CharacterCodec {
     /// CHAR's and VARCHAR's BYTELEN values the row scan accepts: any length (bit 0: NULL).
     static let byteLengths: UInt64 = ~0
 
-    /// Whether a row block keeps char/varchar values of `collation` as their wire bytes: code
-    /// page 1252 (or no collation), which decodes without a table; any other code page is
-    /// decoded as values.
+    /// Whether a row block reads char/varchar values of `collation` straight from their bytes
+    /// (``WireColumn/Kind/byteLength``, ``WireColumn/Kind/ushortBytes``): code page 1252 (or no
+    /// collation), which decodes without a table and cannot be invalid; any other code page
+    /// (UTF-8 included) is kept as its wire bytes too, checked by the scan and decoded with the
+    /// collation when read (``checkedCodePageSize(at:available:prefix:declared:)``).
     static func keepsSingleByteText(_ collation: Collation?) -> Bool { (collation?.codePage ?? 1252) == 1252 }
+
+    /// The row scan's check of a char/varchar value in a code page other than 1252 (kept in the
+    /// block as its wire bytes, ``WireColumn/Check/codePageByteLength``): the value at `p`, its
+    /// length in a `prefix`-byte field (1: BYTELEN, 0 for NULL; 2: USHORTLEN, 0xFFFF for NULL),
+    /// `available` bytes readable. Its byte count (prefix included) for NULL or text that is all
+    /// ASCII (which ``readSingleByte(from:count:collation:)`` decodes in every code page); 0 for
+    /// any other text, a value not all there, or (BYTELEN) longer than `declared` (when not 0): the
+    /// scan then checks it with the full decoder.
+    static func checkedCodePageSize(at p: UnsafeRawPointer, available: Int, prefix: Int, declared: Int) -> Int {
+        guard available >= prefix else { return 0 }
+        let n: Int
+        if prefix == 1 {
+            n = Int(p.load(as: UInt8.self))
+            if n == 0 { return 1 }
+            guard declared <= 0 || n <= declared else { return 0 }
+        } else {
+            n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+            if n == 0xFFFF { return 2 }
+        }
+        guard available - prefix >= n else { return 0 }
+        let text = UnsafeRawBufferPointer(start: p + prefix, count: n)
+        return text.allSatisfy({ $0 < 0x80 }) ? prefix + n : 0
+    }
 
     /// The value of the `n` code page 1252 bytes at `p`: `.string`.
     @inline(__always)

@@ -2,9 +2,40 @@
 /// its base type byte, the count of property bytes, the base type's properties (precision and
 /// scale, scale, maximum length, collation), then the data, which the base type's codec decodes).
 ///
-/// Not kept in row blocks (``WireColumn/Kind/unsupported``): values are decoded by the token
-/// decoder, through ``read(from:)``.
+/// Kept in row blocks as its wire bytes (``WireColumn/Check/variant``): the row scan accepts in
+/// place a NULL and a value whose data cannot be invalid (``checkedSize(at:available:)``) and
+/// checks any other value with ``read(from:)``, the token decoder's read (so a hostile value gives
+/// the same error, at the same offset, from the token decoder: the scan stops before its row); the
+/// block reads every value with ``read(from:)``, in place.
 enum SQLVariantCodec {
+    /// Whether the sql_variant at `p` (4 bytes readable) is NULL (a LONGLEN of 0).
+    @inline(__always)
+    static func isNull(at p: UnsafeRawPointer) -> Bool {
+        p.loadUnaligned(as: UInt32.self) == 0
+    }
+
+    /// The row scan's check of the sql_variant at `p`, `available` bytes readable: its byte count
+    /// (the 4-byte length included) for NULL, or for a base type whose data cannot be invalid
+    /// (tinyint, smallint, int, bigint, bit, real, float, money, smallmoney, uniqueidentifier: no
+    /// property bytes, exactly the type's size of data), which ``read(from:)`` accepts; 0 for any
+    /// other value or one not all there (the scan then checks it with ``read(from:)``).
+    static func checkedSize(at p: UnsafeRawPointer, available: Int) -> Int {
+        guard available >= 4 else { return 0 }
+        let total = Int(UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))
+        if total == 0 { return 4 }
+        guard total <= available - 4, total >= 2, p.load(fromByteOffset: 5, as: UInt8.self) == 0 else { return 0 }
+        let base = TDSDataType(p.load(fromByteOffset: 4, as: UInt8.self))
+        let size: Int
+        switch base {
+        case .int1, .bit, .int2, .int4, .int8, .flt4, .flt8, .money, .money4:
+            guard case .fixed(let n)? = base.lengthKind else { return 0 }
+            size = n
+        case .guid: size = 16
+        default: return 0
+        }
+        return total == 2 + size ? 4 + total : 0
+    }
+
     /// The value of the LONGLEN sql_variant at `reader`'s position: `.null` for a length of 0,
     /// else `.variant`.
     /// - Throws: `.truncated` when the value's bytes are not all there, `.invalidLength` for a

@@ -166,6 +166,9 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: @unchecked S
     func wait(_ key: Key, isolation: isolated (any Actor)? = #isolation, cancellingWith error: (any Error)? = nil,
               onCancel: (@Sendable () -> Void)? = nil) async throws -> Value {
         if let early = takeEarly(key) { return try early.get() }
+        // Announced now if it was not: a cancellation that comes before it parks then finds
+        // its slot (and is what it returns), instead of missing it and leaving it parked.
+        expect(key)
         if error == nil, onCancel == nil {
             return try await withCheckedThrowingContinuation(isolation: isolation) { park(key, $0) }
         }

@@ -152,6 +152,19 @@ final class WaiterQueueTests: XCTestCase {
         XCTAssertFalse(queue.resume(1, with: .success(1)))
     }
 
+    /// A waiter that never announced itself and is cancelled before it parks throws too (the
+    /// wait announces it first), instead of parking until somebody resumes it.
+    func testAnUnannouncedWaiterCancelledBeforeItParksThrowsAtOnce() async {
+        let queue = WaiterQueue<Int, Int>()
+        let task = Task { () throws -> Int in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await queue.wait(1, cancellingWith: Failure(name: "cancelled"))
+        }
+        let thrown = await failure(of: task)
+        XCTAssertEqual(thrown, Failure(name: "cancelled"))
+        XCTAssertEqual(queue.count, 0)
+    }
+
     func testACancelAfterTheResumeKeepsTheResult() async throws {
         let queue = WaiterQueue<Int, Int>()
         queue.expect(1)

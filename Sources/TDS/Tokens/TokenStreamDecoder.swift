@@ -113,6 +113,10 @@ public struct TokenStreamDecoder: Sendable {
     /// A column of the current result is nchar or nvarchar (``WireColumn/Kind/utf16``): the row
     /// scan transcodes it into the block rather than copying the run whole.
     private var rowsHaveText = false
+    /// A ROW/NBCROW of the current result being read by its scan state into block form (one the
+    /// run of whole rows cannot take: see ``appendBufferedRows(to:limit:byteLimit:)``); whole
+    /// once ``WireRowProgress/isComplete``, until it is taken.
+    private var wireRow: WireRowProgress?
     /// A row being read as parts (``nextPart()``).
     private var streamRow: RowProgress?
     /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
@@ -186,7 +190,7 @@ public struct TokenStreamDecoder: Sendable {
         self.rowLayouts = rowTypes.map(ValueLayout.init)
         self.rowsTakeFastPath = !rowTypes.isEmpty && !rowTypes.contains { $0.isPLP || $0.type.isLegacyLOB }
         self.wireColumns = rowLayouts.map(WireColumn.init)
-        self.rowsTakeWirePath = WireColumn.supports(wireColumns)
+        self.rowsTakeWirePath = !wireColumns.isEmpty
         self.rowsHaveText = wireColumns.contains { $0.kind == .utf16 }
         self.resultNumber &+= 1
     }
@@ -259,7 +263,7 @@ public struct TokenStreamDecoder: Sendable {
     @discardableResult
     public mutating func finish() throws(TDSDecodingError) -> Token? {
         if let failure { throw failure }
-        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, pendingRow == nil,
+        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, pendingRow == nil, wireRow == nil,
            pendingTokens.isEmpty, buffer.count - readIndex == 9,
            [TokenType.done, .doneProc, .doneInProc].contains(TokenType(rawValue: buffer[readIndex])) {
             let type = TokenType(rawValue: buffer[readIndex])
@@ -282,6 +286,12 @@ public struct TokenStreamDecoder: Sendable {
         if let pending = pendingRow {
             let e = TDSDecodingError(.truncated, offset: pending.progress.tokenStart, context: pending.type.name,
                                      "the message ended inside the token (at column \(pending.progress.index + 1) of \(types(of: pending).count))")
+            failure = e
+            throw e
+        }
+        if let pending = wireRow, !pending.isComplete {
+            let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: pending.type.name,
+                                     "the message ended inside the token (at column \(pending.index + 1) of \(rowTypes.count))")
             failure = e
             throw e
         }
@@ -327,6 +337,7 @@ public struct TokenStreamDecoder: Sendable {
     // MARK: - Decoding
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
+        if wireRow != nil { return try advanceWireRow() ? takeWireRowToken() : nil }
         if pendingRow != nil { return try continueRow() }
         if !pendingTokens.isEmpty { return try continuePendingToken() }
         guard readIndex < buffer.count else { return nil }
@@ -334,7 +345,6 @@ public struct TokenStreamDecoder: Sendable {
         let type = TokenType(rawValue: buffer[readIndex])
         switch type {
         case .row, .nbcRow:
-            if rowsTakeFastPath, let token = fastRow(type) { return token }
             return try startRow(type)
         case .altRow:
             return try startRow(type)
@@ -641,7 +651,7 @@ public struct TokenStreamDecoder: Sendable {
                 queue(&progress, done: done)
                 return takeQueuedPart()
             }
-            if pendingRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty {
+            if pendingRow == nil, wireRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
                     let tokenStart = bufferBase + readIndex
@@ -739,6 +749,79 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
         guard failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeWirePath,
               block.result == resultNumber else { return (0, .incremental) }
+        var total = 0
+        while true {
+            if wireRow == nil {
+                let (rows, end) = scanRun(to: &block, limit: limit - total, byteLimit: byteLimit)
+                total += rows
+                guard end == .incremental else { return (total, end) }
+                // A row the run cannot take whole: read by its scan state.
+                guard total < limit, block.byteCount < byteLimit else { return (total, .limit) }
+                let type = TokenType(rawValue: buffer[readIndex])
+                let bitmapCount = type == .nbcRow ? (rowLayouts.count + 7) >> 3 : 0
+                guard buffer.count - readIndex > bitmapCount else { return (total, .needBytes) }
+                let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + bitmapCount)]) : []
+                wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, maximumValueSize: options.maximumValueSize)
+                readIndex += 1 + bitmapCount
+                waitingAtCount = -1
+            }
+            do throws(TDSDecodingError) {
+                guard try advanceWireRow() else { return (total, .needBytes) }
+            } catch {
+                return (total, .incremental)   // next() throws it
+            }
+            // Whole: into the block, unless it would pass the 4 GiB its offsets address.
+            guard var row = wireRow else { return (total, .incremental) }
+            if !block.isEmpty, block.byteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
+            wireRow = nil
+            let (bytes, offsets) = row.take()
+            block.appendRow(bytes, offsets: offsets)
+            total += 1
+            if total >= limit || block.byteCount >= byteLimit { return (total, .limit) }
+        }
+    }
+
+    /// Advances the row being read by its scan state (``WireRowProgress``) over the buffer,
+    /// consuming what it read: true when the row is whole (it stays in `wireRow` to be taken).
+    /// - Throws: the row's error (the decoder is then failed).
+    private mutating func advanceWireRow() throws(TDSDecodingError) -> Bool {
+        guard var row = wireRow else { return false }
+        if row.isComplete { return true }
+        if buffer.count == waitingAtCount { return false }
+        wireRow = nil   // keep its bytes uniquely referenced while they grow
+        var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
+        let done: Bool
+        do throws(TDSDecodingError) {
+            done = try wireColumns.withUnsafeBufferPointer { (cols) throws(TDSDecodingError) -> Bool in
+                try rowLayouts.withUnsafeBufferPointer { (layouts) throws(TDSDecodingError) -> Bool in
+                    try row.advance(&reader, columns: cols, layouts: layouts)
+                }
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        readIndex = reader.offset
+        waitingAtCount = done ? -1 : buffer.count
+        wireRow = row
+        return done
+    }
+
+    /// The whole row that ``advanceWireRow()`` read, as a token (a row read by ``next()``).
+    private mutating func takeWireRowToken() -> Token? {
+        guard var row = wireRow else { return nil }
+        wireRow = nil
+        var block = WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
+        let type = row.type
+        let (bytes, offsets) = row.take()
+        block.appendRow(bytes, offsets: offsets)
+        let values = block.values(row: 0)
+        return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
+    }
+
+    /// ``appendBufferedRows(to:limit:byteLimit:)``'s run of whole rows, in one pass: stops
+    /// `.incremental` at a row it cannot take whole.
+    private mutating func scanRun(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
         if readIndex >= buffer.count { return (0, .needBytes) }
         var scratch: [UInt32] = []
         swap(&scratch, &offsetScratch)
@@ -793,41 +876,16 @@ public struct TokenStreamDecoder: Sendable {
                                 }
                                 let at = j
                                 let col = cols.baseAddress.unsafelyUnwrapped + c   // read in place: no copy of the column per value
-                                switch col.pointee.kind {
-                                case .fixed:
-                                    guard n - j >= col.pointee.size else { stop = .needBytes; break columns }
-                                    j += col.pointee.size
-                                case .byteLength:
-                                    guard j < n else { stop = .needBytes; break columns }
-                                    let len = Int(p[j])
-                                    if len != 0 {
-                                        if col.pointee.allowed != ~0 {
-                                            guard len < 64, col.pointee.allowed & (1 << UInt64(len)) != 0 else { stop = .incremental; break columns }
-                                        }
-                                        guard col.pointee.declared == 0 || len <= col.pointee.declared else { stop = .incremental; break columns }
-                                    }
-                                    guard n - j - 1 >= len else { stop = .needBytes; break columns }
-                                    j += 1 + len
-                                case .utf16, .ushortBytes:
-                                    guard n - j >= 2 else { stop = .needBytes; break columns }
-                                    let len = Int(p[j]) | Int(p[j + 1]) << 8
-                                    if len == 0xFFFF { j += 2; break }
-                                    guard n - j - 2 >= len else { stop = .needBytes; break columns }
-                                    if col.pointee.kind == .utf16 {
-                                        // Transcoded (and so checked) below, as it is copied.
-                                        guard len & 1 == 0, len <= TokenStreamDecoder.wireTextLimit else { stop = .incremental; break columns }
-                                        growth &+= len >> 1
-                                    }
-                                    j += 2 + len
-                                case .decode:
-                                    // The common case checked straight from the bytes; the rest
-                                    // (incomplete, malformed, rare) by the full decoder.
-                                    guard j < n else { stop = .needBytes; break columns }
-                                    let size = col.pointee.checkedSize(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j)
-                                    if size > 0 {
-                                        j += size
-                                        break
-                                    }
+                                let size = col.pointee.scannedSize(p.baseAddress.unsafelyUnwrapped, at: j, end: n)
+                                if size >= 0 {
+                                    // Transcoded (and so checked) below, as it is copied.
+                                    if col.pointee.kind == .utf16 { growth &+= (size &- 2) >> 1 }
+                                    j += size
+                                } else if size == WireColumn.needsBytes {
+                                    stop = .needBytes
+                                    break columns
+                                } else if col.pointee.kind == .decode {
+                                    // The rest (malformed, rare) by the full decoder.
                                     reader.offset = j
                                     do throws(TDSDecodingError) {
                                         _ = try layouts[c].decodeValue(from: &reader)
@@ -836,7 +894,7 @@ public struct TokenStreamDecoder: Sendable {
                                         stop = error.code == .truncated ? .needBytes : .incremental
                                         break columns
                                     }
-                                case .unsupported:
+                                } else {
                                     stop = .incremental
                                     break columns
                                 }

@@ -112,6 +112,7 @@ public struct WireRowBlock: Sendable {
             if let v = WireRowBlock.decodeScanned(kind, at: base + offset) { return v }
             return decodeChecked(column: column, offset: offset)
         }
+        if kind.kind == .large { return largeValue(kind, column: column, at: base + offset, offset: offset) }
         return WireRowBlock.decode(kind, at: base + offset)
     }
 
@@ -125,7 +126,7 @@ public struct WireRowBlock: Sendable {
         case .none: return p.load(as: UInt8.self) == 0 ? .null : nil
         // NULL read here; any other value by its codec through the full decoder (decodeChecked).
         case .variant: return SQLVariantCodec.isNull(at: p) ? .null : nil
-        case .codePageUShortLength: return UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)) == 0xFFFF ? .null : nil
+        case .codePageUShortLength, .vector: return UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)) == 0xFFFF ? .null : nil
         case .codePageByteLength: return p.load(as: UInt8.self) == 0 ? .null : nil
         case .datetime: return DateTimeCodec.scannedValue(at: p, count: 8)   // FIXEDLEN: no length byte
         case .smallDateTime: return DateTimeCodec.scannedValue(at: p, count: 4)
@@ -141,7 +142,7 @@ public struct WireRowBlock: Sendable {
         case .time: return DateTime73Codec.scannedTime(at: p + 1, timeLength: c.timeLength, scale: c.scale)
         case .datetimeOffset: return DateTime73Codec.scannedDateTimeOffsetValue(at: p + 1, timeLength: c.timeLength, scale: c.scale)
         case .datetimeN: return DateTimeCodec.scannedValue(at: p + 1, count: n)
-        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength: return nil
+        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength, .vector: return nil
         }
     }
 
@@ -218,11 +219,35 @@ public struct WireRowBlock: Sendable {
             if n == 0xFFFF { return .null }
             if c.type == .bigVarChar || c.type == .bigChar { return CharacterCodec.cp1252Value(at: p + 2, count: n) }
             return BinaryCodec.value(at: p + 2, count: n)
-        case .decode, .unsupported:
+        case .decode, .large, .unsupported:
             return .null
         }
     }
 
+    /// A ``WireColumn/Kind/large`` value at `p` (`offset` of the bytes), read by its family's
+    /// codec from its assembled bytes (see ``WireColumn/Kind/large`` for the header). Checked when
+    /// the row was appended, so it cannot fail.
+    @inline(never)
+    func largeValue(_ c: WireColumn, column: Int, at p: UnsafeRawPointer, offset: Int) -> SQLValue {
+        let n = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))
+        if n == WireColumn.largeNull { return .null }
+        let count = Int(n), data = p + WireColumn.largeHeaderSize
+        let form = p.load(fromByteOffset: 4, as: UInt8.self)
+        switch c.type {
+        case .bigVarBinary, .image: return BinaryCodec.value(at: data, count: count)
+        case .udt: return UDTCodec.value(at: data, count: count)
+        case .json: return JSONCodec.value(at: data, count: count)
+        case .nvarchar, .ntext, .xml:
+            if form != WireColumn.LargeForm.raw.rawValue {
+                let s = CharacterCodec.largeString(form, at: p)
+                return c.type == .xml ? .xml(s) : .string(s)
+            }
+        default: break
+        }
+        // Code page text (and raw UTF-16, which the scan does not write): by the token decoder's codec.
+        var reader = ByteReader(bytes, start: offset + WireColumn.largeHeaderSize)
+        return (try? layouts[column].decodeData(from: &reader, count: count, baseScale: layouts[column].scale)) ?? .null
+    }
     /// Whether the value of `column` in `row` is NULL, without decoding it.
     public func isNull(row: Int, column: Int) -> Bool {
         let o = offsets[row &* columnCount &+ column]
@@ -240,6 +265,21 @@ public struct WireRowBlock: Sendable {
     mutating func append(_ source: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, offsets new: ArraySlice<UInt32>) {
         let base = UInt32(truncatingIfNeeded: bytes.count)
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start ..< start + count]))
+        offsets.reserveCapacity(offsets.count + new.count)
+        for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
+    }
+
+    /// Appends one row assembled by ``WireRowProgress`` (`offsets` relative to `row`'s start);
+    /// used by the decoder only. Into an empty block the row's bytes are moved, not copied (a
+    /// 100 MB value is held once).
+    mutating func appendRow(_ row: [UInt8], offsets new: [UInt32]) {
+        if offsets.isEmpty && bytes.isEmpty {
+            bytes = row
+            offsets.append(contentsOf: new)
+            return
+        }
+        let base = UInt32(truncatingIfNeeded: bytes.count)
+        bytes.append(contentsOf: row)
         offsets.reserveCapacity(offsets.count + new.count)
         for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
     }
@@ -266,8 +306,10 @@ struct WireColumn: Sendable {
         /// (nchar, nvarchar). Kept in the block as UTF-8, transcoded by the scan: a 2-byte
         /// little-endian header, 0xFFFF for NULL, else bit 15 set when every byte is ASCII and
         /// bits 0-14 the UTF-8 byte count, then the bytes. A value of n UTF-16 units takes n to
-        /// 3n UTF-8 bytes (an nvarchar(4000) at most 12,000 bytes); the scan reads values of more
-        /// than ``TokenStreamDecoder/wireTextLimit`` bytes incrementally.
+        /// 3n UTF-8 bytes (an nvarchar(4000) at most 12,000 bytes). A value of more than
+        /// ``TokenStreamDecoder/wireTextLimit`` bytes (SQL Server sends none) is read by the row's
+        /// scan state (``WireRowProgress``) and kept in the long form: the header's count 0x7FFF
+        /// (``CharacterCodec/utf16LongForm``), then a 4-byte count and the bytes.
         case utf16
         /// A 2-byte length (0xFFFF = NULL) then bytes that cannot be invalid (binary, code page 1252 text).
         case ushortBytes
@@ -275,7 +317,13 @@ struct WireColumn: Sendable {
         /// straight from the bytes (``WireColumn/checkedSize(at:available:)``) and read without
         /// checks (``WireRowBlock/decodeScanned(_:at:)``), the rest by the full decoder.
         case decode
-        /// Not kept as wire bytes (PLP, text/ntext/image, UDT, unknown).
+        /// A large value, assembled by the scan (``WireRowProgress``): on the wire a PLP value
+        /// ([MS-TDS] 2.2.5.2.3: varchar(max), nvarchar(max), varbinary(max), xml, UDT, json) or a
+        /// text/ntext/image value (TextPtr, Timestamp, LONG length, data). In the block: a 4-byte
+        /// little-endian byte count (``WireColumn/largeNull`` for NULL: PLP_NULL, a TextPtr length
+        /// of 0), a byte of ``LargeForm`` (how the bytes are kept), then the bytes, contiguous.
+        case large
+        /// Not kept as wire bytes (a type [MS-TDS] does not define: its decoder refuses it).
         case unsupported
     }
 
@@ -320,17 +368,32 @@ struct WireColumn: Sendable {
         /// (``CharacterCodec/checkedCodePageSize(at:available:prefix:declared:)``), any other value
         /// checked by the full decoder; read with the column's collation.
         case codePageByteLength, codePageUShortLength
+        /// vector (USHORTLEN, 0xFFFF for NULL): NULL accepted by the scan, any other value checked
+        /// by the full decoder (``SQLVector/decode(from:count:declaredLength:declaredElement:)``), read by it.
+        case vector
     }
 
-    /// Whether a row of these columns can be kept as wire bytes (none is `.unsupported`).
-    static func supports(_ columns: [WireColumn]) -> Bool {
-        !columns.isEmpty && !columns.contains { $0.kind == .unsupported }
+    /// The byte count of a `.large` NULL.
+    static let largeNull = UInt32.max
+    /// A `.large` value's header: its byte count (4 bytes) and its ``LargeForm`` (1).
+    static let largeHeaderSize = 5
+
+    /// How a `.large` value's bytes are kept.
+    enum LargeForm: UInt8 {
+        /// As on the wire, chunks concatenated (binary, UDT, json's UTF-8, code page text).
+        case raw = 0
+        /// UTF-16LE text (nvarchar(max), ntext, xml) transcoded to UTF-8 by the scan.
+        case utf8 = 1
+        /// Likewise, every byte ASCII.
+        case utf8ASCII = 2
     }
 
     init(_ l: ValueLayout) {
         var kind = Kind.unsupported, size = 0, allowed: UInt64 = 0
         let declared = l.length
-        if !l.isPLP {
+        if l.isPLP || l.type == .text || l.type == .ntext || l.type == .image {
+            kind = .large
+        } else {
             switch l.type {
             case .int1, .int2, .int4, .int8, .bit, .flt4, .flt8, .money4, .money, .null:
                 if case .fixed(let n)? = l.type.lengthKind { kind = .fixed; size = n }
@@ -347,7 +410,7 @@ struct WireColumn: Sendable {
             case .bigVarBinary, .bigBinary: kind = .ushortBytes
             case .bigVarChar, .bigChar:
                 kind = CharacterCodec.keepsSingleByteText(l.collation) ? .ushortBytes : .decode
-            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .ssVariant:
+            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .ssVariant, .vector:
                 kind = .decode
             default: break
             }
@@ -375,6 +438,7 @@ struct WireColumn: Sendable {
             case .ssVariant: check = .variant
             case .varchar, .char: check = .codePageByteLength
             case .bigVarChar, .bigChar: check = .codePageUShortLength
+            case .vector: check = .vector
             default: break
             }
         }
@@ -386,6 +450,53 @@ struct WireColumn: Sendable {
         self.precision = l.precision
         self.scale = l.scale
     }
+
+    /// The row scan's rule for one value of this column at `j` of the `n` bytes at `p` (shared by
+    /// the run of whole rows, ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``, and the
+    /// scan state of a row it cannot take whole, ``WireRowProgress``): its byte count (length
+    /// prefix included, 0 for NULLTYPE); ``needsBytes`` when it is not all there; ``notScanned``
+    /// when the scan does not take it: malformed (a length its type refuses, an odd UTF-16 byte
+    /// count), an nchar/nvarchar longer than ``TokenStreamDecoder/wireTextLimit``, a `.decode`
+    /// value ``checkedSize(at:available:)`` declines (the caller then checks it with the full
+    /// decoder), a `.large` or `.unsupported` one. An nchar/nvarchar value's UTF-16 is not checked
+    /// here (its transcoder checks it).
+    @inline(__always)
+    func scannedSize(_ p: UnsafePointer<UInt8>, at j: Int, end n: Int) -> Int {
+        switch kind {
+        case .fixed:
+            return n - j >= size ? size : WireColumn.needsBytes
+        case .byteLength:
+            guard j < n else { return WireColumn.needsBytes }
+            let len = Int(p[j])
+            if len != 0 {
+                if allowed != ~0 {
+                    guard len < 64, allowed & (1 << UInt64(len)) != 0 else { return WireColumn.notScanned }
+                }
+                guard declared == 0 || len <= declared else { return WireColumn.notScanned }
+            }
+            return n - j - 1 >= len ? 1 + len : WireColumn.needsBytes
+        case .utf16, .ushortBytes:
+            guard n - j >= 2 else { return WireColumn.needsBytes }
+            let len = Int(p[j]) | Int(p[j + 1]) << 8
+            if len == 0xFFFF { return 2 }
+            guard n - j - 2 >= len else { return WireColumn.needsBytes }
+            if kind == .utf16 {
+                guard len & 1 == 0, len <= TokenStreamDecoder.wireTextLimit else { return WireColumn.notScanned }
+            }
+            return 2 + len
+        case .decode:
+            guard j < n else { return WireColumn.needsBytes }
+            let size = checkedSize(at: UnsafeRawPointer(p) + j, available: n - j)
+            return size > 0 ? size : WireColumn.notScanned
+        case .large, .unsupported:
+            return WireColumn.notScanned
+        }
+    }
+
+    /// ``scannedSize(_:at:end:)``: the value is not all there.
+    static let needsBytes = -1
+    /// ``scannedSize(_:at:end:)``: the scan does not take the value.
+    static let notScanned = -2
 
     /// The byte count (length byte included) of the `.decode` value at `p`, `available` bytes
     /// readable (at least 1), when it is the common case that
@@ -411,6 +522,7 @@ struct WireColumn: Sendable {
         case .variant: return SQLVariantCodec.checkedSize(at: p, available: available)
         case .codePageByteLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 1, declared: declared)
         case .codePageUShortLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 2, declared: 0)
+        case .vector: return available >= 2 && UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)) == 0xFFFF ? 2 : 0
         default: break
         }
         let n = Int(u8(0))
@@ -429,7 +541,7 @@ struct WireColumn: Sendable {
             return DateTime73Codec.isDateTimeOffset(at: p + 1, count: n, self) ? 1 + n : 0
         case .datetimeN:
             return DateTimeCodec.isValid(at: p + 1, count: n) ? 1 + n : 0
-        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength:
+        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength, .vector:
             return 0
         }
     }
@@ -440,10 +552,11 @@ struct WireColumn: Sendable {
         case .fixed: return size == 0
         case .byteLength: return bytes[offset] == 0
         case .utf16, .ushortBytes: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
+        case .large: return bytes[offset ..< offset + 4].allSatisfy { $0 == 0xFF }   // largeNull
         case .decode:
             switch check {
             case .variant: return bytes[offset ..< offset + 4].allSatisfy { $0 == 0 }   // LONGLEN 0
-            case .codePageUShortLength: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
+            case .codePageUShortLength, .vector: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
             default:
                 // Every other `.decode` type is BYTELEN except DATETIME and DATETIM4 (fixed, never NULL).
                 return type != .datetime && type != .datetim4 && bytes[offset] == 0

@@ -1,0 +1,312 @@
+// The scan state of a ROW or NBCROW ([MS-TDS] 2.2.7.20, 2.2.7.15) that the run of whole rows
+// (TokenStreamDecoder.appendBufferedRows(to:limit:byteLimit:)) cannot take in one pass: a row
+// with a large value (PLP, 2.2.5.2.3; text/ntext/image), a partial row longer than
+// TokenStreamDecoder.wireRowWaitLimit, or a malformed one. It assembles the row as a WireRowBlock
+// holds it, value after value, consuming the decoder's buffer as each value (and each piece of a
+// large value) is read: a row over many packets is read once, in linear time, and held once.
+
+/// A row being assembled into ``WireRowBlock`` form (see the file's header).
+///
+/// Every bounded value is checked by the scan's rule (``WireColumn/scannedSize(_:at:end:)``, then
+/// the full decoder for what it declines, as the run does); every large value by the rules of
+/// ``PLPProgress`` and, once whole, by its family's decoder (UTF-16 by the transcoder that keeps
+/// it as UTF-8). So an error is the one the token decoder (``RowProgress``) throws for the same
+/// bytes: same code, same offset, same text.
+struct WireRowProgress: Sendable {
+    /// ROW or NBCROW.
+    let type: TokenType
+    /// Absolute offset of the token byte.
+    let tokenStart: Int
+    /// NBCROW's null bitmap (empty for ROW).
+    let bitmap: [UInt8]
+    /// The next column to read.
+    private(set) var index = 0
+    /// The row's values so far, as a block holds them.
+    private(set) var bytes: [UInt8] = []
+    /// Per value so far, its offset in `bytes` (``WireRowBlock/nullOffset`` for a bitmap NULL).
+    private(set) var offsets: [UInt32] = []
+    /// The large value being read: its chunk progress (its `bytes` unused: the value's bytes go
+    /// straight to `bytes`, after its header at `largeAt`). For text/ntext/image, `start` is the
+    /// absolute offset of the data.
+    private var large: PLPProgress?
+    /// Where the header of the large value being read is in `bytes`.
+    private var largeAt = 0
+    /// The largest large value accepted (``TokenStreamDecoder/Options/maximumValueSize``).
+    let maximumValueSize: Int
+
+    init(type: TokenType, tokenStart: Int, bitmap: [UInt8], maximumValueSize: Int) {
+        self.type = type
+        self.tokenStart = tokenStart
+        self.bitmap = bitmap
+        self.maximumValueSize = maximumValueSize
+    }
+
+    /// The bytes the row holds so far (for the block's byte limit).
+    var byteCount: Int { bytes.count }
+    /// Every column is read.
+    private(set) var isComplete = false
+
+    /// Moves the row's bytes and offsets out (the row is complete).
+    mutating func take() -> (bytes: [UInt8], offsets: [UInt32]) {
+        defer { bytes = []; offsets = [] }
+        return (bytes, offsets)
+    }
+
+    private func columnError(_ error: TDSDecodingError) -> TDSDecodingError {
+        RowProgress.columnError(error, token: type.name, index: index)
+    }
+
+    /// Reads what `reader` holds of the row. True when every column is read; false when more
+    /// bytes are needed (`reader` is left after what was consumed: every whole value and the
+    /// part of a large value that arrived).
+    /// - Throws: the token decoder's error for the same bytes (see the type's doc).
+    mutating func advance(_ reader: inout ByteReader, columns: UnsafeBufferPointer<WireColumn>,
+                          layouts: UnsafeBufferPointer<ValueLayout>) throws(TDSDecodingError) -> Bool {
+        while index < columns.count {
+            if !bitmap.isEmpty, bitmap[index >> 3] & (1 << UInt8(index & 7)) != 0 {
+                offsets.append(WireRowBlock.nullOffset)
+                index += 1
+                continue
+            }
+            let done: Bool
+            if columns[index].kind == .large {
+                done = try advanceLarge(&reader, columns[index], layouts[index])
+            } else {
+                done = try appendBounded(&reader, columns[index], layouts[index])
+            }
+            if !done { return false }
+            index += 1
+        }
+        isComplete = true
+        return true
+    }
+
+    /// Appends the bounded value at `reader` once it is all there (false: not yet).
+    private mutating func appendBounded(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+        let at = reader.offset
+        var size = reader.bytes.withUnsafeBufferPointer { p in
+            c.scannedSize(p.baseAddress.unsafelyUnwrapped, at: at, end: reader.endIndex)
+        }
+        if size == WireColumn.needsBytes { return false }
+        if size == WireColumn.notScanned {
+            // The full decoder: the value, or its error (the token decoder's).
+            var r = reader
+            do throws(TDSDecodingError) {
+                _ = try layout.decodeValue(from: &r)
+            } catch {
+                if error.code == .truncated { return false }
+                throw columnError(error)
+            }
+            size = r.offset - at
+        }
+        let valueAt = bytes.count
+        if c.kind == .utf16, size > 2 {
+            try appendUTF16(reader, at: at, byteCount: size - 2, layout)
+        } else if c.kind == .utf16 && size == 2 && reader.bytes[at] == 0xFF && reader.bytes[at + 1] == 0xFF {
+            bytes.append(0xFF); bytes.append(0xFF)
+        } else if c.kind == .utf16 {
+            bytes.append(0); bytes.append(0x80)   // empty: 0 bytes, all ASCII
+        } else {
+            bytes.append(contentsOf: reader.bytes[at ..< at + size])
+        }
+        offsets.append(UInt32(truncatingIfNeeded: valueAt))
+        reader.offset = at + size
+        return true
+    }
+
+    /// Appends the nchar/nvarchar value of `n` UTF-16 bytes at `at` (its length at `at`) as UTF-8
+    /// (``WireColumn/Kind/utf16``: the long form past 32,766 bytes).
+    private mutating func appendUTF16(_ reader: ByteReader, at: Int, byteCount n: Int, _ layout: ValueLayout) throws(TDSDecodingError) {
+        let valueAt = bytes.count
+        if n & 1 != 0 { try throwValueError(reader, at: at, layout) }
+        let room = n / 2 * 3 + TextCodec.transcodeSlack
+        bytes.append(contentsOf: repeatElement(0, count: 6 + room))
+        let u = reader.bytes.withUnsafeBytes { src in
+            bytes.withUnsafeMutableBufferPointer { out in
+                TextCodec.transcodeUTF16LE(src.baseAddress.unsafelyUnwrapped + at + 2, byteCount: n,
+                                           into: out.baseAddress.unsafelyUnwrapped + valueAt + 6)
+            }
+        }
+        guard u >= 0 else {
+            bytes.removeSubrange(valueAt...)
+            try throwValueError(reader, at: at, layout)
+        }
+        if u < CharacterCodec.utf16LongForm {
+            let header = UInt16(truncatingIfNeeded: u) | (u == n >> 1 ? 0x8000 : 0)
+            bytes[valueAt] = UInt8(truncatingIfNeeded: header)
+            bytes[valueAt + 1] = UInt8(truncatingIfNeeded: header >> 8)
+            bytes.removeSubrange((valueAt + 2) ..< (valueAt + 6))
+            bytes.removeSubrange((valueAt + 2 + u)...)
+        } else {
+            let count = UInt32(truncatingIfNeeded: u)
+            bytes[valueAt] = 0xFF; bytes[valueAt + 1] = 0x7F   // the long form
+            for k in 0 ..< 4 { bytes[valueAt + 2 + k] = UInt8(truncatingIfNeeded: count >> (8 * UInt32(k))) }
+            bytes.removeSubrange((valueAt + 6 + u)...)
+        }
+    }
+
+    /// Throws the full decoder's error for the bounded value at `at` (one the scan found invalid).
+    private func throwValueError(_ reader: ByteReader, at: Int, _ layout: ValueLayout) throws(TDSDecodingError) -> Never {
+        var r = reader
+        r.offset = at
+        do throws(TDSDecodingError) { _ = try layout.decodeValue(from: &r) } catch { throw columnError(error) }
+        throw columnError(TDSDecodingError(.invalidEncoding, offset: reader.baseOffset + at, context: layout.type.name, "invalid UTF-16"))   // not reached
+    }
+
+    /// Appends a `.large` value's header (count `n`, form `form`) at `bytes`' end.
+    private mutating func appendLargeHeader(_ n: UInt32, _ form: WireColumn.LargeForm) {
+        withUnsafeBytes(of: n.littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(form.rawValue)
+    }
+
+    /// Reads the large value at `reader` (or goes on with the one begun): true when it is whole.
+    private mutating func advanceLarge(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+        if large == nil {
+            if c.type == .text || c.type == .ntext || c.type == .image {
+                let prefix: (reader: ByteReader, length: UInt32, at: Int)??
+                do throws(TDSDecodingError) { prefix = try PLPProgress.legacyPrefix(reader, maximumValueSize: maximumValueSize) } catch {
+                    throw columnError(error)
+                }
+                guard let prefix else { return false }
+                guard let (p, length, at) = prefix else {
+                    // NULL: a TextPtr length of 0.
+                    reader.offset += 1
+                    offsets.append(UInt32(truncatingIfNeeded: bytes.count))
+                    appendLargeHeader(WireColumn.largeNull, .raw)
+                    return true
+                }
+                if length == 0xFFFF_FFFF {
+                    // NULL as the value decoder reads it (only when maximumValueSize allows the length).
+                    reader = p
+                    offsets.append(UInt32(truncatingIfNeeded: bytes.count))
+                    appendLargeHeader(WireColumn.largeNull, .raw)
+                    return true
+                }
+                guard length <= UInt32(Int32.max) else {
+                    throw columnError(TDSDecodingError(.invalidLength, offset: at, context: layout.type.name, "length \(length)"))
+                }
+                reader = p
+                largeAt = bytes.count
+                appendLargeHeader(0, .raw)
+                large = PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true)
+            } else {
+                guard reader.remaining >= 8 else { return false }
+                let start = reader.absoluteOffset
+                let total = (try? reader.readUInt64LE()) ?? RowProgress.plpNull
+                if total == RowProgress.plpNull {
+                    offsets.append(UInt32(truncatingIfNeeded: bytes.count))
+                    appendLargeHeader(WireColumn.largeNull, .raw)
+                    return true
+                }
+                do throws(TDSDecodingError) { try PLPProgress.checkTotal(total, at: start, maximumValueSize: maximumValueSize, bounded: true) } catch {
+                    throw columnError(error)
+                }
+                largeAt = bytes.count
+                appendLargeHeader(0, .raw)
+                large = PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start)
+            }
+        }
+        guard var p = large else { return false }
+        large = nil
+        while true {
+            if p.chunkRemaining == 0 {
+                if p.legacy { break }
+                guard reader.remaining >= 4 else { large = p; return false }
+                let chunkOffset = reader.absoluteOffset
+                let length = (try? reader.readUInt32LE()) ?? 0
+                if length == 0 {
+                    do throws(TDSDecodingError) { try p.checkEnd(at: chunkOffset) } catch { throw columnError(error) }
+                    break
+                }
+                do throws(TDSDecodingError) {
+                    try p.checkChunk(length, at: chunkOffset, maximumValueSize: maximumValueSize, bounded: true)
+                } catch {
+                    throw columnError(error)
+                }
+                p.chunkRemaining = Int(length)
+            }
+            let n = min(p.chunkRemaining, reader.remaining)
+            if n == 0 { large = p; return false }
+            if bytes.capacity - bytes.count < n {
+                // Grown by what arrived, never by a declared length alone (see grownCapacity).
+                let value = bytes.count - largeAt - WireColumn.largeHeaderSize
+                bytes.reserveCapacity(largeAt + WireColumn.largeHeaderSize
+                    + RowProgress.grownCapacity(count: value, adding: n, declared: p.declared))
+            }
+            bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+            reader.offset += n
+            p.received += n
+            p.chunkRemaining -= n
+        }
+        try finishLarge(c, layout, p)
+        offsets.append(UInt32(truncatingIfNeeded: largeAt))
+        return true
+    }
+
+    /// Checks the whole large value (its bytes after the header at `largeAt`) by its family's
+    /// rule, keeps UTF-16 text as UTF-8, and writes its header.
+    private mutating func finishLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
+        let dataAt = largeAt + WireColumn.largeHeaderSize
+        var count = bytes.count - dataAt
+        var form = WireColumn.LargeForm.raw
+        switch c.type {
+        case .bigVarBinary, .image, .udt:
+            break   // cannot be invalid
+        case .nvarchar, .ntext, .xml:
+            if count & 1 == 0 {
+                var utf8 = [UInt8](repeating: 0, count: count / 2 * 3 + TextCodec.transcodeSlack)
+                let u = bytes.withUnsafeBytes { src in
+                    utf8.withUnsafeMutableBufferPointer { out in
+                        TextCodec.transcodeUTF16LE(src.baseAddress.unsafelyUnwrapped + dataAt, byteCount: count,
+                                                   into: out.baseAddress.unsafelyUnwrapped)
+                    }
+                }
+                if u >= 0 {
+                    form = u == count / 2 ? .utf8ASCII : .utf8
+                    bytes.removeSubrange(dataAt...)
+                    bytes.append(contentsOf: utf8[..<u])
+                    count = u
+                    break
+                }
+            }
+            try throwDecoderError(layout, p, dataAt: dataAt, count: count)
+        case .bigVarChar, .text:
+            if CharacterCodec.keepsSingleByteText(layout.collation) { break }
+            try checkByDecoder(layout, p, dataAt: dataAt, count: count)
+        default:
+            // json (UTF-8), or a type whose decoder refuses it.
+            try checkByDecoder(layout, p, dataAt: dataAt, count: count)
+        }
+        let n = UInt32(truncatingIfNeeded: count)
+        for k in 0 ..< 4 { bytes[largeAt + k] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(k))) }
+        bytes[largeAt + 4] = form.rawValue
+    }
+
+    /// Decodes the whole large value as the token decoder does (the value is dropped: the block
+    /// reads it again when asked), throwing its error.
+    private func checkByDecoder(_ layout: ValueLayout, _ p: PLPProgress, dataAt: Int, count: Int) throws(TDSDecodingError) {
+        if p.legacy {
+            // As ValueLayout.decodeValue reads it in place: offsets from the data's own.
+            var r = ByteReader(bytes, start: dataAt, baseOffset: p.start - dataAt)
+            do throws(TDSDecodingError) {
+                _ = try layout.decodeData(from: &r, count: count, baseScale: layout.scale)
+            } catch {
+                throw columnError(error.withContext(layout.type.name))
+            }
+        } else {
+            do throws(TDSDecodingError) {
+                _ = try layout.decodePLPValue(Array(bytes[dataAt ..< dataAt + count]))
+            } catch {
+                var e = error
+                e.offset = p.start
+                throw columnError(e)
+            }
+        }
+    }
+
+    /// ``checkByDecoder(_:_:dataAt:count:)`` for a value known to be refused.
+    private func throwDecoderError(_ layout: ValueLayout, _ p: PLPProgress, dataAt: Int, count: Int) throws(TDSDecodingError) {
+        try checkByDecoder(layout, p, dataAt: dataAt, count: count)
+        throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, "invalid UTF-16"))   // not reached
+    }
+}

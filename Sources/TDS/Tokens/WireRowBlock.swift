@@ -2,26 +2,29 @@ import Foundation
 
 /// Rows of one result set kept as they came on the wire: the value bytes of consecutive ROW and
 /// NBCROW tokens ([MS-TDS] 2.2.7.20, 2.2.7.15) in one buffer, with the offset of every value,
-/// each value decoded only when it is read (``value(row:column:)``). The one exception: nchar and
-/// nvarchar values ([MS-TDS] 2.2.5.4.3 NCHARTYPE, NVARCHARTYPE: UTF-16LE on the wire) are kept as UTF-8, transcoded once
-/// when the row is appended (see ``WireColumn/Kind/utf16``).
+/// each value decoded only when it is read (``value(row:column:)``). Every row of a result takes
+/// this shape, whatever its columns. Two exceptions to "as on the wire": nchar and nvarchar values
+/// ([MS-TDS] 2.2.5.4.3 NCHARTYPE, NVARCHARTYPE: UTF-16LE on the wire) are kept as UTF-8,
+/// transcoded once when the row is appended (see ``WireColumn/Kind/utf16``); and large values
+/// (PLP, 2.2.5.2.3: varchar(max), nvarchar(max), varbinary(max), xml, UDT, json; text, ntext,
+/// image) are kept assembled, a 5-byte header (byte count, NULL, UTF-8 or raw) then their bytes
+/// contiguous, UTF-16 text as UTF-8 (see ``WireColumn/Kind/large``).
 ///
 /// Filled by ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``, which has already
-/// checked every value the way ``TypeInfo/decodeValue(from:)`` does (lengths, dates, decimals,
-/// UTF-16): a row that is not valid is never appended, the incremental path decodes it and
-/// reports its error. So reading a value cannot fail, and it costs little until it is read: an
-/// nchar/nvarchar String is made straight from its UTF-8 (a copy, no transcoding, no validation),
-/// a varchar transcoded from code page 1252, a binary value copied, in the reader's own thread,
-/// when it is asked for.
+/// checked every value the way the token decoder does (``TypeInfo/decodeValue(from:)``,
+/// ``TypeInfo/decodePLPValue(_:)``: lengths, dates, decimals, UTF-16, UTF-8 of json): a row that
+/// is not valid is never appended, the decoder reports its error. So reading a value cannot fail,
+/// and it costs little until it is read: an nchar/nvarchar/nvarchar(max)/ntext/xml String is made
+/// straight from its UTF-8 (a copy, no transcoding, no validation), a varchar transcoded from code
+/// page 1252, a binary value copied, in the reader's own thread, when it is asked for.
 ///
 /// Memory: the rows' wire bytes plus 4 bytes per value (a 4-byte `int` row takes 9 bytes, where a
 /// decoded ``SQLValue`` takes 48), nchar/nvarchar text as UTF-8 with a 2-byte header: half its
 /// UTF-16 bytes when it is ASCII, the same for Latin, Greek and Cyrillic, 1.5 times for CJK
-/// (3 bytes a unit; an emoji's surrogate pair takes 4). Only results whose columns are all of
-/// bounded size take this shape (see ``TokenStreamDecoder/makeWireRowBlock()``): no PLP (`max`),
-/// text/ntext/image or UDT column; other results are decoded as values. A sql_variant, and a
-/// char/varchar in a code page other than 1252 (a UTF-8 collation included), is kept as its wire
-/// bytes and decoded by its codec when it is read (``SQLVariantCodec``, ``CharacterCodec``).
+/// (3 bytes a unit; an emoji's surrogate pair takes 4); a large value its bytes (UTF-8 for UTF-16
+/// text) and 5. A sql_variant, a vector, and a char/varchar in a code page other than 1252 (a
+/// UTF-8 collation included), is kept as its wire bytes and decoded by its codec when it is read
+/// (``SQLVariantCodec``, ``SQLVector``, ``CharacterCodec``).
 public struct WireRowBlock: Sendable {
     /// The offset of a value the NBCROW null bitmap marks NULL (no bytes).
     static let nullOffset = UInt32.max

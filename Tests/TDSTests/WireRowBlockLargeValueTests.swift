@@ -446,4 +446,40 @@ final class WireRowBlockLargeValueTests: XCTestCase {
         }
         XCTAssertGreaterThan(failures, 10)
     }
+
+    /// vector cells (kept as wire bytes, checked by the codec's one check): the scan accepts exactly
+    /// what the token decoder accepts, the block reads its values, and what it refuses ends the run
+    /// with the token decoder's error.
+    func testVectorScanAcceptsExactlyWhatTheTokenDecoderAccepts() throws {
+        var rng = SeededRandom(seed: 5)
+        var accepted = 0, refused = 0
+        for type in [TypeInfo.vector(dimensions: 3), .vector(dimensions: 2, elementType: .float16)] {
+            for k in 0 ..< 250 {
+                let dims = type.scale == 1 ? 2 : 3
+                var w = ByteWriter()
+                try SQLVector((0 ..< dims).map { Float($0) - 0.5 }, elementType: type.scale == 1 ? .float16 : .float32).encode(into: &w)
+                var cell = w.bytes
+                switch k % 5 {
+                case 0: break
+                case 1: cell[Int.random(in: 0 ..< cell.count, using: &rng)] = UInt8.random(in: 0 ... 255, using: &rng)
+                case 2: cell[Int.random(in: 8 ..< cell.count, using: &rng)] |= 0x7F   // toward an infinity or NaN
+                case 3: cell.removeLast(Int.random(in: 0 ... 3, using: &rng))
+                default: cell += [UInt8](repeating: 0, count: Int.random(in: 0 ... 4, using: &rng))
+                }
+                let bytes = k % 17 == 0 ? [0xFF, 0xFF] : [UInt8(cell.count & 0xFF), UInt8(cell.count >> 8)] + cell
+                let (stream, _) = try Self.hostile(type, bytes)
+                let reference = Self.alone(stream)
+                for split in [DecoderVerifier.Split.whole, .random] {
+                    let got = Self.drain(stream, split, seed: UInt64(k))
+                    XCTAssertEqual(got.error?.code, reference.error?.code, "\(type) \(bytes) \(split)")
+                    XCTAssertEqual(got.error?.offset, reference.error?.offset, "\(type) \(bytes) \(split)")
+                    XCTAssertEqual(got.rows, reference.rows, "\(type) \(bytes) \(split)")
+                    XCTAssertEqual(got.tokenRows, 0)
+                }
+                if reference.error == nil { accepted += 1 } else { refused += 1 }
+            }
+        }
+        XCTAssertGreaterThan(accepted, 100)
+        XCTAssertGreaterThan(refused, 100)
+    }
 }

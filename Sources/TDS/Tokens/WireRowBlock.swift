@@ -129,7 +129,10 @@ public struct WireRowBlock: Sendable {
         case .none: return p.load(as: UInt8.self) == 0 ? .null : nil
         // NULL read here; any other value by its codec through the full decoder (decodeChecked).
         case .variant: return SQLVariantCodec.isNull(at: p) ? .null : nil
-        case .codePageUShortLength, .vector: return UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)) == 0xFFFF ? .null : nil
+        case .codePageUShortLength: return UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)) == 0xFFFF ? .null : nil
+        case .vector:
+            let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+            return n == 0xFFFF ? .null : .vector(SQLVector.scannedValue(at: p + 2, count: n))
         case .codePageByteLength: return p.load(as: UInt8.self) == 0 ? .null : nil
         case .datetime: return DateTimeCodec.scannedValue(at: p, count: 8)   // FIXEDLEN: no length byte
         case .smallDateTime: return DateTimeCodec.scannedValue(at: p, count: 4)
@@ -371,8 +374,9 @@ struct WireColumn: Sendable {
         /// (``CharacterCodec/checkedCodePageSize(at:available:prefix:declared:)``), any other value
         /// checked by the full decoder; read with the column's collation.
         case codePageByteLength, codePageUShortLength
-        /// vector (USHORTLEN, 0xFFFF for NULL): NULL accepted by the scan, any other value checked
-        /// by the full decoder (``SQLVector/decode(from:count:declaredLength:declaredElement:)``), read by it.
+        /// vector (USHORTLEN, 0xFFFF for NULL): checked by the scan with the codec's one check
+        /// (``SQLVector/check(at:count:available:declaredLength:declaredElement:)``), read without
+        /// checks (``SQLVector/scannedValue(at:count:)``); what the check refuses, by the full decoder.
         case vector
     }
 
@@ -525,7 +529,12 @@ struct WireColumn: Sendable {
         case .variant: return SQLVariantCodec.checkedSize(at: p, available: available)
         case .codePageByteLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 1, declared: declared)
         case .codePageUShortLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 2, declared: 0)
-        case .vector: return available >= 2 && UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)) == 0xFFFF ? 2 : 0
+        case .vector:
+            guard available >= 2 else { return 0 }
+            let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+            if n == 0xFFFF { return 2 }
+            return SQLVector.check(at: p + 2, count: n, available: available - 2, declaredLength: declared,
+                                   declaredElement: SQLVector.ElementType(rawValue: scale)) == nil ? 2 + n : 0
         default: break
         }
         let n = Int(u8(0))

@@ -254,17 +254,22 @@ struct WireRowProgress: Sendable {
             break   // cannot be invalid
         case .nvarchar, .ntext, .xml:
             if count & 1 == 0 {
-                var utf8 = [UInt8](repeating: 0, count: count / 2 * 3 + TextCodec.transcodeSlack)
-                let u = bytes.withUnsafeBytes { src in
-                    utf8.withUnsafeMutableBufferPointer { out in
-                        TextCodec.transcodeUTF16LE(src.baseAddress.unsafelyUnwrapped + dataAt, byteCount: count,
-                                                   into: out.baseAddress.unsafelyUnwrapped)
+                // Transcoded into the row's new storage (the row's bytes before the value, then the
+                // UTF-8): one allocation, whose room past the UTF-8 is never touched.
+                var u = -1
+                let utf16 = count
+                let row = [UInt8](unsafeUninitializedCapacity: dataAt + utf16 / 2 * 3 + TextCodec.transcodeSlack) { out, n in
+                    let o = out.baseAddress.unsafelyUnwrapped
+                    bytes.withUnsafeBytes { src in
+                        let s = src.baseAddress.unsafelyUnwrapped
+                        (o as UnsafeMutablePointer<UInt8>).update(from: s.assumingMemoryBound(to: UInt8.self), count: dataAt)
+                        u = TextCodec.transcodeUTF16LE(s + dataAt, byteCount: utf16, into: o + dataAt)
                     }
+                    n = u >= 0 ? dataAt + u : 0
                 }
                 if u >= 0 {
-                    form = u == count / 2 ? .utf8ASCII : .utf8
-                    bytes.removeSubrange(dataAt...)
-                    bytes.append(contentsOf: utf8[..<u])
+                    form = u == utf16 / 2 ? .utf8ASCII : .utf8
+                    bytes = row
                     count = u
                     break
                 }

@@ -52,6 +52,17 @@ struct WireRowProgress: Sendable {
         return (bytes, offsets)
     }
 
+    /// The most bytes a row may take in a block, whose offsets are 4 bytes (with room for a
+    /// bounded value past it): a row of several values near ``maximumValueSize`` can pass it.
+    static let rowByteLimit = Int(UInt32.max) - (1 << 20)
+
+    /// Throws `.limitExceeded` (at the token) when `n` more bytes would pass ``rowByteLimit``.
+    private func checkRowSize(adding n: Int) throws(TDSDecodingError) {
+        guard bytes.count > WireRowProgress.rowByteLimit - n else { return }
+        throw columnError(TDSDecodingError(.limitExceeded, offset: tokenStart,
+            "the row's values pass the \(WireRowProgress.rowByteLimit) bytes a row block addresses"))
+    }
+
     private func columnError(_ error: TDSDecodingError) -> TDSDecodingError {
         RowProgress.columnError(error, token: type.name, index: index)
     }
@@ -63,6 +74,7 @@ struct WireRowProgress: Sendable {
     mutating func advance(_ reader: inout ByteReader, columns: UnsafeBufferPointer<WireColumn>,
                           layouts: UnsafeBufferPointer<ValueLayout>) throws(TDSDecodingError) -> Bool {
         while index < columns.count {
+            try checkRowSize(adding: 0)
             if !bitmap.isEmpty, bitmap[index >> 3] & (1 << UInt8(index & 7)) != 0 {
                 offsets.append(WireRowBlock.nullOffset)
                 index += 1
@@ -77,6 +89,7 @@ struct WireRowProgress: Sendable {
             if !done { return false }
             index += 1
         }
+        try checkRowSize(adding: 0)
         isComplete = true
         return true
     }
@@ -227,6 +240,7 @@ struct WireRowProgress: Sendable {
             }
             let n = min(p.chunkRemaining, reader.remaining)
             if n == 0 { large = p; return false }
+            try checkRowSize(adding: n)
             if bytes.capacity - bytes.count < n {
                 // Grown by what arrived, never by a declared length alone (see grownCapacity).
                 let value = bytes.count - largeAt - WireColumn.largeHeaderSize

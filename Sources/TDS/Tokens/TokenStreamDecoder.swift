@@ -699,8 +699,7 @@ public struct TokenStreamDecoder: Sendable {
             guard var row = wireRow else { return (total, .incremental) }
             if !block.isEmpty, block.byteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
             wireRow = nil
-            let (bytes, offsets) = row.take()
-            block.appendRow(bytes, offsets: offsets)
+            block.appendRow(row.take())
             total += 1
             if total >= limit || block.byteCount >= byteLimit { return (total, .limit) }
         }
@@ -738,8 +737,7 @@ public struct TokenStreamDecoder: Sendable {
         wireRow = nil
         var block = WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
         let type = row.type
-        let (bytes, offsets) = row.take()
-        block.appendRow(bytes, offsets: offsets)
+        block.appendRow(row.take())
         let values = block.values(row: 0)
         return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
     }

@@ -40,6 +40,8 @@ public struct WireRowBlock: Sendable {
     @usableFromInline private(set) var bytes: [UInt8] = []
     /// Per value, row by row, its offset in `bytes` (``nullOffset`` for a bitmap NULL).
     @usableFromInline private(set) var offsets: [UInt32] = []
+    /// Large binary values kept apart (``WireColumn/LargeForm/separate``), by index.
+    private(set) var separate: [[UInt8]] = []
     /// Values per row (at least 1).
     public let columnCount: Int
 
@@ -239,6 +241,9 @@ public struct WireRowBlock: Sendable {
         if n == WireColumn.largeNull { return .null }
         let count = Int(n), data = p + WireColumn.largeHeaderSize
         let form = p.load(fromByteOffset: 4, as: UInt8.self)
+        if form == WireColumn.LargeForm.separate.rawValue {
+            return c.type == .udt ? UDTCodec.plpValue(separate[count]) : BinaryCodec.plpValue(separate[count])
+        }
         switch c.type {
         case .bigVarBinary, .image: return BinaryCodec.value(at: data, count: count)
         case .udt: return UDTCodec.value(at: data, count: count)
@@ -275,19 +280,36 @@ public struct WireRowBlock: Sendable {
         for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
     }
 
-    /// Appends one row assembled by ``WireRowProgress`` (`offsets` relative to `row`'s start);
-    /// used by the decoder only. Into an empty block the row's bytes are moved, not copied (a
-    /// 100 MB value is held once).
-    mutating func appendRow(_ row: [UInt8], offsets new: [UInt32]) {
+    /// A row assembled by ``WireRowProgress``: its bytes, its values' offsets (relative to its
+    /// start), its separate values and where their headers are in its bytes.
+    struct AssembledRow {
+        var bytes: [UInt8]
+        var offsets: [UInt32]
+        var separate: [[UInt8]]
+        var separateAt: [Int]
+    }
+
+    /// Appends one row assembled by ``WireRowProgress``; used by the decoder only. Into an empty
+    /// block the row's bytes are moved, not copied; separate values are moved in.
+    mutating func appendRow(_ row: AssembledRow) {
+        var row = row
+        if !separate.isEmpty {
+            // Rebase the separate values' indexes (their headers' 4-byte field).
+            for at in row.separateAt {
+                let i = (0 ..< 4).reduce(0) { $0 | Int(row.bytes[at + $1]) << (8 * $1) } + separate.count
+                for k in 0 ..< 4 { row.bytes[at + k] = UInt8(truncatingIfNeeded: i >> (8 * k)) }
+            }
+        }
+        separate.append(contentsOf: row.separate)
         if offsets.isEmpty && bytes.isEmpty {
-            bytes = row
-            offsets.append(contentsOf: new)
+            bytes = row.bytes
+            offsets.append(contentsOf: row.offsets)
             return
         }
         let base = UInt32(truncatingIfNeeded: bytes.count)
-        bytes.append(contentsOf: row)
-        offsets.reserveCapacity(offsets.count + new.count)
-        for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
+        bytes.append(contentsOf: row.bytes)
+        offsets.reserveCapacity(offsets.count + row.offsets.count)
+        for o in row.offsets { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
     }
 
     /// Reserves room for about `rows` more rows of `bytesPerRow` bytes.
@@ -327,7 +349,9 @@ struct WireColumn: Sendable {
         /// ([MS-TDS] 2.2.5.2.3: varchar(max), nvarchar(max), varbinary(max), xml, UDT, json) or a
         /// text/ntext/image value (TextPtr, Timestamp, LONG length, data). In the block: a 4-byte
         /// little-endian byte count (``WireColumn/largeNull`` for NULL: PLP_NULL, a TextPtr length
-        /// of 0), a byte of ``LargeForm`` (how the bytes are kept), then the bytes, contiguous.
+        /// of 0), a byte of ``LargeForm`` (how the bytes are kept), then the bytes, contiguous; a
+        /// binary value of 64 KiB or more is kept apart (``LargeForm/separate``: the count field is
+        /// its index in ``WireRowBlock/separate``).
         case large
         /// Not kept as wire bytes (a type [MS-TDS] does not define: its decoder refuses it).
         case unsupported
@@ -393,6 +417,10 @@ struct WireColumn: Sendable {
         case utf8 = 1
         /// Likewise, every byte ASCII.
         case utf8ASCII = 2
+        /// A binary value (varbinary(max), image, UDT) of at least 64 KiB kept apart: the 4-byte
+        /// field is its index in the block's ``WireRowBlock/separate`` values (its bytes are the
+        /// array the scan assembled, moved in, and the ``SQLValue`` read shares it: no copy).
+        case separate = 3
     }
 
     init(_ l: ValueLayout) {

@@ -3,7 +3,8 @@
 // with a large value (PLP, 2.2.5.2.3; text/ntext/image), a partial row longer than
 // TokenStreamDecoder.wireRowWaitLimit, or a malformed one. It assembles the row as a WireRowBlock
 // holds it, value after value, consuming the decoder's buffer as each value (and each piece of a
-// large value) is read: a row over many packets is read once, in linear time, and held once.
+// large value, staged in its own array) is read: a row over many packets is read once, in linear
+// time; a large binary value is held once (its staged array moves into the block).
 
 /// A row being assembled into ``WireRowBlock`` form (see the file's header).
 ///
@@ -25,12 +26,13 @@ struct WireRowProgress: Sendable {
     private(set) var bytes: [UInt8] = []
     /// Per value so far, its offset in `bytes` (``WireRowBlock/nullOffset`` for a bitmap NULL).
     private(set) var offsets: [UInt32] = []
-    /// The large value being read: its chunk progress (its `bytes` unused: the value's bytes go
-    /// straight to `bytes`, after its header at `largeAt`). For text/ntext/image, `start` is the
-    /// absolute offset of the data.
+    /// The large value being read: its chunk progress and its bytes so far (staged in its own
+    /// array, grown by what arrives). For text/ntext/image, `start` is the absolute offset of the data.
     private var large: PLPProgress?
-    /// Where the header of the large value being read is in `bytes`.
-    private var largeAt = 0
+    /// Large binary values kept apart (``WireColumn/LargeForm/separate``), in order, and where
+    /// their headers are in `bytes` (the block rebases their indexes).
+    private(set) var separate: [[UInt8]] = []
+    private(set) var separateAt: [Int] = []
     /// The largest large value accepted (``TokenStreamDecoder/Options/maximumValueSize``).
     let maximumValueSize: Int
 
@@ -46,10 +48,10 @@ struct WireRowProgress: Sendable {
     /// Every column is read.
     private(set) var isComplete = false
 
-    /// Moves the row's bytes and offsets out (the row is complete).
-    mutating func take() -> (bytes: [UInt8], offsets: [UInt32]) {
-        defer { bytes = []; offsets = [] }
-        return (bytes, offsets)
+    /// Moves the row's bytes, offsets and separate values out (the row is complete).
+    mutating func take() -> WireRowBlock.AssembledRow {
+        defer { bytes = []; offsets = []; separate = []; separateAt = [] }
+        return WireRowBlock.AssembledRow(bytes: bytes, offsets: offsets, separate: separate, separateAt: separateAt)
     }
 
     /// The most bytes a row may take in a block, whose offsets are 4 bytes (with room for a
@@ -172,6 +174,16 @@ struct WireRowProgress: Sendable {
         bytes.append(form.rawValue)
     }
 
+    /// Appends a NULL `.large` value.
+    private mutating func appendLargeNull() {
+        offsets.append(UInt32(truncatingIfNeeded: bytes.count))
+        appendLargeHeader(WireColumn.largeNull, .raw)
+    }
+
+    /// The smallest binary value kept apart (``WireColumn/LargeForm/separate``): its staged
+    /// array is moved into the block, and read back as the same array (no copy either time).
+    static let separateSize = 64 << 10
+
     /// Reads the large value at `reader` (or goes on with the one begun): true when it is whole.
     private mutating func advanceLarge(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
         if large == nil {
@@ -182,40 +194,32 @@ struct WireRowProgress: Sendable {
                 }
                 guard let prefix else { return false }
                 guard let (p, length, at) = prefix else {
-                    // NULL: a TextPtr length of 0.
-                    reader.offset += 1
-                    offsets.append(UInt32(truncatingIfNeeded: bytes.count))
-                    appendLargeHeader(WireColumn.largeNull, .raw)
+                    reader.offset += 1   // NULL: a TextPtr length of 0
+                    appendLargeNull()
                     return true
                 }
                 if length == 0xFFFF_FFFF {
                     // NULL as the value decoder reads it (only when maximumValueSize allows the length).
                     reader = p
-                    offsets.append(UInt32(truncatingIfNeeded: bytes.count))
-                    appendLargeHeader(WireColumn.largeNull, .raw)
+                    appendLargeNull()
                     return true
                 }
                 guard length <= UInt32(Int32.max) else {
                     throw columnError(TDSDecodingError(.invalidLength, offset: at, context: layout.type.name, "length \(length)"))
                 }
                 reader = p
-                largeAt = bytes.count
-                appendLargeHeader(0, .raw)
                 large = PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true)
             } else {
                 guard reader.remaining >= 8 else { return false }
                 let start = reader.absoluteOffset
                 let total = (try? reader.readUInt64LE()) ?? RowProgress.plpNull
                 if total == RowProgress.plpNull {
-                    offsets.append(UInt32(truncatingIfNeeded: bytes.count))
-                    appendLargeHeader(WireColumn.largeNull, .raw)
+                    appendLargeNull()
                     return true
                 }
                 do throws(TDSDecodingError) { try PLPProgress.checkTotal(total, at: start, maximumValueSize: maximumValueSize, bounded: true) } catch {
                     throw columnError(error)
                 }
-                largeAt = bytes.count
-                appendLargeHeader(0, .raw)
                 large = PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start)
             }
         }
@@ -240,92 +244,93 @@ struct WireRowProgress: Sendable {
             }
             let n = min(p.chunkRemaining, reader.remaining)
             if n == 0 { large = p; return false }
-            try checkRowSize(adding: n)
-            if bytes.capacity - bytes.count < n {
+            if p.bytes.capacity - p.bytes.count < n {
                 // Grown by what arrived, never by a declared length alone (see grownCapacity).
-                let value = bytes.count - largeAt - WireColumn.largeHeaderSize
-                bytes.reserveCapacity(largeAt + WireColumn.largeHeaderSize
-                    + RowProgress.grownCapacity(count: value, adding: n, declared: p.declared))
+                p.bytes.reserveCapacity(RowProgress.grownCapacity(count: p.bytes.count, adding: n, declared: p.declared))
             }
-            bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+            p.bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
             reader.offset += n
             p.received += n
             p.chunkRemaining -= n
         }
-        try finishLarge(c, layout, p)
-        offsets.append(UInt32(truncatingIfNeeded: largeAt))
+        try finishLarge(c, layout, &p)
         return true
     }
 
-    /// Checks the whole large value (its bytes after the header at `largeAt`) by its family's
-    /// rule, keeps UTF-16 text as UTF-8, and writes its header.
-    private mutating func finishLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
-        let dataAt = largeAt + WireColumn.largeHeaderSize
-        var count = bytes.count - dataAt
-        var form = WireColumn.LargeForm.raw
+    /// Checks the whole large value (staged in `p.bytes`) by its family's rule and appends it:
+    /// UTF-16 text transcoded to UTF-8 into the row, a large binary value moved apart, any other
+    /// value copied after its header.
+    private mutating func finishLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: inout PLPProgress) throws(TDSDecodingError) {
+        let count = p.bytes.count
+        let valueAt = bytes.count
         switch c.type {
         case .bigVarBinary, .image, .udt:
-            break   // cannot be invalid
+            if count >= WireRowProgress.separateSize {
+                offsets.append(UInt32(truncatingIfNeeded: valueAt))
+                separateAt.append(valueAt)
+                appendLargeHeader(UInt32(truncatingIfNeeded: separate.count), .separate)
+                separate.append(p.bytes)
+                p.bytes = []
+                return
+            }
         case .nvarchar, .ntext, .xml:
             if count & 1 == 0 {
-                // Transcoded into the row's new storage (the row's bytes before the value, then the
-                // UTF-8): one allocation, whose room past the UTF-8 is never touched.
+                try checkRowSize(adding: WireColumn.largeHeaderSize + count / 2 * 3)
+                appendLargeHeader(0, .raw)
+                let room = count / 2 * 3 + TextCodec.transcodeSlack
+                bytes.reserveCapacity(bytes.count + room)
                 var u = -1
-                let utf16 = count
-                let row = [UInt8](unsafeUninitializedCapacity: dataAt + utf16 / 2 * 3 + TextCodec.transcodeSlack) { out, n in
-                    let o = out.baseAddress.unsafelyUnwrapped
-                    bytes.withUnsafeBytes { src in
-                        let s = src.baseAddress.unsafelyUnwrapped
-                        (o as UnsafeMutablePointer<UInt8>).update(from: s.assumingMemoryBound(to: UInt8.self), count: dataAt)
-                        u = TextCodec.transcodeUTF16LE(s + dataAt, byteCount: utf16, into: o + dataAt)
+                let dataAt = bytes.count
+                bytes.append(contentsOf: repeatElement(0, count: room))
+                p.bytes.withUnsafeBytes { src in
+                    bytes.withUnsafeMutableBufferPointer { out in
+                        u = TextCodec.transcodeUTF16LE(src.baseAddress ?? UnsafeRawPointer(out.baseAddress.unsafelyUnwrapped), byteCount: count,
+                                                       into: out.baseAddress.unsafelyUnwrapped + dataAt)
                     }
-                    n = u >= 0 ? dataAt + u : 0
                 }
                 if u >= 0 {
-                    form = u == utf16 / 2 ? .utf8ASCII : .utf8
-                    bytes = row
-                    count = u
-                    break
+                    bytes.removeSubrange((dataAt + u)...)
+                    let n = UInt32(truncatingIfNeeded: u)
+                    for k in 0 ..< 4 { bytes[valueAt + k] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(k))) }
+                    bytes[valueAt + 4] = (u == count / 2 ? WireColumn.LargeForm.utf8ASCII : .utf8).rawValue
+                    offsets.append(UInt32(truncatingIfNeeded: valueAt))
+                    return
                 }
+                bytes.removeSubrange(valueAt...)
             }
-            try throwDecoderError(layout, p, dataAt: dataAt, count: count)
+            try checkByDecoder(layout, p)
+            throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, "invalid UTF-16"))   // not reached
         case .bigVarChar, .text:
-            if CharacterCodec.keepsSingleByteText(layout.collation) { break }
-            try checkByDecoder(layout, p, dataAt: dataAt, count: count)
+            if !CharacterCodec.keepsSingleByteText(layout.collation) { try checkByDecoder(layout, p) }
         default:
             // json (UTF-8), or a type whose decoder refuses it.
-            try checkByDecoder(layout, p, dataAt: dataAt, count: count)
+            try checkByDecoder(layout, p)
         }
-        let n = UInt32(truncatingIfNeeded: count)
-        for k in 0 ..< 4 { bytes[largeAt + k] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(k))) }
-        bytes[largeAt + 4] = form.rawValue
+        try checkRowSize(adding: WireColumn.largeHeaderSize + count)
+        offsets.append(UInt32(truncatingIfNeeded: valueAt))
+        appendLargeHeader(UInt32(truncatingIfNeeded: count), .raw)
+        bytes.append(contentsOf: p.bytes)
     }
 
-    /// Decodes the whole large value as the token decoder does (the value is dropped: the block
-    /// reads it again when asked), throwing its error.
-    private func checkByDecoder(_ layout: ValueLayout, _ p: PLPProgress, dataAt: Int, count: Int) throws(TDSDecodingError) {
+    /// Decodes the whole large value (staged in `p.bytes`) as the token decoder does (the value is
+    /// dropped: the block reads it again when asked), throwing its error.
+    private func checkByDecoder(_ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
         if p.legacy {
             // As ValueLayout.decodeValue reads it in place: offsets from the data's own.
-            var r = ByteReader(bytes, start: dataAt, baseOffset: p.start - dataAt)
+            var r = ByteReader(p.bytes, start: 0, baseOffset: p.start)
             do throws(TDSDecodingError) {
-                _ = try layout.decodeData(from: &r, count: count, baseScale: layout.scale)
+                _ = try layout.decodeData(from: &r, count: p.bytes.count, baseScale: layout.scale)
             } catch {
                 throw columnError(error.withContext(layout.type.name))
             }
         } else {
             do throws(TDSDecodingError) {
-                _ = try layout.decodePLPValue(Array(bytes[dataAt ..< dataAt + count]))
+                _ = try layout.decodePLPValue(p.bytes)
             } catch {
                 var e = error
                 e.offset = p.start
                 throw columnError(e)
             }
         }
-    }
-
-    /// ``checkByDecoder(_:_:dataAt:count:)`` for a value known to be refused.
-    private func throwDecoderError(_ layout: ValueLayout, _ p: PLPProgress, dataAt: Int, count: Int) throws(TDSDecodingError) {
-        try checkByDecoder(layout, p, dataAt: dataAt, count: count)
-        throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, "invalid UTF-16"))   // not reached
     }
 }

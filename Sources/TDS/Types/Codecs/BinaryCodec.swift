@@ -47,7 +47,11 @@ extension WireRowBlock {
                 return n == 0xFFFF ? .null : .value(body(UnsafeRawBufferPointer(start: p + 2, count: n)))
             case .large where c.type == .bigVarBinary || c.type == .image:   // varbinary(max), image: assembled
                 let n = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))
-                return n == WireColumn.largeNull ? .null : .value(body(UnsafeRawBufferPointer(start: p + WireColumn.largeHeaderSize, count: Int(n))))
+                if n == WireColumn.largeNull { return .null }
+                if p.load(fromByteOffset: 4, as: UInt8.self) == WireColumn.LargeForm.separate.rawValue {
+                    return .value(separate[Int(n)].withUnsafeBytes(body))
+                }
+                return .value(body(UnsafeRawBufferPointer(start: p + WireColumn.largeHeaderSize, count: Int(n))))
             default:
                 return .other
             }

@@ -485,4 +485,36 @@ final class WireRowBlockLargeValueTests: XCTestCase {
         XCTAssertGreaterThan(accepted, 100)
         XCTAssertGreaterThan(refused, 100)
     }
+
+    /// A row begun by the block path and finished by `next()` comes as a ROW token with the same
+    /// values (the connection's `.forwardRow`); the message ending inside it is `.truncated` at the token.
+    func testARowBegunInTheBlockPathIsFinishedByNext() throws {
+        let stream = try Self.stream(rows: 6)
+        let expected = (0 ..< 6).map(Self.rowValues)
+        let meta = ServerTokens.colMetadata(Self.columns, version: .v7_4).count
+        let row5 = try Self.stream(rows: 5).count - ServerTokens.done(status: .count, rowCount: 5, version: .v7_4).count
+        var decoder = TokenStreamDecoder(version: .v7_4)
+        decoder.append(Array(stream[..<(row5 + 1000)]))   // rows 0-4 whole, row 5 begun
+        XCTAssertNotNil(try decoder.next())
+        var block = try XCTUnwrap(decoder.makeWireRowBlock())
+        XCTAssertEqual(decoder.appendBufferedRows(to: &block, limit: 100, byteLimit: 1 << 30).end, .needBytes)
+        XCTAssertEqual(block.rowCount, 5)
+        XCTAssertNil(try decoder.next(), "row 5 is not whole yet")
+        decoder.append(Array(stream[(row5 + 1000)...]))
+        guard case .row(let r)? = try decoder.next() else { return XCTFail("row 5 as a token") }
+        XCTAssertEqual(r.values, expected[5])
+        XCTAssertNotNil(try decoder.next())   // DONE
+        try decoder.finish()
+        XCTAssertGreaterThan(meta, 0)
+        // Cut inside row 5: truncated at its token.
+        var cut = TokenStreamDecoder(version: .v7_4)
+        cut.append(Array(stream[..<(row5 + 1000)]))
+        _ = try cut.next()
+        var b = try XCTUnwrap(cut.makeWireRowBlock())
+        _ = cut.appendBufferedRows(to: &b, limit: 100, byteLimit: 1 << 30)
+        XCTAssertThrowsError(try cut.finish()) {
+            XCTAssertEqual(($0 as? TDSDecodingError)?.code, .truncated)
+            XCTAssertEqual(($0 as? TDSDecodingError)?.offset, row5)
+        }
+    }
 }

@@ -799,7 +799,7 @@ public struct TokenStreamDecoder: Sendable {
                                 }
                                 let at = j
                                 let col = cols.baseAddress.unsafelyUnwrapped + c   // read in place: no copy of the column per value
-                                let size = col.pointee.scannedSize(p.baseAddress.unsafelyUnwrapped, at: j, end: n)
+                                let size = WireColumn.scannedSize(col, p.baseAddress.unsafelyUnwrapped, at: j, end: n)
                                 if size >= 0 {
                                     // Transcoded (and so checked) below, as it is copied.
                                     if col.pointee.kind == .utf16 { growth &+= (size &- 2) >> 1 }

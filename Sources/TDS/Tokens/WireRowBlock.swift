@@ -495,19 +495,22 @@ struct WireColumn: Sendable {
     /// value ``checkedSize(at:available:)`` declines (the caller then checks it with the full
     /// decoder), a `.large` or `.unsupported` one. An nchar/nvarchar value's UTF-16 is not checked
     /// here (its transcoder checks it).
+    ///
+    /// Static, the column read in place through `c`: a copy of the column per value (it is ten
+    /// words) costs the run more than the rule itself.
     @inline(__always)
-    func scannedSize(_ p: UnsafePointer<UInt8>, at j: Int, end n: Int) -> Int {
-        switch kind {
+    static func scannedSize(_ c: UnsafePointer<WireColumn>, _ p: UnsafePointer<UInt8>, at j: Int, end n: Int) -> Int {
+        switch c.pointee.kind {
         case .fixed:
-            return n - j >= size ? size : WireColumn.needsBytes
+            return n - j >= c.pointee.size ? c.pointee.size : WireColumn.needsBytes
         case .byteLength:
             guard j < n else { return WireColumn.needsBytes }
             let len = Int(p[j])
             if len != 0 {
-                if allowed != ~0 {
-                    guard len < 64, allowed & (1 << UInt64(len)) != 0 else { return WireColumn.notScanned }
+                if c.pointee.allowed != ~0 {
+                    guard len < 64, c.pointee.allowed & (1 << UInt64(len)) != 0 else { return WireColumn.notScanned }
                 }
-                guard declared == 0 || len <= declared else { return WireColumn.notScanned }
+                guard c.pointee.declared == 0 || len <= c.pointee.declared else { return WireColumn.notScanned }
             }
             return n - j - 1 >= len ? 1 + len : WireColumn.needsBytes
         case .utf16, .ushortBytes:
@@ -515,22 +518,22 @@ struct WireColumn: Sendable {
             let len = Int(p[j]) | Int(p[j + 1]) << 8
             if len == 0xFFFF { return 2 }
             guard n - j - 2 >= len else { return WireColumn.needsBytes }
-            if kind == .utf16 {
+            if c.pointee.kind == .utf16 {
                 guard len & 1 == 0, len <= TokenStreamDecoder.wireTextLimit else { return WireColumn.notScanned }
             }
             return 2 + len
         case .decode:
             guard j < n else { return WireColumn.needsBytes }
-            let size = checkedSize(at: UnsafeRawPointer(p) + j, available: n - j)
+            let size = c.pointee.checkedSize(at: UnsafeRawPointer(p) + j, available: n - j)
             return size > 0 ? size : WireColumn.notScanned
         case .large, .unsupported:
             return WireColumn.notScanned
         }
     }
 
-    /// ``scannedSize(_:at:end:)``: the value is not all there.
+    /// ``scannedSize(_:_:at:end:)``: the value is not all there.
     static let needsBytes = -1
-    /// ``scannedSize(_:at:end:)``: the scan does not take the value.
+    /// ``scannedSize(_:_:at:end:)``: the scan does not take the value.
     static let notScanned = -2
 
     /// The byte count (length byte included) of the `.decode` value at `p`, `available` bytes

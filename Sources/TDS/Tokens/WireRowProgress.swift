@@ -8,7 +8,7 @@
 
 /// A row being assembled into ``WireRowBlock`` form (see the file's header).
 ///
-/// Every bounded value is checked by the scan's rule (``WireColumn/scannedSize(_:at:end:)``, then
+/// Every bounded value is checked by the scan's rule (``WireColumn/scannedSize(_:_:at:end:)``, then
 /// the full decoder for what it declines, as the run does); every large value by the rules of
 /// ``PLPProgress`` and, once whole, by its family's decoder (UTF-16 by the transcoder that keeps
 /// it as UTF-8). So an error is the one the token decoder (``RowProgress``) throws for the same
@@ -83,10 +83,11 @@ struct WireRowProgress: Sendable {
                 continue
             }
             let done: Bool
-            if columns[index].kind == .large {
-                done = try advanceLarge(&reader, columns[index], layouts[index])
+            let column = columns.baseAddress.unsafelyUnwrapped + index
+            if column.pointee.kind == .large {
+                done = try advanceLarge(&reader, column.pointee, layouts[index])
             } else {
-                done = try appendBounded(&reader, columns[index], layouts[index])
+                done = try appendBounded(&reader, column, layouts[index])
             }
             if !done { return false }
             index += 1
@@ -97,10 +98,13 @@ struct WireRowProgress: Sendable {
     }
 
     /// Appends the bounded value at `reader` once it is all there (false: not yet).
-    private mutating func appendBounded(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+    private mutating func appendBounded(_ reader: inout ByteReader, _ column: UnsafePointer<WireColumn>, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
         let at = reader.offset
+        let c = column.pointee
         var size = reader.bytes.withUnsafeBufferPointer { p in
-            c.scannedSize(p.baseAddress.unsafelyUnwrapped, at: at, end: reader.endIndex)
+            // No storage (nothing buffered): only a value of no bytes (NULLTYPE) is there.
+            guard let base = p.baseAddress else { return c.kind == .fixed && c.size == 0 ? 0 : WireColumn.needsBytes }
+            return WireColumn.scannedSize(column, base, at: at, end: reader.endIndex)
         }
         if size == WireColumn.needsBytes { return false }
         if size == WireColumn.notScanned {

@@ -283,7 +283,8 @@ final class WireRowBlockLargeValueTests: XCTestCase {
         let b = try XCTUnwrap(block)
         XCTAssertEqual(b.rowCount, 1)
         XCTAssertEqual(b.value(row: 0, column: 0), .binary(value))
-        XCTAssertEqual(b.byteCount, WireColumn.largeHeaderSize, "only the header in the block's bytes")
+        XCTAssertEqual(b.addressedByteCount, WireColumn.largeHeaderSize, "only the header in the block's bytes")
+        XCTAssertEqual(b.byteCount, WireColumn.largeHeaderSize + value.count, "the value counts toward the block's size")
         XCTAssertEqual(b.separate, [value])
         if case .value(let bytes) = b.bytes(row: 0, column: 0) { XCTAssertEqual(bytes, value) } else { XCTFail("typed bytes") }
     }

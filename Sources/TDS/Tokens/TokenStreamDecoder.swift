@@ -697,7 +697,7 @@ public struct TokenStreamDecoder: Sendable {
             }
             // Whole: into the block, unless it would pass the 4 GiB its offsets address.
             guard var row = wireRow else { return (total, .incremental) }
-            if !block.isEmpty, block.byteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
+            if !block.isEmpty, block.addressedByteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
             wireRow = nil
             block.appendRow(row.take())
             total += 1
@@ -770,7 +770,7 @@ public struct TokenStreamDecoder: Sendable {
         var end = RowRunEnd.limit
         var i = runStart
         var reader = ByteReader(buffer, start: runStart, baseOffset: bufferBase)
-        let blockBytes = block.byteCount
+        let blockBytes = block.byteCount   // values kept apart count toward byteLimit
         buffer.withUnsafeBufferPointer { p in
             wireColumns.withUnsafeBufferPointer { cols in
                 rowLayouts.withUnsafeBufferPointer { layouts in

@@ -54,8 +54,13 @@ public struct WireRowBlock: Sendable {
 
     /// The number of rows.
     public var rowCount: Int { offsets.count / columnCount }
-    /// The bytes the rows hold (their values' wire bytes, nchar/nvarchar text as UTF-8).
-    public var byteCount: Int { bytes.count }
+    /// The bytes the rows hold (their values' wire bytes, nchar/nvarchar text as UTF-8, large
+    /// values as assembled, those kept apart included).
+    public var byteCount: Int { bytes.count &+ separateByteCount }
+    /// The bytes of the values kept apart (``separate``).
+    private(set) var separateByteCount = 0
+    /// The bytes the offsets address (all but the values kept apart): below 4 GiB.
+    var addressedByteCount: Int { bytes.count }
     /// True when the block holds no row.
     public var isEmpty: Bool { offsets.isEmpty }
 
@@ -301,6 +306,7 @@ public struct WireRowBlock: Sendable {
             }
         }
         separate.append(contentsOf: row.separate)
+        for v in row.separate { separateByteCount &+= v.count }
         if offsets.isEmpty && bytes.isEmpty {
             bytes = row.bytes
             offsets.append(contentsOf: row.offsets)

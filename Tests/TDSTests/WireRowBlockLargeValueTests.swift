@@ -169,7 +169,7 @@ final class WireRowBlockLargeValueTests: XCTestCase {
             var r0 = 0
             for b in got.blocks {
                 XCTAssertEqual(b.scan.map(\.kind), [.byteLength, .large, .large, .large, .large, .large, .large, .large,
-                                                    .large, .large, .large, .utf16, .decode])
+                                                    .large, .large, .large, .utf16, .vector])
                 for r in 0 ..< b.rowCount {
                     let values = expected[r0 + r]
                     XCTAssertEqual(b.values(rows: r ..< r + 1), values, "\(split) row \(r0 + r)")

@@ -137,9 +137,6 @@ public struct WireRowBlock: Sendable {
         // NULL read here; any other value by its codec through the full decoder (decodeChecked).
         case .variant: return SQLVariantCodec.isNull(at: p) ? .null : nil
         case .codePageUShortLength: return UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)) == 0xFFFF ? .null : nil
-        case .vector:
-            let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
-            return n == 0xFFFF ? .null : .vector(SQLVector.scannedValue(at: p + 2, count: n))
         case .codePageByteLength: return p.load(as: UInt8.self) == 0 ? .null : nil
         case .datetime: return DateTimeCodec.scannedValue(at: p, count: 8)   // FIXEDLEN: no length byte
         case .smallDateTime: return DateTimeCodec.scannedValue(at: p, count: 4)
@@ -155,8 +152,16 @@ public struct WireRowBlock: Sendable {
         case .time: return DateTime73Codec.scannedTime(at: p + 1, timeLength: c.timeLength, scale: c.scale)
         case .datetimeOffset: return DateTime73Codec.scannedDateTimeOffsetValue(at: p + 1, timeLength: c.timeLength, scale: c.scale)
         case .datetimeN: return DateTimeCodec.scannedValue(at: p + 1, count: n)
-        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength, .vector: return nil
+        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength: return nil
         }
+    }
+
+    /// A vector cell the scan checked (``WireColumn/Kind/vector``) at `p`: NULL or its value, read
+    /// without checks.
+    @inline(never)
+    static func scannedVector(at p: UnsafeRawPointer) -> SQLValue {
+        let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+        return n == 0xFFFF ? .null : .vector(SQLVector.scannedValue(at: p + 2, count: n))
     }
 
     /// A `.decode` value the scan left to the full decoder (a widened decimal magnitude, a
@@ -232,6 +237,8 @@ public struct WireRowBlock: Sendable {
             if n == 0xFFFF { return .null }
             if c.type == .bigVarChar || c.type == .bigChar { return CharacterCodec.cp1252Value(at: p + 2, count: n) }
             return BinaryCodec.value(at: p + 2, count: n)
+        case .vector:
+            return scannedVector(at: p)
         case .decode, .large, .unsupported:
             return .null
         }
@@ -351,6 +358,11 @@ struct WireColumn: Sendable {
         /// straight from the bytes (``WireColumn/checkedSize(at:available:)``) and read without
         /// checks (``WireRowBlock/decodeScanned(_:at:)``), the rest by the full decoder.
         case decode
+        /// vector (USHORTLEN, 0xFFFF for NULL): checked by the scan with the codec's one check
+        /// (``SQLVector/check(at:count:available:declaredLength:declaredElement:)``), read without
+        /// checks (``SQLVector/scannedValue(at:count:)``); what the check refuses is the full
+        /// decoder's error.
+        case vector
         /// A large value, assembled by the scan (``WireRowProgress``): on the wire a PLP value
         /// ([MS-TDS] 2.2.5.2.3: varchar(max), nvarchar(max), varbinary(max), xml, UDT, json) or a
         /// text/ntext/image value (TextPtr, Timestamp, LONG length, data). In the block: a 4-byte
@@ -404,10 +416,6 @@ struct WireColumn: Sendable {
         /// (``CharacterCodec/checkedCodePageSize(at:available:prefix:declared:)``), any other value
         /// checked by the full decoder; read with the column's collation.
         case codePageByteLength, codePageUShortLength
-        /// vector (USHORTLEN, 0xFFFF for NULL): checked by the scan with the codec's one check
-        /// (``SQLVector/check(at:count:available:declaredLength:declaredElement:)``), read without
-        /// checks (``SQLVector/scannedValue(at:count:)``); what the check refuses, by the full decoder.
-        case vector
     }
 
     /// The byte count of a `.large` NULL.
@@ -451,8 +459,9 @@ struct WireColumn: Sendable {
             case .bigVarBinary, .bigBinary: kind = .ushortBytes
             case .bigVarChar, .bigChar:
                 kind = CharacterCodec.keepsSingleByteText(l.collation) ? .ushortBytes : .decode
-            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .ssVariant, .vector:
+            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .ssVariant:
                 kind = .decode
+            case .vector: kind = .vector
             default: break
             }
         }
@@ -479,7 +488,6 @@ struct WireColumn: Sendable {
             case .ssVariant: check = .variant
             case .varchar, .char: check = .codePageByteLength
             case .bigVarChar, .bigChar: check = .codePageUShortLength
-            case .vector: check = .vector
             default: break
             }
         }
@@ -532,6 +540,15 @@ struct WireColumn: Sendable {
             guard j < n else { return WireColumn.needsBytes }
             let size = c.pointee.checkedSize(at: UnsafeRawPointer(p) + j, available: n - j)
             return size > 0 ? size : WireColumn.notScanned
+        case .vector:
+            guard n - j >= 2 else { return WireColumn.needsBytes }
+            let len = Int(p[j]) | Int(p[j + 1]) << 8
+            if len == 0xFFFF { return 2 }
+            // A length out of range is refused at once (as the decoder does), never waited for.
+            guard len >= SQLVector.headerSize, len <= SQLVector.maximumByteCount else { return WireColumn.notScanned }
+            guard n - j - 2 >= len else { return WireColumn.needsBytes }
+            return SQLVector.check(at: UnsafeRawPointer(p + j + 2), count: len, available: len, declaredLength: c.pointee.declared,
+                                   declaredElement: SQLVector.ElementType(rawValue: c.pointee.scale)) == nil ? 2 + len : WireColumn.notScanned
         case .large, .unsupported:
             return WireColumn.notScanned
         }
@@ -566,12 +583,6 @@ struct WireColumn: Sendable {
         case .variant: return SQLVariantCodec.checkedSize(at: p, available: available)
         case .codePageByteLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 1, declared: declared)
         case .codePageUShortLength: return CharacterCodec.checkedCodePageSize(at: p, available: available, prefix: 2, declared: 0)
-        case .vector:
-            guard available >= 2 else { return 0 }
-            let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
-            if n == 0xFFFF { return 2 }
-            return SQLVector.check(at: p + 2, count: n, available: available - 2, declaredLength: declared,
-                                   declaredElement: SQLVector.ElementType(rawValue: scale)) == nil ? 2 + n : 0
         default: break
         }
         let n = Int(u8(0))
@@ -590,7 +601,7 @@ struct WireColumn: Sendable {
             return DateTime73Codec.isDateTimeOffset(at: p + 1, count: n, self) ? 1 + n : 0
         case .datetimeN:
             return DateTimeCodec.isValid(at: p + 1, count: n) ? 1 + n : 0
-        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength, .vector:
+        case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength:
             return 0
         }
     }
@@ -602,10 +613,11 @@ struct WireColumn: Sendable {
         case .byteLength: return bytes[offset] == 0
         case .utf16, .ushortBytes: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
         case .large: return bytes[offset ..< offset + 4].allSatisfy { $0 == 0xFF }   // largeNull
+        case .vector: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
         case .decode:
             switch check {
             case .variant: return bytes[offset ..< offset + 4].allSatisfy { $0 == 0 }   // LONGLEN 0
-            case .codePageUShortLength, .vector: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
+            case .codePageUShortLength: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
             default:
                 // Every other `.decode` type is BYTELEN except DATETIME and DATETIM4 (fixed, never NULL).
                 return type != .datetime && type != .datetim4 && bytes[offset] == 0

@@ -541,17 +541,24 @@ struct WireColumn: Sendable {
             let size = c.pointee.checkedSize(at: UnsafeRawPointer(p) + j, available: n - j)
             return size > 0 ? size : WireColumn.notScanned
         case .vector:
-            guard n - j >= 2 else { return WireColumn.needsBytes }
-            let len = Int(p[j]) | Int(p[j + 1]) << 8
-            if len == 0xFFFF { return 2 }
-            // A length out of range is refused at once (as the decoder does), never waited for.
-            guard len >= SQLVector.headerSize, len <= SQLVector.maximumByteCount else { return WireColumn.notScanned }
-            guard n - j - 2 >= len else { return WireColumn.needsBytes }
-            return SQLVector.check(at: UnsafeRawPointer(p + j + 2), count: len, available: len, declaredLength: c.pointee.declared,
-                                   declaredElement: SQLVector.ElementType(rawValue: c.pointee.scale)) == nil ? 2 + len : WireColumn.notScanned
+            return scannedVectorSize(c, p, at: j, end: n)
         case .large, .unsupported:
             return WireColumn.notScanned
         }
+    }
+
+    /// ``scannedSize(_:_:at:end:)`` of a `.vector` value. Out of line: the rule of every other
+    /// kind stays small enough to be inlined into the run.
+    @inline(never)
+    static func scannedVectorSize(_ c: UnsafePointer<WireColumn>, _ p: UnsafePointer<UInt8>, at j: Int, end n: Int) -> Int {
+        guard n - j >= 2 else { return WireColumn.needsBytes }
+        let len = Int(p[j]) | Int(p[j + 1]) << 8
+        if len == 0xFFFF { return 2 }
+        // A length out of range is refused at once (as the decoder does), never waited for.
+        guard len >= SQLVector.headerSize, len <= SQLVector.maximumByteCount else { return WireColumn.notScanned }
+        guard n - j - 2 >= len else { return WireColumn.needsBytes }
+        return SQLVector.check(at: UnsafeRawPointer(p + j + 2), count: len, available: len, declaredLength: c.pointee.declared,
+                               declaredElement: SQLVector.ElementType(rawValue: c.pointee.scale)) == nil ? 2 + len : WireColumn.notScanned
     }
 
     /// ``scannedSize(_:_:at:end:)``: the value is not all there.

@@ -799,6 +799,13 @@ public struct TokenStreamDecoder: Sendable {
                                 }
                                 let at = j
                                 let col = cols.baseAddress.unsafelyUnwrapped + c   // read in place: no copy of the column per value
+                                if col.pointee.kind == .fixed {
+                                    // The commonest rule in the loop itself (scannedSize's `.fixed`).
+                                    guard n - j >= col.pointee.size else { stop = .needBytes; break columns }
+                                    j += col.pointee.size
+                                    scratch.append(UInt32(truncatingIfNeeded: at - runStart))
+                                    continue
+                                }
                                 let size = WireColumn.scannedSize(col, p.baseAddress.unsafelyUnwrapped, at: j, end: n)
                                 if size >= 0 {
                                     // Transcoded (and so checked) below, as it is copied.

@@ -16,7 +16,6 @@ enum DecodeCommand {
         Measure.resetPeakRSS()
         let a0 = Measure.allocations()
         let t0 = Measure.now()
-        var values: [SQLValue] = []
         var i = 0
         while i < stream.count {
             let end = min(i + payload, stream.count)
@@ -36,13 +35,29 @@ enum DecodeCommand {
                     }
                 }
             case .reuse:
-                values.removeAll(keepingCapacity: true)
-                while let item = try decoder.next(appendingRowValuesTo: &values) {
-                    if case .row = item {
-                        rows += 1
-                        for v in values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
+                // Rows into WireRowBlocks (the one row path), every value read; other tokens by next().
+                reading: while true {
+                    if var block = decoder.makeWireRowBlock() {
+                        let (n, end) = decoder.appendBufferedRows(to: &block, limit: 4096, byteLimit: 1 << 20)
+                        rows += n
+                        for r in 0 ..< block.rowCount {
+                            for c in 0 ..< block.columnCount {
+                                checksum = checksum &* Digest.mix &+ Digest.of(block.value(row: r, column: c))
+                            }
+                        }
+                        if end == .limit { continue reading }
+                        if end == .needBytes { break reading }
                     }
-                    values.removeAll(keepingCapacity: true)
+                    guard let token = try decoder.next() else { break reading }
+                    switch token {
+                    case .row(let r):
+                        rows += 1
+                        for v in r.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
+                    case .nbcRow(let r):
+                        rows += 1
+                        for v in r.values { checksum = checksum &* Digest.mix &+ Digest.of(v) }
+                    default: break
+                    }
                 }
             }
         }

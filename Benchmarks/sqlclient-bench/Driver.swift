@@ -368,7 +368,7 @@ struct Driver {
             }
         }
         if results.contains(where: { $0.decodeTokens != nil }) {
-            t += "\nIn-memory decode through `next()` (one `Token` per row) instead of `next(appendingRowValuesTo:)`:\n\n| workload | rows/s | allocs/row |\n|---|---:|---:|\n"
+            t += "\nIn-memory decode through `next()` (one `Token` per row) instead of row blocks (`appendBufferedRows(to:limit:byteLimit:)`):\n\n| workload | rows/s | allocs/row |\n|---|---:|---:|\n"
             for r in results { if let s = r.decodeTokens { t += "| \(r.workload.name) | \(Driver.rate(s.rowsPerSecond))\(ok(s, r)) | \(Driver.num(s.allocationsPerRow, "%.3f")) |\n" } }
         }
         if results.contains(where: { $0.sqlclientSmallPackets != nil }) {

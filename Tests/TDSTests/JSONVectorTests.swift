@@ -248,8 +248,8 @@ final class JSONVectorTests: XCTestCase {
     }
 
     func testTheRowPathsGiveTheSameValues() throws {
-        // next(appendingRowValuesTo:) (the fast row path of non-PLP results) and the wire row block's
-        // fallback over a result with only a vector column.
+        // The row block (vector kept as its wire bytes, decoded when read) over a result with only a
+        // vector column, against the token decoder.
         let cols = [ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 3), name: "v")]
         var s = ServerTokens.colMetadata(cols, version: Self.version)
         for i in 0 ..< 50 { s += try ServerTokens.row([i % 7 == 0 ? .null : .vector(SQLVector([Float(i), 1, 2]))], columns: cols) }
@@ -257,7 +257,21 @@ final class JSONVectorTests: XCTestCase {
         var decoder = TokenStreamDecoder(version: Self.version)
         decoder.append(s)
         var got: [SQLValue] = []
-        while try decoder.next(appendingRowValuesTo: &got) != nil {}
+        var tokens = TokenStreamDecoder(version: Self.version)
+        tokens.append(s)
+        var expected: [SQLValue] = []
+        while let t = try tokens.next() { expected += t.rowValues ?? [] }
+        while true {
+            if var block = decoder.makeWireRowBlock() {
+                let (n, end) = decoder.appendBufferedRows(to: &block, limit: 1000, byteLimit: 1 << 20)
+                got += block.values(rows: 0 ..< n)
+                if end == .limit { continue }
+                if end == .needBytes { break }
+            }
+            guard let t = try decoder.next() else { break }
+            got += t.rowValues ?? []
+        }
+        XCTAssertEqual(got, expected)
         XCTAssertEqual(got.count, 50)
         XCTAssertEqual(got[0], .null)
         XCTAssertEqual(got[1], .vector(SQLVector([1, 1, 2])))

@@ -3,10 +3,9 @@ import SQLClientTesting
 @testable import TDS
 import TDS
 
-/// The row APIs that reuse storage (``TokenStreamDecoder/next(appendingRowValuesTo:)`` and
-/// ``TokenStreamDecoder/appendBufferedRows(to:limit:)``) and the one-pass fast path for whole
-/// buffered rows give the same values and the same errors as ``TokenStreamDecoder/next()``,
-/// whole, byte by byte and split at random.
+/// The row block path (``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``, every row of
+/// a result into a ``WireRowBlock``, large values included) gives the same values and the same
+/// errors as ``TokenStreamDecoder/next()``, whole, byte by byte and split at random.
 final class RowStorageReuseTests: XCTestCase {
     static let columns: [ColumnMetadata] = [
         ColumnMetadata(flags: [], typeInfo: TypeInfo(type: .int4, length: 4), name: "id"),
@@ -40,7 +39,7 @@ final class RowStorageReuseTests: XCTestCase {
         return (out, rows)
     }
 
-    enum Mode: CaseIterable { case tokens, append, runs }
+    enum Mode: CaseIterable { case tokens, runs }
 
     /// Decodes `bytes` fed in `pieces`, returning the rows (and tokens other than rows as names).
     static func decode(_ bytes: [UInt8], pieces: [Int], mode: Mode) throws -> (rows: [[SQLValue]], others: [String]) {
@@ -60,26 +59,20 @@ final class RowStorageReuseTests: XCTestCase {
                 }
             case .runs:
                 while true {
-                    let n = decoder.appendBufferedRows(to: &flat, limit: 7)
-                    flatRows += n
-                    if n > 0 { continue }
-                    guard let item = try decoder.next(appendingRowValuesTo: &flat) else { break }
-                    switch item {
-                    case .row: flatRows += 1
-                    case .token(let t): others.append(t.name)
+                    if var block = decoder.makeWireRowBlock() {
+                        let (n, end) = decoder.appendBufferedRows(to: &block, limit: 7, byteLimit: 1 << 20)
+                        flatRows += n
+                        for r in 0 ..< block.rowCount { flat += block.values(row: r) }
+                        if end == .limit { continue }
+                        if end == .needBytes { break }
                     }
-                }
-            case .append:
-                while let item = try decoder.next(appendingRowValuesTo: &flat) {
-                    switch item {
-                    case .row: flatRows += 1
-                    case .token(let t): others.append(t.name)
-                    }
+                    guard let token = try decoder.next() else { break }
+                    if let v = token.rowValues { flat += v; flatRows += 1 } else { others.append(token.name) }
                 }
             }
         }
         try decoder.finish()
-        if mode == .append || mode == .runs {
+        if mode == .runs {
             let width = decoder.columns.count
             XCTAssertEqual(flat.count, flatRows * width)
             rows = (0 ..< flatRows).map { Array(flat[$0 * width ..< ($0 + 1) * width]) }
@@ -109,28 +102,13 @@ final class RowStorageReuseTests: XCTestCase {
         try checkAllWays(bytes, expected: expected)
     }
 
-    func testRowsWithAPLPColumnTakeTheIncrementalPathWithTheSameRows() throws {
+    func testRowsWithAPLPColumnGoIntoTheBlockWithTheSameRows() throws {
         let (bytes, expected) = try Self.stream(rows: 60, plp: true)
         try checkAllWays(bytes, expected: expected)
     }
 
-    func testAppendedRowsKeepWhatTheArrayHeld() throws {
-        let (bytes, expected) = try Self.stream(rows: 3)
-        var decoder = TokenStreamDecoder(version: .v7_4)
-        decoder.append(bytes)
-        let held: [SQLValue] = [.int(99), .int(98)]
-        var values = held
-        var rows = 0
-        while let item = try decoder.next(appendingRowValuesTo: &values) {
-            if case .row = item { rows += 1 }
-        }
-        XCTAssertEqual(rows, 3)
-        XCTAssertEqual(Array(values.prefix(2)), held)
-        XCTAssertEqual(Array(values.dropFirst(2)), expected.flatMap { $0 })
-    }
-
-    /// A malformed value (INTN with 3 bytes) fails the fast path, and the incremental path then
-    /// reports the same error through every API, at the same offset.
+    /// A malformed value (INTN with 3 bytes) ends the run, and the decoder reports the token
+    /// decoder's error through every API, at the same offset.
     func testMalformedRowGivesTheSameErrorThroughEveryAPI() throws {
         let columns = [ColumnMetadata(typeInfo: .int, name: "a"), ColumnMetadata(typeInfo: .int, name: "b")]
         var bytes = ServerTokens.colMetadata(columns, version: .v7_4)

@@ -226,17 +226,26 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
                         XCTAssertEqual(b.value(row: r, column: c), .null, file: file, line: line)
                         continue
                     }
-                    let n = h & 0x7FFF
-                    guard Int(o) + 2 + n <= b.byteCount else {
+                    var n = h & 0x7FFF, at = Int(o) + 2
+                    let longForm = n == CharacterCodec.utf16LongForm
+                    if longForm {
+                        // A 4-byte count follows (a value past wireTextLimit, read by the row's scan state).
+                        XCTAssertEqual(h & 0x8000, 0, "\(context): the long form has no ASCII flag", file: file, line: line)
+                        n = (0 ..< 4).reduce(0) { $0 | Int(b.bytes[Int(o) + 2 + $1]) << (8 * $1) }
+                        at = Int(o) + 6
+                    }
+                    guard at + n <= b.byteCount else {
                         XCTFail("\(context) block \(k) row \(r): header \(h) past the block's \(b.byteCount) bytes", file: file, line: line)
                         continue
                     }
-                    let utf8 = Array(b.bytes[Int(o) + 2 ..< Int(o) + 2 + n])
+                    let utf8 = Array(b.bytes[at ..< at + n])
                     guard let reference = String(validating: utf8, as: UTF8.self) else {
                         XCTFail("\(context) block \(k) row \(r) col \(c): ill-formed UTF-8 \(utf8)", file: file, line: line)
                         continue
                     }
-                    XCTAssertEqual(h & 0x8000 != 0, utf8.allSatisfy { $0 < 0x80 }, "\(context): ASCII flag of \(utf8)", file: file, line: line)
+                    if !longForm {
+                        XCTAssertEqual(h & 0x8000 != 0, utf8.allSatisfy { $0 < 0x80 }, "\(context): ASCII flag of \(utf8)", file: file, line: line)
+                    }
                     guard case .string(let s) = b.value(row: r, column: c),
                           case .value(let typed) = b.string(row: r, column: c),
                           case .string(let fromValues) = all[c] else {
@@ -394,8 +403,8 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
 
     /// Lengths at the block's limit: 21,844 bytes (10,922 units) of CJK (32,766 UTF-8 bytes, the
     /// most the 15-bit header holds), of ASCII, of surrogate pairs, CJK then one pair; and 21,846
-    /// (one unit more), 0xFFFE and 0xFFFD (odd) bytes, which the scan leaves to the token decoder
-    /// (same values, same error): whole and split.
+    /// (one unit more) and 0xFFFE bytes, which the row's scan state keeps in the long form (same
+    /// values), and 0xFFFD (odd) bytes (the token decoder's error): whole and split.
     func testLengthsAtAndPastTheWireTextLimit() throws {
         XCTAssertEqual(TokenStreamDecoder.wireTextLimit, 21_844)
         // The header's invariant: 3 bytes a unit of the longest value kept stays below bit 15
@@ -423,7 +432,7 @@ final class WireRowBlockUTF8HostileTests: XCTestCase {
             let got = Self.drain(stream, split)
             XCTAssertNil(got.error, "\(split)")
             XCTAssertEqual(got.rows, expected, "\(split)")
-            XCTAssertEqual(got.blockRows, 4, "\(split): the rows within the limit in blocks")
+            XCTAssertEqual(got.blockRows, 6, "\(split): every row in blocks (past the limit: the long form)")
             checkWellFormed(got.blocks, "\(split)")
             if let b = got.blocks.first, b.rowCount >= 1 {
                 let o = Int(b.offset(row: 0, column: 1))

@@ -253,9 +253,10 @@ extension SQLConnection {
     }
 
     /// The row block a batch is filling (rows of one result set, in order): as their wire bytes
-    /// (``WireRowBlock``, decoded when read) while the decoder's rows allow it, else as decoded
-    /// values (rows the wire scan cannot take: malformed, or a partial row too long to wait for,
-    /// decoded incrementally into a values block of their own, so rows stay in order).
+    /// (``WireRowBlock``, decoded when read), large values and rows split across packets
+    /// included; as decoded values only for a row that came as a token (``ConnectionStateMachine``'s
+    /// `.forwardRow`: read by ``ResponseReader/next()``, e.g. one begun when the message ended inside
+    /// it), in a values block of its own, so rows stay in order.
     private struct BlockBuilder {
         var values: [SQLValue] = []
         var wire: WireRowBlock?
@@ -359,7 +360,7 @@ extension SQLConnection {
             block.columns = columns
         }
         if block.wire == nil, var wire = reader.decoder.makeWireRowBlock() {
-            emitValues(&block, &batch)   // rows read incrementally before these
+            emitValues(&block, &batch)   // rows that came as tokens before these
             // Room for as many rows and bytes as the result's previous block held (at least
             // 256 rows): a block of a long result grows without reallocating.
             let hint = reader.wireBlockHint
@@ -370,15 +371,7 @@ extension SQLConnection {
             }
             block.wire = wire
         }
-        guard var wire = block.wire else {
-            if block.values.isEmpty { block.values.reserveCapacity(columns.count * 64) }
-            let run = reader.decoder.appendBufferedRows(to: &block.values, limit: Self.batchRowLimit - batch.rowCount)
-            if run > 0 {
-                batch.rowCount += run
-                return .rows
-            }
-            return nextRowIncrementally(&block, &batch)
-        }
+        guard var wire = block.wire else { return nil }
         block.wire = nil   // uniquely referenced while it grows
         let (n, end) = reader.decoder.appendBufferedRows(to: &wire, limit: Self.batchRowLimit - batch.rowCount,
                                                          byteLimit: Self.batchByteLimit)
@@ -399,27 +392,8 @@ extension SQLConnection {
         case .otherToken:
             return nil
         case .incremental:
+            // A malformed row (the token path throws its error), or a row that comes as a token.
             emitWire(&block, &batch)
-            return nextRowIncrementally(&block, &batch)
-        }
-    }
-
-    /// A row (into the values block) or a token, decoded incrementally; nil: the next packet,
-    /// or the message's end (the token path).
-    private func nextRowIncrementally(_ block: inout BlockBuilder, _ batch: inout ResponseBatch) -> Step? {
-        let item: TokenStreamDecoder.StreamItem?
-        do {
-            item = try reader.decoder.next(appendingRowValuesTo: &block.values)
-        } catch {
-            return .failed(SQLClientError.protocolError(error))
-        }
-        switch item {
-        case .row?:
-            batch.rowCount += 1
-            return .rows
-        case .token(let token)?:
-            return .token(token)
-        case nil:
             return nil
         }
     }

@@ -8,10 +8,12 @@ import TDS
 ///   every value (``WireRowBlock``; nchar/nvarchar already transcoded to UTF-8 by the scan),
 ///   checked when they were received and decoded only when read, in the reader's own thread: a
 ///   String is made from its UTF-8 (or code page 1252, or the column's collation), a binary value
-///   copied, a sql_variant decoded, when it is asked for. Results of fixed and bounded-size
-///   columns (no `max`, text/ntext/image or UDT column) arrive this way.
-/// - `.values`: decoded values, row after row (every other result, rows that had to be read
-///   incrementally, and rows built by code with ``SQLRow/init(columns:values:)``).
+///   copied, a sql_variant decoded, when it is asked for. Every result's rows arrive this way,
+///   large values (`max`, xml, UDT, json, text/ntext/image) assembled in the block.
+/// - `.values`: decoded values, row after row: rows built by code with
+///   ``SQLRow/init(columns:values:)``, and a row that came as a token (the connection's
+///   `.forwardRow`: one the token path read, e.g. after the row scan stopped at a row the token
+///   decoder had begun).
 @usableFromInline
 final class SQLRowStorage: Sendable {
     @usableFromInline

@@ -18,6 +18,72 @@ struct PLPProgress: Sendable {
     var received: Int = 0
     /// A text/ntext/image value (one run of `declared` bytes, no chunks).
     var legacy = false
+
+    // The rules every reader of PLP values applies (the token decoder's ``RowProgress``, the row
+    // block's ``WireRowProgress``), so both give the same errors at the same offsets. `bounded`:
+    // the value is held whole, so ``RowProgress/maximumValueSize`` applies (not when streamed).
+
+    /// Checks the ULONGLONG total length `total` read at `start` (not PLP_NULL).
+    /// - Throws: `.invalidLength` above 2^31-1 (but UNKNOWN_PLP_LEN), `.limitExceeded` above
+    ///   `maximumValueSize` when `bounded`.
+    static func checkTotal(_ total: UInt64, at start: Int, maximumValueSize: Int, bounded: Bool) throws(TDSDecodingError) {
+        guard total != RowProgress.unknownPLPLength else { return }
+        if total > RowProgress.maximumPLPLength {
+            throw TDSDecodingError(.invalidLength, offset: start,
+                "PLP total length \(total) is above the 2^31-1 bytes SQL Server sends")
+        }
+        if bounded, total > UInt64(maximumValueSize) {
+            throw TDSDecodingError(.limitExceeded, offset: start,
+                "a value of \(total) bytes is longer than the maximum value size of \(maximumValueSize) bytes")
+        }
+    }
+
+    /// Checks the next chunk length `length` (not the terminator) read at `chunkOffset`.
+    /// - Throws: `.invalidLength` past the declared total; `.limitExceeded` when `bounded` and the
+    ///   value would pass `maximumValueSize` (UNKNOWN_PLP_LEN: bounded as its chunks arrive, before
+    ///   a chunk is copied); `.invalidLength` past 2^31-1 bytes (UNKNOWN_PLP_LEN, as a declared total).
+    func checkChunk(_ length: UInt32, at chunkOffset: Int, maximumValueSize: Int, bounded: Bool) throws(TDSDecodingError) {
+        if declared != RowProgress.unknownPLPLength, UInt64(received) + UInt64(length) > declared {
+            throw TDSDecodingError(.invalidLength, offset: chunkOffset,
+                "PLP chunk of \(length) byte(s) exceeds the total length \(declared)")
+        }
+        if bounded, UInt64(received) + UInt64(length) > UInt64(maximumValueSize) {
+            throw TDSDecodingError(.limitExceeded, offset: chunkOffset,
+                "a value of unknown length passed the maximum value size of \(maximumValueSize) bytes")
+        }
+        if UInt64(received) + UInt64(length) > RowProgress.maximumPLPLength {
+            throw TDSDecodingError(.invalidLength, offset: chunkOffset,
+                "a PLP value of unknown length passed the 2^31-1 bytes SQL Server sends")
+        }
+    }
+
+    /// Checks the terminator read at `chunkOffset`.
+    /// - Throws: `.invalidLength` when the chunks do not hold the declared total.
+    func checkEnd(at chunkOffset: Int) throws(TDSDecodingError) {
+        if declared != RowProgress.unknownPLPLength && UInt64(received) != declared {
+            throw TDSDecodingError(.invalidLength, offset: chunkOffset,
+                "PLP total length \(declared) but chunks hold \(received) byte(s)")
+        }
+    }
+
+    /// The prefix of a text/ntext/image value at `reader` ([MS-TDS] 2.2.5.2.2: TextPtr length BYTE,
+    /// 0 = NULL; TextPtr; Timestamp, 8 bytes; LONG length): nil when not all there; else the
+    /// reader past it, and the length with its offset (nil for NULL).
+    /// - Throws: `.limitExceeded` as soon as the length is above `maximumValueSize` (the bytes
+    ///   are never waited for).
+    static func legacyPrefix(_ reader: ByteReader, maximumValueSize: Int) throws(TDSDecodingError) -> (reader: ByteReader, length: UInt32, at: Int)?? {
+        var p = reader
+        guard let n = try? p.readUInt8() else { return nil }
+        if n == 0 { return .some(nil) }
+        guard (try? p.skip(Int(n) + 8)) != nil else { return nil }
+        let at = p.absoluteOffset
+        guard let len = try? p.readUInt32LE() else { return nil }
+        if Int(len) > maximumValueSize {
+            throw TDSDecodingError(.limitExceeded, offset: at,
+                "a value of \(len) bytes is longer than the maximum value size of \(maximumValueSize) bytes")
+        }
+        return (p, len, at)
+    }
 }
 
 struct RowProgress: Sendable {
@@ -147,6 +213,11 @@ struct RowProgress: Sendable {
     }
 
     func columnError(_ error: TDSDecodingError) -> TDSDecodingError {
+        RowProgress.columnError(error, token: name, index: index)
+    }
+
+    /// `error` of the value of column `index` (0-based) in token `name`.
+    static func columnError(_ error: TDSDecodingError, token name: String, index: Int) -> TDSDecodingError {
         var e = error.inToken(name)
         e.detail = "column \(index + 1): " + e.detail
         return e
@@ -157,16 +228,12 @@ struct RowProgress: Sendable {
     /// - Throws: `.limitExceeded` as soon as the declared length is above `maximumValueSize`
     ///   (the bytes are never waited for).
     func hasWholeLegacyLOB(_ reader: ByteReader, maximumValueSize: Int) throws(TDSDecodingError) -> Bool {
-        var p = reader
-        guard let n = try? p.readUInt8() else { return false }
-        if n == 0 { return true }
-        guard (try? p.skip(Int(n) + 8)) != nil else { return false }
-        let at = p.absoluteOffset
-        guard let len = try? p.readUInt32LE() else { return false }
-        if Int(len) > maximumValueSize {
-            throw columnError(TDSDecodingError(.limitExceeded, offset: at,
-                "a value of \(len) bytes is longer than the maximum value size of \(maximumValueSize) bytes"))
+        let prefix: (reader: ByteReader, length: UInt32, at: Int)??
+        do throws(TDSDecodingError) { prefix = try PLPProgress.legacyPrefix(reader, maximumValueSize: maximumValueSize) } catch {
+            throw columnError(error)
         }
+        guard let prefix else { return false }
+        guard let (p, len, _) = prefix else { return true }   // NULL
         return p.remaining >= Int(len)
     }
 
@@ -235,15 +302,8 @@ struct RowProgress: Sendable {
                 index += 1
                 return true
             }
-            if total != RowProgress.unknownPLPLength {
-                if total > RowProgress.maximumPLPLength {
-                    throw columnError(TDSDecodingError(.invalidLength, offset: start,
-                        "PLP total length \(total) is above the 2^31-1 bytes SQL Server sends"))
-                }
-                if !streams, total > UInt64(maximumValueSize) {
-                    throw columnError(TDSDecodingError(.limitExceeded, offset: start,
-                        "a value of \(total) bytes is longer than the maximum value size of \(maximumValueSize) bytes"))
-                }
+            do throws(TDSDecodingError) { try PLPProgress.checkTotal(total, at: start, maximumValueSize: maximumValueSize, bounded: !streams) } catch {
+                throw columnError(error)
             }
             p = PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start)
         }
@@ -253,10 +313,7 @@ struct RowProgress: Sendable {
                 let chunkOffset = reader.absoluteOffset
                 let length = try reader.readUInt32LE()
                 if length == 0 {
-                    if p.declared != RowProgress.unknownPLPLength && UInt64(p.received) != p.declared {
-                        throw columnError(TDSDecodingError(.invalidLength, offset: chunkOffset,
-                            "PLP total length \(p.declared) but chunks hold \(p.received) byte(s)"))
-                    }
+                    do throws(TDSDecodingError) { try p.checkEnd(at: chunkOffset) } catch { throw columnError(error) }
                     if streams {
                         flushChunk()
                         parts.append(.largeValueEnd(column: index))
@@ -268,15 +325,10 @@ struct RowProgress: Sendable {
                     index += 1
                     return true
                 }
-                if p.declared != RowProgress.unknownPLPLength,
-                   UInt64(p.received) + UInt64(length) > p.declared {
-                    throw columnError(TDSDecodingError(.invalidLength, offset: chunkOffset,
-                        "PLP chunk of \(length) byte(s) exceeds the total length \(p.declared)"))
-                }
-                if !streams, UInt64(p.received) + UInt64(length) > UInt64(maximumValueSize) {
-                    // UNKNOWN_PLP_LEN: bounded as its chunks arrive, before a chunk is copied.
-                    throw columnError(TDSDecodingError(.limitExceeded, offset: chunkOffset,
-                        "a value of unknown length passed the maximum value size of \(maximumValueSize) bytes"))
+                do throws(TDSDecodingError) {
+                    try p.checkChunk(length, at: chunkOffset, maximumValueSize: maximumValueSize, bounded: !streams)
+                } catch {
+                    throw columnError(error)
                 }
                 p.chunkRemaining = Int(length)
             }

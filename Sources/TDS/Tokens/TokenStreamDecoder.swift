@@ -89,9 +89,6 @@ public struct TokenStreamDecoder: Sendable {
     private var sawLoginAck = false
     /// NBCROW null-bitmap storage, reused from row to row.
     private var bitmapStorage: [UInt8] = []
-    /// No column of the current result is PLP or text/ntext/image: a whole buffered row can be
-    /// decoded in one pass (``fastRow(_:)``).
-    private var rowsTakeFastPath = false
     /// `rowTypes` without their reference-counted parts, for the fast path.
     private var rowLayouts: [ValueLayout] = []
     /// How the wire-bytes row scan checks each column (``appendBufferedRows(to:limit:byteLimit:)``).
@@ -113,6 +110,10 @@ public struct TokenStreamDecoder: Sendable {
     /// A column of the current result is nchar or nvarchar (``WireColumn/Kind/utf16``): the row
     /// scan transcodes it into the block rather than copying the run whole.
     private var rowsHaveText = false
+    /// A ROW/NBCROW of the current result being read by its scan state into block form (one the
+    /// run of whole rows cannot take: see ``appendBufferedRows(to:limit:byteLimit:)``); whole
+    /// once ``WireRowProgress/isComplete``, until it is taken.
+    private var wireRow: WireRowProgress?
     /// A row being read as parts (``nextPart()``).
     private var streamRow: RowProgress?
     /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
@@ -184,9 +185,8 @@ public struct TokenStreamDecoder: Sendable {
         self.columns = columns
         self.rowTypes = columns.map(\.typeInfo)
         self.rowLayouts = rowTypes.map(ValueLayout.init)
-        self.rowsTakeFastPath = !rowTypes.isEmpty && !rowTypes.contains { $0.isPLP || $0.type.isLegacyLOB }
         self.wireColumns = rowLayouts.map(WireColumn.init)
-        self.rowsTakeWirePath = WireColumn.supports(wireColumns)
+        self.rowsTakeWirePath = !wireColumns.isEmpty
         self.rowsHaveText = wireColumns.contains { $0.kind == .utf16 }
         self.resultNumber &+= 1
     }
@@ -238,15 +238,6 @@ public struct TokenStreamDecoder: Sendable {
         }
     }
 
-    /// What ``next(appendingRowValuesTo:)`` read.
-    public enum StreamItem: Sendable {
-        /// A ROW or NBCROW of the current result set; its values (one per column, `.null` where
-        /// NULL) were appended to the caller's array.
-        case row
-        /// Any other token (ALTROW and RETURNVALUE included).
-        case token(Token)
-    }
-
     /// Ends the message: throws `.truncated` naming the token and its offset if a partial
     /// token is left over; otherwise resets offsets to 0 for the next message (column metadata
     /// and version are kept).
@@ -259,7 +250,7 @@ public struct TokenStreamDecoder: Sendable {
     @discardableResult
     public mutating func finish() throws(TDSDecodingError) -> Token? {
         if let failure { throw failure }
-        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, pendingRow == nil,
+        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, pendingRow == nil, wireRow == nil,
            pendingTokens.isEmpty, buffer.count - readIndex == 9,
            [TokenType.done, .doneProc, .doneInProc].contains(TokenType(rawValue: buffer[readIndex])) {
             let type = TokenType(rawValue: buffer[readIndex])
@@ -282,6 +273,12 @@ public struct TokenStreamDecoder: Sendable {
         if let pending = pendingRow {
             let e = TDSDecodingError(.truncated, offset: pending.progress.tokenStart, context: pending.type.name,
                                      "the message ended inside the token (at column \(pending.progress.index + 1) of \(types(of: pending).count))")
+            failure = e
+            throw e
+        }
+        if let pending = wireRow, !pending.isComplete {
+            let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: pending.type.name,
+                                     "the message ended inside the token (at column \(pending.index + 1) of \(rowTypes.count))")
             failure = e
             throw e
         }
@@ -327,6 +324,7 @@ public struct TokenStreamDecoder: Sendable {
     // MARK: - Decoding
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
+        if wireRow != nil { return try advanceWireRow() ? takeWireRowToken() : nil }
         if pendingRow != nil { return try continueRow() }
         if !pendingTokens.isEmpty { return try continuePendingToken() }
         guard readIndex < buffer.count else { return nil }
@@ -334,7 +332,6 @@ public struct TokenStreamDecoder: Sendable {
         let type = TokenType(rawValue: buffer[readIndex])
         switch type {
         case .row, .nbcRow:
-            if rowsTakeFastPath, let token = fastRow(type) { return token }
             return try startRow(type)
         case .altRow:
             return try startRow(type)
@@ -529,78 +526,6 @@ public struct TokenStreamDecoder: Sendable {
         }
     }
 
-    /// The hot path for result rows: a ROW or NBCROW whose bytes are all buffered, with no PLP or
-    /// text/ntext/image column, decoded in one pass into the row's own array (no
-    /// `RowProgress`, no partial-row state). Returns nil having consumed nothing when the row is
-    /// incomplete or anything is wrong with it; ``startRow(_:)`` then decodes it incrementally
-    /// and reports any error, so both paths give the same tokens and the same errors.
-    private mutating func fastRow(_ type: TokenType) -> Token? {
-        var values: [SQLValue] = []
-        values.reserveCapacity(rowLayouts.count)
-        guard appendWholeRow(type, to: &values) else { return nil }
-        return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
-    }
-
-    /// Appends the values of the whole buffered ROW/NBCROW at `readIndex` to `values` and
-    /// consumes it; false (consuming nothing, `values` as it was) when the row is incomplete or
-    /// anything is wrong with it. Only for results where `rowsTakeFastPath`.
-    private mutating func appendWholeRow(_ type: TokenType, to values: inout [SQLValue]) -> Bool {
-        appendWholeRows(to: &values, limit: 1) == 1
-    }
-
-    /// Appends the values of up to `limit` consecutive whole buffered ROW/NBCROW tokens starting
-    /// at `readIndex` (one reader for all of them) and consumes them; stops before anything else
-    /// (another token, an incomplete or malformed row, which the incremental path then handles).
-    /// Returns the number of rows appended. Only for results where `rowsTakeFastPath`.
-    private mutating func appendWholeRows(to values: inout [SQLValue], limit: Int) -> Int {
-        var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
-        var rows = 0
-        rowLayouts.withUnsafeBufferPointer { types in
-            while rows < limit, reader.offset < reader.endIndex {
-                let type = reader.bytes[reader.offset]
-                guard type == TokenType.row.rawValue || type == TokenType.nbcRow.rawValue else { return }
-                let rowStart = reader.offset
-                let first = values.count
-                reader.offset += 1
-                var bitmapStart = -1
-                if type == TokenType.nbcRow.rawValue {
-                    let n = (types.count + 7) >> 3
-                    guard reader.remaining >= n else { reader.offset = rowStart; return }
-                    bitmapStart = reader.offset
-                    reader.offset += n
-                }
-                for i in 0 ..< types.count {
-                    if bitmapStart >= 0, reader.bytes[bitmapStart + i >> 3] & (1 << UInt8(i & 7)) != 0 {
-                        values.append(.null)
-                        continue
-                    }
-                    guard let value = try? types[i].decodeValue(from: &reader) else {
-                        values.removeSubrange(first...)
-                        reader.offset = rowStart
-                        return
-                    }
-                    values.append(value)
-                }
-                rows += 1
-            }
-        }
-        if rows > 0 {
-            readIndex = reader.offset
-            waitingAtCount = -1
-        }
-        return rows
-    }
-
-    /// Like ``next(appendingRowValuesTo:)`` for a run of rows: appends the values of up to `limit`
-    /// consecutive ROW/NBCROW tokens that are whole in the buffer (decoded in one pass, no PLP or
-    /// text/ntext/image column) and returns how many; 0 when the next token is anything else,
-    /// is incomplete or is malformed — then use ``next(appendingRowValuesTo:)``, which decodes it
-    /// incrementally and reports its errors.
-    public mutating func appendBufferedRows(to values: inout [SQLValue], limit: Int) -> Int {
-        guard failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeFastPath, limit > 0 else { return 0 }
-        return appendWholeRows(to: &values, limit: limit)
-    }
-
     // MARK: - Rows in parts, large values in pieces
 
     /// One piece of a row read by ``nextPart()``, in the order of the stream.
@@ -641,7 +566,7 @@ public struct TokenStreamDecoder: Sendable {
                 queue(&progress, done: done)
                 return takeQueuedPart()
             }
-            if pendingRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty {
+            if pendingRow == nil, wireRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
                     let tokenStart = bufferBase + readIndex
@@ -698,9 +623,8 @@ public struct TokenStreamDecoder: Sendable {
 
     // MARK: - Rows as wire bytes
 
-    /// An empty ``WireRowBlock`` for the rows of the current result, nil when they cannot be kept
-    /// as wire bytes (a PLP, text/ntext/image or UDT column): then read them as values
-    /// (``appendBufferedRows(to:limit:)``, ``next(appendingRowValuesTo:)``).
+    /// An empty ``WireRowBlock`` for the rows of the current result (whatever its columns: large
+    /// values are assembled into it); nil before the first COLMETADATA with columns.
     public func makeWireRowBlock() -> WireRowBlock? {
         guard rowsTakeWirePath else { return nil }
         return WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
@@ -714,14 +638,15 @@ public struct TokenStreamDecoder: Sendable {
         case otherToken
         /// The buffer ends (between rows or inside one): append the next packet, then call again.
         case needBytes
-        /// The next token must be decoded one value at a time (``next(appendingRowValuesTo:)``):
-        /// a row that is malformed (which that path reports), a partial row longer than 64 KiB
-        /// (read incrementally rather than rescanned), or a row of another result than the block's.
+        /// Read the next token with ``next()``: a row that is malformed (the decoder is failed:
+        /// `next()` throws its error, the one the token decoder gives for the same bytes, code and
+        /// offset), a row the token decoder had begun (``next()`` finishes it), or a row of
+        /// another result than the block's.
         case incremental
     }
 
     /// The longest partial row waited for whole (rescanned as packets arrive) before it is read
-    /// incrementally instead.
+    /// by its scan state instead (``WireRowProgress``: consumed value by value, never rescanned).
     static let wireRowWaitLimit = 64 << 10
 
     /// Appends consecutive ROW/NBCROW tokens ([MS-TDS] 2.2.7.20, 2.2.7.15) of the current result
@@ -733,12 +658,93 @@ public struct TokenStreamDecoder: Sendable {
     /// A run of rows with no nchar/nvarchar column is found, then copied in one piece. With one,
     /// each such value is transcoded from UTF-16LE to UTF-8 into the block
     /// (``WireColumn/Kind/utf16``; the transcoder refuses what the value decoder refuses: an
-    /// unpaired surrogate ends the run `.incremental` at its row, the rows before it kept), and
+    /// unpaired surrogate ends the run at its row, the rows before it kept), and
     /// the bytes between copied. The byte limit counts each such value at its worst case (3 bytes
     /// a UTF-16 unit), so the block's bytes stay below `byteLimit` plus one row's worst case.
+    ///
+    /// A row the run cannot take whole (a large value: PLP or text/ntext/image; a partial row
+    /// longer than ``wireRowWaitLimit``; a value the run's rule declines) is read by its scan
+    /// state (``WireRowProgress``): value by value as its bytes arrive, each consumed from the
+    /// buffer once read (a large value's chunks too, assembled in the row), so a row over many
+    /// packets is read once, in linear time; it is appended to the block when whole (into an
+    /// empty block its bytes are moved, not copied). A malformed row ends the run `.incremental`
+    /// with the decoder failed: ``next()`` throws the token decoder's error for it. Every large
+    /// value is bounded as the token decoder bounds it (``Options/maximumValueSize``; a PLP total
+    /// above 2^31-1 is `.invalidLength`).
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
         guard failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeWirePath,
               block.result == resultNumber else { return (0, .incremental) }
+        var total = 0
+        while true {
+            if wireRow == nil {
+                let (rows, end) = scanRun(to: &block, limit: limit - total, byteLimit: byteLimit)
+                total += rows
+                guard end == .incremental else { return (total, end) }
+                // A row the run cannot take whole: read by its scan state.
+                guard total < limit, block.byteCount < byteLimit else { return (total, .limit) }
+                let type = TokenType(rawValue: buffer[readIndex])
+                let bitmapCount = type == .nbcRow ? (rowLayouts.count + 7) >> 3 : 0
+                guard buffer.count - readIndex > bitmapCount else { return (total, .needBytes) }
+                let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + bitmapCount)]) : []
+                wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, maximumValueSize: options.maximumValueSize)
+                readIndex += 1 + bitmapCount
+                waitingAtCount = -1
+            }
+            do throws(TDSDecodingError) {
+                guard try advanceWireRow() else { return (total, .needBytes) }
+            } catch {
+                return (total, .incremental)   // next() throws it
+            }
+            // Whole: into the block, unless it would pass the 4 GiB its offsets address.
+            guard var row = wireRow else { return (total, .incremental) }
+            if !block.isEmpty, block.addressedByteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
+            wireRow = nil
+            block.appendRow(row.take())
+            total += 1
+            if total >= limit || block.byteCount >= byteLimit { return (total, .limit) }
+        }
+    }
+
+    /// Advances the row being read by its scan state (``WireRowProgress``) over the buffer,
+    /// consuming what it read: true when the row is whole (it stays in `wireRow` to be taken).
+    /// - Throws: the row's error (the decoder is then failed).
+    private mutating func advanceWireRow() throws(TDSDecodingError) -> Bool {
+        guard var row = wireRow else { return false }
+        if row.isComplete { return true }
+        if buffer.count == waitingAtCount { return false }
+        wireRow = nil   // keep its bytes uniquely referenced while they grow
+        var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
+        let done: Bool
+        do throws(TDSDecodingError) {
+            done = try wireColumns.withUnsafeBufferPointer { (cols) throws(TDSDecodingError) -> Bool in
+                try rowLayouts.withUnsafeBufferPointer { (layouts) throws(TDSDecodingError) -> Bool in
+                    try row.advance(&reader, columns: cols, layouts: layouts)
+                }
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        readIndex = reader.offset
+        waitingAtCount = done ? -1 : buffer.count
+        wireRow = row
+        return done
+    }
+
+    /// The whole row that ``advanceWireRow()`` read, as a token (a row read by ``next()``).
+    private mutating func takeWireRowToken() -> Token? {
+        guard var row = wireRow else { return nil }
+        wireRow = nil
+        var block = WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
+        let type = row.type
+        block.appendRow(row.take())
+        let values = block.values(row: 0)
+        return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
+    }
+
+    /// ``appendBufferedRows(to:limit:byteLimit:)``'s run of whole rows, in one pass: stops
+    /// `.incremental` at a row it cannot take whole.
+    private mutating func scanRun(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
         if readIndex >= buffer.count { return (0, .needBytes) }
         var scratch: [UInt32] = []
         swap(&scratch, &offsetScratch)
@@ -764,7 +770,7 @@ public struct TokenStreamDecoder: Sendable {
         var end = RowRunEnd.limit
         var i = runStart
         var reader = ByteReader(buffer, start: runStart, baseOffset: bufferBase)
-        let blockBytes = block.byteCount
+        let blockBytes = block.byteCount   // values kept apart count toward byteLimit
         buffer.withUnsafeBufferPointer { p in
             wireColumns.withUnsafeBufferPointer { cols in
                 rowLayouts.withUnsafeBufferPointer { layouts in
@@ -793,41 +799,23 @@ public struct TokenStreamDecoder: Sendable {
                                 }
                                 let at = j
                                 let col = cols.baseAddress.unsafelyUnwrapped + c   // read in place: no copy of the column per value
-                                switch col.pointee.kind {
-                                case .fixed:
+                                if col.pointee.kind == .fixed {
+                                    // The commonest rule in the loop itself (scannedSize's `.fixed`).
                                     guard n - j >= col.pointee.size else { stop = .needBytes; break columns }
                                     j += col.pointee.size
-                                case .byteLength:
-                                    guard j < n else { stop = .needBytes; break columns }
-                                    let len = Int(p[j])
-                                    if len != 0 {
-                                        if col.pointee.allowed != ~0 {
-                                            guard len < 64, col.pointee.allowed & (1 << UInt64(len)) != 0 else { stop = .incremental; break columns }
-                                        }
-                                        guard col.pointee.declared == 0 || len <= col.pointee.declared else { stop = .incremental; break columns }
-                                    }
-                                    guard n - j - 1 >= len else { stop = .needBytes; break columns }
-                                    j += 1 + len
-                                case .utf16, .ushortBytes:
-                                    guard n - j >= 2 else { stop = .needBytes; break columns }
-                                    let len = Int(p[j]) | Int(p[j + 1]) << 8
-                                    if len == 0xFFFF { j += 2; break }
-                                    guard n - j - 2 >= len else { stop = .needBytes; break columns }
-                                    if col.pointee.kind == .utf16 {
-                                        // Transcoded (and so checked) below, as it is copied.
-                                        guard len & 1 == 0, len <= TokenStreamDecoder.wireTextLimit else { stop = .incremental; break columns }
-                                        growth &+= len >> 1
-                                    }
-                                    j += 2 + len
-                                case .decode:
-                                    // The common case checked straight from the bytes; the rest
-                                    // (incomplete, malformed, rare) by the full decoder.
-                                    guard j < n else { stop = .needBytes; break columns }
-                                    let size = col.pointee.checkedSize(at: UnsafeRawPointer(p.baseAddress!) + j, available: n - j)
-                                    if size > 0 {
-                                        j += size
-                                        break
-                                    }
+                                    scratch.append(UInt32(truncatingIfNeeded: at - runStart))
+                                    continue
+                                }
+                                let size = WireColumn.scannedSize(col, p.baseAddress.unsafelyUnwrapped, at: j, end: n)
+                                if size >= 0 {
+                                    // Transcoded (and so checked) below, as it is copied.
+                                    if col.pointee.kind == .utf16 { growth &+= (size &- 2) >> 1 }
+                                    j += size
+                                } else if size == WireColumn.needsBytes {
+                                    stop = .needBytes
+                                    break columns
+                                } else if col.pointee.kind == .decode {
+                                    // The rest (malformed, rare) by the full decoder.
                                     reader.offset = j
                                     do throws(TDSDecodingError) {
                                         _ = try layouts[c].decodeValue(from: &reader)
@@ -836,7 +824,7 @@ public struct TokenStreamDecoder: Sendable {
                                         stop = error.code == .truncated ? .needBytes : .incremental
                                         break columns
                                     }
-                                case .unsupported:
+                                } else {
                                     stop = .incremental
                                     break columns
                                 }
@@ -956,28 +944,6 @@ public struct TokenStreamDecoder: Sendable {
             w += tail - cursor
         }
         return (kept, w)
-    }
-
-    /// Like ``next()``, but a ROW or NBCROW's values are appended to `values` (which
-    /// keeps what it held): rows of one result set can be gathered in one flat array, one value
-    /// per column per row, with no allocation per row for fixed-width columns. For any other
-    /// token `values` is unchanged. Returns nil when more bytes are needed; throws as ``next()``.
-    public mutating func next(appendingRowValuesTo values: inout [SQLValue]) throws(TDSDecodingError) -> StreamItem? {
-        if failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeFastPath, readIndex < buffer.count {
-            let type = TokenType(rawValue: buffer[readIndex])
-            if type == .row || type == .nbcRow, appendWholeRow(type, to: &values) { return .row }
-        }
-        guard let token = try next() else { return nil }
-        switch token {
-        case .row(let r):
-            values.append(contentsOf: r.values)
-            return .row
-        case .nbcRow(let r):
-            values.append(contentsOf: r.values)
-            return .row
-        default:
-            return .token(token)
-        }
     }
 
     /// Starts a ROW, NBCROW or ALTROW once its fixed prefix (NBCROW bitmap, ALTROW Id) is here.

@@ -2,26 +2,29 @@ import Foundation
 
 /// Rows of one result set kept as they came on the wire: the value bytes of consecutive ROW and
 /// NBCROW tokens ([MS-TDS] 2.2.7.20, 2.2.7.15) in one buffer, with the offset of every value,
-/// each value decoded only when it is read (``value(row:column:)``). The one exception: nchar and
-/// nvarchar values ([MS-TDS] 2.2.5.4.3 NCHARTYPE, NVARCHARTYPE: UTF-16LE on the wire) are kept as UTF-8, transcoded once
-/// when the row is appended (see ``WireColumn/Kind/utf16``).
+/// each value decoded only when it is read (``value(row:column:)``). Every row of a result takes
+/// this shape, whatever its columns. Two exceptions to "as on the wire": nchar and nvarchar values
+/// ([MS-TDS] 2.2.5.4.3 NCHARTYPE, NVARCHARTYPE: UTF-16LE on the wire) are kept as UTF-8,
+/// transcoded once when the row is appended (see ``WireColumn/Kind/utf16``); and large values
+/// (PLP, 2.2.5.2.3: varchar(max), nvarchar(max), varbinary(max), xml, UDT, json; text, ntext,
+/// image) are kept assembled, a 5-byte header (byte count, NULL, UTF-8 or raw) then their bytes
+/// contiguous, UTF-16 text as UTF-8 (see ``WireColumn/Kind/large``).
 ///
 /// Filled by ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``, which has already
-/// checked every value the way ``TypeInfo/decodeValue(from:)`` does (lengths, dates, decimals,
-/// UTF-16): a row that is not valid is never appended, the incremental path decodes it and
-/// reports its error. So reading a value cannot fail, and it costs little until it is read: an
-/// nchar/nvarchar String is made straight from its UTF-8 (a copy, no transcoding, no validation),
-/// a varchar transcoded from code page 1252, a binary value copied, in the reader's own thread,
-/// when it is asked for.
+/// checked every value the way the token decoder does (``TypeInfo/decodeValue(from:)``,
+/// ``TypeInfo/decodePLPValue(_:)``: lengths, dates, decimals, UTF-16, UTF-8 of json): a row that
+/// is not valid is never appended, the decoder reports its error. So reading a value cannot fail,
+/// and it costs little until it is read: an nchar/nvarchar/nvarchar(max)/ntext/xml String is made
+/// straight from its UTF-8 (a copy, no transcoding, no validation), a varchar transcoded from code
+/// page 1252, a binary value copied, in the reader's own thread, when it is asked for.
 ///
 /// Memory: the rows' wire bytes plus 4 bytes per value (a 4-byte `int` row takes 9 bytes, where a
 /// decoded ``SQLValue`` takes 48), nchar/nvarchar text as UTF-8 with a 2-byte header: half its
 /// UTF-16 bytes when it is ASCII, the same for Latin, Greek and Cyrillic, 1.5 times for CJK
-/// (3 bytes a unit; an emoji's surrogate pair takes 4). Only results whose columns are all of
-/// bounded size take this shape (see ``TokenStreamDecoder/makeWireRowBlock()``): no PLP (`max`),
-/// text/ntext/image or UDT column; other results are decoded as values. A sql_variant, and a
-/// char/varchar in a code page other than 1252 (a UTF-8 collation included), is kept as its wire
-/// bytes and decoded by its codec when it is read (``SQLVariantCodec``, ``CharacterCodec``).
+/// (3 bytes a unit; an emoji's surrogate pair takes 4); a large value its bytes (UTF-8 for UTF-16
+/// text) and 5. A sql_variant, a vector, and a char/varchar in a code page other than 1252 (a
+/// UTF-8 collation included), is kept as its wire bytes and decoded by its codec when it is read
+/// (``SQLVariantCodec``, ``SQLVector``, ``CharacterCodec``).
 public struct WireRowBlock: Sendable {
     /// The offset of a value the NBCROW null bitmap marks NULL (no bytes).
     static let nullOffset = UInt32.max
@@ -37,6 +40,8 @@ public struct WireRowBlock: Sendable {
     @usableFromInline private(set) var bytes: [UInt8] = []
     /// Per value, row by row, its offset in `bytes` (``nullOffset`` for a bitmap NULL).
     @usableFromInline private(set) var offsets: [UInt32] = []
+    /// Large binary values kept apart (``WireColumn/LargeForm/separate``), by index.
+    private(set) var separate: [[UInt8]] = []
     /// Values per row (at least 1).
     public let columnCount: Int
 
@@ -49,8 +54,13 @@ public struct WireRowBlock: Sendable {
 
     /// The number of rows.
     public var rowCount: Int { offsets.count / columnCount }
-    /// The bytes the rows hold (their values' wire bytes, nchar/nvarchar text as UTF-8).
-    public var byteCount: Int { bytes.count }
+    /// The bytes the rows hold (their values' wire bytes, nchar/nvarchar text as UTF-8, large
+    /// values as assembled, those kept apart included).
+    public var byteCount: Int { bytes.count &+ separateByteCount }
+    /// The bytes of the values kept apart (``separate``).
+    private(set) var separateByteCount = 0
+    /// The bytes the offsets address (all but the values kept apart): below 4 GiB.
+    var addressedByteCount: Int { bytes.count }
     /// True when the block holds no row.
     public var isEmpty: Bool { offsets.isEmpty }
 
@@ -112,6 +122,7 @@ public struct WireRowBlock: Sendable {
             if let v = WireRowBlock.decodeScanned(kind, at: base + offset) { return v }
             return decodeChecked(column: column, offset: offset)
         }
+        if kind.kind == .large { return largeValue(kind, column: column, at: base + offset, offset: offset) }
         return WireRowBlock.decode(kind, at: base + offset)
     }
 
@@ -143,6 +154,14 @@ public struct WireRowBlock: Sendable {
         case .datetimeN: return DateTimeCodec.scannedValue(at: p + 1, count: n)
         case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength: return nil
         }
+    }
+
+    /// A vector cell the scan checked (``WireColumn/Kind/vector``) at `p`: NULL or its value, read
+    /// without checks.
+    @inline(never)
+    static func scannedVector(at p: UnsafeRawPointer) -> SQLValue {
+        let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+        return n == 0xFFFF ? .null : .vector(SQLVector.scannedValue(at: p + 2, count: n))
     }
 
     /// A `.decode` value the scan left to the full decoder (a widened decimal magnitude, a
@@ -218,11 +237,40 @@ public struct WireRowBlock: Sendable {
             if n == 0xFFFF { return .null }
             if c.type == .bigVarChar || c.type == .bigChar { return CharacterCodec.cp1252Value(at: p + 2, count: n) }
             return BinaryCodec.value(at: p + 2, count: n)
-        case .decode, .unsupported:
+        case .vector:
+            return scannedVector(at: p)
+        case .decode, .large, .unsupported:
             return .null
         }
     }
 
+    /// A ``WireColumn/Kind/large`` value at `p` (`offset` of the bytes), read by its family's
+    /// codec from its assembled bytes (see ``WireColumn/Kind/large`` for the header). Checked when
+    /// the row was appended, so it cannot fail.
+    @inline(never)
+    func largeValue(_ c: WireColumn, column: Int, at p: UnsafeRawPointer, offset: Int) -> SQLValue {
+        let n = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))
+        if n == WireColumn.largeNull { return .null }
+        let count = Int(n), data = p + WireColumn.largeHeaderSize
+        let form = p.load(fromByteOffset: 4, as: UInt8.self)
+        if form == WireColumn.LargeForm.separate.rawValue {
+            return c.type == .udt ? UDTCodec.plpValue(separate[count]) : BinaryCodec.plpValue(separate[count])
+        }
+        switch c.type {
+        case .bigVarBinary, .image: return BinaryCodec.value(at: data, count: count)
+        case .udt: return UDTCodec.value(at: data, count: count)
+        case .json: return JSONCodec.value(at: data, count: count)
+        case .nvarchar, .ntext, .xml:
+            if form != WireColumn.LargeForm.raw.rawValue {
+                let s = CharacterCodec.largeString(form, at: p)
+                return c.type == .xml ? .xml(s) : .string(s)
+            }
+        default: break
+        }
+        // Code page text (and raw UTF-16, which the scan does not write): by the token decoder's codec.
+        var reader = ByteReader(bytes, start: offset + WireColumn.largeHeaderSize)
+        return (try? layouts[column].decodeData(from: &reader, count: count, baseScale: layouts[column].scale)) ?? .null
+    }
     /// Whether the value of `column` in `row` is NULL, without decoding it.
     public func isNull(row: Int, column: Int) -> Bool {
         let o = offsets[row &* columnCount &+ column]
@@ -242,6 +290,39 @@ public struct WireRowBlock: Sendable {
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start ..< start + count]))
         offsets.reserveCapacity(offsets.count + new.count)
         for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
+    }
+
+    /// A row assembled by ``WireRowProgress``: its bytes, its values' offsets (relative to its
+    /// start), its separate values and where their headers are in its bytes.
+    struct AssembledRow {
+        var bytes: [UInt8]
+        var offsets: [UInt32]
+        var separate: [[UInt8]]
+        var separateAt: [Int]
+    }
+
+    /// Appends one row assembled by ``WireRowProgress``; used by the decoder only. Into an empty
+    /// block the row's bytes are moved, not copied; separate values are moved in.
+    mutating func appendRow(_ row: AssembledRow) {
+        var row = row
+        if !separate.isEmpty {
+            // Rebase the separate values' indexes (their headers' 4-byte field).
+            for at in row.separateAt {
+                let i = (0 ..< 4).reduce(0) { $0 | Int(row.bytes[at + $1]) << (8 * $1) } + separate.count
+                for k in 0 ..< 4 { row.bytes[at + k] = UInt8(truncatingIfNeeded: i >> (8 * k)) }
+            }
+        }
+        separate.append(contentsOf: row.separate)
+        for v in row.separate { separateByteCount &+= v.count }
+        if offsets.isEmpty && bytes.isEmpty {
+            bytes = row.bytes
+            offsets.append(contentsOf: row.offsets)
+            return
+        }
+        let base = UInt32(truncatingIfNeeded: bytes.count)
+        bytes.append(contentsOf: row.bytes)
+        offsets.reserveCapacity(offsets.count + row.offsets.count)
+        for o in row.offsets { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
     }
 
     /// Reserves room for about `rows` more rows of `bytesPerRow` bytes.
@@ -266,8 +347,10 @@ struct WireColumn: Sendable {
         /// (nchar, nvarchar). Kept in the block as UTF-8, transcoded by the scan: a 2-byte
         /// little-endian header, 0xFFFF for NULL, else bit 15 set when every byte is ASCII and
         /// bits 0-14 the UTF-8 byte count, then the bytes. A value of n UTF-16 units takes n to
-        /// 3n UTF-8 bytes (an nvarchar(4000) at most 12,000 bytes); the scan reads values of more
-        /// than ``TokenStreamDecoder/wireTextLimit`` bytes incrementally.
+        /// 3n UTF-8 bytes (an nvarchar(4000) at most 12,000 bytes). A value of more than
+        /// ``TokenStreamDecoder/wireTextLimit`` bytes (SQL Server sends none) is read by the row's
+        /// scan state (``WireRowProgress``) and kept in the long form: the header's count 0x7FFF
+        /// (``CharacterCodec/utf16LongForm``), then a 4-byte count and the bytes.
         case utf16
         /// A 2-byte length (0xFFFF = NULL) then bytes that cannot be invalid (binary, code page 1252 text).
         case ushortBytes
@@ -275,7 +358,20 @@ struct WireColumn: Sendable {
         /// straight from the bytes (``WireColumn/checkedSize(at:available:)``) and read without
         /// checks (``WireRowBlock/decodeScanned(_:at:)``), the rest by the full decoder.
         case decode
-        /// Not kept as wire bytes (PLP, text/ntext/image, UDT, unknown).
+        /// vector (USHORTLEN, 0xFFFF for NULL): checked by the scan with the codec's one check
+        /// (``SQLVector/check(at:count:available:declaredLength:declaredElement:)``), read without
+        /// checks (``SQLVector/scannedValue(at:count:)``); what the check refuses is the full
+        /// decoder's error.
+        case vector
+        /// A large value, assembled by the scan (``WireRowProgress``): on the wire a PLP value
+        /// ([MS-TDS] 2.2.5.2.3: varchar(max), nvarchar(max), varbinary(max), xml, UDT, json) or a
+        /// text/ntext/image value (TextPtr, Timestamp, LONG length, data). In the block: a 4-byte
+        /// little-endian byte count (``WireColumn/largeNull`` for NULL: PLP_NULL, a TextPtr length
+        /// of 0), a byte of ``LargeForm`` (how the bytes are kept), then the bytes, contiguous; a
+        /// binary value of 64 KiB or more is kept apart (``LargeForm/separate``: the count field is
+        /// its index in ``WireRowBlock/separate``).
+        case large
+        /// Not kept as wire bytes (a type [MS-TDS] does not define: its decoder refuses it).
         case unsupported
     }
 
@@ -322,15 +418,31 @@ struct WireColumn: Sendable {
         case codePageByteLength, codePageUShortLength
     }
 
-    /// Whether a row of these columns can be kept as wire bytes (none is `.unsupported`).
-    static func supports(_ columns: [WireColumn]) -> Bool {
-        !columns.isEmpty && !columns.contains { $0.kind == .unsupported }
+    /// The byte count of a `.large` NULL.
+    static let largeNull = UInt32.max
+    /// A `.large` value's header: its byte count (4 bytes) and its ``LargeForm`` (1).
+    static let largeHeaderSize = 5
+
+    /// How a `.large` value's bytes are kept.
+    enum LargeForm: UInt8 {
+        /// As on the wire, chunks concatenated (binary, UDT, json's UTF-8, code page text).
+        case raw = 0
+        /// UTF-16LE text (nvarchar(max), ntext, xml) transcoded to UTF-8 by the scan.
+        case utf8 = 1
+        /// Likewise, every byte ASCII.
+        case utf8ASCII = 2
+        /// A binary value (varbinary(max), image, UDT) of at least 64 KiB kept apart: the 4-byte
+        /// field is its index in the block's ``WireRowBlock/separate`` values (its bytes are the
+        /// array the scan assembled, moved in, and the ``SQLValue`` read shares it: no copy).
+        case separate = 3
     }
 
     init(_ l: ValueLayout) {
         var kind = Kind.unsupported, size = 0, allowed: UInt64 = 0
         let declared = l.length
-        if !l.isPLP {
+        if l.isPLP || l.type == .text || l.type == .ntext || l.type == .image {
+            kind = .large
+        } else {
             switch l.type {
             case .int1, .int2, .int4, .int8, .bit, .flt4, .flt8, .money4, .money, .null:
                 if case .fixed(let n)? = l.type.lengthKind { kind = .fixed; size = n }
@@ -349,6 +461,7 @@ struct WireColumn: Sendable {
                 kind = CharacterCodec.keepsSingleByteText(l.collation) ? .ushortBytes : .decode
             case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .ssVariant:
                 kind = .decode
+            case .vector: kind = .vector
             default: break
             }
         }
@@ -386,6 +499,72 @@ struct WireColumn: Sendable {
         self.precision = l.precision
         self.scale = l.scale
     }
+
+    /// The row scan's rule for one value of this column at `j` of the `n` bytes at `p` (shared by
+    /// the run of whole rows, ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``, and the
+    /// scan state of a row it cannot take whole, ``WireRowProgress``): its byte count (length
+    /// prefix included, 0 for NULLTYPE); ``needsBytes`` when it is not all there; ``notScanned``
+    /// when the scan does not take it: malformed (a length its type refuses, an odd UTF-16 byte
+    /// count), an nchar/nvarchar longer than ``TokenStreamDecoder/wireTextLimit``, a `.decode`
+    /// value ``checkedSize(at:available:)`` declines (the caller then checks it with the full
+    /// decoder), a `.large` or `.unsupported` one. An nchar/nvarchar value's UTF-16 is not checked
+    /// here (its transcoder checks it).
+    ///
+    /// Static, the column read in place through `c`: a copy of the column per value (it is ten
+    /// words) costs the run more than the rule itself.
+    @inline(__always)
+    static func scannedSize(_ c: UnsafePointer<WireColumn>, _ p: UnsafePointer<UInt8>, at j: Int, end n: Int) -> Int {
+        switch c.pointee.kind {
+        case .fixed:
+            return n - j >= c.pointee.size ? c.pointee.size : WireColumn.needsBytes
+        case .byteLength:
+            guard j < n else { return WireColumn.needsBytes }
+            let len = Int(p[j])
+            if len != 0 {
+                if c.pointee.allowed != ~0 {
+                    guard len < 64, c.pointee.allowed & (1 << UInt64(len)) != 0 else { return WireColumn.notScanned }
+                }
+                guard c.pointee.declared == 0 || len <= c.pointee.declared else { return WireColumn.notScanned }
+            }
+            return n - j - 1 >= len ? 1 + len : WireColumn.needsBytes
+        case .utf16, .ushortBytes:
+            guard n - j >= 2 else { return WireColumn.needsBytes }
+            let len = Int(p[j]) | Int(p[j + 1]) << 8
+            if len == 0xFFFF { return 2 }
+            guard n - j - 2 >= len else { return WireColumn.needsBytes }
+            if c.pointee.kind == .utf16 {
+                guard len & 1 == 0, len <= TokenStreamDecoder.wireTextLimit else { return WireColumn.notScanned }
+            }
+            return 2 + len
+        case .decode:
+            guard j < n else { return WireColumn.needsBytes }
+            let size = c.pointee.checkedSize(at: UnsafeRawPointer(p) + j, available: n - j)
+            return size > 0 ? size : WireColumn.notScanned
+        case .vector:
+            return scannedVectorSize(c, p, at: j, end: n)
+        case .large, .unsupported:
+            return WireColumn.notScanned
+        }
+    }
+
+    /// ``scannedSize(_:_:at:end:)`` of a `.vector` value. Out of line: the rule of every other
+    /// kind stays small enough to be inlined into the run.
+    @inline(never)
+    static func scannedVectorSize(_ c: UnsafePointer<WireColumn>, _ p: UnsafePointer<UInt8>, at j: Int, end n: Int) -> Int {
+        guard n - j >= 2 else { return WireColumn.needsBytes }
+        let len = Int(p[j]) | Int(p[j + 1]) << 8
+        if len == 0xFFFF { return 2 }
+        // A length out of range is refused at once (as the decoder does), never waited for.
+        guard len >= SQLVector.headerSize, len <= SQLVector.maximumByteCount else { return WireColumn.notScanned }
+        guard n - j - 2 >= len else { return WireColumn.needsBytes }
+        return SQLVector.check(at: UnsafeRawPointer(p + j + 2), count: len, available: len, declaredLength: c.pointee.declared,
+                               declaredElement: SQLVector.ElementType(rawValue: c.pointee.scale)) == nil ? 2 + len : WireColumn.notScanned
+    }
+
+    /// ``scannedSize(_:_:at:end:)``: the value is not all there.
+    static let needsBytes = -1
+    /// ``scannedSize(_:_:at:end:)``: the scan does not take the value.
+    static let notScanned = -2
 
     /// The byte count (length byte included) of the `.decode` value at `p`, `available` bytes
     /// readable (at least 1), when it is the common case that
@@ -440,6 +619,8 @@ struct WireColumn: Sendable {
         case .fixed: return size == 0
         case .byteLength: return bytes[offset] == 0
         case .utf16, .ushortBytes: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
+        case .large: return bytes[offset ..< offset + 4].allSatisfy { $0 == 0xFF }   // largeNull
+        case .vector: return bytes[offset] == 0xFF && bytes[offset + 1] == 0xFF
         case .decode:
             switch check {
             case .variant: return bytes[offset ..< offset + 4].allSatisfy { $0 == 0 }   // LONGLEN 0

@@ -7,7 +7,8 @@ import Foundation
 ///
 /// The one decoder of these values: the row scan's size rule (``byteLengths``; USHORTLEN values
 /// take any length), the ``SQLValue`` of the bytes in place (``value(at:count:)``), read by the token
-/// decoder (``read(from:count:)``) or assembled from PLP chunks (``plpValue(_:)``), and the typed
+/// decoder (``read(from:count:)``) or assembled from PLP chunks (``plpValue(_:)``; in a row block:
+/// ``WireColumn/Kind/large``, read by ``value(at:count:)``), and the typed
 /// reads (``WireRowBlock/bytes(row:column:)``, ``WireRowBlock/data(row:column:)``).
 enum BinaryCodec {
     /// BINARY's and VARBINARY's BYTELEN values the row scan accepts: any length (bit 0: NULL).
@@ -32,7 +33,7 @@ enum BinaryCodec {
 
 extension WireRowBlock {
     /// The bytes of a binary or varbinary value (legacy BINARY/VARBINARY, BIGBINARY,
-    /// BIGVARBINARY): where they are, or nil for NULL; `body` gets them and its result is
+    /// BIGVARBINARY; varbinary(max) and image assembled, ``WireColumn/Kind/large``): where they are, or nil for NULL; `body` gets them and its result is
     /// returned as `.value`. `.other` for any other type.
     @inline(__always)
     func withBinary<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer) -> R) -> WireTypedValue<R> {
@@ -44,18 +45,25 @@ extension WireRowBlock {
             case .ushortBytes where c.type == .bigVarBinary || c.type == .bigBinary:
                 let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
                 return n == 0xFFFF ? .null : .value(body(UnsafeRawBufferPointer(start: p + 2, count: n)))
+            case .large where c.type == .bigVarBinary || c.type == .image:   // varbinary(max), image: assembled
+                let n = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))
+                if n == WireColumn.largeNull { return .null }
+                if p.load(fromByteOffset: 4, as: UInt8.self) == WireColumn.LargeForm.separate.rawValue {
+                    return .value(separate[Int(n)].withUnsafeBytes(body))
+                }
+                return .value(body(UnsafeRawBufferPointer(start: p + WireColumn.largeHeaderSize, count: Int(n))))
             default:
                 return .other
             }
         }
     }
 
-    /// binary and varbinary: the bytes of `.binary`; `.other` for any other type.
+    /// binary, varbinary, varbinary(max) and image: the bytes of `.binary`; `.other` for any other type.
     package func bytes(row: Int, column: Int) -> WireTypedValue<[UInt8]> {
         withBinary(row: row, column: column) { [UInt8]($0) }
     }
 
-    /// binary and varbinary as `Data` (one copy of the bytes: equal to `Data(bytes)` of
+    /// binary, varbinary, varbinary(max) and image as `Data` (one copy of the bytes: equal to `Data(bytes)` of
     /// `.binary(bytes)`); `.other` for any other type.
     package func data(row: Int, column: Int) -> WireTypedValue<Data> {
         withBinary(row: row, column: column) { Data($0) }

@@ -56,7 +56,25 @@ enum CharacterCodec {
     static func utf8String(header h: UInt16, at p: UnsafeRawPointer) -> String {
         let n = Int(h & 0x7FFF)
         if n == 0 { return "" }
+        if n == utf16LongForm {
+            // The long form: a 4-byte count, then the bytes (see WireColumn.Kind.utf16).
+            let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 2, as: UInt32.self)))
+            return TextCodec.uncheckedString((p + 6).assumingMemoryBound(to: UInt8.self), count: count, isASCII: false)
+        }
         return TextCodec.uncheckedString((p + 2).assumingMemoryBound(to: UInt8.self), count: n, isASCII: h & 0x8000 != 0)
+    }
+
+    /// The 15-bit count of an nchar/nvarchar value kept as UTF-8 that says a 4-byte count follows
+    /// (a value of more than 32,766 UTF-8 bytes, see ``WireColumn/Kind/utf16``).
+    static let utf16LongForm = 0x7FFF
+
+    /// The String of a large value kept as UTF-8 (``WireColumn/Kind/large``, form `utf8` or
+    /// `utf8ASCII`: nvarchar(max), ntext, xml transcoded by the scan, so well-formed) at `p`,
+    /// header included, not NULL.
+    static func largeString(_ form: UInt8, at p: UnsafeRawPointer) -> String {
+        let n = Int(UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))
+        return TextCodec.uncheckedString((p + WireColumn.largeHeaderSize).assumingMemoryBound(to: UInt8.self), count: n,
+                                         isASCII: form == WireColumn.LargeForm.utf8ASCII.rawValue)
     }
 
     /// The value of the next `n` bytes of `reader`, text in `collation`'s code page: `.string`.
@@ -76,9 +94,10 @@ enum CharacterCodec {
 }
 
 extension WireRowBlock {
-    /// nchar, nvarchar (UTF-16LE) and char, varchar in code page 1252 (the only character types a
-    /// block holds): the value of `.string`, made from the UTF-8 the scan wrote (nchar, nvarchar) or
-    /// transcoded here (code page 1252); `.other` for any other type.
+    /// nchar, nvarchar, nvarchar(max), ntext (UTF-16LE) and char, varchar in code page 1252: the
+    /// value of `.string`, made from the UTF-8 the scan wrote (nchar, nvarchar, nvarchar(max), ntext)
+    /// or transcoded here (code page 1252); `.other` for any other type (varchar(max) and text are
+    /// read as their ``SQLValue``).
     package func string(row: Int, column: Int) -> WireTypedValue<String> {
         typed(row: row, column: column) { c, p, _ in
             switch c.kind {
@@ -91,6 +110,10 @@ extension WireRowBlock {
             case .ushortBytes where c.type == .bigVarChar || c.type == .bigChar:
                 let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
                 return n == 0xFFFF ? .null : .value(TextCodec.decodeCP1252(p + 2, count: n))
+            case .large where c.type == .nvarchar || c.type == .ntext:
+                if UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)) == WireColumn.largeNull { return .null }
+                let form = p.load(fromByteOffset: 4, as: UInt8.self)
+                return form == WireColumn.LargeForm.raw.rawValue ? .other : .value(CharacterCodec.largeString(form, at: p))
             default:
                 return .other
             }

@@ -14,6 +14,12 @@ enum JSONCodec {
                                "json value is not UTF-8 (byte \(at) of its \(bytes.count))")
     }
 
+    /// The value of the `n` assembled bytes at `p` (a row block's, checked by ``decode(_:)`` when
+    /// the row was appended, so well-formed UTF-8): `.json`.
+    static func value(at p: UnsafeRawPointer, count n: Int) -> SQLValue {
+        .json(TextCodec.uncheckedString(p.assumingMemoryBound(to: UInt8.self), count: n, isASCII: false))
+    }
+
     /// The index of the first byte of `bytes` that starts no well-formed UTF-8 sequence
     /// (`bytes.count` when all are well-formed).
     static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int {

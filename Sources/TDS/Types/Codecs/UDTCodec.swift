@@ -1,13 +1,19 @@
 /// CLR user-defined types (geography, geometry, hierarchyid and others) ([MS-TDS] 2.2.5.4.3
 /// UDTTYPE, TDS 7.2+: PLP, the type's serialized bytes; the TYPE_INFO's names are ``UDTInfo``).
 ///
-/// Not kept in row blocks (PLP): the token decoder assembles the chunks
-/// (``plpValue(_:)``), or reads a run of bytes (``read(from:count:)``).
+/// The token decoder assembles the chunks (``plpValue(_:)``), or reads a run of bytes
+/// (``read(from:count:)``); a row block assembles them (``WireColumn/Kind/large``) and reads them
+/// in place (``value(at:count:)``).
 enum UDTCodec {
     /// The value of the next `n` bytes of `reader`: `.udt`.
     /// - Throws: `.truncated` when fewer than `n` bytes remain.
     static func read(from reader: inout ByteReader, count n: Int) throws(TDSDecodingError) -> SQLValue {
         .udt(try reader.readBytes(n))
+    }
+
+    /// The value of the `n` assembled bytes at `p` (a row block's): `.udt` (a copy).
+    static func value(at p: UnsafeRawPointer, count n: Int) -> SQLValue {
+        .udt([UInt8](UnsafeRawBufferPointer(start: p, count: n)))
     }
 
     /// The value whose PLP chunks are `bytes` (the assembled chunks are the value: no copy).

@@ -60,69 +60,108 @@ extension SQLVector {
     public static func decode(from reader: inout ByteReader, count: Int, declaredLength: Int,
                               declaredElement: ElementType?) throws(TDSDecodingError) -> SQLVector {
         let start = reader.offset
-        func fail(_ code: TDSDecodingError.Code, _ at: Int, _ detail: String) -> TDSDecodingError {
-            reader.error(code, at: at, detail).withContext("VECTOR")
+        if count >= headerSize && count <= maximumByteCount { try reader.require(count) }
+        let fault: Fault? = reader.bytes.withUnsafeBytes { raw in
+            // `count` bytes are there when it is in range (checked first in `check`, which reads nothing otherwise).
+            check(at: raw.baseAddress.map { $0 + start }, count: count, available: raw.count - start,
+                  declaredLength: declaredLength, declaredElement: declaredElement)
         }
+        if let fault {
+            throw reader.error(fault.code, at: start + fault.at, fault.detail).withContext("VECTOR")
+        }
+        let v = reader.bytes.withUnsafeBytes { raw in scannedValue(at: raw.baseAddress.unsafelyUnwrapped + start, count: count) }
+        reader.offset = start + count
+        return v
+    }
+
+    /// Why ``check(at:count:available:declaredLength:declaredElement:)`` refuses a value: the
+    /// error's code, the offset of the field at fault (from the value's first byte) and the text.
+    struct Fault {
+        let code: TDSDecodingError.Code
+        let at: Int
+        let detail: String
+    }
+
+    /// The one check of a vector value of `count` bytes at `p` (`available` bytes readable there;
+    /// `p` may be nil when none are): nil when ``decode(from:count:declaredLength:declaredElement:)``
+    /// accepts it, else what it throws. Reads nothing past `count`; never builds the value. The row
+    /// scan checks vector cells with it (``WireColumn/Check/vector``), the token decoder through
+    /// `decode`.
+    static func check(at p: UnsafeRawPointer?, count: Int, available: Int, declaredLength: Int,
+                      declaredElement: ElementType?) -> Fault? {
         guard count >= headerSize else {
-            throw fail(.invalidLength, start, "a vector value of \(count) byte(s) is shorter than its 8-byte header")
+            return Fault(code: .invalidLength, at: 0, detail: "a vector value of \(count) byte(s) is shorter than its 8-byte header")
         }
         guard count <= maximumByteCount else {
-            throw fail(.invalidLength, start, "a vector value of \(count) bytes is longer than 8000")
+            return Fault(code: .invalidLength, at: 0, detail: "a vector value of \(count) bytes is longer than 8000")
         }
-        try reader.require(count)
-        let b = reader.bytes, o = start
-        guard b[o] == layoutFormat else {
-            throw fail(.invalidValue, o, "vector layout format 0x\(TokenType.hex(b[o])), expected 0xA9")
+        guard available >= count, let p else { return Fault(code: .truncated, at: 0, detail: "vector value of \(count) bytes") }
+        @inline(__always) func b(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
+        guard b(0) == layoutFormat else {
+            return Fault(code: .invalidValue, at: 0, detail: "vector layout format 0x\(TokenType.hex(b(0))), expected 0xA9")
         }
-        guard b[o + 1] == layoutVersion else {
-            throw fail(.invalidValue, o + 1, "vector layout version \(b[o + 1]), expected 1")
+        guard b(1) == layoutVersion else {
+            return Fault(code: .invalidValue, at: 1, detail: "vector layout version \(b(1)), expected 1")
         }
-        let dimensions = Int(b[o + 2]) | Int(b[o + 3]) << 8
-        guard let element = ElementType(rawValue: b[o + 4]) else {
-            throw fail(.invalidValue, o + 4, "vector element type 0x\(TokenType.hex(b[o + 4])) is neither float32 (0) nor float16 (1)")
+        let dimensions = Int(b(2)) | Int(b(3)) << 8
+        guard let element = ElementType(rawValue: b(4)) else {
+            return Fault(code: .invalidValue, at: 4, detail: "vector element type 0x\(TokenType.hex(b(4))) is neither float32 (0) nor float16 (1)")
         }
         if let declaredElement, declaredElement != element {
-            throw fail(.invalidValue, o + 4, "vector element type \(element.name) in a \(declaredElement.name) column")
+            return Fault(code: .invalidValue, at: 4, detail: "vector element type \(element.name) in a \(declaredElement.name) column")
         }
-        guard b[o + 5] == 0, b[o + 6] == 0, b[o + 7] == 0 else {
-            throw fail(.invalidValue, o + 5, "vector header reserved bytes are not zero")
+        guard b(5) == 0, b(6) == 0, b(7) == 0 else {
+            return Fault(code: .invalidValue, at: 5, detail: "vector header reserved bytes are not zero")
         }
         let payload = count - headerSize
         guard payload % element.size == 0 else {
-            throw fail(.invalidLength, o + headerSize + payload / element.size * element.size,
-                       "\(payload) element byte(s) are not a whole number of \(element.size)-byte \(element.name) elements")
+            return Fault(code: .invalidLength, at: headerSize + payload / element.size * element.size,
+                         detail: "\(payload) element byte(s) are not a whole number of \(element.size)-byte \(element.name) elements")
         }
         guard dimensions == payload / element.size else {
-            throw fail(.invalidLength, o + 2, "vector header counts \(dimensions) dimension(s), its \(count) bytes hold \(payload / element.size)")
+            return Fault(code: .invalidLength, at: 2, detail: "vector header counts \(dimensions) dimension(s), its \(count) bytes hold \(payload / element.size)")
         }
-        guard dimensions > 0 else { throw fail(.invalidValue, o + 2, "vector of 0 dimensions") }
+        guard dimensions > 0 else { return Fault(code: .invalidValue, at: 2, detail: "vector of 0 dimensions") }
         if declaredLength > 0, count != declaredLength {
-            throw fail(.invalidLength, start, "a vector value of \(count) bytes in a column of \(declaredLength)")
+            return Fault(code: .invalidLength, at: 0, detail: "a vector value of \(count) bytes in a column of \(declaredLength)")
         }
-        var values = [Float](repeating: 0, count: dimensions)
+        let e = p + headerSize
         var bad = -1
-        b.withUnsafeBytes { raw in
-            let p = raw.baseAddress! + o + headerSize
-            values.withUnsafeMutableBufferPointer { out in
-                if element == .float32 {
-                    for i in 0 ..< dimensions {
-                        let v = Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)))
-                        out[i] = v
-                        if !v.isFinite && bad < 0 { bad = i }
-                    }
-                } else {
-                    for i in 0 ..< dimensions {
-                        let h = UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self))
-                        if h & 0x7C00 == 0x7C00 && bad < 0 { bad = i }
-                        out[i] = SQLVector.float(fromFloat16Bits: h)
-                    }
-                }
+        if element == .float32 {
+            for i in 0 ..< dimensions where UInt32(littleEndian: e.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)) & 0x7F80_0000 == 0x7F80_0000 {
+                bad = i
+                break
+            }
+        } else {
+            for i in 0 ..< dimensions where UInt16(littleEndian: e.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)) & 0x7C00 == 0x7C00 {
+                bad = i
+                break
             }
         }
         if bad >= 0 {
-            throw fail(.invalidValue, o + headerSize + bad * element.size, "vector element \(bad) is not finite")
+            return Fault(code: .invalidValue, at: headerSize + bad * element.size, detail: "vector element \(bad) is not finite")
         }
-        reader.offset = start + count
+        return nil
+    }
+
+    /// The value of the `count` bytes at `p`, which ``check(at:count:available:declaredLength:declaredElement:)``
+    /// accepted (a row block's cell, or the token decoder's after its check): built without checks.
+    static func scannedValue(at p: UnsafeRawPointer, count: Int) -> SQLVector {
+        let element = ElementType(rawValue: p.load(fromByteOffset: 4, as: UInt8.self)) ?? .float32
+        let dimensions = (count - headerSize) / element.size
+        let e = p + headerSize
+        let values = [Float](unsafeUninitializedCapacity: dimensions) { out, n in
+            if element == .float32 {
+                for i in 0 ..< dimensions {
+                    out[i] = Float(bitPattern: UInt32(littleEndian: e.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)))
+                }
+            } else {
+                for i in 0 ..< dimensions {
+                    out[i] = SQLVector.float(fromFloat16Bits: UInt16(littleEndian: e.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)))
+                }
+            }
+            n = dimensions
+        }
         return SQLVector(values, elementType: element)
     }
 

@@ -1,0 +1,340 @@
+// The scan state of a ROW or NBCROW ([MS-TDS] 2.2.7.20, 2.2.7.15) that the run of whole rows
+// (TokenStreamDecoder.appendBufferedRows(to:limit:byteLimit:)) cannot take in one pass: a row
+// with a large value (PLP, 2.2.5.2.3; text/ntext/image), a partial row longer than
+// TokenStreamDecoder.wireRowWaitLimit, or a malformed one. It assembles the row as a WireRowBlock
+// holds it, value after value, consuming the decoder's buffer as each value (and each piece of a
+// large value, staged in its own array) is read: a row over many packets is read once, in linear
+// time; a large binary value is held once (its staged array moves into the block).
+
+/// A row being assembled into ``WireRowBlock`` form (see the file's header).
+///
+/// Every bounded value is checked by the scan's rule (``WireColumn/scannedSize(_:_:at:end:)``, then
+/// the full decoder for what it declines, as the run does); every large value by the rules of
+/// ``PLPProgress`` and, once whole, by its family's decoder (UTF-16 by the transcoder that keeps
+/// it as UTF-8). So an error is the one the token decoder (``RowProgress``) throws for the same
+/// bytes: same code, same offset, same text.
+struct WireRowProgress: Sendable {
+    /// ROW or NBCROW.
+    let type: TokenType
+    /// Absolute offset of the token byte.
+    let tokenStart: Int
+    /// NBCROW's null bitmap (empty for ROW).
+    let bitmap: [UInt8]
+    /// The next column to read.
+    private(set) var index = 0
+    /// The row's values so far, as a block holds them.
+    private(set) var bytes: [UInt8] = []
+    /// Per value so far, its offset in `bytes` (``WireRowBlock/nullOffset`` for a bitmap NULL).
+    private(set) var offsets: [UInt32] = []
+    /// The large value being read: its chunk progress and its bytes so far (staged in its own
+    /// array, grown by what arrives). For text/ntext/image, `start` is the absolute offset of the data.
+    private var large: PLPProgress?
+    /// Large binary values kept apart (``WireColumn/LargeForm/separate``), in order, and where
+    /// their headers are in `bytes` (the block rebases their indexes).
+    private(set) var separate: [[UInt8]] = []
+    private(set) var separateAt: [Int] = []
+    /// The largest large value accepted (``TokenStreamDecoder/Options/maximumValueSize``).
+    let maximumValueSize: Int
+
+    init(type: TokenType, tokenStart: Int, bitmap: [UInt8], maximumValueSize: Int) {
+        self.type = type
+        self.tokenStart = tokenStart
+        self.bitmap = bitmap
+        self.maximumValueSize = maximumValueSize
+    }
+
+    /// The bytes the row holds so far (for the block's byte limit).
+    var byteCount: Int { bytes.count }
+    /// Every column is read.
+    private(set) var isComplete = false
+
+    /// Moves the row's bytes, offsets and separate values out (the row is complete).
+    mutating func take() -> WireRowBlock.AssembledRow {
+        defer { bytes = []; offsets = []; separate = []; separateAt = [] }
+        return WireRowBlock.AssembledRow(bytes: bytes, offsets: offsets, separate: separate, separateAt: separateAt)
+    }
+
+    /// The most bytes a row may take in a block, whose offsets are 4 bytes (with room for a
+    /// bounded value past it): a row of several values near ``maximumValueSize`` can pass it.
+    static let rowByteLimit = Int(UInt32.max) - (1 << 20)
+
+    /// Throws `.limitExceeded` (at the token) when `n` more bytes would pass ``rowByteLimit``.
+    private func checkRowSize(adding n: Int) throws(TDSDecodingError) {
+        guard bytes.count > WireRowProgress.rowByteLimit - n else { return }
+        throw columnError(TDSDecodingError(.limitExceeded, offset: tokenStart,
+            "the row's values pass the \(WireRowProgress.rowByteLimit) bytes a row block addresses"))
+    }
+
+    private func columnError(_ error: TDSDecodingError) -> TDSDecodingError {
+        RowProgress.columnError(error, token: type.name, index: index)
+    }
+
+    /// Reads what `reader` holds of the row. True when every column is read; false when more
+    /// bytes are needed (`reader` is left after what was consumed: every whole value and the
+    /// part of a large value that arrived).
+    /// - Throws: the token decoder's error for the same bytes (see the type's doc).
+    mutating func advance(_ reader: inout ByteReader, columns: UnsafeBufferPointer<WireColumn>,
+                          layouts: UnsafeBufferPointer<ValueLayout>) throws(TDSDecodingError) -> Bool {
+        while index < columns.count {
+            try checkRowSize(adding: 0)
+            if !bitmap.isEmpty, bitmap[index >> 3] & (1 << UInt8(index & 7)) != 0 {
+                offsets.append(WireRowBlock.nullOffset)
+                index += 1
+                continue
+            }
+            let done: Bool
+            let column = columns.baseAddress.unsafelyUnwrapped + index
+            if column.pointee.kind == .large {
+                done = try advanceLarge(&reader, column.pointee, layouts[index])
+            } else {
+                done = try appendBounded(&reader, column, layouts[index])
+            }
+            if !done { return false }
+            index += 1
+        }
+        try checkRowSize(adding: 0)
+        isComplete = true
+        return true
+    }
+
+    /// Appends the bounded value at `reader` once it is all there (false: not yet).
+    private mutating func appendBounded(_ reader: inout ByteReader, _ column: UnsafePointer<WireColumn>, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+        let at = reader.offset
+        let c = column.pointee
+        var size = reader.bytes.withUnsafeBufferPointer { p in
+            // No storage (nothing buffered): only a value of no bytes (NULLTYPE) is there.
+            guard let base = p.baseAddress else { return c.kind == .fixed && c.size == 0 ? 0 : WireColumn.needsBytes }
+            return WireColumn.scannedSize(column, base, at: at, end: reader.endIndex)
+        }
+        if size == WireColumn.needsBytes { return false }
+        if size == WireColumn.notScanned {
+            // The full decoder: the value, or its error (the token decoder's).
+            var r = reader
+            do throws(TDSDecodingError) {
+                _ = try layout.decodeValue(from: &r)
+            } catch {
+                if error.code == .truncated { return false }
+                throw columnError(error)
+            }
+            size = r.offset - at
+        }
+        let valueAt = bytes.count
+        if c.kind == .utf16, size > 2 {
+            try appendUTF16(reader, at: at, byteCount: size - 2, layout)
+        } else if c.kind == .utf16 && size == 2 && reader.bytes[at] == 0xFF && reader.bytes[at + 1] == 0xFF {
+            bytes.append(0xFF); bytes.append(0xFF)
+        } else if c.kind == .utf16 {
+            bytes.append(0); bytes.append(0x80)   // empty: 0 bytes, all ASCII
+        } else {
+            bytes.append(contentsOf: reader.bytes[at ..< at + size])
+        }
+        offsets.append(UInt32(truncatingIfNeeded: valueAt))
+        reader.offset = at + size
+        return true
+    }
+
+    /// Appends the nchar/nvarchar value of `n` UTF-16 bytes at `at` (its length at `at`) as UTF-8
+    /// (``WireColumn/Kind/utf16``: the long form past 32,766 bytes).
+    private mutating func appendUTF16(_ reader: ByteReader, at: Int, byteCount n: Int, _ layout: ValueLayout) throws(TDSDecodingError) {
+        let valueAt = bytes.count
+        if n & 1 != 0 { try throwValueError(reader, at: at, layout) }
+        let room = n / 2 * 3 + TextCodec.transcodeSlack
+        bytes.append(contentsOf: repeatElement(0, count: 6 + room))
+        let u = reader.bytes.withUnsafeBytes { src in
+            bytes.withUnsafeMutableBufferPointer { out in
+                TextCodec.transcodeUTF16LE(src.baseAddress.unsafelyUnwrapped + at + 2, byteCount: n,
+                                           into: out.baseAddress.unsafelyUnwrapped + valueAt + 6)
+            }
+        }
+        guard u >= 0 else {
+            bytes.removeSubrange(valueAt...)
+            try throwValueError(reader, at: at, layout)
+        }
+        if u < CharacterCodec.utf16LongForm {
+            let header = UInt16(truncatingIfNeeded: u) | (u == n >> 1 ? 0x8000 : 0)
+            bytes[valueAt] = UInt8(truncatingIfNeeded: header)
+            bytes[valueAt + 1] = UInt8(truncatingIfNeeded: header >> 8)
+            bytes.removeSubrange((valueAt + 2) ..< (valueAt + 6))
+            bytes.removeSubrange((valueAt + 2 + u)...)
+        } else {
+            let count = UInt32(truncatingIfNeeded: u)
+            bytes[valueAt] = 0xFF; bytes[valueAt + 1] = 0x7F   // the long form
+            for k in 0 ..< 4 { bytes[valueAt + 2 + k] = UInt8(truncatingIfNeeded: count >> (8 * UInt32(k))) }
+            bytes.removeSubrange((valueAt + 6 + u)...)
+        }
+    }
+
+    /// Throws the full decoder's error for the bounded value at `at` (one the scan found invalid).
+    private func throwValueError(_ reader: ByteReader, at: Int, _ layout: ValueLayout) throws(TDSDecodingError) -> Never {
+        var r = reader
+        r.offset = at
+        do throws(TDSDecodingError) { _ = try layout.decodeValue(from: &r) } catch { throw columnError(error) }
+        throw columnError(TDSDecodingError(.invalidEncoding, offset: reader.baseOffset + at, context: layout.type.name, "invalid UTF-16"))   // not reached
+    }
+
+    /// Appends a `.large` value's header (count `n`, form `form`) at `bytes`' end.
+    private mutating func appendLargeHeader(_ n: UInt32, _ form: WireColumn.LargeForm) {
+        withUnsafeBytes(of: n.littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(form.rawValue)
+    }
+
+    /// Appends a NULL `.large` value.
+    private mutating func appendLargeNull() {
+        offsets.append(UInt32(truncatingIfNeeded: bytes.count))
+        appendLargeHeader(WireColumn.largeNull, .raw)
+    }
+
+    /// The smallest binary value kept apart (``WireColumn/LargeForm/separate``): its staged
+    /// array is moved into the block, and read back as the same array (no copy either time).
+    static let separateSize = 64 << 10
+
+    /// Reads the large value at `reader` (or goes on with the one begun): true when it is whole.
+    private mutating func advanceLarge(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+        if large == nil {
+            if c.type == .text || c.type == .ntext || c.type == .image {
+                let prefix: (reader: ByteReader, length: UInt32, at: Int)??
+                do throws(TDSDecodingError) { prefix = try PLPProgress.legacyPrefix(reader, maximumValueSize: maximumValueSize) } catch {
+                    throw columnError(error)
+                }
+                guard let prefix else { return false }
+                guard let (p, length, at) = prefix else {
+                    reader.offset += 1   // NULL: a TextPtr length of 0
+                    appendLargeNull()
+                    return true
+                }
+                if length == 0xFFFF_FFFF {
+                    // NULL as the value decoder reads it (only when maximumValueSize allows the length).
+                    reader = p
+                    appendLargeNull()
+                    return true
+                }
+                guard length <= UInt32(Int32.max) else {
+                    throw columnError(TDSDecodingError(.invalidLength, offset: at, context: layout.type.name, "length \(length)"))
+                }
+                reader = p
+                large = PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true)
+            } else {
+                guard reader.remaining >= 8 else { return false }
+                let start = reader.absoluteOffset
+                let total = (try? reader.readUInt64LE()) ?? RowProgress.plpNull
+                if total == RowProgress.plpNull {
+                    appendLargeNull()
+                    return true
+                }
+                do throws(TDSDecodingError) { try PLPProgress.checkTotal(total, at: start, maximumValueSize: maximumValueSize, bounded: true) } catch {
+                    throw columnError(error)
+                }
+                large = PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start)
+            }
+        }
+        guard var p = large else { return false }
+        large = nil
+        while true {
+            if p.chunkRemaining == 0 {
+                if p.legacy { break }
+                guard reader.remaining >= 4 else { large = p; return false }
+                let chunkOffset = reader.absoluteOffset
+                let length = (try? reader.readUInt32LE()) ?? 0
+                if length == 0 {
+                    do throws(TDSDecodingError) { try p.checkEnd(at: chunkOffset) } catch { throw columnError(error) }
+                    break
+                }
+                do throws(TDSDecodingError) {
+                    try p.checkChunk(length, at: chunkOffset, maximumValueSize: maximumValueSize, bounded: true)
+                } catch {
+                    throw columnError(error)
+                }
+                p.chunkRemaining = Int(length)
+            }
+            let n = min(p.chunkRemaining, reader.remaining)
+            if n == 0 { large = p; return false }
+            if p.bytes.capacity - p.bytes.count < n {
+                // Grown by what arrived, never by a declared length alone (see grownCapacity).
+                p.bytes.reserveCapacity(RowProgress.grownCapacity(count: p.bytes.count, adding: n, declared: p.declared))
+            }
+            p.bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+            reader.offset += n
+            p.received += n
+            p.chunkRemaining -= n
+        }
+        try finishLarge(c, layout, &p)
+        return true
+    }
+
+    /// Checks the whole large value (staged in `p.bytes`) by its family's rule and appends it:
+    /// UTF-16 text transcoded to UTF-8 into the row, a large binary value moved apart, any other
+    /// value copied after its header.
+    private mutating func finishLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: inout PLPProgress) throws(TDSDecodingError) {
+        let count = p.bytes.count
+        let valueAt = bytes.count
+        switch c.type {
+        case .bigVarBinary, .image, .udt:
+            if count >= WireRowProgress.separateSize {
+                offsets.append(UInt32(truncatingIfNeeded: valueAt))
+                separateAt.append(valueAt)
+                appendLargeHeader(UInt32(truncatingIfNeeded: separate.count), .separate)
+                separate.append(p.bytes)
+                p.bytes = []
+                return
+            }
+        case .nvarchar, .ntext, .xml:
+            if count & 1 == 0 {
+                try checkRowSize(adding: WireColumn.largeHeaderSize + count / 2 * 3)
+                appendLargeHeader(0, .raw)
+                let room = count / 2 * 3 + TextCodec.transcodeSlack
+                bytes.reserveCapacity(bytes.count + room)
+                var u = -1
+                let dataAt = bytes.count
+                bytes.append(contentsOf: repeatElement(0, count: room))
+                p.bytes.withUnsafeBytes { src in
+                    bytes.withUnsafeMutableBufferPointer { out in
+                        u = TextCodec.transcodeUTF16LE(src.baseAddress ?? UnsafeRawPointer(out.baseAddress.unsafelyUnwrapped), byteCount: count,
+                                                       into: out.baseAddress.unsafelyUnwrapped + dataAt)
+                    }
+                }
+                if u >= 0 {
+                    bytes.removeSubrange((dataAt + u)...)
+                    let n = UInt32(truncatingIfNeeded: u)
+                    for k in 0 ..< 4 { bytes[valueAt + k] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(k))) }
+                    bytes[valueAt + 4] = (u == count / 2 ? WireColumn.LargeForm.utf8ASCII : .utf8).rawValue
+                    offsets.append(UInt32(truncatingIfNeeded: valueAt))
+                    return
+                }
+                bytes.removeSubrange(valueAt...)
+            }
+            try checkByDecoder(layout, p)
+            throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, "invalid UTF-16"))   // not reached
+        case .bigVarChar, .text:
+            if !CharacterCodec.keepsSingleByteText(layout.collation) { try checkByDecoder(layout, p) }
+        default:
+            // json (UTF-8), or a type whose decoder refuses it.
+            try checkByDecoder(layout, p)
+        }
+        try checkRowSize(adding: WireColumn.largeHeaderSize + count)
+        offsets.append(UInt32(truncatingIfNeeded: valueAt))
+        appendLargeHeader(UInt32(truncatingIfNeeded: count), .raw)
+        bytes.append(contentsOf: p.bytes)
+    }
+
+    /// Decodes the whole large value (staged in `p.bytes`) as the token decoder does (the value is
+    /// dropped: the block reads it again when asked), throwing its error.
+    private func checkByDecoder(_ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
+        if p.legacy {
+            // As ValueLayout.decodeValue reads it in place: offsets from the data's own.
+            var r = ByteReader(p.bytes, start: 0, baseOffset: p.start)
+            do throws(TDSDecodingError) {
+                _ = try layout.decodeData(from: &r, count: p.bytes.count, baseScale: layout.scale)
+            } catch {
+                throw columnError(error.withContext(layout.type.name))
+            }
+        } else {
+            do throws(TDSDecodingError) {
+                _ = try layout.decodePLPValue(p.bytes)
+            } catch {
+                var e = error
+                e.offset = p.start
+                throw columnError(e)
+            }
+        }
+    }
+}

@@ -1,0 +1,767 @@
+import Foundation
+import SQLClientTesting
+@testable import TDS
+import XCTest
+
+/// The contract of the row scan for every kind of row (issue 27's wire path for large values):
+/// driven as the connection drives it — ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``
+/// into a ``WireRowBlock``, the next input on `.needBytes`, ``TokenStreamDecoder/next()`` on
+/// `.otherToken`/`.incremental` — every valid row of a result lands in a block (none comes back
+/// from `next()` as a ROW/NBCROW token), the block reads exactly the token decoder's values
+/// (``WireRowBlock/values(rows:)`` and ``WireRowBlock/value(row:column:)``), whole, byte by byte,
+/// split at random and cut in packets, with small limits too (many blocks); a malformed row gives
+/// the token decoder's error (code and offset) under every split. The token decoder alone
+/// (``TokenStreamDecoder/next()`` on the whole input) is the oracle.
+///
+/// Large values: PLP ([MS-TDS] 2.2.5.2.3: varchar(max), nvarchar(max), varbinary(max), xml, UDT,
+/// json) and text/ntext/image (2.2.5.2.2 textptr), NULLs (PLP_NULL, textptr length 0, the NBCROW
+/// bitmap 2.2.7.15), empty values, unknown-length PLP in many small chunks, values of 100 KiB and
+/// more beside bounded columns, several rows and two results; hostile chunking, caps
+/// (``TokenStreamDecoder/Options/maximumValueSize``, the 2^31-1 PLP bound), bad UTF-16, cuts at
+/// every byte and seeded random mutations.
+///
+/// The same harness on bounded columns only (int, nvarchar(50), sql_variant, decimal, datetime2)
+/// must pass on any build that has the wire path: that proves the harness. The large-value cases
+/// fail, with one message per case naming what broke, until the scan takes such rows.
+final class WireRowBlockLargeValueContractTests: XCTestCase {
+    typealias Options = TokenStreamDecoder.Options
+    typealias RunEnd = TokenStreamDecoder.RowRunEnd
+
+    // MARK: - Feeding
+
+    /// How the input is cut.
+    enum Feed: CustomStringConvertible {
+        case whole
+        case byteByByte
+        /// Pieces of 1...97 bytes (``DecoderVerifier/pieces(of:_:using:)``) drawn from `seed`.
+        case random(seed: UInt64)
+        /// Pieces of `n` bytes (the last one shorter), as packets of `n` payload bytes.
+        case packets(Int)
+
+        var description: String {
+            switch self {
+            case .whole: return "whole"
+            case .byteByByte: return "byte by byte"
+            case .random(let seed): return "random split (seed \(seed))"
+            case .packets(let n): return "packets of \(n)"
+            }
+        }
+
+        func pieces(of bytes: [UInt8]) -> [[UInt8]] {
+            switch self {
+            case .whole:
+                var rng = SeededRandom(seed: 0)
+                return DecoderVerifier.pieces(of: bytes, .whole, using: &rng)
+            case .byteByByte:
+                var rng = SeededRandom(seed: 0)
+                return DecoderVerifier.pieces(of: bytes, .byteByByte, using: &rng)
+            case .random(let seed):
+                var rng = SeededRandom(seed: seed)
+                return DecoderVerifier.pieces(of: bytes, .random, using: &rng)
+            case .packets(let n):
+                return stride(from: 0, to: bytes.count, by: n).map { Array(bytes[$0 ..< min($0 + n, bytes.count)]) }
+            }
+        }
+    }
+
+    /// The `limit` and `byteLimit` of every run.
+    struct Limits: CustomStringConvertible {
+        var rows = 1000
+        var bytes = 1 << 30
+        var description: String { "limit \(rows) rows, \(bytes) bytes" }
+    }
+
+    /// The usual feeds: whole, two random splits, 4 KiB and 8,000-byte packets.
+    static let feeds: [Feed] = [.whole, .random(seed: 1), .random(seed: 0x5EED), .packets(4096), .packets(8000)]
+    /// The usual limits: one block, 3 rows a block, about a row a block, 4 KiB blocks.
+    static let limits: [Limits] = [Limits(), Limits(rows: 3), Limits(bytes: 1), Limits(bytes: 4096)]
+
+    /// What reading a stream gave.
+    struct Driven {
+        /// Every row, in order: from blocks, and any that came back from `next()` as a token.
+        var rows: [[SQLValue]] = []
+        /// Every token `next()` returned (ROW/NBCROW included, if any did).
+        var tokens: [Token] = []
+        /// The error that ended the stream (from `next()` or `finish()`).
+        var error: TDSDecodingError?
+        /// Rows read from blocks.
+        var blockRows = 0
+        /// Blocks filled (left on `.limit`, `.incremental`, a new result or DONE, or at the end).
+        var blocks = 0
+        /// Results with columns for which ``TokenStreamDecoder/makeWireRowBlock()`` gave nil.
+        var resultsWithoutBlock = 0
+        /// How each run that appended rows or did not ask for bytes ended.
+        var ends: [String: Int] = [:]
+        /// A block that read differently by `values(rows:)` and `value(row:column:)`, or grew by
+        /// other than the rows reported.
+        var readMismatch: String?
+        /// The loop made no progress.
+        var stalled: String?
+
+        /// Rows that came back from `next()` as ROW or NBCROW tokens.
+        var rowTokens: Int { tokens.filter(WireRowBlockLargeValueContractTests.isRow).count }
+    }
+
+    static func isRow(_ t: Token) -> Bool {
+        switch t {
+        case .row, .nbcRow: return true
+        default: return false
+        }
+    }
+
+    /// Reads `bytes` cut as `feed` the way the connection reads a response: runs of rows into
+    /// blocks (a new block after `.limit`, `.incremental`, a new COLMETADATA or a DONE), the next
+    /// piece on `.needBytes`, ``TokenStreamDecoder/next()`` on `.otherToken`/`.incremental`, then
+    /// ``TokenStreamDecoder/finish()``.
+    static func drive(_ bytes: [UInt8], _ feed: Feed, options: Options = Options(), limits: Limits = Limits()) -> Driven {
+        var decoder = TokenStreamDecoder(version: .v7_4, options: options)
+        var out = Driven()
+        var block: WireRowBlock?
+        var triedResult = false   // makeWireRowBlock() was nil for this result (counted once)
+        var budget = 8 * bytes.count + 10_000   // loop steps; a correct decoder needs far fewer
+        func leave() {
+            if let b = block, !b.isEmpty { out.blocks += 1 }
+            block = nil
+        }
+        func take(_ b: WireRowBlock, _ n: Int) {
+            guard n > 0 else { return }
+            let run = b.rowCount - n ..< b.rowCount
+            let flat = b.values(rows: run)
+            let w = b.columnCount
+            guard flat.count == n * w else {
+                if out.readMismatch == nil { out.readMismatch = "values(rows: \(run)) gave \(flat.count) values for \(n) rows of \(w)" }
+                return
+            }
+            for (k, r) in run.enumerated() {
+                let row = Array(flat[k * w ..< (k + 1) * w])
+                let cells = (0 ..< w).map { b.value(row: r, column: $0) }
+                if !sameRow(row, cells), out.readMismatch == nil {
+                    out.readMismatch = "row \(out.rows.count): values(rows:) gives \(short(row)) but value(row:column:) \(short(cells))"
+                }
+                out.rows.append(row)
+            }
+            out.blockRows += n
+        }
+        func step() throws(TDSDecodingError) {
+            while true {
+                budget -= 1
+                if budget < 0 {
+                    out.stalled = "no progress: over \(8 * bytes.count + 10_000) loop steps (runs: \(out.ends))"
+                    return
+                }
+                if block == nil {
+                    block = decoder.makeWireRowBlock()
+                    if block == nil, !decoder.columns.isEmpty, !triedResult {
+                        out.resultsWithoutBlock += 1
+                        triedResult = true
+                    }
+                }
+                if var b = block {
+                    block = nil   // uniquely referenced while it grows
+                    let before = b.rowCount
+                    let (n, end) = decoder.appendBufferedRows(to: &b, limit: limits.rows, byteLimit: limits.bytes)
+                    if b.rowCount != before + n, out.readMismatch == nil {
+                        out.readMismatch = "appendBufferedRows reported \(n) rows but the block grew by \(b.rowCount - before)"
+                    }
+                    take(b, n)
+                    block = b
+                    if n > 0 || end != .needBytes { out.ends["\(end)", default: 0] += 1 }
+                    switch end {
+                    case .limit:
+                        if n == 0, b.isEmpty {
+                            out.stalled = "appendBufferedRows gave (0, .limit) on an empty block (\(limits))"
+                            return
+                        }
+                        leave()
+                        continue
+                    case .needBytes:
+                        return
+                    case .incremental:
+                        leave()
+                    case .otherToken:
+                        break
+                    }
+                }
+                guard let token = try decoder.next() else { return }
+                out.tokens.append(token)
+                switch token {
+                case .row(let r): out.rows.append(r.values)
+                case .nbcRow(let r): out.rows.append(r.values)
+                case .colMetadata:
+                    leave()
+                    triedResult = false
+                case .done, .doneInProc, .doneProc:
+                    leave()
+                default:
+                    break
+                }
+            }
+        }
+        do throws(TDSDecodingError) {
+            for piece in feed.pieces(of: bytes) {
+                decoder.append(piece)
+                try step()
+                if out.stalled != nil { break }
+            }
+            if out.stalled == nil { try decoder.finish() }
+        } catch {
+            out.error = error
+        }
+        leave()
+        return out
+    }
+
+    /// The token decoder alone on the whole input, ``TokenStreamDecoder/next()`` only: its rows,
+    /// its other tokens and the error that ended it.
+    static func oracle(_ bytes: [UInt8], options: Options = Options()) -> Driven {
+        var decoder = TokenStreamDecoder(version: .v7_4, options: options)
+        var out = Driven()
+        decoder.append(bytes)
+        do throws(TDSDecodingError) {
+            while let token = try decoder.next() {
+                switch token {
+                case .row(let r): out.rows.append(r.values)
+                case .nbcRow(let r): out.rows.append(r.values)
+                default: out.tokens.append(token)
+                }
+            }
+            try decoder.finish()
+        } catch {
+            out.error = error
+        }
+        return out
+    }
+
+    // MARK: - Comparing
+
+    /// Equal values; a NaN equal to a NaN of the same bits (mutated bytes make NaNs).
+    static func same(_ a: SQLValue, _ b: SQLValue) -> Bool {
+        switch (a, b) {
+        case (.real(let x), .real(let y)): return x.bitPattern == y.bitPattern
+        case (.float(let x), .float(let y)): return x.bitPattern == y.bitPattern
+        case (.variant, .variant): return a == b || "\(a)" == "\(b)"
+        default: return a == b
+        }
+    }
+
+    static func sameRow(_ a: [SQLValue], _ b: [SQLValue]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
+    }
+
+    /// A value's description cut to 60 characters, with its length (a 100 KiB value prints short).
+    static func short(_ v: SQLValue) -> String {
+        let text = "\(v)"
+        return text.count <= 60 ? text : "\(text.prefix(60))… (\(text.count) characters)"
+    }
+
+    static func short(_ row: [SQLValue]) -> String { "[" + row.map { short($0) }.joined(separator: ", ") + "]" }
+
+    /// What `got` breaks of the contract against `expected` (the oracle); empty when nothing.
+    static func problems(_ got: Driven, _ expected: Driven) -> [String] {
+        var out: [String] = []
+        if let s = got.stalled { out.append(s) }
+        if let m = got.readMismatch { out.append(m) }
+        if got.rowTokens > 0 {
+            out.append("\(got.rowTokens) of \(got.rows.count) rows came back from next() as ROW/NBCROW tokens instead of landing in a WireRowBlock "
+                       + "(makeWireRowBlock() nil for \(got.resultsWithoutBlock) result(s) with columns; runs ended \(got.ends))")
+        }
+        if got.rows.count != expected.rows.count {
+            out.append("\(got.rows.count) rows, the token decoder reads \(expected.rows.count)")
+        }
+        if let i = (0 ..< min(got.rows.count, expected.rows.count)).first(where: { !sameRow(got.rows[$0], expected.rows[$0]) }) {
+            let (g, e) = (got.rows[i], expected.rows[i])
+            let c = zip(g, e).firstIndex { !same($0.0, $0.1) } ?? -1
+            out.append("row \(i) differs at column \(c): \(c >= 0 ? short(g[c]) : short(g)) where the token decoder reads \(c >= 0 ? short(e[c]) : short(e))")
+        }
+        let others = got.tokens.filter { !isRow($0) }
+        if others != expected.tokens {
+            out.append("tokens \(others.map(\.name)), the token decoder gives \(expected.tokens.map(\.name))")
+        }
+        if got.error?.code != expected.error?.code || got.error?.offset != expected.error?.offset {
+            out.append("error \(got.error.map { "\($0.code) at \($0.offset)" } ?? "none"), the token decoder's: "
+                       + (expected.error.map { "\($0.code) at \($0.offset) (\($0.context): \($0.detail))" } ?? "none"))
+        }
+        return out
+    }
+
+    /// Checks the contract on `bytes` under every feed and limit; one failure per call, naming the
+    /// configurations that broke it and the first problems. Returns the oracle.
+    ///
+    /// `rows`: the rows the fixture was built from (the oracle must read them: a check of the
+    /// fixture). `error`: the error code the oracle must end with (nil: none).
+    @discardableResult
+    func assertContract(_ name: String, _ bytes: [UInt8], options: Options = Options(),
+                        feeds: [Feed] = WireRowBlockLargeValueContractTests.feeds,
+                        limits: [Limits] = WireRowBlockLargeValueContractTests.limits,
+                        rows: [[SQLValue]]? = nil, error code: TDSDecodingError.Code? = nil,
+                        minimumBlocks: Int = 0,
+                        file: StaticString = #filePath, line: UInt = #line) -> Driven {
+        let expected = Self.oracle(bytes, options: options)
+        if let rows {
+            XCTAssertTrue(rows.count == expected.rows.count && zip(rows, expected.rows).allSatisfy { Self.sameRow($0.0, $0.1) },
+                          "\(name): fixture: the token decoder reads \(expected.rows.count) rows, not the \(rows.count) built", file: file, line: line)
+        }
+        XCTAssertEqual(expected.error?.code, code, "\(name): fixture: the token decoder's error \(expected.error.map { "\($0)" } ?? "none")", file: file, line: line)
+        var broken: [String] = []
+        var total = 0
+        for feed in feeds {
+            for limit in limits {
+                total += 1
+                let got = Self.drive(bytes, feed, options: options, limits: limit)
+                var p = Self.problems(got, expected)
+                if got.blocks < minimumBlocks, got.rowTokens == 0 {
+                    p.append("\(got.blocks) blocks, at least \(minimumBlocks) expected")
+                }
+                if !p.isEmpty { broken.append("  \(feed), \(limit): " + p.joined(separator: "; ")) }
+            }
+        }
+        if !broken.isEmpty {
+            XCTFail("\(name): the row scan contract is broken in \(broken.count) of \(total) feeds (\(bytes.count) bytes):\n"
+                    + broken.prefix(4).joined(separator: "\n") + (broken.count > 4 ? "\n  …" : ""), file: file, line: line)
+        }
+        return expected
+    }
+
+    // MARK: - Fixtures
+
+    static let udtInfo = UDTInfo(maxByteSize: 0xFFFF, databaseName: "db", schemaName: "sys", typeName: "geography",
+                                 assemblyQualifiedName: "Microsoft.SqlServer.Types.SqlGeography, Microsoft.SqlServer.Types")
+    static let udt = TypeInfo(type: .udt, length: 0xFFFF, isPLP: true, udt: udtInfo)
+
+    /// Every large kind: PLP (varchar(max), nvarchar(max), varbinary(max), xml, UDT, json) and
+    /// text, ntext, image.
+    static let largeKinds: [(String, TypeInfo)] = [
+        ("varchar(max)", .varchar(nil)), ("nvarchar(max)", .nvarchar(nil)), ("varbinary(max)", .varbinary(nil)),
+        ("xml", .xml), ("udt", udt), ("json", .json),
+        ("text", .text()), ("ntext", .ntext()), ("image", .image),
+    ]
+
+    /// A value of `type` of about `size` bytes on the wire, varied by `seed`.
+    static func value(_ type: TypeInfo, size: Int, seed: Int = 0) -> SQLValue {
+        func bytes() -> [UInt8] { (0 ..< size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed &* 7 &+ $0 >> 8) } }
+        func text(_ alphabet: [String], unit: Int) -> String {
+            var s = ""
+            var i = seed
+            while s.utf16.count * unit < size {
+                s += alphabet[i % alphabet.count]
+                i += 1
+            }
+            return s
+        }
+        switch type.type {
+        case .bigVarBinary, .image: return .binary(bytes())
+        case .udt: return .udt(bytes())
+        case .bigVarChar, .text: return .string(text(["abc", "é", "Zz ", "ÿ", "0123456789"], unit: 1))   // code page 1252
+        case .nvarchar, .ntext: return .string(text(["abc", "é", "漢字", "😀", " Ωmega "], unit: 2))
+        case .xml: return .xml("<r>" + text(["<i>é</i>", "<j a=\"漢\"/>", "text 😀"], unit: 2) + "</r>")
+        case .json: return .json("[" + text(["1,", "\"é\",", "{\"k\":\"漢😀\"},"], unit: 1) + "0]")
+        default: return .null
+        }
+    }
+
+    /// An empty non-NULL value of `type`.
+    static func empty(_ type: TypeInfo) -> SQLValue {
+        switch type.type {
+        case .bigVarBinary, .image: return .binary([])
+        case .udt: return .udt([])
+        case .xml: return .xml("")
+        case .json: return .json("")
+        default: return .string("")
+        }
+    }
+
+    static func columns(_ types: [TypeInfo]) -> [ColumnMetadata] {
+        types.enumerated().map { ColumnMetadata(flags: [.nullable], typeInfo: $0.element, name: "c\($0.offset)") }
+    }
+
+    /// COLMETADATA, the rows (NBCROW where `nbc(i)`, PLP chunked as `chunking(i)`), DONE.
+    static func result(_ columns: [ColumnMetadata], _ rows: [[SQLValue]], nbc: (Int) -> Bool = { $0 % 3 == 1 },
+                       chunking: (Int) -> [ServerTokens.PLPChunking?] = { _ in [] }, more: Bool = false) throws -> [UInt8] {
+        var out = ServerTokens.colMetadata(columns, version: .v7_4)
+        for (i, r) in rows.enumerated() {
+            out += try nbc(i) ? ServerTokens.nbcRow(r, columns: columns, chunking: chunking(i))
+                : ServerTokens.row(r, columns: columns, chunking: chunking(i))
+        }
+        out += ServerTokens.done(status: more ? [.count, .more] : [.count], rowCount: UInt64(rows.count), version: .v7_4)
+        return out
+    }
+
+    /// The wire bytes of one value.
+    static func cell(_ type: TypeInfo, _ v: SQLValue) throws -> [UInt8] {
+        var w = ByteWriter()
+        try type.encodeValue(v, into: &w)
+        return w.bytes
+    }
+
+    static func le32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+    static func le64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+
+    /// A PLP body from its parts: the total, then chunks, then (unless `terminated` is false) the terminator.
+    static func plp(total: UInt64, chunks: [[UInt8]], terminated: Bool = true) -> [UInt8] {
+        var out = le64(total)
+        for c in chunks { out += le32(UInt32(c.count)) + c }
+        if terminated { out += le32(0) }
+        return out
+    }
+
+    /// A text/ntext/image value: TextPtr length, TextPtr, 8-byte timestamp, 4-byte length, data.
+    static func legacy(_ data: [UInt8], textPtrLength: UInt8 = 16, declared: UInt32? = nil) -> [UInt8] {
+        [textPtrLength] + [UInt8](repeating: 0xAB, count: Int(textPtrLength)) + [UInt8](repeating: 0, count: 8)
+            + le32(declared ?? UInt32(data.count)) + data
+    }
+
+    static func utf16(_ s: String) -> [UInt8] { s.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] } }
+
+    /// A stream of one result of `columns` whose rows are `rows` of raw cells (each row one ROW).
+    static func rawResult(_ columns: [ColumnMetadata], _ rows: [[[UInt8]]]) -> [UInt8] {
+        ServerTokens.colMetadata(columns, version: .v7_4) + rows.flatMap { [TokenType.row.rawValue] + $0.joined() }
+            + ServerTokens.done(status: .count, rowCount: UInt64(rows.count), version: .v7_4)
+    }
+
+    // MARK: - The harness, on rows the scan takes today
+
+    /// Bounded columns only (int, nvarchar(50), sql_variant, decimal, datetime2), two results,
+    /// ROW and NBCROW, NULLs: every row in blocks, the token decoder's values, under every feed
+    /// and limit (many blocks with the small ones). Passes wherever the wire path exists: the proof
+    /// that the harness is right.
+    func testHarnessOnBoundedColumnsMatchesTheTokenDecoder() throws {
+        let a = Self.columns([.int, .nvarchar(50), .sqlVariant, .decimal(precision: 18, scale: 4), .datetime2(scale: 7)])
+        let b = Self.columns([.nvarchar(50), .bigint])
+        var rowsA: [[SQLValue]] = []
+        for i in 0 ..< 40 {
+            var r: [SQLValue] = [.int(Int32(i)), .string("é\(i) 漢😀"), .variant(try XCTUnwrap(SQLVariant(value: .int(Int32(i * 3))))),
+                                 .decimal(SQLDecimal(isNegative: i % 2 == 0, precision: 18, scale: 4, magnitude: UInt128(i) * 977)),
+                                 .datetime2(SQLDateTime2(date: SQLDate(days: Int32(700_000 + i)), time: SQLTime(ticks: UInt64(i) * 1_000_003, scale: 7)))]
+            if i % 5 == 0 { r[1 + i % 4] = .null }
+            rowsA.append(r)
+        }
+        let rowsB: [[SQLValue]] = (0 ..< 12).map { [$0 % 4 == 0 ? .null : .string("b\($0)"), .bigint(Int64($0) << 33)] }
+        let stream = try Self.result(a, rowsA, more: true) + Self.result(b, rowsB)
+        let expected = assertContract("bounded", stream, feeds: Self.feeds + [.byteByByte], rows: rowsA + rowsB, minimumBlocks: 2)
+        XCTAssertEqual(expected.tokens.map(\.name), ["COLMETADATA", "DONE", "COLMETADATA", "DONE"])
+        // The harness itself: every row in a block, many blocks with small limits.
+        let small = Self.drive(stream, .random(seed: 3), limits: Limits(rows: 3))
+        XCTAssertEqual(small.blockRows, 52)
+        XCTAssertEqual(small.rowTokens, 0)
+        XCTAssertGreaterThanOrEqual(small.blocks, 52 / 3)
+        XCTAssertEqual(small.resultsWithoutBlock, 0)
+        let one = Self.drive(stream, .whole, limits: Limits(bytes: 1))
+        XCTAssertEqual(one.blocks, 52, "a row a block")
+        // A bad row among bounded ones (a lone surrogate): the rows before it, the same error.
+        var bad = try Self.result(a, Array(rowsA.prefix(10)))
+        let marker = Self.utf16("é7 漢😀")
+        let at = try XCTUnwrap((0 ..< bad.count - marker.count).first { Array(bad[$0 ..< $0 + marker.count]) == marker })
+        bad[at + 1] = 0xDC   // 'é' (E9 00) becomes a lone low surrogate (E9 DC)
+        let refused = assertContract("bounded, lone surrogate in row 7", bad, feeds: Self.feeds + [.byteByByte], error: .invalidEncoding)
+        XCTAssertEqual(refused.rows.count, 7)
+        // A truncated message, cut inside row 5: `.truncated` at that row, the rows before it.
+        let cut = Array(try Self.result(a, Array(rowsA.prefix(6))).dropLast(20))
+        assertContract("bounded, cut", cut, feeds: Self.feeds + [.byteByByte], error: .truncated)
+    }
+
+    /// The harness tells when rows come back as tokens: a result whose rows the scan does not take
+    /// (a PLP column, on a build without the large-value scan) is reported by `drive` (rows as
+    /// tokens, a result without a block) and never crashes it; the rows are still the oracle's.
+    func testHarnessReportsRowsThatComeBackAsTokens() throws {
+        let cols = Self.columns([.int, .varbinary(nil)])
+        let rows: [[SQLValue]] = (0 ..< 5).map { [.int(Int32($0)), .binary([UInt8($0), 1, 2])] }
+        let stream = try Self.result(cols, rows)
+        let got = Self.drive(stream, .random(seed: 9))
+        XCTAssertTrue(Self.sameRow(got.rows.flatMap { $0 }, rows.flatMap { $0 }))
+        XCTAssertEqual(got.rowTokens + got.blockRows, 5)
+        if got.rowTokens > 0 {
+            XCTAssertEqual(got.resultsWithoutBlock, 1)
+            XCTAssertFalse(Self.problems(got, Self.oracle(stream)).isEmpty, "rows as tokens break the contract")
+        } else {
+            XCTAssertTrue(Self.problems(got, Self.oracle(stream)).isEmpty)
+        }
+    }
+
+    // MARK: - Large values
+
+    /// Each large kind beside int and nvarchar(50): small, empty, NULL (PLP_NULL or textptr length
+    /// 0 in a ROW, the bitmap in an NBCROW), 20 KB values, PLP in 1-byte and uneven chunks and of
+    /// unknown length.
+    func testEveryLargeKindLandsInTheBlock() throws {
+        for (name, type) in Self.largeKinds {
+            let cols = Self.columns([.int, type, .nvarchar(50)])
+            let values: [SQLValue] = [Self.value(type, size: 40), Self.empty(type), .null, .null,
+                                      Self.value(type, size: 20_000, seed: 1), Self.value(type, size: 300, seed: 2),
+                                      Self.value(type, size: 5_000, seed: 3), Self.value(type, size: 9, seed: 4)]
+            let rows = values.enumerated().map { [.int(Int32($0.offset)), $0.element, .string("r\($0.offset)")] as [SQLValue] }
+            let chunkings: [ServerTokens.PLPChunking?] = [nil, nil, nil, nil, nil, .init(sizes: [1]), .init(sizes: [7, 3, 1000]),
+                                                          .init(sizes: [2, 5], unknownLength: true)]
+            let stream = try Self.result(cols, rows, nbc: { $0 == 3 || $0 == 6 }, chunking: { [nil, chunkings[$0]] })
+            assertContract(name, stream, rows: rows, minimumBlocks: 1)
+        }
+    }
+
+    /// Values of 100 KiB and more (each large kind) between int, nvarchar(50), decimal and datetime2
+    /// columns, before and after, several rows, then a second result of text and bounded columns.
+    func testHundredKiBValuesAmongBoundedColumnsAndTwoResults() throws {
+        let bounded: [TypeInfo] = [.int, .nvarchar(50), .decimal(precision: 18, scale: 4), .datetime2(scale: 7)]
+        func boundedValues(_ i: Int) -> [SQLValue] {
+            [.int(Int32(i)), .string("n\(i) é"), .decimal(SQLDecimal(isNegative: i % 2 == 1, precision: 18, scale: 4, magnitude: UInt128(i) * 12_345)),
+             .datetime2(SQLDateTime2(date: SQLDate(days: Int32(730_000 + i)), time: SQLTime(ticks: UInt64(i) * 7_777_777, scale: 7)))]
+        }
+        let first = Self.columns(bounded + [.nvarchar(nil), .varbinary(nil)] + bounded + [.varchar(nil)])
+        var rowsA: [[SQLValue]] = []
+        for i in 0 ..< 4 {
+            rowsA.append(boundedValues(i) + [Self.value(.nvarchar(nil), size: 110_000, seed: i), i == 2 ? .null : Self.value(.varbinary(nil), size: 102_400 + i, seed: i)]
+                         + boundedValues(100 + i) + [Self.value(.varchar(nil), size: i == 1 ? 0 : 1_000 * i, seed: i)])
+        }
+        let second = Self.columns([.int, .ntext(), .image, .nvarchar(50), .xml, .json, .text(), Self.udt])
+        var rowsB: [[SQLValue]] = []
+        for i in 0 ..< 3 {
+            rowsB.append([.int(Int32(i)), Self.value(.ntext(), size: 100_000 + i, seed: i), Self.value(.image, size: 120_000, seed: i), .string("after \(i)"),
+                          Self.value(.xml, size: 50_000, seed: i), i == 1 ? .null : Self.value(.json, size: 100_000, seed: i),
+                          Self.value(.text(), size: 30_000, seed: i), Self.value(Self.udt, size: 2_000, seed: i)])
+        }
+        let stream = try Self.result(first, rowsA, nbc: { $0 == 2 }, chunking: { i in i == 3 ? Array(repeating: .init(sizes: [4096, 13], unknownLength: true), count: 16) : [] }, more: true)
+            + Self.result(second, rowsB, nbc: { $0 == 1 })
+        assertContract("100 KiB values, two results", stream, feeds: [.whole, .random(seed: 2), .packets(4096), .packets(8000)],
+                       limits: [Limits(), Limits(rows: 2), Limits(bytes: 1), Limits(bytes: 65_536)], rows: rowsA + rowsB, minimumBlocks: 2)
+        // Byte by byte: one row of a 110 KB nvarchar(max) (about 115 KB), one limit.
+        let one = try Self.result(first, [rowsA[2]])
+        assertContract("a 110 KB value, byte by byte", one, feeds: [.byteByByte], limits: [Limits(bytes: 1)], rows: [rowsA[2]])
+    }
+
+    /// Unknown-length PLP in many small chunks (1 to 7 bytes), several columns of it in a row.
+    func testUnknownLengthPLPInManySmallChunks() throws {
+        let cols = Self.columns([.varbinary(nil), .int, .nvarchar(nil), .varchar(nil), .xml, .json])
+        var rows: [[SQLValue]] = []
+        for i in 0 ..< 6 {
+            rows.append([Self.value(.varbinary(nil), size: 3_000 + i, seed: i), .int(Int32(i)), Self.value(.nvarchar(nil), size: 2_000, seed: i),
+                         Self.value(.varchar(nil), size: 1_500, seed: i), Self.value(.xml, size: 800, seed: i), Self.value(.json, size: 700, seed: i)])
+        }
+        let tiny = ServerTokens.PLPChunking(sizes: [1, 2, 3, 4, 5, 6, 7, 1, 1, 2, 7], unknownLength: true)
+        let stream = try Self.result(cols, rows, nbc: { $0 % 2 == 1 }, chunking: { _ in Array(repeating: tiny, count: 6) })
+        assertContract("unknown length, tiny chunks", stream, feeds: Self.feeds + [.byteByByte], rows: rows, minimumBlocks: 1)
+    }
+
+    /// NULL every way: PLP_NULL, textptr length 0, the NBCROW bitmap (a 2-byte bitmap: 11
+    /// columns), a row of NULLs only, and empty values next to them.
+    func testNullsAndEmptyValuesOfEveryKind() throws {
+        let types = Self.largeKinds.map(\.1) + [.int, .nvarchar(50)]
+        let cols = Self.columns(types)
+        var rows: [[SQLValue]] = []
+        rows.append(types.map { _ in .null })                                    // ROW: PLP_NULL, textptr 0, ...
+        rows.append(types.map { _ in .null })                                    // NBCROW: every bit set
+        rows.append(types.map { $0.type == .intN ? .int(1) : Self.empty($0) })   // empty, not NULL
+        rows.append(types.enumerated().map { $0.offset % 2 == 0 ? .null : ($0.element.type == .intN ? .int(2) : Self.value($0.element, size: 33, seed: $0.offset)) })
+        rows.append(types.enumerated().map { $0.offset % 2 == 1 ? .null : ($0.element.type == .intN ? .int(3) : Self.value($0.element, size: 70, seed: $0.offset)) })
+        let stream = try Self.result(cols, rows, nbc: { $0 == 1 || $0 == 4 })
+        assertContract("NULLs and empty values", stream, feeds: Self.feeds + [.byteByByte], rows: rows, minimumBlocks: 1)
+    }
+
+    /// Rows of bounded columns only that are long (10 varbinary(8000) values: 80 KB, beyond the
+    /// 64 KiB a partial row is waited for whole) and an nvarchar value longer than the block's
+    /// 15-bit UTF-8 length (more than SQL Server sends for nvarchar(4000)), in packets: rows split
+    /// across many packets land in the block too.
+    func testLongRowsOfBoundedColumnsAcrossManyPackets() throws {
+        let cols = Self.columns(Array(repeating: .varbinary(8000), count: 10) + [.int])
+        let rows: [[SQLValue]] = (0 ..< 3).map { i in (0 ..< 10).map { Self.value(.varbinary(nil), size: 8000, seed: i * 10 + $0) } + [.int(Int32(i))] }
+        let stream = try Self.result(cols, rows)
+        assertContract("80 KB rows of varbinary(8000)", stream, feeds: [.whole, .random(seed: 4), .packets(4096), .packets(512)], rows: rows)
+        let text = Self.columns([.nvarchar(4000), .int])
+        let long = String(repeating: "漢", count: TokenStreamDecoder.wireTextLimit / 2 + 1)
+        let raw = try Self.rawResult(text, [[[UInt8(long.utf16.count * 2 & 0xFF), UInt8(long.utf16.count * 2 >> 8)] + Self.utf16(long), [4] + Self.le32(7)],
+                                        [Self.cell(.nvarchar(4000), .string("short")), [4] + Self.le32(8)]])
+        assertContract("nvarchar beyond the 15-bit block length", raw, feeds: [.whole, .random(seed: 5), .packets(4096)],
+                       rows: [[.string(long), .int(7)], [.string("short"), .int(8)]])
+    }
+
+    // MARK: - Hostile large values
+
+    /// Malformed PLP and text/ntext/image cells in row 3 of 5 (the rows before it valid): the
+    /// token decoder's error, code and offset, under every feed.
+    func testMalformedLargeValuesGiveTheTokenDecodersError() throws {
+        let cols = Self.columns([.int, .varbinary(nil), .nvarchar(50)])
+        var good: [[[UInt8]]] = []
+        for i in 0 ..< 5 {
+            good.append([[4] + Self.le32(UInt32(i)), try Self.cell(.varbinary(nil), Self.value(.varbinary(nil), size: 100 + i, seed: i)), try Self.cell(.nvarchar(50), .string("ok\(i)"))])
+        }
+        let ten = [UInt8](repeating: 0x5A, count: 10)
+        let cases: [(String, [UInt8], TDSDecodingError.Code)] = [
+            ("chunk past the declared total", Self.plp(total: 10, chunks: [Array(ten.prefix(6)), Array(ten.prefix(6))]), .invalidLength),
+            ("total above the chunks", Self.plp(total: 10, chunks: [Array(ten.prefix(4))]), .invalidLength),
+            ("total of 2^31", Self.plp(total: 1 << 31, chunks: [ten]), .invalidLength),
+            ("total 0xFFFFFFFFFFFFFFFD", Self.plp(total: 0xFFFF_FFFF_FFFF_FFFD, chunks: [ten]), .invalidLength),
+            ("chunk beyond the total of 0", Self.plp(total: 0, chunks: [ten]), .invalidLength),
+        ]
+        for (name, bad, code) in cases {
+            var rows = good
+            rows[3][1] = bad
+            let stream = Self.rawResult(cols, rows)
+            let expected = assertContract("varbinary(max): " + name, stream, feeds: Self.feeds + [.byteByByte], error: code)
+            XCTAssertEqual(expected.rows.count, 3, name)
+        }
+        // Terminator missing: the next row's (or DONE's) bytes are read as a chunk length.
+        for (name, bad) in [("terminator missing", Self.plp(total: 10, chunks: [ten], terminated: false)),
+                            ("terminator missing, unknown length", Self.plp(total: RowProgress.unknownPLPLength, chunks: [ten], terminated: false))] {
+            for at in [3, 4] {
+                var rows = good
+                rows[at][1] = bad
+                let stream = Self.rawResult(cols, rows)
+                let expected = Self.oracle(stream)
+                XCTAssertNotNil(expected.error, "\(name) in row \(at)")
+                assertContract("varbinary(max): \(name) in row \(at)", stream, feeds: Self.feeds + [.byteByByte], error: expected.error?.code)
+            }
+        }
+        // text/ntext/image: a length past the data, an odd ntext length, a lone surrogate, a huge
+        // TextPtr length, a length of 0xFFFFFFFF.
+        let legacyCols = Self.columns([.int, .ntext(), .image])
+        let legacyGood = (0 ..< 5).map { i in [[4] + Self.le32(UInt32(i)), Self.legacy(Self.utf16("nt\(i) é漢")), Self.legacy([1, 2, UInt8(i)])] }
+        let legacyCases: [(String, Int, [UInt8], TDSDecodingError.Code?)] = [
+            ("ntext odd length", 1, Self.legacy([0x41, 0x00, 0x42]), nil),
+            ("ntext lone surrogate", 1, Self.legacy(Self.utf16("ab") + [0x00, 0xD8] + Self.utf16("c")), .invalidEncoding),
+            ("image length past the data", 2, Self.legacy([1, 2, 3], declared: 40), nil),
+            ("image TextPtr of 255", 2, Self.legacy([9, 9], textPtrLength: 255), nil),
+            ("image length 0xFFFFFFFF", 2, Self.legacy([9], declared: 0xFFFF_FFFF), .limitExceeded),
+        ]
+        for (name, column, bad, code) in legacyCases {
+            var rows = legacyGood
+            rows[3][column] = bad
+            let stream = Self.rawResult(legacyCols, rows)
+            let expected = Self.oracle(stream)
+            if let code { XCTAssertEqual(expected.error?.code, code, name) }
+            assertContract(name, stream, feeds: Self.feeds + [.byteByByte], error: expected.error?.code)
+        }
+        // Text that does not decode: nvarchar(max) and xml with a lone surrogate, nvarchar(max)
+        // of an odd byte count, json that is not UTF-8.
+        let textCols = Self.columns([.int, .nvarchar(nil), .xml, .json])
+        var textGood: [[[UInt8]]] = []
+        for i in 0 ..< 5 {
+            textGood.append([[4] + Self.le32(UInt32(i)), try Self.cell(.nvarchar(nil), .string("v\(i) 😀")), try Self.cell(.xml, .xml("<a>\(i)</a>")), try Self.cell(.json, .json("[\(i)]"))])
+        }
+        let textCases: [(String, Int, [UInt8], TDSDecodingError.Code)] = [
+            ("nvarchar(max) lone surrogate", 1, Self.plp(total: 6, chunks: [Self.utf16("a"), [0x3D, 0xD8], Self.utf16("b")]), .invalidEncoding),
+            ("nvarchar(max) lone surrogate, unknown length", 1, Self.plp(total: RowProgress.unknownPLPLength, chunks: [[0x00, 0xDC]]), .invalidEncoding),
+            ("xml lone surrogate", 2, Self.plp(total: 4, chunks: [Self.utf16("<"), [0x00, 0xD8]]), .invalidEncoding),
+            ("json not UTF-8", 3, Self.plp(total: 3, chunks: [[0x5B, 0xC3, 0x5D]]), .invalidEncoding),
+        ]
+        for (name, column, bad, code) in textCases {
+            var rows = textGood
+            rows[3][column] = bad
+            assertContract(name, Self.rawResult(textCols, rows), feeds: Self.feeds + [.byteByByte], error: code)
+        }
+        var odd = textGood
+        odd[3][1] = Self.plp(total: 3, chunks: [[0x41, 0x00, 0x42]])
+        let oddStream = Self.rawResult(textCols, odd)
+        assertContract("nvarchar(max) odd byte count", oddStream, feeds: Self.feeds + [.byteByByte], error: Self.oracle(oddStream).error?.code)
+    }
+
+    /// ``TokenStreamDecoder/Options/maximumValueSize``: a declared PLP total or a text/ntext/image
+    /// length above it is `.limitExceeded` at once (the bytes are never waited for: the stream
+    /// ends right after the length); an unknown-length value passing it as chunks arrive too; at
+    /// the cap exactly, the value is read. A PLP total above 2^31-1 is `.invalidLength` whatever
+    /// the cap.
+    func testCapsGiveTheTokenDecodersErrors() throws {
+        let cap = Options(maximumValueSize: 1000)
+        let cols = Self.columns([.int, .varbinary(nil), .ntext()])
+        func stream(_ plpCell: [UInt8], _ ntextCell: [UInt8], complete: Bool = true) -> [UInt8] {
+            let head = Self.rawResult(cols, [[[4, 1, 0, 0, 0], Self.plp(total: 3, chunks: [[1, 2, 3]]), Self.legacy(Self.utf16("x"))]]).dropLast(13)
+            let row = [TokenType.row.rawValue, 4, 2, 0, 0, 0] + plpCell + ntextCell
+            return Array(head) + row + (complete ? ServerTokens.done(status: .count, rowCount: 2, version: .v7_4) : [])
+        }
+        let okNText = Self.legacy(Self.utf16("ok"))
+        let thousand = [UInt8](repeating: 7, count: 1000)
+        // At the cap: read.
+        assertContract("PLP of exactly the cap", stream(Self.plp(total: 1000, chunks: [thousand]), okNText), options: cap,
+                       rows: [[.int(1), .binary([1, 2, 3]), .string("x")], [.int(2), .binary(thousand), .string("ok")]])
+        assertContract("ntext of exactly the cap", stream(Self.plp(total: 0, chunks: []), Self.legacy(Array(repeating: 0x41, count: 1000))), options: cap, error: nil)
+        // Above it: at once, before any data (the stream ends after the length).
+        let cases: [(String, [UInt8], TDSDecodingError.Code, Options)] = [
+            ("PLP total of cap + 1", stream(Self.le64(1001), [], complete: false), .limitExceeded, cap),
+            ("PLP total of 2^31-1 under the default cap", stream(Self.le64(0x7FFF_FFFF), [], complete: false), .limitExceeded, Options()),
+            ("unknown-length PLP passing the cap", stream(Self.plp(total: RowProgress.unknownPLPLength, chunks: [Array(thousand.prefix(600)), Array(thousand.prefix(401))]), okNText), .limitExceeded, cap),
+            ("ntext length of cap + 1", stream(Self.plp(total: 0, chunks: []), Array(Self.legacy([]).dropLast(4)) + Self.le32(1001), complete: false), .limitExceeded, cap),
+            ("PLP total of 2^31 with a cap of 2^40", stream(Self.le64(1 << 31), [], complete: false), .invalidLength, Options(maximumValueSize: 1 << 40)),
+            ("PLP total of 2^63 with a cap of 2^40", stream(Self.le64(1 << 63), [], complete: false), .invalidLength, Options(maximumValueSize: 1 << 40)),
+        ]
+        for (name, bytes, code, options) in cases {
+            let expected = assertContract(name, bytes, options: options, feeds: Self.feeds + [.byteByByte], error: code)
+            XCTAssertEqual(expected.rows.count, 1, name)
+        }
+        // A huge declared length under a cap above it (2^31-1 with a cap of 2^40): nothing is
+        // allocated by it; the stream ends inside the value: `.truncated` at the row.
+        let huge = stream(Self.le64(0x7FFF_FFFF) + Self.le32(0x7FFF_FFFF) + [1, 2, 3], [], complete: false)
+        assertContract("PLP total and chunk of 2^31-1, stream ends", huge, options: Options(maximumValueSize: 1 << 40),
+                       feeds: Self.feeds + [.byteByByte], error: .truncated)
+        let hugeText = stream(Self.plp(total: 0, chunks: []), Array(Self.legacy([]).dropLast(4)) + Self.le32(0x7FFF_FFFF) + [0x41, 0], complete: false)
+        assertContract("ntext length of 2^31-1, stream ends", hugeText, options: Options(maximumValueSize: 1 << 40),
+                       feeds: Self.feeds + [.byteByByte], error: .truncated)
+    }
+
+    /// A message cut at every byte of a stream of large values (PLP, unknown length, text, NBCROW):
+    /// `.truncated`, the rows before the cut, as the token decoder says.
+    func testMessagesCutAtEveryByte() throws {
+        let cols = Self.columns([.int, .nvarchar(nil), .image, .varbinary(nil)])
+        let rows: [[SQLValue]] = [[.int(1), .string("ab😀"), .binary([1, 2, 3]), .binary([4, 5])],
+                                  [.int(2), .null, .binary([6]), .binary([])],
+                                  [.int(3), .string(""), .null, .binary([7, 8, 9, 10, 11])]]
+        let whole = try Self.result(cols, rows, nbc: { $0 == 1 }, chunking: { _ in [nil, .init(sizes: [3, 1], unknownLength: true), nil, .init(sizes: [2])] })
+        var broken: [String] = []
+        let head = ServerTokens.colMetadata(cols, version: .v7_4).count
+        for cut in head ..< whole.count {
+            let bytes = Array(whole[..<cut])
+            let expected = Self.oracle(bytes)
+            for feed in [Feed.whole, .byteByByte, .random(seed: UInt64(cut))] {
+                for limit in [Limits(), Limits(bytes: 1)] {
+                    let p = Self.problems(Self.drive(bytes, feed, limits: limit), expected)
+                    if !p.isEmpty { broken.append("cut at \(cut), \(feed), \(limit): " + p.joined(separator: "; ")) }
+                }
+            }
+        }
+        if !broken.isEmpty {
+            XCTFail("cut at every byte: the contract is broken in \(broken.count) of \(6 * (whole.count - head)) runs:\n" + broken.prefix(4).joined(separator: "\n"))
+        }
+    }
+
+    /// Seeded random mutations (1 to 3 bytes) of a valid stream of large values and bounded
+    /// columns: the token decoder's rows and error under three feeds. The seed and the mutation
+    /// are in every failure.
+    func testRandomMutationsGiveTheTokenDecodersRowsAndError() throws {
+        let seed: UInt64 = 0x1A26_E5CA
+        var rng = SeededRandom(seed: seed)
+        let cols = Self.columns([.int, .varchar(nil), .nvarchar(50), .ntext(), .varbinary(nil), .decimal(precision: 10, scale: 2), .xml, .image])
+        var rows: [[SQLValue]] = []
+        for i in 0 ..< 5 {
+            rows.append([.int(Int32(i)), Self.value(.varchar(nil), size: 60, seed: i), .string("m\(i)"), Self.value(.ntext(), size: 50, seed: i),
+                         i == 2 ? .null : Self.value(.varbinary(nil), size: 90, seed: i), .decimal(SQLDecimal(isNegative: false, precision: 10, scale: 2, magnitude: UInt128(i) * 101)),
+                         Self.value(.xml, size: 40, seed: i), Self.value(.image, size: 20, seed: i)])
+        }
+        let valid = try Self.result(cols, rows, nbc: { $0 % 2 == 1 }, chunking: { i in [nil, .init(sizes: [7], unknownLength: i == 3), nil, nil, .init(sizes: [5, 11])] })
+        let head = ServerTokens.colMetadata(cols, version: .v7_4).count
+        var broken: [String] = []
+        var failedStreams = 0
+        let iterations = 300
+        for iteration in 0 ..< iterations {
+            var bytes = valid
+            var mutation: [(Int, UInt8)] = []
+            for _ in 0 ... Int(rng.next() % 3) {
+                let at = head + Int(rng.next() % UInt64(valid.count - head))
+                let b: UInt8
+                switch rng.next() % 4 {
+                case 0: b = 0xFF
+                case 1: b = 0
+                default: b = UInt8(truncatingIfNeeded: rng.next())
+                }
+                bytes[at] = b
+                mutation.append((at, b))
+            }
+            let expected = Self.oracle(bytes)
+            if expected.error != nil { failedStreams += 1 }
+            for feed in [Feed.whole, .random(seed: UInt64(iteration)), .byteByByte] {
+                let limit = iteration % 2 == 0 ? Limits() : Limits(bytes: 64)
+                let p = Self.problems(Self.drive(bytes, feed, limits: limit), expected)
+                if !p.isEmpty { broken.append("seed \(seed) iteration \(iteration) mutation \(mutation) (offset, byte), \(feed), \(limit): " + p.joined(separator: "; ")) }
+            }
+        }
+        if !broken.isEmpty {
+            XCTFail("random mutations: the contract is broken in \(broken.count) of \(3 * iterations) runs:\n" + broken.prefix(4).joined(separator: "\n"))
+        }
+        XCTAssertGreaterThan(failedStreams, 30, "mutations that the token decoder refuses")
+        XCTAssertLessThan(failedStreams, iterations - 30, "mutations that it reads")
+    }
+}

@@ -2,6 +2,9 @@ import Foundation
 import SQLClientTesting
 @testable import TDS
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The contract of the row scan for every kind of row (issue 27's wire path for large values):
 /// driven as the connection drives it — ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``
@@ -97,6 +100,9 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         var readMismatch: String?
         /// The loop made no progress.
         var stalled: String?
+        /// With `measuresHeap`: the most the process's virtual memory grew beyond its size at the
+        /// start, sampled after every piece (``heapBytes()``: reserved, untouched memory counts too).
+        var heapGrowth = 0
 
         /// Rows that came back from `next()` as ROW or NBCROW tokens.
         var rowTokens: Int { tokens.filter(WireRowBlockLargeValueContractTests.isRow).count }
@@ -113,7 +119,9 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
     /// blocks (a new block after `.limit`, `.incremental`, a new COLMETADATA or a DONE), the next
     /// piece on `.needBytes`, ``TokenStreamDecoder/next()`` on `.otherToken`/`.incremental`, then
     /// ``TokenStreamDecoder/finish()``.
-    static func drive(_ bytes: [UInt8], _ feed: Feed, options: Options = Options(), limits: Limits = Limits()) -> Driven {
+    static func drive(_ bytes: [UInt8], _ feed: Feed, options: Options = Options(), limits: Limits = Limits(),
+                      measuresHeap: Bool = false) -> Driven {
+        let heapAtStart = measuresHeap ? heapBytes() ?? 0 : 0
         var decoder = TokenStreamDecoder(version: .v7_4, options: options)
         var out = Driven()
         var block: WireRowBlock?
@@ -228,6 +236,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
             for piece in feed.pieces(of: bytes) {
                 decoder.append(piece)
                 try step()
+                if measuresHeap, let now = heapBytes() { out.heapGrowth = max(out.heapGrowth, now - heapAtStart) }
                 if out.stalled != nil { break }
             }
             if out.stalled == nil { try decoder.finish() }
@@ -236,6 +245,18 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         }
         leave()
         return out
+    }
+
+    /// The process's virtual memory size in bytes (it counts memory reserved and never touched,
+    /// as a buffer reserved for a declared length would be), or nil where it cannot be read.
+    static func heapBytes() -> Int? {
+        #if os(Linux)
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = text.split(separator: " ").first.flatMap({ Int($0) }) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        #else
+        return nil
+        #endif
     }
 
     /// The token decoder alone on the whole input, ``TokenStreamDecoder/next()`` only: its rows,
@@ -749,6 +770,21 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         let hugeText = stream(Self.plp(total: 0, chunks: []), Array(Self.legacy([]).dropLast(4)) + Self.le32(0x7FFF_FFFF) + [0x41, 0], complete: false)
         assertContract("ntext length of 2^31-1, stream ends", hugeText, options: Options(maximumValueSize: 1 << 40),
                        feeds: Self.feeds + [.byteByByte], error: .truncated)
+        // Nothing allocated by those declared lengths (2 GiB each): virtual memory grows by less than 64 MiB.
+        guard let before = Self.heapBytes() else { return }
+        // The probe sees a reservation never touched (1 GiB).
+        var reserved: [UInt8] = []
+        reserved.reserveCapacity(1 << 30)
+        XCTAssertGreaterThan((Self.heapBytes() ?? 0) - before, 1 << 29, "the virtual memory probe sees a 1 GiB reservation (capacity \(reserved.capacity))")
+        reserved = []
+        for (name, bytes) in [("PLP", huge), ("ntext", hugeText)] {
+            for feed in [Feed.whole, .byteByByte, .random(seed: 8)] {
+                for limit in [Limits(), Limits(bytes: 1)] {
+                    let got = Self.drive(bytes, feed, options: Options(maximumValueSize: 1 << 40), limits: limit, measuresHeap: true)
+                    XCTAssertLessThan(got.heapGrowth, 64 << 20, "\(name) of 2^31-1 bytes declared, \(feed), \(limit): memory allocated by a declared length")
+                }
+            }
+        }
     }
 
     /// A message cut at every byte of a stream of large values (PLP, unknown length, text, NBCROW):

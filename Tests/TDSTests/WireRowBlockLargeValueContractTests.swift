@@ -76,8 +76,8 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
 
     /// The usual feeds: whole, two random splits, 4 KiB and 8,000-byte packets.
     static let feeds: [Feed] = [.whole, .random(seed: 1), .random(seed: 0x5EED), .packets(4096), .packets(8000)]
-    /// The usual limits: one block, 3 rows a block, about a row a block, 4 KiB blocks.
-    static let limits: [Limits] = [Limits(), Limits(rows: 3), Limits(bytes: 1), Limits(bytes: 4096)]
+    /// The usual limits: one block, a row a block, 3 rows a block, a row a block by bytes, 4 KiB blocks.
+    static let limits: [Limits] = [Limits(), Limits(rows: 1), Limits(rows: 3), Limits(bytes: 1), Limits(bytes: 4096)]
 
     /// What reading a stream gave.
     struct Driven {
@@ -165,6 +165,18 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
                 }
                 if let c = (0 ..< w).first(where: { b.isNull(row: r, column: $0) != cells[$0].isNull }), out.readMismatch == nil {
                     out.readMismatch = "row \(out.rows.count) column \(c): isNull(row:column:) is \(b.isNull(row: r, column: c)) for \(short(cells[c]))"
+                }
+                // The typed String read: the value's own text, or NULL, or `.other`.
+                for c in 0 ..< w where out.readMismatch == nil {
+                    switch b.string(row: r, column: c) {
+                    case .value(let t):
+                        if case .string(let v) = cells[c], v == t { break }
+                        out.readMismatch = "row \(out.rows.count) column \(c): string(row:column:) reads \(short(.string(t))) for \(short(cells[c]))"
+                    case .null:
+                        if !cells[c].isNull { out.readMismatch = "row \(out.rows.count) column \(c): string(row:column:) reads NULL for \(short(cells[c]))" }
+                    case .other:
+                        break
+                    }
                 }
                 blockRowIndices.append(out.rows.count)
                 out.rows.append(row)
@@ -642,12 +654,118 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         let rows: [[SQLValue]] = (0 ..< 3).map { i in (0 ..< 10).map { Self.value(.varbinary(nil), size: 8000, seed: i * 10 + $0) } + [.int(Int32(i))] }
         let stream = try Self.result(cols, rows)
         assertContract("80 KB rows of varbinary(8000)", stream, feeds: [.whole, .random(seed: 4), .packets(4096), .packets(512)], rows: rows)
+        // The same rows, the last one's int of 3 bytes: the token decoder's error after 80 KB of the row.
+        var bad = stream
+        let intAt = bad.count - 13 - 5   // before DONE: the last row's int (length byte, 4 bytes)
+        XCTAssertEqual(bad[intAt], 4)
+        bad[intAt] = 3
+        assertContract("80 KB rows of varbinary(8000), a bad int at the end", bad, feeds: [.whole, .random(seed: 4), .packets(4096), .packets(512)],
+                       error: Self.oracle(bad).error?.code)
+        XCTAssertNotNil(Self.oracle(bad).error)
         let text = Self.columns([.nvarchar(4000), .int])
         let long = String(repeating: "漢", count: TokenStreamDecoder.wireTextLimit / 2 + 1)
         let raw = try Self.rawResult(text, [[[UInt8((long.utf16.count * 2) & 0xFF), UInt8((long.utf16.count * 2) >> 8)] + Self.utf16(long), [4] + Self.le32(7)],
                                         [Self.cell(.nvarchar(4000), .string("short")), [4] + Self.le32(8)]])
         assertContract("nvarchar beyond the 15-bit block length", raw, feeds: [.whole, .random(seed: 5), .packets(4096)],
                        rows: [[.string(long), .int(7)], [.string("short"), .int(8)]])
+    }
+
+    /// Character data in other code pages than 1252 (Cyrillic 1251, Japanese 932, a UTF-8
+    /// collation) in varchar(max) and text, valid and not (bytes the code page does not define),
+    /// beside sql_variant and vector columns.
+    func testLargeTextInOtherCodePages() throws {
+        let cyrillic = Collation(lcid: 0x0419), japanese = Collation(lcid: 0x0411), utf8 = Collation(lcid: 0x0409, flags: [.utf8])
+        let cols = Self.columns([.int, .varchar(nil, collation: cyrillic), .text(collation: japanese), .varchar(nil, collation: utf8),
+                                 .sqlVariant, .vector(dimensions: 3), .text(collation: utf8)])
+        var rows: [[SQLValue]] = []
+        for i in 0 ..< 6 {
+            rows.append([.int(Int32(i)), .string(String(repeating: "Привет мир \(i) ", count: 60 * (i + 1))), .string(String(repeating: "日本語カナ\(i)", count: 80)),
+                         i == 2 ? .null : .string(String(repeating: "日本 😀 é \(i)", count: 150)), .variant(try XCTUnwrap(SQLVariant(value: .int(Int32(i))))),
+                         .vector(SQLVector([1, Float(i), -2.5])), i == 4 ? .string("") : .string("ü\(i)")])
+        }
+        let stream = try Self.result(cols, rows, nbc: { $0 % 2 == 0 }, chunking: { _ in [nil, .init(sizes: [333]), nil, .init(sizes: [1, 2, 3], unknownLength: true)] })
+        assertContract("varchar(max) and text in 1251, 932, UTF-8", stream, feeds: Self.feeds + [.byteByByte], rows: rows, minimumBlocks: 1)
+        // Bytes the code page does not define, in row 3.
+        let cells: [(String, Int, [UInt8])] = [
+            ("varchar(max) UTF-8: a cut sequence", 3, Self.plp(total: 3, chunks: [[0x41, 0xE6, 0x97]])),
+            ("varchar(max) UTF-8: a surrogate", 3, Self.plp(total: RowProgress.unknownPLPLength, chunks: [[0xED], [0xA0, 0x80]])),
+            ("text 932: a lead byte alone", 2, Self.legacy([0x41, 0x82])),
+            ("text 932: an undefined byte", 2, Self.legacy([0xFF, 0x41])),
+            ("text UTF-8: invalid", 6, Self.legacy([0xC3, 0x28])),
+        ]
+        for (name, column, bad) in cells {
+            var raw: [[[UInt8]]] = []
+            for (i, r) in rows.prefix(5).enumerated() {
+                var row: [[UInt8]] = []
+                for (c, col) in cols.enumerated() { row.append(i == 3 && c == column ? bad : try Self.cell(col.typeInfo, r[c])) }
+                raw.append(row)
+            }
+            let bytes = Self.rawResult(cols, raw)
+            let expected = Self.oracle(bytes)
+            XCTAssertEqual(expected.error?.code, .invalidEncoding, "\(name): \(expected.error.map { "\($0)" } ?? "no error")")
+            assertContract(name, bytes, feeds: Self.feeds + [.byteByByte], error: expected.error?.code)
+        }
+    }
+
+    /// nvarchar values around the block's UTF-8 length forms (SQL Server sends at most 8,000
+    /// bytes; the decoder reads up to 65,534): UTF-8 counts of 32,765 to 32,768 bytes in ASCII, CJK
+    /// and surrogate pairs, each beside an int.
+    func testNVarCharAtTheUTF8LengthForms() throws {
+        let cols = Self.columns([.nvarchar(4000), .int])
+        var texts: [String] = []
+        for n in [21_844 / 2, 32_765, 32_766, 32_767] { texts.append(String(repeating: "a", count: n)) }    // ASCII: n bytes
+        texts.append(String(repeating: "漢", count: 10_922))                                               // 32,766
+        texts.append(String(repeating: "漢", count: 10_922) + "a")                                         // 32,767
+        texts.append(String(repeating: "漢", count: 10_922) + "ab")                                        // 32,768
+        texts.append(String(repeating: "😀", count: 8_191) + "abc")                                         // 32,767
+        texts.append(String(repeating: "é", count: 16_383) + "a")                                          // 32,767
+        var raw: [[[UInt8]]] = []
+        var rows: [[SQLValue]] = []
+        for (i, t) in texts.enumerated() {
+            let wire = Self.utf16(t)
+            raw.append([[UInt8(wire.count & 0xFF), UInt8(wire.count >> 8)] + wire, [4] + Self.le32(UInt32(i))])
+            rows.append([.string(t), .int(Int32(i))])
+        }
+        assertContract("nvarchar at the UTF-8 length forms", Self.rawResult(cols, raw), feeds: [.whole, .random(seed: 6), .packets(8000)], rows: rows)
+    }
+
+    /// A text/ntext/image length of 0xFFFFFFFF under a cap of 4 GiB or more: the token decoder
+    /// waits for the 4 GiB it declares (`.truncated` when the message ends), while the value
+    /// decoder and the streamed path read it as NULL; the row scan must read it as the token
+    /// decoder does. (Under the default 1 GiB cap both give `.limitExceeded`: see
+    /// ``testMalformedLargeValuesGiveTheTokenDecodersError()``.)
+    func testLegacyLengthOfAllOnesUnderALargeCap() throws {
+        let cols = Self.columns([.int, .ntext(), .int])
+        let raw: [[[UInt8]]] = [[[4, 1, 0, 0, 0], Self.legacy(Self.utf16("a")), [4, 1, 0, 0, 0]],
+                                [[4, 2, 0, 0, 0], Self.legacy([], declared: 0xFFFF_FFFF), [4, 2, 0, 0, 0]]]
+        let bytes = Self.rawResult(cols, raw)
+        for cap in [1 << 40, 0xFFFF_FFFF, 0xFFFF_FFFE] {
+            assertContract("ntext length 0xFFFFFFFF, cap \(cap)", bytes, options: Options(maximumValueSize: cap),
+                           feeds: [.whole, .byteByByte, .random(seed: 12)], error: Self.oracle(bytes, options: Options(maximumValueSize: cap)).error?.code)
+        }
+    }
+
+    /// A malformed bounded value after a large one in the same row, and a large value after a
+    /// malformed bounded one: the token decoder's error (code and offset).
+    func testBoundedErrorsBesideLargeValues() throws {
+        let cols = Self.columns([.varbinary(nil), .int, .nvarchar(nil), .decimal(precision: 10, scale: 2)])
+        var good: [[[UInt8]]] = []
+        for i in 0 ..< 5 {
+            good.append([try Self.cell(.varbinary(nil), .binary([UInt8(i), 9])), [4] + Self.le32(UInt32(i)),
+                         try Self.cell(.nvarchar(nil), .string("v\(i)")), try Self.cell(.decimal(precision: 10, scale: 2), .decimal(SQLDecimal("1.25")!))])
+        }
+        let cases: [(String, Int, [UInt8])] = [
+            ("intN of 3 bytes after varbinary(max)", 1, [3, 1, 2, 3]),
+            ("decimal sign 7 after nvarchar(max)", 3, [5, 7, 1, 0, 0, 0]),
+            ("decimal of 18 bytes after nvarchar(max)", 3, [18, 1] + [UInt8](repeating: 0, count: 17)),
+        ]
+        for (name, column, bad) in cases {
+            var rows = good
+            rows[2][column] = bad
+            let bytes = Self.rawResult(cols, rows)
+            XCTAssertNotNil(Self.oracle(bytes).error, name)
+            assertContract(name, bytes, feeds: Self.feeds + [.byteByByte], error: Self.oracle(bytes).error?.code)
+        }
     }
 
     // MARK: - Hostile large values
@@ -815,14 +933,17 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
     func testRandomMutationsGiveTheTokenDecodersRowsAndError() throws {
         let seed: UInt64 = 0x1A26_E5CA
         var rng = SeededRandom(seed: seed)
-        let cols = Self.columns([.int, .varchar(nil), .nvarchar(50), .ntext(), .varbinary(nil), .decimal(precision: 10, scale: 2), .xml, .image])
+        let cols = Self.columns([.int, .varchar(nil), .nvarchar(50), .ntext(), .varbinary(nil), .decimal(precision: 10, scale: 2), .xml, .image,
+                                 .nvarchar(nil), .json, Self.udt, .varchar(nil, collation: Collation(lcid: 0x0409, flags: [.utf8])), .text()])
         var rows: [[SQLValue]] = []
         for i in 0 ..< 5 {
             rows.append([.int(Int32(i)), Self.value(.varchar(nil), size: 60, seed: i), .string("m\(i)"), Self.value(.ntext(), size: 50, seed: i),
                          i == 2 ? .null : Self.value(.varbinary(nil), size: 90, seed: i), .decimal(SQLDecimal(isNegative: false, precision: 10, scale: 2, magnitude: UInt128(i) * 101)),
-                         Self.value(.xml, size: 40, seed: i), Self.value(.image, size: 20, seed: i)])
+                         Self.value(.xml, size: 40, seed: i), Self.value(.image, size: 20, seed: i), Self.value(.nvarchar(nil), size: 30, seed: i),
+                         Self.value(.json, size: 20, seed: i), Self.value(Self.udt, size: 12, seed: i), .string("ü😀\(i)"), Self.value(.text(), size: 16, seed: i)])
         }
-        let valid = try Self.result(cols, rows, nbc: { $0 % 2 == 1 }, chunking: { i in [nil, .init(sizes: [7], unknownLength: i == 3), nil, nil, .init(sizes: [5, 11])] })
+        let valid = try Self.result(cols, rows, nbc: { $0 % 2 == 1 },
+                                    chunking: { i in [nil, .init(sizes: [7], unknownLength: i == 3), nil, nil, .init(sizes: [5, 11]), nil, nil, nil, .init(sizes: [4], unknownLength: true)] })
         let head = ServerTokens.colMetadata(cols, version: .v7_4).count
         var broken = Problems()
         var failedStreams = 0
@@ -832,6 +953,12 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
             var mutation: [(Int, UInt8)] = []
             for _ in 0 ... Int(rng.next() % 3) {
                 let at = head + Int(rng.next() % UInt64(valid.count - head))
+                if rng.next() % 3 == 0, at + 4 <= valid.count {
+                    // A 4-byte field (a chunk or text length, a PLP total's half): 0, all ones, small, random.
+                    let v: UInt32 = [0, 0xFFFF_FFFF, UInt32(rng.next() % 16), UInt32(truncatingIfNeeded: rng.next())][Int(rng.next() % 4)]
+                    for k in 0 ..< 4 { bytes[at + k] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(k))); mutation.append((at + k, bytes[at + k])) }
+                    continue
+                }
                 let b: UInt8
                 switch rng.next() % 4 {
                 case 0: b = 0xFF

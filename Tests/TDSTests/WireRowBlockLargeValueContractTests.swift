@@ -294,9 +294,12 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
 
     // MARK: - Comparing
 
-    /// Equal values; a NaN equal to a NaN of the same bits (mutated bytes make NaNs).
+    /// Equal values; a NaN equal to a NaN of the same bits (mutated bytes make NaNs); text equal
+    /// in its UTF-8 bytes (String's `==` takes "é" and "e\u{301}" as equal).
     static func same(_ a: SQLValue, _ b: SQLValue) -> Bool {
         switch (a, b) {
+        case (.string(let x), .string(let y)), (.xml(let x), .xml(let y)), (.json(let x), .json(let y)):
+            return x.utf8.elementsEqual(y.utf8)
         case (.real(let x), .real(let y)): return x.bitPattern == y.bitPattern
         case (.float(let x), .float(let y)): return x.bitPattern == y.bitPattern
         case (.variant, .variant): return a == b || "\(a)" == "\(b)"
@@ -430,7 +433,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         case .bigVarBinary, .image: return .binary(bytes())
         case .udt: return .udt(bytes())
         case .bigVarChar, .text: return .string(text(["abc", "é", "Zz ", "ÿ", "0123456789"], unit: 1))   // code page 1252
-        case .nvarchar, .ntext: return .string(text(["abc", "é", "漢字", "😀", " Ωmega "], unit: 2))
+        case .nvarchar, .ntext: return .string(text(["abc", "é", "漢字", "😀", " Ωmega ", "\u{0}", "e\u{301}", "\u{FFFF}", "\u{10FFFF}", "\u{FEFF}"], unit: 2))
         case .xml: return .xml("<r>" + text(["<i>é</i>", "<j a=\"漢\"/>", "text 😀"], unit: 2) + "</r>")
         case .json: return .json("[" + text(["1,", "\"é\",", "{\"k\":\"漢😀\"},"], unit: 1) + "0]")
         default: return .null
@@ -875,6 +878,9 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
             ("ntext length of cap + 1", stream(Self.plp(total: 0, chunks: []), Array(Self.legacy([]).dropLast(4)) + Self.le32(1001), complete: false), .limitExceeded, cap),
             ("PLP total of 2^31 with a cap of 2^40", stream(Self.le64(1 << 31), [], complete: false), .invalidLength, Options(maximumValueSize: 1 << 40)),
             ("PLP total of 2^63 with a cap of 2^40", stream(Self.le64(1 << 63), [], complete: false), .invalidLength, Options(maximumValueSize: 1 << 40)),
+            ("unknown-length PLP chunk of 2^31 with a cap of 2^40", stream(Self.le64(RowProgress.unknownPLPLength) + Self.le32(0x8000_0000) + [1, 2], [], complete: false),
+             Self.oracle(stream(Self.le64(RowProgress.unknownPLPLength) + Self.le32(0x8000_0000) + [1, 2], [], complete: false), options: Options(maximumValueSize: 1 << 40)).error?.code ?? .truncated,
+             Options(maximumValueSize: 1 << 40)),
         ]
         for (name, bytes, code, options) in cases {
             let expected = assertContract(name, bytes, options: options, feeds: Self.feeds + [.byteByByte], error: code)
@@ -895,7 +901,10 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         reserved.reserveCapacity(1 << 30)
         XCTAssertGreaterThan((Self.heapBytes() ?? 0) - before, 1 << 29, "the virtual memory probe sees a 1 GiB reservation (capacity \(reserved.capacity))")
         reserved = []
-        for (name, bytes) in [("PLP", huge), ("ntext", hugeText)] {
+        let hugeUnknown = stream(Self.le64(RowProgress.unknownPLPLength) + Self.le32(0x7FFF_FFFF) + [1, 2, 3], [], complete: false)
+        assertContract("unknown-length PLP, a chunk of 2^31-1, stream ends", hugeUnknown, options: Options(maximumValueSize: 1 << 40),
+                       feeds: Self.feeds + [.byteByByte], error: .truncated)
+        for (name, bytes) in [("PLP", huge), ("ntext", hugeText), ("unknown-length PLP", hugeUnknown)] {
             for feed in [Feed.whole, .byteByByte, .random(seed: 8)] {
                 for limit in [Limits(), Limits(bytes: 1)] {
                     let got = Self.drive(bytes, feed, options: Options(maximumValueSize: 1 << 40), limits: limit, measuresHeap: true)

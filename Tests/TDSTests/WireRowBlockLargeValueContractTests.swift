@@ -390,9 +390,9 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         var list: [(kind: String, problem: String, first: String, count: Int)] = []
         var isEmpty: Bool { list.isEmpty }
         /// `problem`, shown by the run `run`: grouped with the problems that differ from it only
-        /// in numbers (row counts, offsets), the first one kept whole.
+        /// in numbers (row counts, offsets) and in what they add in parentheses, the first one kept whole.
         mutating func note(_ problem: String, in run: String) {
-            let kind = String(problem.map { $0.isNumber ? "#" : $0 })
+            let kind = String(problem.prefix { $0 != "(" }.map { $0.isNumber ? "#" : $0 })
             if let i = list.firstIndex(where: { $0.kind == kind }) { list[i].count += 1 } else { list.append((kind, problem, run, 1)) }
         }
         var description: String {
@@ -769,6 +769,60 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
             XCTAssertNotNil(Self.oracle(bytes).error, name)
             assertContract(name, bytes, feeds: Self.feeds + [.byteByByte], error: Self.oracle(bytes).error?.code)
         }
+    }
+
+    /// Random results (seeded): 1 to 12 columns drawn from bounded and large kinds, 0 to 8 rows of
+    /// random values, NULLs (ROW and NBCROW), PLP in random chunks of declared or unknown length,
+    /// one or two results, fed whole, byte by byte, at random or in packets of random size, with
+    /// random limits. The seed and iteration are in every failure.
+    func testRandomResultsOfMixedColumns() throws {
+        let seed: UInt64 = 0x5CA7_7E57
+        var rng = SeededRandom(seed: seed)
+        func pick<T>(_ a: [T]) -> T { a[Int(rng.next() % UInt64(a.count))] }
+        func below(_ n: Int) -> Int { Int(rng.next() % UInt64(max(1, n))) }
+        let bounded: [TypeInfo] = [.int, .bigint, .nvarchar(50), .varchar(30), .decimal(precision: 18, scale: 4), .datetime2(scale: 7),
+                                   .sqlVariant, .varbinary(16), .bit]
+        let kinds = bounded + Self.largeKinds.map(\.1)
+        func value(_ t: TypeInfo) throws -> SQLValue {
+            switch t.type {
+            case .intN: return t.length == 8 ? .bigint(Int64(bitPattern: rng.next())) : .int(Int32(truncatingIfNeeded: rng.next()))
+            case .bitN: return .bit(rng.next() % 2 == 0)
+            case .nvarchar where !t.isPLP: return .string(String((0 ..< below(20)).map { _ in pick(Array("aé漢😀 Ω\u{0}")) }))
+            case .bigVarChar where !t.isPLP: return .string(String((0 ..< below(30)).map { _ in pick(Array("abcé ÿ0")) }))
+            case .decimalN: return .decimal(SQLDecimal(isNegative: rng.next() % 2 == 0, precision: 18, scale: 4, magnitude: UInt128(rng.next() % 1_000_000_000_000_000_000)))
+            case .datetime2N: return .datetime2(SQLDateTime2(date: SQLDate(days: Int32(below(3_652_059))), time: SQLTime(ticks: rng.next() % 864_000_000_000, scale: 7)))
+            case .ssVariant: return .variant(try XCTUnwrap(SQLVariant(value: pick([SQLValue.int(7), .string("v é"), .float(1.5), .binary([1, 2])]))))
+            case .bigVarBinary where !t.isPLP: return .binary((0 ..< below(17)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+            default:
+                let size = pick([0, 1, 2, 17, 100, 333, 2_000, 9_000])
+                return size == 0 ? Self.empty(t) : Self.value(t, size: size, seed: below(1000))
+            }
+        }
+        var broken = Problems()
+        var runs = 0, failedStreams = 0
+        for iteration in 0 ..< 120 {
+            var stream: [UInt8] = []
+            for result in 0 ..< 1 + below(2) {
+                let cols = Self.columns((0 ..< 1 + below(12)).map { _ in pick(kinds) })
+                var rows: [[SQLValue]] = []
+                for _ in 0 ..< below(9) { rows.append(try cols.map { below(5) == 0 ? .null : try value($0.typeInfo) }) }
+                let nbc = (0 ..< rows.count).map { _ in below(2) == 0 }
+                let chunking = (0 ..< rows.count).map { _ in cols.map { _ in below(3) == 0 ? nil : ServerTokens.PLPChunking(sizes: (0 ..< 1 + below(3)).map { _ in 1 + below(700) }, unknownLength: below(2) == 0) } }
+                stream += try Self.result(cols, rows, nbc: { nbc[$0] }, chunking: { chunking[$0] }, more: result == 0)
+            }
+            let expected = Self.oracle(stream)
+            if expected.error != nil { failedStreams += 1 }
+            let feeds: [Feed] = [.whole, .random(seed: UInt64(iteration)), .packets(1 + below(600))] + (stream.count < 20_000 ? [.byteByByte] : [])
+            for feed in feeds {
+                let limit = pick([Limits(), Limits(rows: 1), Limits(rows: 2 + below(4)), Limits(bytes: 1), Limits(bytes: 1 + below(5000))])
+                runs += 1
+                for p in Self.problems(Self.drive(stream, feed, limits: limit), expected) {
+                    broken.note(p, in: "seed \(seed) iteration \(iteration), \(feed), \(limit)")
+                }
+            }
+        }
+        XCTAssertEqual(failedStreams, 0, "every random result is valid")
+        if !broken.isEmpty { XCTFail("random results (\(runs) runs): the row scan contract is broken:\n\(broken)") }
     }
 
     // MARK: - Hostile large values

@@ -204,11 +204,18 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
                 }
                 if var b = block {
                     block = nil   // uniquely referenced while it grows
-                    let before = b.rowCount
+                    let before = b.rowCount, bytesBefore = b.byteCount
                     // As the connection asks: the rows left of the batch, the block's byte limit.
                     let (n, end) = decoder.appendBufferedRows(to: &b, limit: limits.rows - before, byteLimit: limits.bytes)
                     if b.rowCount != before + n, out.readMismatch == nil {
                         out.readMismatch = "appendBufferedRows reported \(n) rows but the block grew by \(b.rowCount - before)"
+                    }
+                    // The limits: no more rows than asked, no row into a block already at its byte limit.
+                    if n > limits.rows - before, out.readMismatch == nil {
+                        out.readMismatch = "appendBufferedRows appended \(n) rows, limit \(limits.rows - before)"
+                    }
+                    if n > 0, bytesBefore >= limits.bytes, out.readMismatch == nil {
+                        out.readMismatch = "appendBufferedRows appended \(n) rows to a block of \(bytesBefore) bytes, byte limit \(limits.bytes)"
                     }
                     take(b, n)
                     block = b

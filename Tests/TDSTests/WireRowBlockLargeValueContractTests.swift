@@ -129,6 +129,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         var triedResult = false   // makeWireRowBlock() was nil for this result (counted once)
         var budget = 8 * bytes.count + 10_000   // loop steps; a correct decoder needs far fewer
         var blockRowIndices: [Int] = []   // where the current block's rows are in `out.rows`
+        var binaryHeld = 0                 // the binary/UDT bytes the current block's rows hold
         func leave() {
             if let b = block, !b.isEmpty {
                 out.blocks += 1
@@ -147,6 +148,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
             }
             block = nil
             blockRowIndices = []
+            binaryHeld = 0
         }
         func take(_ b: WireRowBlock, _ n: Int) {
             guard n > 0 else { return }
@@ -180,6 +182,10 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
                 }
                 blockRowIndices.append(out.rows.count)
                 out.rows.append(row)
+                for v in row {
+                    if case .binary(let x) = v { binaryHeld += x.count }
+                    if case .udt(let x) = v { binaryHeld += x.count }
+                }
             }
             out.blockRows += n
         }
@@ -204,7 +210,9 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
                 }
                 if var b = block {
                     block = nil   // uniquely referenced while it grows
-                    let before = b.rowCount, bytesBefore = b.byteCount
+                    // What the block holds: its bytes, and at least its binary values' bytes
+                    // (however it keeps them: `byteCount` may leave out values kept apart).
+                    let before = b.rowCount, bytesBefore = max(b.byteCount, binaryHeld)
                     // As the connection asks: the rows left of the batch, the block's byte limit.
                     let (n, end) = decoder.appendBufferedRows(to: &b, limit: limits.rows - before, byteLimit: limits.bytes)
                     if b.rowCount != before + n, out.readMismatch == nil {
@@ -633,6 +641,19 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         // Byte by byte: one row of a 110 KB nvarchar(max) (about 115 KB), one limit.
         let one = try Self.result(first, [rowsA[2]])
         assertContract("a 110 KB value, byte by byte", one, feeds: [.byteByByte], limits: [Limits(bytes: 1)], rows: [rowsA[2]])
+    }
+
+    /// The byte limit counts large binary values however the block keeps them: rows of 70 KB to
+    /// 100 KB varbinary(max), image and UDT values, blocks of 64 KiB: no row goes into a block that
+    /// already holds 64 KiB (so a block holds at most the limit plus one row).
+    func testByteLimitCountsLargeBinaryValues() throws {
+        let cols = Self.columns([.int, .varbinary(nil), .image, Self.udt])
+        let rows: [[SQLValue]] = (0 ..< 8).map { i in
+            [.int(Int32(i)), Self.value(.varbinary(nil), size: 100_000 + i, seed: i), Self.value(.image, size: 70_000, seed: i), Self.value(Self.udt, size: 66_000 + i, seed: i)]
+        }
+        let stream = try Self.result(cols, rows, nbc: { $0 == 5 })
+        assertContract("byte limit and large binary values", stream, feeds: [.whole, .random(seed: 10), .packets(8000)],
+                       limits: [Limits(bytes: 65_536), Limits(bytes: 300_000)], rows: rows, minimumBlocks: 4)
     }
 
     /// Unknown-length PLP in many small chunks (1 to 7 bytes), several columns of it in a row.

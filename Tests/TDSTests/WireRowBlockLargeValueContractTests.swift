@@ -168,7 +168,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
                 if let c = (0 ..< w).first(where: { b.isNull(row: r, column: $0) != cells[$0].isNull }), out.readMismatch == nil {
                     out.readMismatch = "row \(out.rows.count) column \(c): isNull(row:column:) is \(b.isNull(row: r, column: c)) for \(short(cells[c]))"
                 }
-                // The typed String read: the value's own text, or NULL, or `.other`.
+                // The typed String and binary reads: the value's own text or bytes, or NULL, or `.other`.
                 for c in 0 ..< w where out.readMismatch == nil {
                     switch b.string(row: r, column: c) {
                     case .value(let t):
@@ -176,6 +176,16 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
                         out.readMismatch = "row \(out.rows.count) column \(c): string(row:column:) reads \(short(.string(t))) for \(short(cells[c]))"
                     case .null:
                         if !cells[c].isNull { out.readMismatch = "row \(out.rows.count) column \(c): string(row:column:) reads NULL for \(short(cells[c]))" }
+                    case .other:
+                        break
+                    }
+                    // The typed binary read likewise.
+                    switch b.bytes(row: r, column: c) {
+                    case .value(let x):
+                        if case .binary(let v) = cells[c], v == x { break }
+                        if out.readMismatch == nil { out.readMismatch = "row \(out.rows.count) column \(c): bytes(row:column:) reads \(x.count) bytes for \(short(cells[c]))" }
+                    case .null:
+                        if !cells[c].isNull, out.readMismatch == nil { out.readMismatch = "row \(out.rows.count) column \(c): bytes(row:column:) reads NULL for \(short(cells[c]))" }
                     case .other:
                         break
                     }

@@ -2,9 +2,6 @@ import Foundation
 import SQLClientTesting
 @testable import TDS
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The contract of the row scan for every kind of row (issue 27's wire path for large values):
 /// driven as the connection drives it — ``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``
@@ -21,14 +18,15 @@ import Glibc
 /// bitmap 2.2.7.15), empty values, unknown-length PLP in many small chunks, values of 100 KiB and
 /// more beside bounded columns, several rows and two results; hostile chunking, caps
 /// (``TokenStreamDecoder/Options/maximumValueSize``, the 2^31-1 PLP bound), bad UTF-16, cuts at
-/// every byte and seeded random mutations.
+/// every byte and seeded random mutations. Each run is also checked against its row and byte
+/// limits, each block read again once complete, and through its typed reads (String, bytes,
+/// `isNull`); a declared length of 2^31-1 must reserve no memory.
 ///
 /// The same harness on bounded columns only (int, nvarchar(50), sql_variant, decimal, datetime2)
 /// must pass on any build that has the wire path: that proves the harness. The large-value cases
 /// fail, with one message per case naming what broke, until the scan takes such rows.
 final class WireRowBlockLargeValueContractTests: XCTestCase {
     typealias Options = TokenStreamDecoder.Options
-    typealias RunEnd = TokenStreamDecoder.RowRunEnd
 
     // MARK: - Feeding
 
@@ -100,9 +98,9 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         var readMismatch: String?
         /// The loop made no progress.
         var stalled: String?
-        /// With `measuresHeap`: the most the process's virtual memory grew beyond its size at the
-        /// start, sampled after every piece (``heapBytes()``: reserved, untouched memory counts too).
-        var heapGrowth = 0
+        /// With `measuresMemory`: the most the process's virtual memory grew beyond its size at the
+        /// start, sampled after every piece (``virtualMemoryBytes()``: reserved, untouched memory counts too).
+        var virtualMemoryGrowth = 0
 
         /// Rows that came back from `next()` as ROW or NBCROW tokens.
         var rowTokens: Int { tokens.filter(WireRowBlockLargeValueContractTests.isRow).count }
@@ -120,8 +118,8 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
     /// piece on `.needBytes`, ``TokenStreamDecoder/next()`` on `.otherToken`/`.incremental`, then
     /// ``TokenStreamDecoder/finish()``.
     static func drive(_ bytes: [UInt8], _ feed: Feed, options: Options = Options(), limits: Limits = Limits(),
-                      measuresHeap: Bool = false) -> Driven {
-        let heapAtStart = measuresHeap ? heapBytes() ?? 0 : 0
+                      measuresMemory: Bool = false) -> Driven {
+        let memoryAtStart = measuresMemory ? virtualMemoryBytes() ?? 0 : 0
         var decoder = TokenStreamDecoder(version: .v7_4, options: options)
         var out = Driven()
         var block: WireRowBlock?
@@ -273,7 +271,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
             for piece in feed.pieces(of: bytes) {
                 decoder.append(piece)
                 try step()
-                if measuresHeap, let now = heapBytes() { out.heapGrowth = max(out.heapGrowth, now - heapAtStart) }
+                if measuresMemory, let now = virtualMemoryBytes() { out.virtualMemoryGrowth = max(out.virtualMemoryGrowth, now - memoryAtStart) }
                 if out.stalled != nil { break }
             }
             if out.stalled == nil { try decoder.finish() }
@@ -286,7 +284,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
 
     /// The process's virtual memory size in bytes (it counts memory reserved and never touched,
     /// as a buffer reserved for a declared length would be), or nil where it cannot be read.
-    static func heapBytes() -> Int? {
+    static func virtualMemoryBytes() -> Int? {
         #if os(Linux)
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
               let pages = text.split(separator: " ").first.flatMap({ Int($0) }) else { return nil }
@@ -996,11 +994,11 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         assertContract("ntext length of 2^31-1, stream ends", hugeText, options: Options(maximumValueSize: 1 << 40),
                        feeds: Self.feeds + [.byteByByte], error: .truncated)
         // Nothing allocated by those declared lengths (2 GiB each): virtual memory grows by less than 64 MiB.
-        guard let before = Self.heapBytes() else { return }
+        guard let before = Self.virtualMemoryBytes() else { return }
         // The probe sees a reservation never touched (1 GiB).
         var reserved: [UInt8] = []
         reserved.reserveCapacity(1 << 30)
-        XCTAssertGreaterThan((Self.heapBytes() ?? 0) - before, 1 << 29, "the virtual memory probe sees a 1 GiB reservation (capacity \(reserved.capacity))")
+        XCTAssertGreaterThan((Self.virtualMemoryBytes() ?? 0) - before, 1 << 29, "the virtual memory probe sees a 1 GiB reservation (capacity \(reserved.capacity))")
         reserved = []
         let hugeUnknown = stream(Self.le64(RowProgress.unknownPLPLength) + Self.le32(0x7FFF_FFFF) + [1, 2, 3], [], complete: false)
         assertContract("unknown-length PLP, a chunk of 2^31-1, stream ends", hugeUnknown, options: Options(maximumValueSize: 1 << 40),
@@ -1008,8 +1006,8 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         for (name, bytes) in [("PLP", huge), ("ntext", hugeText), ("unknown-length PLP", hugeUnknown)] {
             for feed in [Feed.whole, .byteByByte, .random(seed: 8)] {
                 for limit in [Limits(), Limits(bytes: 1)] {
-                    let got = Self.drive(bytes, feed, options: Options(maximumValueSize: 1 << 40), limits: limit, measuresHeap: true)
-                    XCTAssertLessThan(got.heapGrowth, 64 << 20, "\(name) of 2^31-1 bytes declared, \(feed), \(limit): memory allocated by a declared length")
+                    let got = Self.drive(bytes, feed, options: Options(maximumValueSize: 1 << 40), limits: limit, measuresMemory: true)
+                    XCTAssertLessThan(got.virtualMemoryGrowth, 64 << 20, "\(name) of 2^31-1 bytes declared, \(feed), \(limit): memory allocated by a declared length")
                 }
             }
         }

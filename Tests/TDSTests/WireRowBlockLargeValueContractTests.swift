@@ -870,6 +870,48 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         if !broken.isEmpty { XCTFail("random results (\(runs) runs): the row scan contract is broken:\n\(broken)") }
     }
 
+    /// vector cells (float32 and float16) valid and mutated (header bytes, lengths, element
+    /// bytes), seeded, beside an nvarchar(max): the token decoder's rows and error.
+    func testVectorCellsValidAndMutated() throws {
+        let seed: UInt64 = 0x7EC7_0125
+        var rng = SeededRandom(seed: seed)
+        let types: [TypeInfo] = [.vector(dimensions: 3), .vector(dimensions: 2, elementType: .float16)]
+        let cols = Self.columns([.int, types[0], .nvarchar(nil), types[1]])
+        var broken = Problems()
+        var failed = 0
+        for iteration in 0 ..< 150 {
+            var raw: [[[UInt8]]] = []
+            for i in 0 ..< 4 {
+                var row: [[UInt8]] = [[4] + Self.le32(UInt32(i)), try Self.cell(types[0], .vector(SQLVector([1.5, Float(i), -2]))),
+                                      try Self.cell(.nvarchar(nil), .string("v\(i)")),
+                                      try Self.cell(types[1], .vector(SQLVector([0.5, 2], elementType: .float16)))]
+                if i == 2 {
+                    let c = rng.next() % 2 == 0 ? 1 : 3
+                    var cell = row[c]
+                    switch rng.next() % 4 {
+                    case 0: cell[2 + Int(rng.next() % UInt64(cell.count - 2))] = UInt8(truncatingIfNeeded: rng.next())   // any byte after the length
+                    case 1: let n = Int(rng.next() % 40); cell = [UInt8(n & 0xFF), 0] + (0 ..< n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                    case 2: cell = [0xFF, 0xFF]   // NULL
+                    default: cell[2 + Int(rng.next() % 8)] ^= 1 << UInt8(rng.next() % 8)   // a header bit
+                    }
+                    row[c] = cell
+                }
+                raw.append(row)
+            }
+            let bytes = Self.rawResult(cols, raw)
+            let expected = Self.oracle(bytes)
+            if expected.error != nil { failed += 1 }
+            for feed in [Feed.whole, .byteByByte, .random(seed: UInt64(iteration))] {
+                for p in Self.problems(Self.drive(bytes, feed, limits: iteration % 2 == 0 ? Limits() : Limits(rows: 1)), expected) {
+                    broken.note(p, in: "seed \(seed) iteration \(iteration), \(feed)")
+                }
+            }
+        }
+        XCTAssertGreaterThan(failed, 20, "mutated vectors the token decoder refuses")
+        XCTAssertLessThan(failed, 140, "mutated vectors it reads")
+        if !broken.isEmpty { XCTFail("vector cells (450 runs): the row scan contract is broken:\n\(broken)") }
+    }
+
     // MARK: - Hostile large values
 
     /// Malformed PLP and text/ntext/image cells in row 3 of 5 (the rows before it valid): the

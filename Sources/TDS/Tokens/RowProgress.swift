@@ -234,6 +234,9 @@ struct RowProgress: Sendable {
         }
         guard let prefix else { return false }
         guard let (p, len, _) = prefix else { return true }   // NULL
+        // A length of 0xFFFFFFFF is NULL to the value decoder (and to the row scan and the
+        // streamed read): nothing to wait for (reached only under a cap of 4 GiB or more).
+        if len == UInt32.max { return true }
         return p.remaining >= Int(len)
     }
 

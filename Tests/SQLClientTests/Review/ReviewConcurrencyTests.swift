@@ -135,11 +135,15 @@ extension ReviewConcurrencyTests {
             defer { server.stop() }
             let clock = ManualConnectionClock()
             let connection = try await RPCReplay.connect(server, clock: clock) { $0.cancelTimeout = .milliseconds(300) }
+            // Point 4: the reader has a row, so the request was sent (cancelled before it is
+            // written, a request leaves nothing to drain and the next one simply runs).
+            let (firstRow, firstRowSeen) = AsyncStream<Void>.makeStream()
             let seen = try await bounded("cancel point \(point)") { () -> Int in
                 let reader = Task { () -> Int in
                     var n = 0
                     for try await _ in connection.query("SELECT id FROM big") {
                         n += 1
+                        if n == 1 { firstRowSeen.yield(); firstRowSeen.finish() }
                         if point == 2, n == 1 { withUnsafeCurrentTask { $0?.cancel() } }
                     }
                     return n
@@ -153,7 +157,7 @@ extension ReviewConcurrencyTests {
                     while await connection.machine.request == nil { await Task.yield() }
                     try await connection.cancel()
                 case 4:   // the cursor waits for bytes that never come
-                    while await connection.machine.request == nil { await Task.yield() }
+                    for await _ in firstRow { break }
                     for _ in 0 ..< 1_000 { await Task.yield() }
                     reader.cancel()
                 default: break

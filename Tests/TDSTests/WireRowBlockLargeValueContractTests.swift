@@ -735,7 +735,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         // Bytes the code page does not define, in row 3.
         let cells: [(String, Int, [UInt8])] = [
             ("varchar(max) UTF-8: a cut sequence", 3, Self.plp(total: 3, chunks: [[0x41, 0xE6, 0x97]])),
-            ("varchar(max) UTF-8: a surrogate", 3, Self.plp(total: RowProgress.unknownPLPLength, chunks: [[0xED], [0xA0, 0x80]])),
+            ("varchar(max) UTF-8: a surrogate", 3, Self.plp(total: PLPProgress.unknownPLPLength, chunks: [[0xED], [0xA0, 0x80]])),
             ("text 932: a lead byte alone", 2, Self.legacy([0x41, 0x82])),
             ("text 932: an undefined byte", 2, Self.legacy([0xFF, 0x41])),
             ("text UTF-8: invalid", 6, Self.legacy([0xC3, 0x28])),
@@ -939,7 +939,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         }
         // Terminator missing: the next row's (or DONE's) bytes are read as a chunk length.
         for (name, bad) in [("terminator missing", Self.plp(total: 10, chunks: [ten], terminated: false)),
-                            ("terminator missing, unknown length", Self.plp(total: RowProgress.unknownPLPLength, chunks: [ten], terminated: false))] {
+                            ("terminator missing, unknown length", Self.plp(total: PLPProgress.unknownPLPLength, chunks: [ten], terminated: false))] {
             for at in [3, 4] {
                 var rows = good
                 rows[at][1] = bad
@@ -977,7 +977,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         }
         let textCases: [(String, Int, [UInt8], TDSDecodingError.Code)] = [
             ("nvarchar(max) lone surrogate", 1, Self.plp(total: 6, chunks: [Self.utf16("a"), [0x3D, 0xD8], Self.utf16("b")]), .invalidEncoding),
-            ("nvarchar(max) lone surrogate, unknown length", 1, Self.plp(total: RowProgress.unknownPLPLength, chunks: [[0x00, 0xDC]]), .invalidEncoding),
+            ("nvarchar(max) lone surrogate, unknown length", 1, Self.plp(total: PLPProgress.unknownPLPLength, chunks: [[0x00, 0xDC]]), .invalidEncoding),
             ("xml lone surrogate", 2, Self.plp(total: 4, chunks: [Self.utf16("<"), [0x00, 0xD8]]), .invalidEncoding),
             ("json not UTF-8", 3, Self.plp(total: 3, chunks: [[0x5B, 0xC3, 0x5D]]), .invalidEncoding),
         ]
@@ -1015,12 +1015,12 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         let cases: [(String, [UInt8], TDSDecodingError.Code, Options)] = [
             ("PLP total of cap + 1", stream(Self.le64(1001), [], complete: false), .limitExceeded, cap),
             ("PLP total of 2^31-1 under the default cap", stream(Self.le64(0x7FFF_FFFF), [], complete: false), .limitExceeded, Options()),
-            ("unknown-length PLP passing the cap", stream(Self.plp(total: RowProgress.unknownPLPLength, chunks: [Array(thousand.prefix(600)), Array(thousand.prefix(401))]), okNText), .limitExceeded, cap),
+            ("unknown-length PLP passing the cap", stream(Self.plp(total: PLPProgress.unknownPLPLength, chunks: [Array(thousand.prefix(600)), Array(thousand.prefix(401))]), okNText), .limitExceeded, cap),
             ("ntext length of cap + 1", stream(Self.plp(total: 0, chunks: []), Array(Self.legacy([]).dropLast(4)) + Self.le32(1001), complete: false), .limitExceeded, cap),
             ("PLP total of 2^31 with a cap of 2^40", stream(Self.le64(1 << 31), [], complete: false), .invalidLength, Options(maximumValueSize: 1 << 40)),
             ("PLP total of 2^63 with a cap of 2^40", stream(Self.le64(1 << 63), [], complete: false), .invalidLength, Options(maximumValueSize: 1 << 40)),
-            ("unknown-length PLP chunk of 2^31 with a cap of 2^40", stream(Self.le64(RowProgress.unknownPLPLength) + Self.le32(0x8000_0000) + [1, 2], [], complete: false),
-             Self.oracle(stream(Self.le64(RowProgress.unknownPLPLength) + Self.le32(0x8000_0000) + [1, 2], [], complete: false), options: Options(maximumValueSize: 1 << 40)).error?.code ?? .truncated,
+            ("unknown-length PLP chunk of 2^31 with a cap of 2^40", stream(Self.le64(PLPProgress.unknownPLPLength) + Self.le32(0x8000_0000) + [1, 2], [], complete: false),
+             Self.oracle(stream(Self.le64(PLPProgress.unknownPLPLength) + Self.le32(0x8000_0000) + [1, 2], [], complete: false), options: Options(maximumValueSize: 1 << 40)).error?.code ?? .truncated,
              Options(maximumValueSize: 1 << 40)),
         ]
         for (name, bytes, code, options) in cases {
@@ -1042,7 +1042,7 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         reserved.reserveCapacity(1 << 30)
         XCTAssertGreaterThan((Self.virtualMemoryBytes() ?? 0) - before, 1 << 29, "the virtual memory probe sees a 1 GiB reservation (capacity \(reserved.capacity))")
         reserved = []
-        let hugeUnknown = stream(Self.le64(RowProgress.unknownPLPLength) + Self.le32(0x7FFF_FFFF) + [1, 2, 3], [], complete: false)
+        let hugeUnknown = stream(Self.le64(PLPProgress.unknownPLPLength) + Self.le32(0x7FFF_FFFF) + [1, 2, 3], [], complete: false)
         assertContract("unknown-length PLP, a chunk of 2^31-1, stream ends", hugeUnknown, options: Options(maximumValueSize: 1 << 40),
                        feeds: Self.feeds + [.byteByByte], error: .truncated)
         for (name, bytes) in [("PLP", huge), ("ntext", hugeText), ("unknown-length PLP", hugeUnknown)] {

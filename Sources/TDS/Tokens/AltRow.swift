@@ -21,11 +21,11 @@ public struct AltRow: Hashable, Sendable {
             guard let meta = metadata(id) else {
                 throw TDSDecodingError(.unexpectedToken, offset: idOffset, "no ALTMETADATA with Id \(id)")
             }
-            var progress = RowProgress(name: "ALTROW", tokenStart: reader.baseOffset &+ start &- 1)
-            if try !progress.advance(&reader, types: meta.columns.map(\.metadata.typeInfo)) {
-                throw TDSDecodingError(.truncated, offset: reader.absoluteOffset, "the row continues past the input")
+            guard let values = try WireRowProgress.values(of: .altRow, tokenStart: reader.baseOffset &+ start &- 1,
+                                                          types: meta.columns.map(\.metadata.typeInfo), from: &reader) else {
+                throw TDSDecodingError(.truncated, offset: reader.baseOffset &+ reader.endIndex, "the row continues past the input")
             }
-            return AltRow(id: id, values: progress.values)
+            return AltRow(id: id, values: values)
         } catch {
             if error.code == .truncated { reader.offset = start }
             throw error.inToken("ALTROW")

@@ -15,12 +15,11 @@ public struct NBCRow: Hashable, Sendable {
         let start = reader.offset
         do throws(TDSDecodingError) {
             let bitmap = try reader.readBytes((columns.count + 7) / 8)
-            var progress = RowProgress(name: "NBCROW", tokenStart: reader.absoluteOffset &- 1, nullBitmap: bitmap)
-            progress.values.reserveCapacity(columns.count)
-            if try !progress.advance(&reader, types: columns.map(\.typeInfo)) {
-                throw TDSDecodingError(.truncated, offset: reader.absoluteOffset, "the row continues past the input")
+            guard let values = try WireRowProgress.values(of: .nbcRow, tokenStart: reader.baseOffset &+ start &- 1, bitmap: bitmap,
+                                                          types: columns.map(\.typeInfo), from: &reader) else {
+                throw TDSDecodingError(.truncated, offset: reader.baseOffset &+ reader.endIndex, "the row continues past the input")
             }
-            return NBCRow(values: progress.values)
+            return NBCRow(values: values)
         } catch {
             if error.code == .truncated { reader.offset = start }
             throw error.inToken("NBCROW")

@@ -61,11 +61,11 @@ public struct ReturnValue: Hashable, Sendable {
         let start = reader.offset
         do throws(TDSDecodingError) {
             let header = try decodeHeader(from: &reader, version: version, columnEncryption: columnEncryption)
-            var progress = RowProgress(name: "RETURNVALUE", tokenStart: reader.baseOffset &+ start &- 1)
-            if try !progress.advance(&reader, types: [header.typeInfo]) {
-                throw TDSDecodingError(.truncated, offset: reader.absoluteOffset, "the value continues past the input")
+            guard let values = try WireRowProgress.values(of: .returnValue, tokenStart: reader.baseOffset &+ start &- 1,
+                                                          types: [header.typeInfo], from: &reader) else {
+                throw TDSDecodingError(.truncated, offset: reader.baseOffset &+ reader.endIndex, "the value continues past the input")
             }
-            return header.with(value: progress.values.first ?? .null)
+            return header.with(value: values.first ?? .null)
         } catch {
             if error.code == .truncated { reader.offset = start }
             throw error.inToken("RETURNVALUE")
@@ -76,7 +76,7 @@ public struct ReturnValue: Hashable, Sendable {
 /// The part of a RETURNVALUE before its value (``ReturnValue/Header``) being read as its bytes
 /// arrive, in three units (ParamOrdinal and ParamName; Status, UserType, Flags and TYPE_INFO;
 /// the CryptoMetadata, see ``CryptoMetadataProgress``), each kept once read. The value is then
-/// read by ``RowProgress``.
+/// read by ``WireRowProgress``.
 struct ReturnValueHeaderProgress: Sendable {
     private enum Stage: Sendable { case name, type, crypto }
     private var stage = Stage.name

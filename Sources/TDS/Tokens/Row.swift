@@ -11,15 +11,11 @@ public struct Row: Hashable, Sendable {
     /// Decodes a whole ROW body (after the 0xD1 byte) for `columns`. Throws `.truncated` if the
     /// input ends inside the row. ``TokenStreamDecoder`` decodes rows incrementally instead.
     public static func decode(from reader: inout ByteReader, columns: [ColumnMetadata]) throws(TDSDecodingError) -> Row {
-        var progress = RowProgress(name: "ROW", tokenStart: reader.absoluteOffset &- 1)
-        progress.values.reserveCapacity(columns.count)
-        let start = reader.offset
-        if try !progress.advance(&reader, types: columns.map(\.typeInfo)) {
-            let at = reader.absoluteOffset
-            reader.offset = start
-            throw TDSDecodingError(.truncated, offset: at, context: "ROW", "the row continues past the input")
+        guard let values = try WireRowProgress.values(of: .row, tokenStart: reader.absoluteOffset &- 1,
+                                                      types: columns.map(\.typeInfo), from: &reader) else {
+            throw TDSDecodingError(.truncated, offset: reader.baseOffset &+ reader.endIndex, context: "ROW", "the row continues past the input")
         }
-        return Row(values: progress.values)
+        return Row(values: values)
     }
 }
 

@@ -76,8 +76,6 @@ public struct TokenStreamDecoder: Sendable {
     private var readIndex = 0
     /// Absolute stream offset of `buffer[0]`.
     private var bufferBase = 0
-    /// A row being assembled.
-    private var pendingRow: PendingRow?
     /// A token without a length field being read unit by unit (see ``PendingToken``): at most
     /// one. An array so that the progress (large: names, TYPE_INFOs) lives out of line, is
     /// advanced in place and is copied only on write, and the checks for it stay cheap.
@@ -87,8 +85,6 @@ public struct TokenStreamDecoder: Sendable {
     private var failure: TDSDecodingError?
     /// A LOGINACK was decoded (until then the server's TDS version is not known).
     private var sawLoginAck = false
-    /// NBCROW null-bitmap storage, reused from row to row.
-    private var bitmapStorage: [UInt8] = []
     /// `rowTypes` without their reference-counted parts, for the fast path.
     private var rowLayouts: [ValueLayout] = []
     /// How the wire-bytes row scan checks each column (``appendBufferedRows(to:limit:byteLimit:)``).
@@ -110,12 +106,12 @@ public struct TokenStreamDecoder: Sendable {
     /// A column of the current result is nchar or nvarchar (``WireColumn/Kind/utf16``): the row
     /// scan transcodes it into the block rather than copying the run whole.
     private var rowsHaveText = false
-    /// A ROW/NBCROW of the current result being read by its scan state into block form (one the
-    /// run of whole rows cannot take: see ``appendBufferedRows(to:limit:byteLimit:)``); whole
-    /// once ``WireRowProgress/isComplete``, until it is taken.
+    /// The row token being read by its scan state (``WireRowProgress``, the one reader of row
+    /// values): a ROW/NBCROW the run of whole rows cannot take (see
+    /// ``appendBufferedRows(to:limit:byteLimit:)``) or read by ``next()``, an ALTROW, a
+    /// RETURNVALUE's value, or, streamed, a ROW/NBCROW read by ``nextPart()``; whole once
+    /// ``WireRowProgress/isComplete``, until it is taken.
     private var wireRow: WireRowProgress?
-    /// A row being read as parts (``nextPart()``).
-    private var streamRow: RowProgress?
     /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
     private var queuedParts: [RowPart] = []
     private var queuedPartIndex = 0
@@ -155,15 +151,6 @@ public struct TokenStreamDecoder: Sendable {
             default: returnValueHeader = ReturnValueHeaderProgress(incremental: true)
             }
         }
-    }
-
-    /// A ROW, NBCROW, ALTROW or RETURNVALUE whose values are still arriving.
-    private struct PendingRow: Sendable {
-        var type: TokenType
-        var altID: UInt16
-        var progress: RowProgress
-        /// RETURNVALUE only: everything before the value.
-        var returnValue: ReturnValue.Header?
     }
 
     /// A decoder for a stream of `version`, with `options`' caps.
@@ -250,7 +237,7 @@ public struct TokenStreamDecoder: Sendable {
     @discardableResult
     public mutating func finish() throws(TDSDecodingError) -> Token? {
         if let failure { throw failure }
-        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, pendingRow == nil, wireRow == nil,
+        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, wireRow == nil,
            pendingTokens.isEmpty, buffer.count - readIndex == 9,
            [TokenType.done, .doneProc, .doneInProc].contains(TokenType(rawValue: buffer[readIndex])) {
             let type = TokenType(rawValue: buffer[readIndex])
@@ -270,21 +257,9 @@ public struct TokenStreamDecoder: Sendable {
             try finish()
             return token
         }
-        if let pending = pendingRow {
-            let e = TDSDecodingError(.truncated, offset: pending.progress.tokenStart, context: pending.type.name,
-                                     "the message ended inside the token (at column \(pending.progress.index + 1) of \(types(of: pending).count))")
-            failure = e
-            throw e
-        }
         if let pending = wireRow, !pending.isComplete {
             let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: pending.type.name,
-                                     "the message ended inside the token (at column \(pending.index + 1) of \(rowTypes.count))")
-            failure = e
-            throw e
-        }
-        if let pending = streamRow {
-            let e = TDSDecodingError(.truncated, offset: pending.tokenStart, context: pending.name,
-                                     "the message ended inside the token (at column \(pending.index + 1) of \(rowTypes.count))")
+                                     "the message ended inside the token (at column \(pending.index + 1) of \(pending.columnCount))")
             failure = e
             throw e
         }
@@ -314,18 +289,21 @@ public struct TokenStreamDecoder: Sendable {
         return nil
     }
 
-    /// The value types of a pending row.
-    private func types(of p: PendingRow) -> [TypeInfo] {
-        if let rv = p.returnValue { return [rv.typeInfo] }
-        if p.type == .altRow { return altMetadata[p.altID]?.columns.map(\.metadata.typeInfo) ?? [] }
-        return rowTypes
-    }
-
     // MARK: - Decoding
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
-        if wireRow != nil { return try advanceWireRow() ? takeWireRowToken() : nil }
-        if pendingRow != nil { return try continueRow() }
+        if let row = wireRow {
+            guard try advanceWireRow() else {
+                if row.streams { _ = wireRow?.takeParts() }
+                return nil
+            }
+            if row.streams {
+                // A row begun by nextPart(): finished and skipped (its parts are dropped).
+                wireRow = nil
+                return try step()
+            }
+            return takeWireRowToken()
+        }
         if !pendingTokens.isEmpty { return try continuePendingToken() }
         guard readIndex < buffer.count else { return nil }
         if buffer.count == waitingAtCount { return nil }
@@ -440,14 +418,13 @@ public struct TokenStreamDecoder: Sendable {
                 // The value is read as a row's (a long PLP value incrementally).
                 pendingTokens.removeAll(keepingCapacity: true)
                 examinedByteCount += reader.absoluteOffset - begin
-                var row = RowProgress(name: "RETURNVALUE", tokenStart: tokenStart, maximumValueSize: options.maximumValueSize)
-                let done = try row.advance(&reader, types: [header.typeInfo])
                 readIndex = reader.offset
                 waitingAtCount = -1
-                let pendingValue = PendingRow(type: .returnValue, altID: 0, progress: row, returnValue: header)
-                if done { return finished(pendingValue) }
-                pendingRow = pendingValue
-                return nil
+                let layout = ValueLayout(header.typeInfo)
+                wireRow = WireRowProgress(type: .returnValue, tokenStart: tokenStart, bitmap: [], layouts: [layout],
+                                          scan: [WireColumn(layout)], maximumValueSize: options.maximumValueSize)
+                wireRow?.returnValue = header
+                return try advanceWireRow() ? takeWireRowToken() : nil
             }
             token = nil
             truncatedAt = pendingTokens[0].returnValueHeader!.truncation?.offset
@@ -558,34 +535,20 @@ public struct TokenStreamDecoder: Sendable {
         if let part = takeQueuedPart() { return part }
         if let failure { throw failure }
         do throws(TDSDecodingError) {
-            if var progress = streamRow {
-                streamRow = nil
-                var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
-                let done = try progress.advance(&reader, types: rowTypes)
-                readIndex = reader.offset
-                queue(&progress, done: done)
-                return takeQueuedPart()
+            if let row = wireRow, row.streams {
+                return try advanceStreamedRow()
             }
-            if pendingRow == nil, wireRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty {
+            if wireRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
-                    let tokenStart = bufferBase + readIndex
-                    var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
-                    var bitmap: [UInt8] = []
-                    if type == .nbcRow {
-                        let n = (rowTypes.count + 7) / 8
-                        guard reader.remaining >= n else { return nil }
-                        bitmap = Array(reader.bytes[reader.offset ..< reader.offset + n])
-                        reader.offset += n
-                    }
-                    var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap,
-                                               maximumValueSize: options.maximumValueSize)
-                    progress.streams = true
-                    let done = try progress.advance(&reader, types: rowTypes)
-                    readIndex = reader.offset
+                    let n = type == .nbcRow ? (rowTypes.count + 7) / 8 : 0
+                    guard buffer.count - readIndex > n else { return nil }
+                    let bitmap = Array(buffer[(readIndex + 1) ..< (readIndex + 1 + n)])
+                    wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
+                                              maximumValueSize: options.maximumValueSize, streams: true)
+                    readIndex += 1 + n
                     waitingAtCount = -1
-                    queue(&progress, done: done)
-                    return takeQueuedPart()
+                    return try advanceStreamedRow()
                 }
             }
         } catch {
@@ -596,15 +559,20 @@ public struct TokenStreamDecoder: Sendable {
         return .token(token)
     }
 
-    /// Moves the parts `progress` read into the queue; keeps it as the row in progress unless `done`.
-    private mutating func queue(_ progress: inout RowProgress, done: Bool) {
-        swap(&queuedParts, &progress.parts)
+    /// Advances the row read in parts, queues what it read (and `.rowEnd` once it is whole) and
+    /// returns the first part queued.
+    private mutating func advanceStreamedRow() throws(TDSDecodingError) -> RowPart? {
+        let done = try advanceWireRow()
+        guard var row = wireRow else { return nil }
+        queuedParts = row.takeParts()
         queuedPartIndex = 0
         if done {
             queuedParts.append(.rowEnd)
+            wireRow = nil
         } else {
-            streamRow = progress
+            wireRow = row
         }
+        return takeQueuedPart()
     }
 
     private mutating func takeQueuedPart() -> RowPart? {
@@ -672,8 +640,8 @@ public struct TokenStreamDecoder: Sendable {
     /// value is bounded as the token decoder bounds it (``Options/maximumValueSize``; a PLP total
     /// above 2^31-1 is `.invalidLength`).
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
-        guard failure == nil, pendingRow == nil, pendingTokens.isEmpty, rowsTakeWirePath,
-              block.result == resultNumber else { return (0, .incremental) }
+        guard failure == nil, pendingTokens.isEmpty, rowsTakeWirePath, block.result == resultNumber,
+              wireRow.map({ !$0.streams && ($0.type == .row || $0.type == .nbcRow) }) ?? true else { return (0, .incremental) }
         var total = 0
         while true {
             if wireRow == nil {
@@ -686,7 +654,8 @@ public struct TokenStreamDecoder: Sendable {
                 let bitmapCount = type == .nbcRow ? (rowLayouts.count + 7) >> 3 : 0
                 guard buffer.count - readIndex > bitmapCount else { return (total, .needBytes) }
                 let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + bitmapCount)]) : []
-                wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, maximumValueSize: options.maximumValueSize)
+                wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
+                                          maximumValueSize: options.maximumValueSize)
                 readIndex += 1 + bitmapCount
                 waitingAtCount = -1
             }
@@ -716,11 +685,7 @@ public struct TokenStreamDecoder: Sendable {
         var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
         let done: Bool
         do throws(TDSDecodingError) {
-            done = try wireColumns.withUnsafeBufferPointer { (cols) throws(TDSDecodingError) -> Bool in
-                try rowLayouts.withUnsafeBufferPointer { (layouts) throws(TDSDecodingError) -> Bool in
-                    try row.advance(&reader, columns: cols, layouts: layouts)
-                }
-            }
+            done = try row.advance(&reader)
         } catch {
             failure = error
             throw error
@@ -731,15 +696,17 @@ public struct TokenStreamDecoder: Sendable {
         return done
     }
 
-    /// The whole row that ``advanceWireRow()`` read, as a token (a row read by ``next()``).
+    /// The whole row that ``advanceWireRow()`` read, as its token (ROW, NBCROW, ALTROW, RETURNVALUE).
     private mutating func takeWireRowToken() -> Token? {
         guard var row = wireRow else { return nil }
         wireRow = nil
-        var block = WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
-        let type = row.type
-        block.appendRow(row.take())
-        let values = block.values(row: 0)
-        return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values))
+        let values = row.values()
+        switch row.type {
+        case .nbcRow: return .nbcRow(NBCRow(values: values))
+        case .altRow: return .altRow(AltRow(id: row.altID, values: values))
+        case .returnValue: return row.returnValue.map { .returnValue($0.with(value: values.first ?? .null)) }
+        default: return .row(Row(values: values))
+        }
     }
 
     /// ``appendBufferedRows(to:limit:byteLimit:)``'s run of whole rows, in one pass: stops
@@ -946,70 +913,39 @@ public struct TokenStreamDecoder: Sendable {
         return (kept, w)
     }
 
-    /// Starts a ROW, NBCROW or ALTROW once its fixed prefix (NBCROW bitmap, ALTROW Id) is here.
+    /// Starts a ROW, NBCROW or ALTROW once its fixed prefix (NBCROW bitmap, ALTROW Id) is here,
+    /// read by its scan state (``WireRowProgress``); the token once it is whole.
     private mutating func startRow(_ type: TokenType) throws(TDSDecodingError) -> Token? {
-        let tokenStart = bufferBase + readIndex
-        var reader = ByteReader(buffer, start: readIndex + 1, baseOffset: bufferBase)
+        let tokenStart = offset
+        var prefix = 0
         var altID: UInt16 = 0
-        var bitmap: [UInt8] = []
-        let count: Int
+        var layouts = rowLayouts, scan = wireColumns
         if type == .altRow {
-            guard reader.remaining >= 2 else { return nil }
-            altID = try reader.readUInt16LE()
+            guard buffer.count - readIndex >= 3 else { return nil }
+            altID = UInt16(buffer[readIndex + 1]) | UInt16(buffer[readIndex + 2]) << 8
             guard let meta = altMetadata[altID] else {
                 throw TDSDecodingError(.unexpectedToken, offset: tokenStart + 1, context: type.name,
                                        "no ALTMETADATA with Id \(altID)")
             }
-            count = meta.columns.count
+            layouts = meta.columns.map { ValueLayout($0.metadata.typeInfo) }
+            scan = layouts.map(WireColumn.init)
+            prefix = 2
         } else {
             guard !rowTypes.isEmpty else {
                 throw TDSDecodingError(.unexpectedToken, offset: tokenStart, context: type.name,
                                        "a row without a preceding COLMETADATA")
             }
-            count = rowTypes.count
             if type == .nbcRow {
-                let n = (count + 7) / 8
-                guard reader.remaining >= n else { return nil }
-                // Reuse the bitmap storage of the previous NBCROW: no allocation per row.
-                bitmap = bitmapStorage
-                bitmapStorage = []
-                bitmap.removeAll(keepingCapacity: true)
-                bitmap.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
-                try reader.skip(n)
+                prefix = (rowTypes.count + 7) / 8
+                guard buffer.count - readIndex > prefix else { return nil }
             }
         }
-        var progress = RowProgress(name: type.name, tokenStart: tokenStart, nullBitmap: bitmap,
-                                   maximumValueSize: options.maximumValueSize)
-        progress.values.reserveCapacity(count)
-        // Fast path: the whole row is usually here already.
-        let done = try progress.advance(&reader, types: type == .altRow ? (altMetadata[altID]?.columns.map(\.metadata.typeInfo) ?? []) : rowTypes)
-        readIndex = reader.offset
-        let pending = PendingRow(type: type, altID: altID, progress: progress, returnValue: nil)
-        if done { return finished(pending) }
-        pendingRow = pending
-        return nil
-    }
-
-    private mutating func finished(_ p: PendingRow) -> Token {
-        if !p.progress.nullBitmap.isEmpty { bitmapStorage = p.progress.nullBitmap }
-        if let header = p.returnValue { return .returnValue(header.with(value: p.progress.values.first ?? .null)) }
-        switch p.type {
-        case .nbcRow: return .nbcRow(NBCRow(values: p.progress.values))
-        case .altRow: return .altRow(AltRow(id: p.altID, values: p.progress.values))
-        default: return .row(Row(values: p.progress.values))
-        }
-    }
-
-    private mutating func continueRow() throws(TDSDecodingError) -> Token? {
-        guard var pending = pendingRow else { return nil }
-        pendingRow = nil   // keep `pending.progress.values` uniquely referenced
-        var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
-        let done = try pending.progress.advance(&reader, types: types(of: pending))
-        readIndex = reader.offset
-        guard done else {
-            pendingRow = pending
-            return nil
-        }
-        return finished(pending)
+        let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + prefix)]) : []
+        wireRow = WireRowProgress(type: type, tokenStart: tokenStart, bitmap: bitmap, layouts: layouts, scan: scan,
+                                  maximumValueSize: options.maximumValueSize)
+        wireRow?.altID = altID
+        readIndex += 1 + prefix
+        waitingAtCount = -1
+        return try advanceWireRow() ? takeWireRowToken() : nil
     }
 }

@@ -1,25 +1,44 @@
-// The scan state of a ROW or NBCROW ([MS-TDS] 2.2.7.20, 2.2.7.15) that the run of whole rows
-// (TokenStreamDecoder.appendBufferedRows(to:limit:byteLimit:)) cannot take in one pass: a row
-// with a large value (PLP, 2.2.5.2.3; text/ntext/image), a partial row longer than
-// TokenStreamDecoder.wireRowWaitLimit, or a malformed one. It assembles the row as a WireRowBlock
-// holds it, value after value, consuming the decoder's buffer as each value (and each piece of a
-// large value, staged in its own array) is read: a row over many packets is read once, in linear
-// time; a large binary value is held once (its staged array moves into the block).
+// The one reader of row values ([MS-TDS] 2.2.7.20 ROW, 2.2.7.15 NBCROW, 2.2.7.2 ALTROW, and the
+// value of 2.2.7.19 RETURNVALUE): the scan state of a row. TokenStreamDecoder uses it for a row
+// its run of whole rows (appendBufferedRows(to:limit:byteLimit:)) cannot take in one pass (a
+// large value: PLP, 2.2.5.2.3, text/ntext/image; a partial row longer than wireRowWaitLimit; a
+// malformed one), for a row read as a token (next()), and, streamed, for a row read in parts
+// (nextPart()). It assembles the row as a WireRowBlock holds it, value after value, consuming the
+// decoder's buffer as each value (and each piece of a large value, staged in its own array) is
+// read: a row over many packets is read once, in linear time; a large binary value is held once
+// (its staged array moves into the block). Streamed, a large value's pieces are handed out as
+// they arrive instead of being assembled, and every other value is read back from the row's
+// bytes as soon as it is there.
 
 /// A row being assembled into ``WireRowBlock`` form (see the file's header).
 ///
 /// Every bounded value is checked by the scan's rule (``WireColumn/scannedSize(_:_:at:end:)``, then
 /// the full decoder for what it declines, as the run does); every large value by the rules of
 /// ``PLPProgress`` and, once whole, by its family's decoder (UTF-16 by the transcoder that keeps
-/// it as UTF-8). So an error is the one the token decoder (``RowProgress``) throws for the same
-/// bytes: same code, same offset, same text.
+/// it as UTF-8). So a row gives the same values and the same error (code, offset, text) whether
+/// it is read into a block, as a token or in parts.
 struct WireRowProgress: Sendable {
-    /// ROW or NBCROW.
+    /// ROW, NBCROW, ALTROW or RETURNVALUE.
     let type: TokenType
     /// Absolute offset of the token byte.
     let tokenStart: Int
-    /// NBCROW's null bitmap (empty for ROW).
+    /// NBCROW's null bitmap (empty for the others).
     let bitmap: [UInt8]
+    /// The row's columns: how each value is decoded and scanned (one per value).
+    let layouts: [ValueLayout]
+    let scan: [WireColumn]
+    /// ALTROW: the ALTMETADATA Id.
+    var altID: UInt16 = 0
+    /// RETURNVALUE: everything before the value.
+    var returnValue: ReturnValue.Header?
+    /// Read in parts (``TokenStreamDecoder/nextPart()``): each value is handed out as a part as
+    /// soon as it is read, a large value as the pieces of its bytes as they arrive (never held
+    /// whole, so not bounded by ``maximumValueSize``).
+    let streams: Bool
+    /// Streamed: the parts read and not yet taken (``takeParts()``).
+    private var parts: [TokenStreamDecoder.RowPart] = []
+    /// Streamed: the column of the first value in `offsets` (the values before it are in `parts`).
+    private var streamedFrom = 0
     /// The next column to read.
     private(set) var index = 0
     /// The row's values so far, as a block holds them.
@@ -36,11 +55,51 @@ struct WireRowProgress: Sendable {
     /// The largest large value accepted (``TokenStreamDecoder/Options/maximumValueSize``).
     let maximumValueSize: Int
 
-    init(type: TokenType, tokenStart: Int, bitmap: [UInt8], maximumValueSize: Int) {
+    init(type: TokenType, tokenStart: Int, bitmap: [UInt8], layouts: [ValueLayout], scan: [WireColumn],
+         maximumValueSize: Int, streams: Bool = false) {
         self.type = type
         self.tokenStart = tokenStart
         self.bitmap = bitmap
+        self.layouts = layouts
+        self.scan = scan
         self.maximumValueSize = maximumValueSize
+        self.streams = streams
+    }
+
+    /// The row's column count.
+    var columnCount: Int { scan.count }
+
+    /// Streamed: the parts read so far, moved out.
+    mutating func takeParts() -> [TokenStreamDecoder.RowPart] {
+        var taken: [TokenStreamDecoder.RowPart] = []
+        swap(&taken, &parts)
+        return taken
+    }
+
+    /// The values of the whole row token at `reader` (after its token byte and its prefix: NBCROW's
+    /// `bitmap`, ALTROW's Id, RETURNVALUE's header), one per `types`: nil when the input ends
+    /// inside it (`reader` is then unchanged); else `reader` is left after it. For the decoders
+    /// of one whole token (``Row/decode(from:columns:)``, …); ``TokenStreamDecoder`` reads rows
+    /// as they arrive instead.
+    /// - Throws: what reading the row in a ``TokenStreamDecoder`` throws (large values bounded
+    ///   by ``TokenStreamDecoder/Options/defaultMaximumValueSize``).
+    static func values(of type: TokenType, tokenStart: Int, bitmap: [UInt8] = [], types: [TypeInfo],
+                       from reader: inout ByteReader) throws(TDSDecodingError) -> [SQLValue]? {
+        let layouts = types.map(ValueLayout.init)
+        var row = WireRowProgress(type: type, tokenStart: tokenStart, bitmap: bitmap, layouts: layouts,
+                                  scan: layouts.map(WireColumn.init),
+                                  maximumValueSize: TokenStreamDecoder.Options.defaultMaximumValueSize)
+        var r = reader
+        guard try row.advance(&r) else { return nil }
+        reader = r
+        return row.values()
+    }
+
+    /// The whole row's values (the row is complete; its bytes are moved out).
+    mutating func values() -> [SQLValue] {
+        var block = WireRowBlock(layouts: layouts, scan: scan, result: 0)
+        block.appendRow(take())
+        return block.values(row: 0)
     }
 
     /// The bytes the row holds so far (for the block's byte limit).
@@ -66,15 +125,35 @@ struct WireRowProgress: Sendable {
     }
 
     private func columnError(_ error: TDSDecodingError) -> TDSDecodingError {
-        RowProgress.columnError(error, token: type.name, index: index)
+        WireRowProgress.columnError(error, token: type.name, index: index)
+    }
+
+    /// `error` of the value of column `index` (0-based) in token `name`.
+    static func columnError(_ error: TDSDecodingError, token name: String, index: Int) -> TDSDecodingError {
+        var e = error.inToken(name)
+        e.detail = "column \(index + 1): " + e.detail
+        return e
     }
 
     /// Reads what `reader` holds of the row. True when every column is read; false when more
     /// bytes are needed (`reader` is left after what was consumed: every whole value and the
-    /// part of a large value that arrived).
-    /// - Throws: the token decoder's error for the same bytes (see the type's doc).
-    mutating func advance(_ reader: inout ByteReader, columns: UnsafeBufferPointer<WireColumn>,
-                          layouts: UnsafeBufferPointer<ValueLayout>) throws(TDSDecodingError) -> Bool {
+    /// part of a large value that arrived). Streamed, what was read is in ``takeParts()``.
+    /// - Throws: the row's error (see the type's doc).
+    mutating func advance(_ reader: inout ByteReader) throws(TDSDecodingError) -> Bool {
+        let done = try scan.withUnsafeBufferPointer { (columns) throws(TDSDecodingError) -> Bool in
+            try layouts.withUnsafeBufferPointer { (layouts) throws(TDSDecodingError) -> Bool in
+                try advance(&reader, columns: columns, layouts: layouts)
+            }
+        }
+        if streams {
+            flushValues()
+            flushChunk()
+        }
+        return done
+    }
+
+    private mutating func advance(_ reader: inout ByteReader, columns: UnsafeBufferPointer<WireColumn>,
+                                  layouts: UnsafeBufferPointer<ValueLayout>) throws(TDSDecodingError) -> Bool {
         while index < columns.count {
             try checkRowSize(adding: 0)
             if !bitmap.isEmpty, bitmap[index >> 3] & (1 << UInt8(index & 7)) != 0 {
@@ -95,6 +174,32 @@ struct WireRowProgress: Sendable {
         try checkRowSize(adding: 0)
         isComplete = true
         return true
+    }
+
+    /// Streamed: hands out the values read since the last parts as `.value` parts, each read back
+    /// from the row's bytes as a block reads it, and drops those bytes.
+    private mutating func flushValues() {
+        guard streams, !offsets.isEmpty else { return }
+        do {
+            let block = WireRowBlock(layouts: layouts, scan: scan, bytes: bytes)
+            for (k, o) in offsets.enumerated() {
+                let c = streamedFrom + k
+                parts.append(.value(column: c, o == WireRowBlock.nullOffset ? .null : block.value(column: c, offset: Int(o))))
+            }
+        }
+        streamedFrom += offsets.count
+        bytes.removeAll(keepingCapacity: true)
+        offsets.removeAll(keepingCapacity: true)
+    }
+
+    /// Streamed: the bytes of the current large value read and not yet in `parts`.
+    private var chunk: [UInt8] = []
+
+    /// Streamed: moves the bytes of the current large value read so far into `parts`.
+    private mutating func flushChunk() {
+        guard !chunk.isEmpty else { return }
+        parts.append(.chunk(column: index, chunk))
+        chunk = []
     }
 
     /// Appends the bounded value at `reader` once it is all there (false: not yet).
@@ -193,7 +298,7 @@ struct WireRowProgress: Sendable {
         if large == nil {
             if c.type == .text || c.type == .ntext || c.type == .image {
                 let prefix: (reader: ByteReader, length: UInt32, at: Int)??
-                do throws(TDSDecodingError) { prefix = try PLPProgress.legacyPrefix(reader, maximumValueSize: maximumValueSize) } catch {
+                do throws(TDSDecodingError) { prefix = try PLPProgress.legacyPrefix(reader, maximumValueSize: streams ? Int.max : maximumValueSize) } catch {
                     throw columnError(error)
                 }
                 guard let prefix else { return false }
@@ -213,18 +318,20 @@ struct WireRowProgress: Sendable {
                 }
                 reader = p
                 large = PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true)
+                flushValues()   // streamed: the values before it come first
             } else {
                 guard reader.remaining >= 8 else { return false }
                 let start = reader.absoluteOffset
-                let total = (try? reader.readUInt64LE()) ?? RowProgress.plpNull
-                if total == RowProgress.plpNull {
+                let total = (try? reader.readUInt64LE()) ?? PLPProgress.plpNull
+                if total == PLPProgress.plpNull {
                     appendLargeNull()
                     return true
                 }
-                do throws(TDSDecodingError) { try PLPProgress.checkTotal(total, at: start, maximumValueSize: maximumValueSize, bounded: true) } catch {
+                do throws(TDSDecodingError) { try PLPProgress.checkTotal(total, at: start, maximumValueSize: maximumValueSize, bounded: !streams) } catch {
                     throw columnError(error)
                 }
                 large = PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start)
+                flushValues()   // streamed: the values before it come first
             }
         }
         guard var p = large else { return false }
@@ -240,7 +347,7 @@ struct WireRowProgress: Sendable {
                     break
                 }
                 do throws(TDSDecodingError) {
-                    try p.checkChunk(length, at: chunkOffset, maximumValueSize: maximumValueSize, bounded: true)
+                    try p.checkChunk(length, at: chunkOffset, maximumValueSize: maximumValueSize, bounded: !streams)
                 } catch {
                     throw columnError(error)
                 }
@@ -248,14 +355,25 @@ struct WireRowProgress: Sendable {
             }
             let n = min(p.chunkRemaining, reader.remaining)
             if n == 0 { large = p; return false }
-            if p.bytes.capacity - p.bytes.count < n {
-                // Grown by what arrived, never by a declared length alone (see grownCapacity).
-                p.bytes.reserveCapacity(RowProgress.grownCapacity(count: p.bytes.count, adding: n, declared: p.declared))
+            if streams {
+                chunk.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+            } else {
+                if p.bytes.capacity - p.bytes.count < n {
+                    // Grown by what arrived, never by a declared length alone (see grownCapacity).
+                    p.bytes.reserveCapacity(PLPProgress.grownCapacity(count: p.bytes.count, adding: n, declared: p.declared))
+                }
+                p.bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
             }
-            p.bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
             reader.offset += n
             p.received += n
             p.chunkRemaining -= n
+        }
+        if streams {
+            // Handed out as it arrived: its end (its bytes are not checked as a whole).
+            flushChunk()
+            parts.append(.largeValueEnd(column: index))
+            streamedFrom = index + 1
+            return true
         }
         try finishLarge(c, layout, &p)
         return true

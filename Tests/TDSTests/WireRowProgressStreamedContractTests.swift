@@ -70,6 +70,64 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
         var largestBuffered = 0
     }
 
+    /// The parts of rows as they come (``TokenStreamDecoder/nextPart()``), assembled into events,
+    /// their order checked.
+    struct PartsState {
+        /// The row being read in parts, its columns' types, the large value being read.
+        var row: [Cell]?
+        var types: [TypeInfo] = []
+        var large: [UInt8]?
+        var largeColumn = -1
+        var problems: [String] = []
+        /// Chunk bytes taken since the last reset.
+        var chunkBytes = 0
+        /// A row is being read in parts.
+        var inRow: Bool { row != nil }
+
+        mutating func problem(_ s: String, _ d: TokenStreamDecoder) { if problems.count < 5 { problems.append(s + " (at offset \(d.offset))") } }
+
+        /// Takes `part` of decoder `d`: the event it completes (a token, a row), if any.
+        /// `rowsMayComeWhole`: a row begun by another reader may come as a ROW/NBCROW token.
+        mutating func take(_ part: TokenStreamDecoder.RowPart, _ d: TokenStreamDecoder, rowsMayComeWhole: Bool = false) -> Event? {
+            if case .token = part {} else if row == nil { row = []; types = d.columns.map(\.typeInfo) }
+            switch part {
+            case .token(let t):
+                if row != nil { problem("token \(t.name) inside a row", d) }
+                if Contract.isRow(t) {
+                    if !rowsMayComeWhole { problem("a row of the current result came whole: \(t)", d) }
+                    return WireRowProgressStreamedContractTests.event(t, d)
+                }
+                return .token(t)
+            case .value(let c, let v):
+                if large != nil { problem("a value (column \(c)) inside the large value of column \(largeColumn)", d) }
+                if c != row!.count { problem("a value for column \(c) where column \(row!.count) was next", d) }
+                row!.append(.value(v))
+            case .chunk(let c, let b):
+                if b.isEmpty { problem("an empty chunk for column \(c)", d) }
+                if large == nil {
+                    if c != row!.count { problem("a chunk for column \(c) where column \(row!.count) was next", d) }
+                    large = []
+                    largeColumn = c
+                } else if c != largeColumn {
+                    problem("a chunk for column \(c) inside the large value of column \(largeColumn)", d)
+                }
+                large! += b
+                chunkBytes += b.count
+            case .largeValueEnd(let c):
+                if c != (large == nil ? row!.count : largeColumn) { problem("the end of column \(c) out of turn", d) }
+                row!.append(.large(large ?? []))
+                large = nil
+            case .rowEnd:
+                let r = row!
+                if large != nil { problem("a row end inside a large value", d) }
+                if r.count != types.count { problem("a row of \(r.count) parts for \(types.count) columns", d) }
+                row = nil
+                return .row(r, types: types)
+            }
+            return nil
+        }
+    }
+
     /// Reads `pieces` (the stream's bytes, in order) with ``TokenStreamDecoder/nextPart()`` (`parts`)
     /// or ``TokenStreamDecoder/next()`` only, draining after each append, then `finish()`.
     /// `from`: go on with this decoder (what it holds is read first) instead of a new one.
@@ -77,52 +135,14 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
         var d = start ?? TokenStreamDecoder(version: .v7_4, options: options)
         var out = Run()
         var boundary = 0              // where the token or row being read starts
-        var row: [Cell]? = nil        // the row being read in parts
-        var types: [TypeInfo] = []
-        var large: [UInt8]? = nil     // the large value being read
-        var largeColumn = -1
+        var state = PartsState()
         func problem(_ s: String) { if out.problems.count < 5 { out.problems.append(s + " (at offset \(d.offset))") } }
-        func beginRow() {
-            if row == nil { row = []; types = d.columns.map(\.typeInfo) }
-        }
         func drain() throws(TDSDecodingError) {
-            var chunkBytes = 0
+            state.chunkBytes = 0
             if parts {
                 while let part = try d.nextPart() {
-                    switch part {
-                    case .token(let t):
-                        if row != nil { problem("token \(t.name) inside a row") }
-                        if Contract.isRow(t) { problem("a row of the current result came whole: \(t)") }
-                        out.events.append(.token(t))
-                        boundary = d.offset
-                    case .value(let c, let v):
-                        beginRow()
-                        if large != nil { problem("a value (column \(c)) inside the large value of column \(largeColumn)") }
-                        if c != row!.count { problem("a value for column \(c) where column \(row!.count) was next") }
-                        row!.append(.value(v))
-                    case .chunk(let c, let b):
-                        beginRow()
-                        if b.isEmpty { problem("an empty chunk for column \(c)") }
-                        if large == nil {
-                            if c != row!.count { problem("a chunk for column \(c) where column \(row!.count) was next") }
-                            large = []
-                            largeColumn = c
-                        } else if c != largeColumn {
-                            problem("a chunk for column \(c) inside the large value of column \(largeColumn)")
-                        }
-                        large! += b
-                        chunkBytes += b.count
-                    case .largeValueEnd(let c):
-                        beginRow()
-                        if c != (large == nil ? row!.count : largeColumn) { problem("the end of column \(c) out of turn") }
-                        row!.append(.large(large ?? []))
-                        large = nil
-                    case .rowEnd:
-                        guard let r = row else { problem("a row end outside a row"); continue }
-                        if large != nil { problem("a row end inside a large value") }
-                        if r.count != types.count { problem("a row of \(r.count) parts for \(types.count) columns") }
-                        out.events.append(.row(r, types: types))
-                        row = nil
+                    if let e = state.take(part, d) {
+                        out.events.append(e)
                         boundary = d.offset
                     }
                 }
@@ -136,7 +156,7 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
                     boundary = d.offset
                 }
             }
-            out.largestDrainChunkBytes = max(out.largestDrainChunkBytes, chunkBytes)
+            out.largestDrainChunkBytes = max(out.largestDrainChunkBytes, state.chunkBytes)
             out.largestBuffered = max(out.largestBuffered, d.bufferedByteCount)
         }
         do throws(TDSDecodingError) {
@@ -153,7 +173,9 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
                 boundary = d.offset
             }
             try drain()
+            out.problems += state.problems
         } catch {
+            out.problems += state.problems
             out.error = error
             out.errorTokenStart = boundary
             out.errorTypes = d.columns.map(\.typeInfo)

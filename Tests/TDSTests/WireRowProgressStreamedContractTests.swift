@@ -958,6 +958,111 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
         }
     }
 
+    /// A user switching at random between `nextPart()`, `next()` and `appendBufferedRows` (into
+    /// a new block each time, 1 to 4 rows) wherever no part of a row is pending: every row once,
+    /// in order, with the token decoder's values, the tokens between. `freeSwitch` false: after
+    /// `nextPart()` returned nil the user stays with it until a token or a row end (the row it may
+    /// have begun is finished in parts); true: the user switches there too.
+    static func switchingReaders(_ stream: [UInt8], _ feed: Feed, seed: UInt64, freeSwitch: Bool) -> [String] {
+        let expected = read([stream], parts: false)
+        var choices = SeededRandom(seed: seed)
+        var d = TokenStreamDecoder(version: .v7_4)
+        var state = PartsState()
+        var got = Run()
+        var sticky = false
+        var budget = 20 * stream.count + 1000
+        var ends: [String: Int] = [:]
+        func drain() throws(TDSDecodingError) {
+            while budget > 0 {
+                budget -= 1
+                let mode = state.inRow || sticky ? 0 : Int(choices.next() % 3)
+                switch mode {
+                case 0:
+                    guard let part = try d.nextPart() else { sticky = !freeSwitch; return }
+                    if let e = state.take(part, d, rowsMayComeWhole: true) { got.events.append(e); sticky = false }
+                case 1:
+                    guard let t = try d.next() else { return }
+                    got.events.append(event(t, d))
+                default:
+                    guard var block = d.makeWireRowBlock() else {
+                        guard let t = try d.next() else { return }
+                        got.events.append(event(t, d))
+                        continue
+                    }
+                    let (n, end) = d.appendBufferedRows(to: &block, limit: 1 + Int(choices.next() % 4), byteLimit: 1 << 20)
+                    ends["\(end)", default: 0] += 1
+                    if n > 0 {
+                        let values = block.values(rows: 0 ..< block.rowCount)
+                        let w = block.columnCount
+                        let types = d.columns.map(\.typeInfo)
+                        for r in 0 ..< block.rowCount { got.events.append(.row(values[r * w ..< (r + 1) * w].map(Cell.value), types: types)) }
+                    }
+                    switch end {
+                    case .limit: continue
+                    case .needBytes: return
+                    case .otherToken, .incremental:
+                        guard let t = try d.next() else { return }
+                        got.events.append(event(t, d))
+                    }
+                }
+            }
+        }
+        do throws(TDSDecodingError) {
+            for piece in feed.pieces(of: stream) {
+                d.append(piece)
+                try drain()
+            }
+            sticky = false
+            if let t = try d.finish() { got.events.append(.token(t)) }
+            try drain()
+        } catch {
+            got.error = error
+        }
+        var out = state.problems
+        if budget <= 0 { out.append("no progress (runs ended \(ends))") }
+        var designed = false
+        if let p = difference(got, expected, exact: true, byDesign: &designed) { out.append(p) }
+        return out
+    }
+
+    /// ``switchingReaders(_:_:seed:freeSwitch:)`` on random mixed results, the user staying with
+    /// `nextPart()` after it returned nil until it completes a token or a row.
+    func testSwitchingReadersBetweenRowsGivesEveryRowOnce() throws {
+        let seed: UInt64 = 0x5A17_C4ED
+        var rng = SeededRandom(seed: seed)
+        var broken = Contract.Problems()
+        for iteration in 0 ..< 40 {
+            let stream = try Self.mixedStream(&rng)
+            for (k, feed) in [Feed.random(seed: UInt64(iteration)), .packets(1 + Int(rng.next() % 3000)), .whole].enumerated() {
+                for p in Self.switchingReaders(stream, feed, seed: seed &+ UInt64(iteration * 3 + k), freeSwitch: false) {
+                    broken.note(p, in: "seed \(seed) iteration \(iteration), \(feed)")
+                }
+            }
+        }
+        if !broken.isEmpty { XCTFail("switching readers between rows:\n\(broken)") }
+    }
+
+    /// As ``testSwitchingReadersBetweenRowsGivesEveryRowOnce()``, the user switching also right
+    /// after `nextPart()` returned nil (no part of a row handed out yet, so as far as the user can
+    /// tell, between rows). FINDING: when that nil came after `nextPart()` had begun a ROW/NBCROW
+    /// (its token byte, or some of its values, in the buffer), `next()` and `appendBufferedRows`
+    /// skip that row (the documented "next() mid-row skips it"): the row is lost, though the user
+    /// never saw a part of it.
+    func testFINDING_SwitchingReadersAfterNextPartReturnedNilLosesNoRow() throws {
+        let seed: UInt64 = 0x5A17_C4ED
+        var rng = SeededRandom(seed: seed)
+        var broken = Contract.Problems()
+        for iteration in 0 ..< 40 {
+            let stream = try Self.mixedStream(&rng)
+            for (k, feed) in [Feed.random(seed: UInt64(iteration)), .packets(1 + Int(rng.next() % 3000)), .whole].enumerated() {
+                for p in Self.switchingReaders(stream, feed, seed: seed &+ UInt64(iteration * 3 + k), freeSwitch: true) {
+                    broken.note(p, in: "seed \(seed) iteration \(iteration), \(feed)")
+                }
+            }
+        }
+        if !broken.isEmpty { XCTFail("switching readers after nextPart() returned nil:\n\(broken)") }
+    }
+
     static func event(_ t: Token, _ d: TokenStreamDecoder) -> Event {
         switch t {
         case .row(let r): return .row(r.values.map(Cell.value), types: d.columns.map(\.typeInfo))

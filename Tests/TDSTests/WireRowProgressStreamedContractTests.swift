@@ -704,6 +704,22 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
                 XCTAssertTrue(designedFlag, "\(name): classified as by design")
             }
         }
+        // An ntext length of 0xFFFFFFFF: NULL in parts (no cap applies), as next() reads it under
+        // a cap of 4 GiB or more; under the default cap next() refuses it (by design).
+        let allOnes = stream([okN, okJ, Array(Contract.legacy([]).dropLast(4)) + Contract.le32(0xFFFF_FFFF)])
+        for options in [Options(), Options(maximumValueSize: 1 << 40)] {
+            let expected = Self.read([allOnes], options: options, parts: false)
+            for feed in [Feed.whole, .byteByByte] {
+                let got = Self.read(feed.pieces(of: allOnes), options: options, parts: true)
+                XCTAssertNil(got.error, "ntext length 0xFFFFFFFF, \(feed)")
+                guard got.events.count == 4, case .row(let cells, _) = got.events[2], case .value(.null) = cells[3] else {
+                    XCTFail("ntext length 0xFFFFFFFF, \(feed): not NULL in parts: \(got.events)"); continue
+                }
+                var designedFlag = false
+                XCTAssertNil(Self.difference(got, expected, exact: true, byDesign: &designedFlag), "ntext length 0xFFFFFFFF, cap \(options.maximumValueSize)")
+                XCTAssertEqual(designedFlag, options.maximumValueSize < 1 << 32, "cap \(options.maximumValueSize)")
+            }
+        }
         // Framing: the same error in parts.
         let framing: [(String, [[UInt8]])] = [
             ("chunk past the total", [Contract.plp(total: 2, chunks: [[0x41, 0, 0x42, 0]]), okJ, okT]),

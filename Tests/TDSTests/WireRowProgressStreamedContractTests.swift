@@ -1079,6 +1079,83 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
         if !broken.isEmpty { XCTFail("switching readers after nextPart() returned nil:\n\(broken)") }
     }
 
+    // MARK: - The whole-token decoders
+
+    /// The row-like token at `at` (ROW, NBCROW, ALTROW, RETURNVALUE) decoded by its whole-token
+    /// decoder over `bytes` up to `end` (offsets absolute), with the columns and ALTMETADATA of `d`.
+    static func decodeWhole(_ bytes: [UInt8], at: Int, end: Int, _ d: TokenStreamDecoder) -> (token: Token?, error: TDSDecodingError?, restored: Bool) {
+        var r = ByteReader(bytes, start: at + 1, end: end)
+        do throws(TDSDecodingError) {
+            switch TokenType(rawValue: bytes[at]) {
+            case .row: return (.row(try Row.decode(from: &r, columns: d.columns)), nil, true)
+            case .nbcRow: return (.nbcRow(try NBCRow.decode(from: &r, columns: d.columns)), nil, true)
+            case .altRow: return (.altRow(try AltRow.decode(from: &r, metadata: { d.altMetadata[$0] })), nil, true)
+            default: return (.returnValue(try ReturnValue.decode(from: &r, version: .v7_4)), nil, true)
+            }
+        } catch {
+            return (nil, error, r.offset == at + 1)
+        }
+    }
+
+    /// ``Row/decode(from:columns:)``, ``NBCRow/decode(from:columns:)``, ``AltRow/decode(from:metadata:)``
+    /// and ``ReturnValue/decode(from:version:columnEncryption:)`` (read by ``WireRowProgress``) on
+    /// each row-like token of the hostile base and of 150 mutations of it: `next()`'s token or error
+    /// (code, offset, token name); cut anywhere inside, `.truncated` with the reader left at the token.
+    func testWholeTokenDecodersGiveTheStreamsTokensAndErrors() throws {
+        let base = try Self.hostileBase()
+        var rng = SeededRandom(seed: 0xD3C0_DE)
+        var broken = Contract.Problems()
+        var checked = 0, errors = 0, cuts = 0
+        for iteration in 0 ..< 151 {
+            var bytes = base
+            if iteration > 0 {
+                for _ in 0 ... Int(rng.next() % 2) {
+                    let at = 300 + Int(rng.next() % UInt64(base.count - 300))
+                    bytes[at] = [0xFF, 0, UInt8(truncatingIfNeeded: rng.next())][Int(rng.next() % 3)]
+                }
+            }
+            var d = TokenStreamDecoder(version: .v7_4)
+            d.append(bytes)
+            while true {
+                let at = d.offset
+                guard at < bytes.count else { break }
+                let rowLike = [TokenType.row, .nbcRow, .altRow, .returnValue].contains(TokenType(rawValue: bytes[at]))
+                let before = d   // the columns and ALTMETADATA the token is read with
+                let token: Token?, error: TDSDecodingError?
+                do throws(TDSDecodingError) { token = try d.next(); error = nil } catch let e { token = nil; error = e }
+                if rowLike, token != nil || error != nil {
+                    checked += 1
+                    let whole = Self.decodeWhole(bytes, at: at, end: bytes.count, before)
+                    let place = "iteration \(iteration), \(TokenType(rawValue: bytes[at]).name) at \(at)"
+                    if let token {
+                        if !(whole.token.map { Self.sameToken($0, token) } ?? false) {
+                            broken.note("the whole-token decoder gives \(whole.token.map { "\($0)" } ?? "\(whole.error!)"), next() \(token)", in: place)
+                        }
+                        // Cut inside: truncated, the reader left at the token's body.
+                        let end = d.offset
+                        for cut in Set([at + 1, at + 2, (at + end) / 2, end - 1]) where cut > at && cut < end {
+                            cuts += 1
+                            let c = Self.decodeWhole(bytes, at: at, end: cut, before)
+                            if c.error?.code != .truncated || !c.restored {
+                                broken.note("cut at \(cut): \(c.token.map { "\($0)" } ?? "\(c.error!)"), reader restored \(c.restored)", in: place)
+                            }
+                        }
+                    } else if let error {
+                        errors += 1
+                        guard let w = whole.error, w.code == error.code, w.offset == error.offset, w.context == error.context else {
+                            broken.note("the whole-token decoder gives \(whole.error.map { "\($0)" } ?? "a token"), next() \(error)", in: place)
+                            break
+                        }
+                    }
+                }
+                if token == nil { break }
+            }
+        }
+        XCTAssertGreaterThan(checked, 600, "row-like tokens checked")
+        XCTAssertGreaterThan(errors, 30, "row-like tokens refused")
+        if !broken.isEmpty { XCTFail("whole-token decoders (\(checked) tokens, \(cuts) cuts):\n\(broken)") }
+    }
+
     static func event(_ t: Token, _ d: TokenStreamDecoder) -> Event {
         switch t {
         case .row(let r): return .row(r.values.map(Cell.value), types: d.columns.map(\.typeInfo))

@@ -428,7 +428,7 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
         }
         var out: [UInt8] = []
         let results = 1 + below(2)
-        for result in 0 ..< results {
+        for _ in 0 ..< results {
             let cases = (0 ..< 1 + below(9)).map { _ in pick(typeCases) }
             let columns = cases.enumerated().map { ColumnMetadata(userType: $0.element.userType, flags: [.nullable], typeInfo: $0.element.type, name: "c\($0.offset)") }
             out += ServerTokens.colMetadata(columns, version: .v7_4)
@@ -453,7 +453,6 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
                 }
             }
             out += ServerTokens.done(token: results > 1 ? 0xFF : 0xFD, status: [.count, .more], rowCount: UInt64(rows), version: .v7_4)
-            _ = result
         }
         for k in 0 ..< below(3) {
             let type = pick([TypeInfo.nvarchar(nil), .varbinary(nil), .int, .xml, .varchar(nil), .nvarchar(30)])

@@ -112,6 +112,9 @@ public struct TokenStreamDecoder: Sendable {
     /// RETURNVALUE's value, or, streamed, a ROW/NBCROW read by ``nextPart()``; whole once
     /// ``WireRowProgress/isComplete``, until it is taken.
     private var wireRow: WireRowProgress?
+    /// The block a whole ROW/NBCROW read by ``next()`` is scanned into (one row at a time, its
+    /// storage reused from row to row).
+    private var tokenBlock: WireRowBlock?
     /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
     private var queuedParts: [RowPart] = []
     private var queuedPartIndex = 0
@@ -715,10 +718,10 @@ public struct TokenStreamDecoder: Sendable {
         if readIndex >= buffer.count { return (0, .needBytes) }
         var scratch: [UInt32] = []
         swap(&scratch, &offsetScratch)
-        scratch.removeAll(keepingCapacity: true)
+        if !scratch.isEmpty { scratch.removeAll(keepingCapacity: true) }
         var starts: [UInt32] = []
         swap(&starts, &rowStartScratch)
-        starts.removeAll(keepingCapacity: true)
+        if !starts.isEmpty { starts.removeAll(keepingCapacity: true) }
         var text: [UInt8] = []
         swap(&text, &textScratch)
         defer {
@@ -935,6 +938,15 @@ public struct TokenStreamDecoder: Sendable {
                 throw TDSDecodingError(.unexpectedToken, offset: tokenStart, context: type.name,
                                        "a row without a preceding COLMETADATA")
             }
+            // A whole row: scanned as the run of rows scans it (one row), into a block reused
+            // from row to row; any other row by its scan state below.
+            var block = tokenBlock.take() ?? WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)   // moved out, not copied
+            if block.result != resultNumber { block = WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber) }
+            block.removeAll()
+            let (rows, _) = scanRun(to: &block, limit: 1, byteLimit: Int.max)
+            let values = rows == 1 ? block.values(row: 0) : nil
+            if block.byteCount <= TokenStreamDecoder.textScratchLimit { tokenBlock = consume block }   // not kept large
+            if let values { return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values)) }
             if type == .nbcRow {
                 prefix = (rowTypes.count + 7) / 8
                 guard buffer.count - readIndex > prefix else { return nil }

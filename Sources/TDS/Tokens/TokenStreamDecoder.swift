@@ -118,6 +118,8 @@ public struct TokenStreamDecoder: Sendable {
     /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
     private var queuedParts: [RowPart] = []
     private var queuedPartIndex = 0
+    /// ``next()`` began skipping the row being read in parts: ``nextPart()`` finishes dropping it.
+    private var skipsRowInParts = false
 
     /// Bytes (re-)read by the attempts to decode tokens other than rows, counted from where each
     /// attempt began to where it stopped (the end of what it consumed, or the read that ran out
@@ -219,6 +221,11 @@ public struct TokenStreamDecoder: Sendable {
     /// `.invalidLength`, `.invalidValue`, … for malformed tokens, `.unexpectedToken` for a row
     /// without COLMETADATA.
     public mutating func next() throws(TDSDecodingError) -> Token? {
+        // Parts of a row read by nextPart() not taken yet: dropped with the rest of the row.
+        if queuedPartIndex < queuedParts.count {
+            queuedParts.removeAll(keepingCapacity: true)
+            queuedPartIndex = 0
+        }
         if let failure { throw failure }
         do throws(TDSDecodingError) {
             return try step()
@@ -295,14 +302,18 @@ public struct TokenStreamDecoder: Sendable {
     // MARK: - Decoding
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
-        if let row = wireRow {
+        if let streams = wireRow?.streams {
             guard try advanceWireRow() else {
-                if row.streams { _ = wireRow?.takeParts() }
+                if streams {
+                    _ = wireRow?.takeParts()
+                    skipsRowInParts = true
+                }
                 return nil
             }
-            if row.streams {
+            if streams {
                 // A row begun by nextPart(): finished and skipped (its parts are dropped).
                 wireRow = nil
+                skipsRowInParts = false
                 return try step()
             }
             return takeWireRowToken()
@@ -532,26 +543,52 @@ public struct TokenStreamDecoder: Sendable {
     /// its values one at a time as each is complete, a large value as the chunks of its bytes as
     /// they are appended (never held whole: such a value is not bounded by
     /// ``Options/maximumValueSize``; memory stays at what was appended and not yet taken), then
-    /// `.rowEnd`. Nil when more bytes are needed. The parts of a row are the same however the
-    /// input is split, but for where its chunks are cut. Throws as ``next()`` does.
+    /// `.rowEnd`. Nil when more bytes are needed (a row none of whose parts can be handed out yet
+    /// is not begun). The parts of a row are the same however the input is split, but for where
+    /// its chunks are cut. Throws as ``next()`` does. Every value is read by the one row reader
+    /// (``WireRowProgress``, in its streamed mode), as ``next()`` and
+    /// ``appendBufferedRows(to:limit:byteLimit:)`` read it.
+    ///
+    /// Mixing readers: ``next()`` after a part of a row (before its `.rowEnd`) skips the rest of
+    /// that row, parts already read included, and returns the token after it;
+    /// ``appendBufferedRows(to:limit:byteLimit:)`` returns `.incremental` then.
     public mutating func nextPart() throws(TDSDecodingError) -> RowPart? {
         if let part = takeQueuedPart() { return part }
         if let failure { throw failure }
         do throws(TDSDecodingError) {
-            if let row = wireRow, row.streams {
+            if wireRow?.streams == true, skipsRowInParts {
+                // The row next() began skipping: finished and dropped, then on in parts.
+                guard try advanceWireRow() else {
+                    _ = wireRow?.takeParts()
+                    return nil
+                }
+                wireRow = nil
+                skipsRowInParts = false
+            }
+            if wireRow?.streams == true {
                 return try advanceStreamedRow()
             }
-            if wireRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty {
+            if wireRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty, buffer.count != waitingAtCount {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
                     let n = type == .nbcRow ? (rowTypes.count + 7) / 8 : 0
                     guard buffer.count - readIndex > n else { return nil }
                     let bitmap = Array(buffer[(readIndex + 1) ..< (readIndex + 1 + n)])
+                    let start = readIndex
                     wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
                                               maximumValueSize: options.maximumValueSize, streams: true)
                     readIndex += 1 + n
                     waitingAtCount = -1
-                    return try advanceStreamedRow()
+                    if let part = try advanceStreamedRow() { return part }
+                    if wireRow != nil {
+                        // Nothing of the row to hand out yet: not begun (its bytes stay
+                        // buffered), so that a row none of whose parts was seen is never
+                        // skipped by a next() or appendBufferedRows that follows.
+                        wireRow = nil
+                        readIndex = start
+                        waitingAtCount = buffer.count
+                    }
+                    return nil
                 }
             }
         } catch {
@@ -566,14 +603,12 @@ public struct TokenStreamDecoder: Sendable {
     /// returns the first part queued.
     private mutating func advanceStreamedRow() throws(TDSDecodingError) -> RowPart? {
         let done = try advanceWireRow()
-        guard var row = wireRow else { return nil }
-        queuedParts = row.takeParts()
+        guard wireRow != nil else { return nil }
+        queuedParts = wireRow!.takeParts()
         queuedPartIndex = 0
         if done {
             queuedParts.append(.rowEnd)
             wireRow = nil
-        } else {
-            wireRow = row
         }
         return takeQueuedPart()
     }
@@ -610,9 +645,10 @@ public struct TokenStreamDecoder: Sendable {
         /// The buffer ends (between rows or inside one): append the next packet, then call again.
         case needBytes
         /// Read the next token with ``next()``: a row that is malformed (the decoder is failed:
-        /// `next()` throws its error, the one the token decoder gives for the same bytes, code and
-        /// offset), a row the token decoder had begun (``next()`` finishes it), or a row of
-        /// another result than the block's.
+        /// `next()` throws its error, the one it gives for the same bytes, code and offset), a row
+        /// begun by ``nextPart()`` (``next()`` skips the rest of it), an ALTROW or RETURNVALUE
+        /// being read, or a row of another result than the block's. (A ROW or NBCROW begun by
+        /// ``next()`` is finished into the block.)
         case incremental
     }
 
@@ -644,7 +680,8 @@ public struct TokenStreamDecoder: Sendable {
     /// above 2^31-1 is `.invalidLength`).
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
         guard failure == nil, pendingTokens.isEmpty, rowsTakeWirePath, block.result == resultNumber,
-              wireRow.map({ !$0.streams && ($0.type == .row || $0.type == .nbcRow) }) ?? true else { return (0, .incremental) }
+              queuedPartIndex >= queuedParts.count else { return (0, .incremental) }
+        if let streams = wireRow?.streams, streams || (wireRow?.type != .row && wireRow?.type != .nbcRow) { return (0, .incremental) }
         var total = 0
         while true {
             if wireRow == nil {
@@ -681,21 +718,20 @@ public struct TokenStreamDecoder: Sendable {
     /// consuming what it read: true when the row is whole (it stays in `wireRow` to be taken).
     /// - Throws: the row's error (the decoder is then failed).
     private mutating func advanceWireRow() throws(TDSDecodingError) -> Bool {
-        guard var row = wireRow else { return false }
-        if row.isComplete { return true }
+        guard let complete = wireRow?.isComplete else { return false }
+        if complete { return true }
         if buffer.count == waitingAtCount { return false }
-        wireRow = nil   // keep its bytes uniquely referenced while they grow
         var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
         let done: Bool
         do throws(TDSDecodingError) {
-            done = try row.advance(&reader)
+            done = try wireRow!.advance(&reader)   // in place: the row's bytes stay uniquely referenced, the state is not copied
         } catch {
+            wireRow = nil
             failure = error
             throw error
         }
         readIndex = reader.offset
         waitingAtCount = done ? -1 : buffer.count
-        wireRow = row
         return done
     }
 

@@ -112,6 +112,10 @@ public struct TokenStreamDecoder: Sendable {
     /// RETURNVALUE's value, or, streamed, a ROW/NBCROW read by ``nextPart()``; whole once
     /// ``WireRowProgress/isComplete``, until it is taken.
     private var wireRow: WireRowProgress?
+    /// What `wireRow` holds, kept beside it: read on every call, where reading the optional
+    /// itself would copy the row's state (a large struct) each time.
+    private var wireRowState = WireRowState.none
+    private enum WireRowState: Sendable { case none, row, rowInParts, other }
     /// The block a whole ROW/NBCROW read by ``next()`` is scanned into (one row at a time, its
     /// storage reused from row to row).
     private var tokenBlock: WireRowBlock?
@@ -247,7 +251,7 @@ public struct TokenStreamDecoder: Sendable {
     @discardableResult
     public mutating func finish() throws(TDSDecodingError) -> Token? {
         if let failure { throw failure }
-        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, wireRow == nil,
+        if options.acceptsShortDoneBeforeLoginAck, !sawLoginAck, version.hasLongRowCounts, wireRowState == .none,
            pendingTokens.isEmpty, buffer.count - readIndex == 9,
            [TokenType.done, .doneProc, .doneInProc].contains(TokenType(rawValue: buffer[readIndex])) {
             let type = TokenType(rawValue: buffer[readIndex])
@@ -302,10 +306,11 @@ public struct TokenStreamDecoder: Sendable {
     // MARK: - Decoding
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
-        if let streams = wireRow?.streams {
+        if wireRowState != .none {
+            let streams = wireRowState == .rowInParts
             guard try advanceWireRow() else {
                 if streams {
-                    _ = wireRow?.takeParts()
+                    _ = wireRow!.takeParts()
                     skipsRowInParts = true
                 }
                 return nil
@@ -313,6 +318,7 @@ public struct TokenStreamDecoder: Sendable {
             if streams {
                 // A row begun by nextPart(): finished and skipped (its parts are dropped).
                 wireRow = nil
+                wireRowState = .none
                 skipsRowInParts = false
                 return try step()
             }
@@ -437,7 +443,8 @@ public struct TokenStreamDecoder: Sendable {
                 let layout = ValueLayout(header.typeInfo)
                 wireRow = WireRowProgress(type: .returnValue, tokenStart: tokenStart, bitmap: [], layouts: [layout],
                                           scan: [WireColumn(layout)], maximumValueSize: options.maximumValueSize)
-                wireRow?.returnValue = header
+                wireRow!.returnValue = header
+                wireRowState = .other
                 return try advanceWireRow() ? takeWireRowToken() : nil
             }
             token = nil
@@ -556,19 +563,20 @@ public struct TokenStreamDecoder: Sendable {
         if let part = takeQueuedPart() { return part }
         if let failure { throw failure }
         do throws(TDSDecodingError) {
-            if wireRow?.streams == true, skipsRowInParts {
+            if wireRowState == .rowInParts, skipsRowInParts {
                 // The row next() began skipping: finished and dropped, then on in parts.
                 guard try advanceWireRow() else {
-                    _ = wireRow?.takeParts()
+                    _ = wireRow!.takeParts()
                     return nil
                 }
                 wireRow = nil
+                wireRowState = .none
                 skipsRowInParts = false
             }
-            if wireRow?.streams == true {
+            if wireRowState == .rowInParts {
                 return try advanceStreamedRow()
             }
-            if wireRow == nil, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty, buffer.count != waitingAtCount {
+            if wireRowState == .none, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty, buffer.count != waitingAtCount {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
                     let n = type == .nbcRow ? (rowTypes.count + 7) / 8 : 0
@@ -577,14 +585,16 @@ public struct TokenStreamDecoder: Sendable {
                     let start = readIndex
                     wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
                                               maximumValueSize: options.maximumValueSize, streams: true)
+                    wireRowState = .rowInParts
                     readIndex += 1 + n
                     waitingAtCount = -1
                     if let part = try advanceStreamedRow() { return part }
-                    if wireRow != nil {
+                    if wireRowState != .none {
                         // Nothing of the row to hand out yet: not begun (its bytes stay
                         // buffered), so that a row none of whose parts was seen is never
                         // skipped by a next() or appendBufferedRows that follows.
                         wireRow = nil
+                        wireRowState = .none
                         readIndex = start
                         waitingAtCount = buffer.count
                     }
@@ -603,12 +613,13 @@ public struct TokenStreamDecoder: Sendable {
     /// returns the first part queued.
     private mutating func advanceStreamedRow() throws(TDSDecodingError) -> RowPart? {
         let done = try advanceWireRow()
-        guard wireRow != nil else { return nil }
+        guard wireRowState != .none else { return nil }
         queuedParts = wireRow!.takeParts()
         queuedPartIndex = 0
         if done {
             queuedParts.append(.rowEnd)
             wireRow = nil
+            wireRowState = .none
         }
         return takeQueuedPart()
     }
@@ -681,10 +692,10 @@ public struct TokenStreamDecoder: Sendable {
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
         guard failure == nil, pendingTokens.isEmpty, rowsTakeWirePath, block.result == resultNumber,
               queuedPartIndex >= queuedParts.count else { return (0, .incremental) }
-        if let streams = wireRow?.streams, streams || (wireRow?.type != .row && wireRow?.type != .nbcRow) { return (0, .incremental) }
+        if wireRowState == .rowInParts || wireRowState == .other { return (0, .incremental) }
         var total = 0
         while true {
-            if wireRow == nil {
+            if wireRowState == .none {
                 let (rows, end) = scanRun(to: &block, limit: limit - total, byteLimit: byteLimit)
                 total += rows
                 guard end == .incremental else { return (total, end) }
@@ -696,6 +707,7 @@ public struct TokenStreamDecoder: Sendable {
                 let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + bitmapCount)]) : []
                 wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
                                           maximumValueSize: options.maximumValueSize)
+                wireRowState = .row
                 readIndex += 1 + bitmapCount
                 waitingAtCount = -1
             }
@@ -708,6 +720,7 @@ public struct TokenStreamDecoder: Sendable {
             guard var row = wireRow else { return (total, .incremental) }
             if !block.isEmpty, block.addressedByteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
             wireRow = nil
+            wireRowState = .none
             block.appendRow(row.take())
             total += 1
             if total >= limit || block.byteCount >= byteLimit { return (total, .limit) }
@@ -718,8 +731,9 @@ public struct TokenStreamDecoder: Sendable {
     /// consuming what it read: true when the row is whole (it stays in `wireRow` to be taken).
     /// - Throws: the row's error (the decoder is then failed).
     private mutating func advanceWireRow() throws(TDSDecodingError) -> Bool {
-        guard let complete = wireRow?.isComplete else { return false }
-        if complete { return true }
+        // A row already complete (kept for a block that had no room) reads nothing more and
+        // returns true at once (waitingAtCount is -1 once a row completes).
+        guard wireRowState != .none else { return false }
         if buffer.count == waitingAtCount { return false }
         var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
         let done: Bool
@@ -727,6 +741,7 @@ public struct TokenStreamDecoder: Sendable {
             done = try wireRow!.advance(&reader)   // in place: the row's bytes stay uniquely referenced, the state is not copied
         } catch {
             wireRow = nil
+            wireRowState = .none
             failure = error
             throw error
         }
@@ -739,6 +754,7 @@ public struct TokenStreamDecoder: Sendable {
     private mutating func takeWireRowToken() -> Token? {
         guard var row = wireRow else { return nil }
         wireRow = nil
+        wireRowState = .none
         let values = row.values()
         switch row.type {
         case .nbcRow: return .nbcRow(NBCRow(values: values))
@@ -991,7 +1007,8 @@ public struct TokenStreamDecoder: Sendable {
         let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + prefix)]) : []
         wireRow = WireRowProgress(type: type, tokenStart: tokenStart, bitmap: bitmap, layouts: layouts, scan: scan,
                                   maximumValueSize: options.maximumValueSize)
-        wireRow?.altID = altID
+        wireRow!.altID = altID
+        wireRowState = type == .altRow ? .other : .row
         readIndex += 1 + prefix
         waitingAtCount = -1
         return try advanceWireRow() ? takeWireRowToken() : nil

@@ -612,9 +612,12 @@ public struct TokenStreamDecoder: Sendable {
     /// Advances the row read in parts, queues what it read (and `.rowEnd` once it is whole) and
     /// returns the first part queued.
     private mutating func advanceStreamedRow() throws(TDSDecodingError) -> RowPart? {
+        // The row writes its parts into the queue's storage (empty: every part was taken), lent
+        // for the call: no array per row.
+        swap(&queuedParts, &wireRow!.parts)
         let done = try advanceWireRow()
         guard wireRowState != .none else { return nil }
-        queuedParts = wireRow!.takeParts()
+        swap(&queuedParts, &wireRow!.parts)
         queuedPartIndex = 0
         if done {
             queuedParts.append(.rowEnd)

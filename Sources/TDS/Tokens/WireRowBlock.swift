@@ -52,12 +52,6 @@ public struct WireRowBlock: Sendable {
         self.columnCount = Swift.max(layouts.count, 1)
     }
 
-    /// A block of no row over `bytes` in block form, to read values at their offsets
-    /// (``value(column:offset:)``): a row being read in parts (``WireRowProgress``).
-    init(layouts: [ValueLayout], scan: [WireColumn], bytes: [UInt8]) {
-        self.init(layouts: layouts, scan: scan, result: 0)
-        self.bytes = bytes
-    }
 
     /// The number of rows.
     public var rowCount: Int { offsets.count / columnCount }

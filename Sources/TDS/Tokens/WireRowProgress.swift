@@ -7,8 +7,8 @@
 // decoder's buffer as each value (and each piece of a large value, staged in its own array) is
 // read: a row over many packets is read once, in linear time; a large binary value is held once
 // (its staged array moves into the block). Streamed, a large value's pieces are handed out as
-// they arrive instead of being assembled, and every other value is read back from the row's
-// bytes as soon as it is there.
+// they arrive instead of being assembled, and every other value is handed out as soon as it is
+// there (read by its family's codec).
 
 /// A row being assembled into ``WireRowBlock`` form (see the file's header).
 ///
@@ -35,10 +35,9 @@ struct WireRowProgress: Sendable {
     /// soon as it is read, a large value as the pieces of its bytes as they arrive (never held
     /// whole, so not bounded by ``maximumValueSize``).
     let streams: Bool
-    /// Streamed: the parts read and not yet taken (``takeParts()``).
-    private var parts: [TokenStreamDecoder.RowPart] = []
-    /// Streamed: the column of the first value in `offsets` (the values before it are in `parts`).
-    private var streamedFrom = 0
+    /// Streamed: the parts read and not yet taken (the decoder lends its queue's storage while
+    /// the row is advanced, see ``TokenStreamDecoder/nextPart()``).
+    var parts: [TokenStreamDecoder.RowPart] = []
     /// The next column to read.
     private(set) var index = 0
     /// The row's values so far, as a block holds them.
@@ -145,10 +144,7 @@ struct WireRowProgress: Sendable {
                 try advance(&reader, columns: columns, layouts: layouts)
             }
         }
-        if streams {
-            flushValues()
-            flushChunk()
-        }
+        if streams { flushChunk() }
         return done
     }
 
@@ -157,7 +153,7 @@ struct WireRowProgress: Sendable {
         while index < columns.count {
             try checkRowSize(adding: 0)
             if !bitmap.isEmpty, bitmap[index >> 3] & (1 << UInt8(index & 7)) != 0 {
-                offsets.append(WireRowBlock.nullOffset)
+                if streams { parts.append(.value(column: index, .null)) } else { offsets.append(WireRowBlock.nullOffset) }
                 index += 1
                 continue
             }
@@ -165,6 +161,8 @@ struct WireRowProgress: Sendable {
             let column = columns.baseAddress.unsafelyUnwrapped + index
             if column.pointee.kind == .large {
                 done = try advanceLarge(&reader, column.pointee, layouts[index])
+            } else if streams {
+                done = try streamBounded(&reader, layouts[index])
             } else {
                 done = try appendBounded(&reader, column, layouts[index])
             }
@@ -176,20 +174,17 @@ struct WireRowProgress: Sendable {
         return true
     }
 
-    /// Streamed: hands out the values read since the last parts as `.value` parts, each read back
-    /// from the row's bytes as a block reads it, and drops those bytes.
-    private mutating func flushValues() {
-        guard streams, !offsets.isEmpty else { return }
-        do {
-            let block = WireRowBlock(layouts: layouts, scan: scan, bytes: bytes)
-            for (k, o) in offsets.enumerated() {
-                let c = streamedFrom + k
-                parts.append(.value(column: c, o == WireRowBlock.nullOffset ? .null : block.value(column: c, offset: Int(o))))
-            }
+    /// Streamed: the bounded value at `reader` as a `.value` part once it is all there (false:
+    /// not yet), read by its family's codec (``ValueLayout/decodeValue(from:)``, what a block
+    /// reads a value the scan leaves to the full decoder with; the same value and the same error).
+    private mutating func streamBounded(_ reader: inout ByteReader, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+        do throws(TDSDecodingError) {
+            parts.append(.value(column: index, try layout.decodeValue(from: &reader)))
+            return true
+        } catch {
+            if error.code == .truncated { return false }
+            throw columnError(error)
         }
-        streamedFrom += offsets.count
-        bytes.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
     }
 
     /// Streamed: the bytes of the current large value read and not yet in `parts`.
@@ -283,8 +278,12 @@ struct WireRowProgress: Sendable {
         bytes.append(form.rawValue)
     }
 
-    /// Appends a NULL `.large` value.
+    /// Appends a NULL `.large` value (streamed: a `.value` part).
     private mutating func appendLargeNull() {
+        if streams {
+            parts.append(.value(column: index, .null))
+            return
+        }
         offsets.append(UInt32(truncatingIfNeeded: bytes.count))
         appendLargeHeader(WireColumn.largeNull, .raw)
     }
@@ -318,7 +317,6 @@ struct WireRowProgress: Sendable {
                 }
                 reader = p
                 large = PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true)
-                flushValues()   // streamed: the values before it come first
             } else {
                 guard reader.remaining >= 8 else { return false }
                 let start = reader.absoluteOffset
@@ -331,7 +329,6 @@ struct WireRowProgress: Sendable {
                     throw columnError(error)
                 }
                 large = PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start)
-                flushValues()   // streamed: the values before it come first
             }
         }
         guard var p = large else { return false }
@@ -372,7 +369,6 @@ struct WireRowProgress: Sendable {
             // Handed out as it arrived: its end (its bytes are not checked as a whole).
             flushChunk()
             parts.append(.largeValueEnd(column: index))
-            streamedFrom = index + 1
             return true
         }
         try finishLarge(c, layout, &p)

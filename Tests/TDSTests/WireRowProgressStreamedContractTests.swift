@@ -1043,18 +1043,25 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
     /// ``switchingReaders(_:_:seed:freeSwitch:)`` on random mixed results, the user staying with
     /// `nextPart()` after it returned nil until it completes a token or a row.
     func testSwitchingReadersBetweenRowsGivesEveryRowOnce() throws {
+        let broken = try Self.switchingReadersOnMixedResults(freeSwitch: false)
+        if !broken.isEmpty { XCTFail("switching readers between rows:\n\(broken)") }
+    }
+
+    /// ``switchingReaders(_:_:seed:freeSwitch:)`` over 40 random mixed results, each fed at
+    /// random, in packets and whole.
+    static func switchingReadersOnMixedResults(freeSwitch: Bool) throws -> Contract.Problems {
         let seed: UInt64 = 0x5A17_C4ED
         var rng = SeededRandom(seed: seed)
         var broken = Contract.Problems()
         for iteration in 0 ..< 40 {
             let stream = try Self.mixedStream(&rng)
             for (k, feed) in [Feed.random(seed: UInt64(iteration)), .packets(1 + Int(rng.next() % 3000)), .whole].enumerated() {
-                for p in Self.switchingReaders(stream, feed, seed: seed &+ UInt64(iteration * 3 + k), freeSwitch: false) {
+                for p in Self.switchingReaders(stream, feed, seed: seed &+ UInt64(iteration * 3 + k), freeSwitch: freeSwitch) {
                     broken.note(p, in: "seed \(seed) iteration \(iteration), \(feed)")
                 }
             }
         }
-        if !broken.isEmpty { XCTFail("switching readers between rows:\n\(broken)") }
+        return broken
     }
 
     /// As ``testSwitchingReadersBetweenRowsGivesEveryRowOnce()``, the user switching also right
@@ -1064,17 +1071,7 @@ final class WireRowProgressStreamedContractTests: XCTestCase {
     /// though the user never saw a part of it; now a row none of whose parts could be handed out
     /// is not begun.)
     func testSwitchingReadersAfterNextPartReturnedNilLosesNoRow() throws {
-        let seed: UInt64 = 0x5A17_C4ED
-        var rng = SeededRandom(seed: seed)
-        var broken = Contract.Problems()
-        for iteration in 0 ..< 40 {
-            let stream = try Self.mixedStream(&rng)
-            for (k, feed) in [Feed.random(seed: UInt64(iteration)), .packets(1 + Int(rng.next() % 3000)), .whole].enumerated() {
-                for p in Self.switchingReaders(stream, feed, seed: seed &+ UInt64(iteration * 3 + k), freeSwitch: true) {
-                    broken.note(p, in: "seed \(seed) iteration \(iteration), \(feed)")
-                }
-            }
-        }
+        let broken = try Self.switchingReadersOnMixedResults(freeSwitch: true)
         if !broken.isEmpty { XCTFail("switching readers after nextPart() returned nil:\n\(broken)") }
     }
 

@@ -391,9 +391,14 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
                     continuation.resume(throwing: SQLClientError.closed())
                     return
                 }
-                let source: DispatchSourceProtocol = readable
-                    ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-                    : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+                // Two statements, not `readable ? read : write`: on Apple platforms the two source
+                // types are distinct Objective-C protocols and the conditional does not type-check.
+                let source: any DispatchSourceProtocol
+                if readable {
+                    source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+                } else {
+                    source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+                }
                 waiters[id] = Waiter(source: source, continuation: continuation)
                 activeSources += 1
                 // The handlers hold the stream strongly until the source is cancelled: were it

@@ -271,14 +271,17 @@ enum TextCodec {
     static func uncheckedString(_ utf8: UnsafePointer<UInt8>, count: Int, isASCII: Bool) -> String {
         let bytes = UnsafeBufferPointer(start: utf8, count: count)
         // SE-0464: a UTF8Span of bytes known to be well-formed (`unchecked`), copied into a
-        // native String as they are. Apple platforms before the 26 releases lack it and validate.
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            return String(copying: unsafe UTF8Span(unchecked: bytes.span, isKnownASCII: isASCII))
-        }
+        // native String as they are. It is Swift 6.2 standard library API, so it is compiled only
+        // where the standard library is the toolchain's own (not an Apple SDK's, which may be
+        // older than the compiler: Xcode 16's is 6.1); Apple platforms validate instead.
+        #if compiler(>=6.2) && !canImport(Darwin)
+        return String(copying: unsafe UTF8Span(unchecked: bytes.span, isKnownASCII: isASCII))
+        #else
         return String(unsafeUninitializedCapacity: count) { out -> Int in
             _ = out.initialize(fromContentsOf: bytes)
             return count
         }
+        #endif
     }
 
     /// Whether `byteCount` bytes of `src` from `start` (all present) are valid UTF-16LE, as

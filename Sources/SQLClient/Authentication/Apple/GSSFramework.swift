@@ -6,7 +6,8 @@ import GSS
 /// (GSSAPILibrary.swift): the default credential (Ticket Viewer, `kinit`); a cache or keytab in the
 /// configuration is `.unsupported` here.
 final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
-    private var target: gss_name_t?
+    /// The imported service principal name (released in deinit).
+    private var target: gss_name_t
     private var context: gss_ctx_id_t?
     private let lock = NSLock()
     private(set) var isComplete = false
@@ -35,7 +36,7 @@ final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
             var buffer = gss_buffer_desc(length: raw.count, value: raw.baseAddress)
             return gss_import_name(&minor, &buffer, Self.principalNameType, &name)
         }
-        guard major == 0 else {
+        guard major == 0, let name else {
             throw KerberosAuthenticator.error(KerberosError(major: major, minor: minor, text: "gss_import_name failed"),
                                               doing: "importing the service principal name \(spn)")
         }
@@ -77,7 +78,8 @@ final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
     deinit {
         var minor: OM_uint32 = 0
         if context != nil { _ = gss_delete_sec_context(&minor, &context, nil) }
-        if target != nil { _ = gss_release_name(&minor, &target) }
+        var name: gss_name_t? = target
+        _ = gss_release_name(&minor, &name)
     }
 }
 

@@ -5,14 +5,14 @@ import Network
 import Security
 import TDS
 
-// Apple platforms only. This folder is the one place with Apple API; it is never compiled on
-// Linux (scripts/check-portability.sh parses it there with `swiftc -parse`). Everything that is not
+// Apple platforms only. This folder is the one place with Apple API; Linux compiles and links it
+// against Apple's SDKs (scripts/check-apple-sdk.sh) but cannot run it. Everything that is not
 // an Apple call is plain Swift shared with Linux and tested there: TLSFlightParser (where a flight
 // ends), TLSVerificationPolicy (the certificate decisions), PreloginTLSHandshake and StrictTLS
 // (the TDS framing). See the README's "Apple platforms" for what is verified where.
 
 /// TLS through Apple's Network.framework, used as a memory engine: the default ``TLSProvider`` on
-/// macOS, iOS, tvOS, watchOS and visionOS (``DefaultTLSProvider``).
+/// macOS and iOS (``DefaultTLSProvider``).
 ///
 /// Each session is an `nw_connection` that never opens a socket: its protocol stack is TLS above
 /// a framer of ours above UDP. TLS writes its records to the framer, which hands them to the
@@ -166,9 +166,9 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
     }
 
     public func encrypt(_ plaintext: [UInt8]) async throws -> [UInt8] {
-        let connection: nw_connection_t = try lock.withLock {
+        let ready: nw_connection_t = try lock.withLock {
             try throwIfFailed()
-            guard case .ready = phase, let connection else {
+            guard case .ready = phase, let connection = self.connection else {
                 throw SQLClientError(.tlsFailed, "encrypt before the TLS handshake completed")
             }
             return connection
@@ -176,7 +176,7 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         guard !plaintext.isEmpty else { return [] }
         let content = plaintext.withUnsafeBytes { DispatchData(bytes: $0) }
         let sent: SQLClientError? = await withCheckedContinuation { continuation in
-            nw_connection_send(connection, content as __DispatchData, _nw_content_context_default_message, false) { error in
+            nw_connection_send(ready, content as __DispatchData, _nw_content_context_default_message, false) { error in
                 continuation.resume(returning: error.map { Self.tlsError("TLS encryption failed", $0) })
             }
         }

@@ -168,6 +168,16 @@ extension SQLClientError {
     public var decodingFailure: SQLDecodingFailure? { underlying as? SQLDecodingFailure }
 }
 
+/// What every ``SQLCellDecodable`` type's metatype is: `SendableMetatype` (SE-0470) where the
+/// standard library has it, so that the typed row sequences' `@Sendable` decode closures may use
+/// the types they decode; `Any` (no requirement) where it may not (Apple SDKs: Xcode 16's
+/// standard library is Swift 6.1's). Not for use outside this module: adopt ``SQLCellDecodable``.
+#if compiler(>=6.2) && !canImport(Darwin)
+public typealias _SQLCellDecodableMetatype = SendableMetatype
+#else
+public typealias _SQLCellDecodableMetatype = Any
+#endif
+
 /// A Swift type a cell of a row decodes to: what `SQLRow.decode((A, B).self)`,
 /// `SQLRowSequence.decode((A, B).self)` and `Decodable` rows read.
 ///
@@ -178,7 +188,7 @@ extension SQLClientError {
 /// nil). Conversions are exact or fail: an integer that does not fit, text that is not a number,
 /// a fractional value asked for as an integer throw. Your own type adopts it by reading
 /// ``SQLCell/value`` and throwing ``SQLCell/failure(_:)``.
-public protocol SQLCellDecodable {
+public protocol SQLCellDecodable: _SQLCellDecodableMetatype {
     /// The cell's value as `Self`.
     /// - Throws: ``SQLClientError`` `.decodingFailed` (``SQLCell/failure(_:)``) when the value is
     ///   NULL (and `Self` cannot hold NULL) or does not convert.

@@ -1,3 +1,5 @@
+// Foundation's Process: no child processes on iOS (and the other Apple devices), so no ChildProcess.
+#if !(os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -146,3 +148,4 @@ package final class ChildProcess: @unchecked Sendable {
         return candidates.map { $0.appendingPathComponent("sqlclient").path }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }
+#endif

@@ -40,7 +40,8 @@ extension SQLConnectionPool {
         /// ENVCHANGE type 18 (RESETCONNECTION acknowledged) seen on returned connections.
         public var resetsAcknowledged: Int
         /// Idle connections found dropped and recovered with SESSIONRECOVERY before a request
-        /// (seen on returned connections; see ``SQLConnectRetryPolicy``).
+        /// (seen on returned connections; see ``SQLConnectRetryPolicy``). A drop found at lease
+        /// is not recovered but replaced (``discardedAtLease``); this counts those that came later.
         public var sessionRecoveries: Int = 0
         /// ``SQLConnectionPool/close()`` was called.
         public var isClosed: Bool

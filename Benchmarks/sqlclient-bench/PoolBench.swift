@@ -109,9 +109,13 @@ enum PoolBench {
                 throw Sink.Failure(description: "the replay server printed no port")
             }
             note("sqlclient-bench pool: replay server on 127.0.0.1:\(port)")
-            let configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port),
-                                                           user: "bench", password: "bench", encryption: .notSupported)
-            return ServerProcess(process: server, input: serverIn, configuration: configuration)
+            return ServerProcess(process: server, input: serverIn, configuration: configuration(port: port))
+        }
+
+        /// The configuration for a `pool-serve` server on 127.0.0.1:`port` (plaintext).
+        static func configuration(port: Int) -> SQLConnectionConfiguration {
+            SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port),
+                                       user: "bench", password: "bench", encryption: .notSupported)
         }
 
         func stop() {

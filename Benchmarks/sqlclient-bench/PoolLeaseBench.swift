@@ -9,19 +9,21 @@ import SQLClient
 ///   return, no request (nothing crosses the network);
 /// - **lease + SELECT 1**: `pool.execute("SELECT 1")` `--leases` times (RESETCONNECTION on each).
 ///
-/// Prints nanoseconds per lease (the median of `--repeat` runs). For instruction counts run it
-/// under callgrind at N and 2N leases with `--only lease` and take the difference (see
+/// Prints nanoseconds per lease (the median of `--repeat` runs). Instruction counts:
+/// Benchmarks/callgrind-pool-lease.sh (callgrind at N and 2N leases, the difference; see
 /// Benchmarks/README.md, "Issue 44: lease check").
 enum PoolLeaseBench {
     static let usage = """
-    usage: sqlclient-bench pool-lease [--leases N] [--repeat N] [--only lease|query]
+    usage: sqlclient-bench pool-lease [--leases N] [--repeat N] [--only lease|query] [--port N]
       --leases N   leases per run (default 20000)
       --repeat N   runs per case, the median is kept (default 5)
       --only MODE  run one case only (lease: no request; query: SELECT 1 per lease)
+      --port N     use the `pool-serve` server already listening on 127.0.0.1:N (under valgrind,
+                   which cannot start a child process) instead of starting one
     """
 
     static func main(_ args: ArraySlice<String>) async throws {
-        var leases = 20_000, repeats = 5
+        var leases = 20_000, repeats = 5, port = 0
         var only: String?
         var it = args.makeIterator()
         func int(_ flag: String) -> Int {
@@ -34,6 +36,7 @@ enum PoolLeaseBench {
             switch a {
             case "--leases": leases = int(a)
             case "--repeat": repeats = int(a)
+            case "--port": port = int(a)
             case "--only":
                 guard let v = it.next(), v == "lease" || v == "query" else { note(usage); exit(2) }
                 only = v
@@ -41,10 +44,10 @@ enum PoolLeaseBench {
             default: note("sqlclient-bench pool-lease: unknown argument \(a)\n\(usage)"); exit(2)
             }
         }
-        let server = try PoolBench.ServerProcess.start()
-        defer { server.stop() }
-        let pool = try SQLConnectionPool(configuration: server.configuration, maximumConnections: 1,
-                                         minimumConnections: 1)
+        let server = port == 0 ? try PoolBench.ServerProcess.start() : nil
+        defer { server?.stop() }
+        let configuration = server?.configuration ?? PoolBench.ServerProcess.configuration(port: port)
+        let pool = try SQLConnectionPool(configuration: configuration, maximumConnections: 1, minimumConnections: 1)
         _ = try await pool.execute(SQLQuery(unsafeSQL: PoolBench.sql))   // opened and used once: every lease below is a reuse
         for mode in ["lease", "query"] where only == nil || only == mode {
             var runs: [Double] = []

@@ -27,17 +27,18 @@ import Foundation
 ///   ATTENTION went unacknowledged) is discarded; one that comes back inside an open transaction
 ///   is rolled back (bounded by ``Options/validationTimeout``) and discarded, never lent as it
 ///   is. New connections replace them as leases need them and to keep ``Options/minimumConnections``.
+///   Idle connections past ``Options/idleTimeout`` or ``Options/maximumLifetime`` are closed;
+///   with ``Options/validationThreshold``, one idle that long is checked before it is lent.
 /// - **The check at lease.** Before an idle connection is lent, its socket is checked without
 ///   waiting (one `poll` with a zero timeout; the check session recovery makes before a request):
 ///   one the server or the network closed (FIN) or reset (RST) while it sat idle (a NAT or load
 ///   balancer idle timeout, a server restart) is closed, counted (``Metrics/discardedAtLease``)
 ///   and logged ("discarded at lease"), and the lease takes another idle connection or a new one,
 ///   within its ``Options/leaseTimeout``. Bytes waiting on an idle connection do not make it dead:
-///   the check only peeks, and they are read by its next request as before (a TLS record, such as
-///   a TLS 1.3 session ticket, by the TLS layer). A lone ``SQLConnection`` never reconnects by
-///   itself (only through session recovery): its next request fails with `.connectionLost`.
-///   Idle connections past ``Options/idleTimeout`` or ``Options/maximumLifetime`` are closed;
-///   with ``Options/validationThreshold``, one idle that long is checked before it is lent.
+///   the check only peeks, and they are left for its next read (a TLS record, such as a TLS 1.3
+///   session ticket, is taken by the TLS layer then; a server sends no TDS message unasked).
+///   A lone ``SQLConnection`` never reconnects by itself (only through session recovery): its
+///   next request fails with `.connectionLost`.
 /// - **Connections** are opened with ``SQLConnection/connect(_:)`` and the pool's configuration,
 ///   so every option (TLS, authentication, token providers, routing, retries) applies to each.
 ///   A connection that cannot be opened fails the lease waiting for it with that error.

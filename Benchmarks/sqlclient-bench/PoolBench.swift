@@ -83,30 +83,51 @@ enum PoolBench {
         var connectionsOpened: Int
     }
 
+    /// The replay server of `pool-serve` in a process of its own (it serves until its standard
+    /// input closes: `stop` closes it and waits), and a configuration for it.
+    struct ServerProcess {
+        let process: Process
+        let input: Pipe
+        let configuration: SQLConnectionConfiguration
+
+        static func start() throws -> ServerProcess {
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: Driver.selfExecutable)
+            server.arguments = ["pool-serve"]
+            let serverIn = Pipe(), serverOut = Pipe()
+            server.standardInput = serverIn
+            server.standardOutput = serverOut
+            try server.run()
+            var text = ""
+            while !text.contains("\n") {
+                let data = serverOut.fileHandleForReading.availableData
+                if data.isEmpty { throw Sink.Failure(description: "the replay server exited before it was ready") }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            guard let port = Int(text.split(separator: "\n")[0].dropFirst("PORT ".count)) else {
+                try? serverIn.fileHandleForWriting.close()
+                throw Sink.Failure(description: "the replay server printed no port")
+            }
+            note("sqlclient-bench pool: replay server on 127.0.0.1:\(port)")
+            return ServerProcess(process: server, input: serverIn, configuration: configuration(port: port))
+        }
+
+        /// The configuration for a `pool-serve` server on 127.0.0.1:`port` (plaintext).
+        static func configuration(port: Int) -> SQLConnectionConfiguration {
+            SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port),
+                                       user: "bench", password: "bench", encryption: .notSupported)
+        }
+
+        func stop() {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+    }
+
     static func driver(_ o: Options) async throws {
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: Driver.selfExecutable)
-        server.arguments = ["pool-serve"]
-        let serverIn = Pipe(), serverOut = Pipe()
-        server.standardInput = serverIn
-        server.standardOutput = serverOut
-        try server.run()
-        defer {
-            try? serverIn.fileHandleForWriting.close()
-            server.waitUntilExit()
-        }
-        var text = ""
-        while !text.contains("\n") {
-            let data = serverOut.fileHandleForReading.availableData
-            if data.isEmpty { throw Sink.Failure(description: "the replay server exited before it was ready") }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        guard let port = Int(text.split(separator: "\n")[0].dropFirst("PORT ".count)) else {
-            throw Sink.Failure(description: "the replay server printed no port")
-        }
-        note("sqlclient-bench pool: replay server on 127.0.0.1:\(port)")
-        let configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: port),
-                                                       user: "bench", password: "bench", encryption: .notSupported)
+        let server = try ServerProcess.start()
+        defer { server.stop() }
+        let configuration = server.configuration
         var results: [Result] = []
         for tasks in o.tasks {
             // Context for the pool's own cost: each task on a connection of its own, no pool.

@@ -9,7 +9,8 @@ import Darwin
 // See Benchmarks/README.md. Subcommands `serve`, `decode` and `client` are the child processes
 // the driver starts (each measurement runs in a process of its own, for clean memory numbers).
 // `sqlclient-bench bulk` measures bulk loads instead (BulkBench.swift), `sqlclient-bench pool`
-// a connection pool against one connection per query (PoolBench.swift).
+// a connection pool against one connection per query (PoolBench.swift), `sqlclient-bench pool-lease`
+// one lease of a pooled connection (PoolLeaseBench.swift).
 
 let usage = """
 usage: sqlclient-bench [--json] [--rows N] [--workload NAME]... [--packet-size N] [--repeat N]
@@ -111,6 +112,10 @@ func workload(_ name: String, _ o: Options) -> Workload {
 let arguments = CommandLine.arguments
 if arguments.count > 1, arguments[1] == "bulk" || arguments[1] == "bulk-client" {   // BulkBench.swift
     do { try await BulkBench.main(arguments[1], arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
+    exit(0)
+}
+if arguments.count > 1, arguments[1] == "pool-lease" {   // PoolLeaseBench.swift
+    do { try await PoolLeaseBench.main(arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
     exit(0)
 }
 if arguments.count > 1, arguments[1] == "pool" || arguments[1] == "pool-serve" {   // PoolBench.swift

@@ -238,7 +238,22 @@ struct ConnectionRecoveryStateMachine: Sendable {
                                  underlying: SQLClientError? = nil) -> Action {
         phase = .failed
         let detail = SQLSessionRecoveryError(reason: reason, attempts: attempts, lastAttemptError: underlying)
-        return .fail(SQLClientError(.connectionLost, message, underlying: detail))
+        return .fail(SQLClientError(.connectionLost, message + ". " + Self.howToReconnect(reason), underlying: detail))
+    }
+
+    /// What the user of a connection lost while idle can do, ending every `.connectionLost`
+    /// message: this connection does not reconnect by itself (session state it cannot see, such
+    /// as temporary tables or SET options sent as SQL text, would be lost silently).
+    static func howToReconnect(_ reason: SQLSessionRecoveryError.Reason) -> String {
+        var text = "This connection is closed and does not reconnect by itself: open a new one (SQLConnection.connect)"
+        text += reason == .insideTransaction ? " and run the transaction again from its start" : " and run the request again"
+        text += ", or take connections from an SQLConnectionPool, which checks an idle connection before lending it"
+            + " and replaces one found dropped"
+        if reason == .disabled {
+            text += ", or set ConnectRetryCount (SQLConnectRetryPolicy.count) to 1 or more so that an idle connection's"
+                + " session is recovered on a server that acknowledges SESSIONRECOVERY (TDS 7.4)"
+        }
+        return text
     }
 }
 

@@ -27,6 +27,10 @@ struct PoolStateMachine: Sendable {
         case inTransaction = "returned inside an open transaction"
         /// The check before lending it failed.
         case validationFailed = "the check before lending it failed"
+        /// Its socket showed, when it was about to be lent, that the server (or the network
+        /// between: a NAT or load balancer idle timeout, a server restart) closed or reset it
+        /// while it sat idle: discarded at lease.
+        case droppedWhileIdle = "discarded at lease: closed or reset while idle"
         /// Idle longer than the idle timeout.
         case idleTimeout = "idle longer than the idle timeout"
         /// Older than the maximum lifetime.
@@ -37,7 +41,7 @@ struct PoolStateMachine: Sendable {
         case shutdown = "the pool is closing"
 
         /// Closed because something was wrong with it (counted as discarded), not because it expired.
-        var isDiscard: Bool { self == .broken || self == .inTransaction || self == .validationFailed }
+        var isDiscard: Bool { self == .broken || self == .inTransaction || self == .validationFailed || self == .droppedWhileIdle }
     }
 
     /// What a returned connection looks like (the driver asks it).
@@ -97,6 +101,8 @@ struct PoolStateMachine: Sendable {
     struct Counters: Sendable, Equatable {
         var created = 0
         var discarded = 0
+        /// Of `discarded`: found closed or reset by the check at lease (``CloseReason/droppedWhileIdle``).
+        var discardedAtLease = 0
         var expired = 0
         var connectFailures = 0
         var leases = 0
@@ -240,12 +246,30 @@ struct PoolStateMachine: Sendable {
         return serve(now: now)
     }
 
-    /// The lease's own check of connection `id` failed (it was closed when lent, or its
-    /// validation round trip failed): the connection is discarded and the lease waits again
-    /// at the head of the queue, with its original deadline.
-    mutating func lendFailed(_ lease: LeaseID, _ id: ConnectionID, validation: Bool, now: Duration) -> [Action] {
+    /// What the lease's own check of a lent connection found wrong.
+    enum LendFailure: Sendable, Equatable {
+        /// The connection was closed when lent.
+        case closed
+        /// Its socket showed a FIN or a RST: it died while idle.
+        case droppedWhileIdle
+        /// Its validation round trip failed.
+        case validationFailed
+
+        var reason: CloseReason {
+            switch self {
+            case .closed: return .broken
+            case .droppedWhileIdle: return .droppedWhileIdle
+            case .validationFailed: return .validationFailed
+            }
+        }
+    }
+
+    /// The lease's own check of connection `id` failed (`failure`): the connection is discarded
+    /// and the lease waits again at the head of the queue, with its original deadline, for
+    /// another idle connection or a new one (opened now when there is room).
+    mutating func lendFailed(_ lease: LeaseID, _ id: ConnectionID, _ failure: LendFailure, now: Duration) -> [Action] {
         guard let slot = slots[id], case .leased(let waiter) = slot.state, waiter.id == lease else { return [] }
-        var actions = close(id, validation ? .validationFailed : .broken)
+        var actions = close(id, failure.reason)
         if phase != .running {
             actions.append(.failLease(lease, Self.closedError))
         } else if waiter.deadline <= now {
@@ -398,6 +422,7 @@ struct PoolStateMachine: Sendable {
         if slot.state == .idle { idleStack.removeAll { $0 == id } }
         slot.state = .closing
         slots[id] = slot
+        if reason == .droppedWhileIdle { counters.discardedAtLease += 1 }
         if reason.isDiscard { counters.discarded += 1 } else if reason != .shutdown && reason != .poolingOff { counters.expired += 1 }
         return [.close(id, reason)]
     }

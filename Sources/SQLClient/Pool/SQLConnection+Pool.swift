@@ -1,5 +1,5 @@
 /// What ``SQLConnectionPool`` asks of a connection: its state when it comes back, and the
-/// session reset before it is lent again (through ``resetConnectionBeforeNextRequest(keepingTransaction:)``).
+/// check and session reset before it is lent again (through ``resetConnectionBeforeNextRequest(keepingTransaction:)``).
 extension SQLConnection {
     /// A returned connection as the pool sees it, in one crossing into the actor.
     struct PoolReturnState: Sendable {
@@ -16,14 +16,40 @@ extension SQLConnection {
                         resetAcknowledgements: machine.resetAcknowledgements, sessionRecoveries: sessionRecoveries)
     }
 
-    /// Readies the connection for its next user: RESETCONNECTION (status 0x08, [MS-TDS]
-    /// 2.2.3.1.2) on the first packet of the next request, whatever it is, and only that one;
-    /// the session tracked here returns to the login's database, language and collation.
-    /// Answers whether the connection is still open.
-    func prepareForReuse() -> Bool {
-        guard isOpen else { return false }
-        resetConnectionBeforeNextRequest(keepingTransaction: false)
-        session = machine.sessionReset(keepingTransaction: false)
-        return true
+    /// What the check at lease found (``prepareForLease(reset:)``).
+    enum LeaseCheck: Sendable, Equatable {
+        /// Open, and its socket shows neither a FIN nor a RST: lend it.
+        case usable
+        /// The connection is closed (it failed, or was closed, while idle in the pool).
+        case closed
+        /// The socket shows the server (or the network between) closed or reset it while it sat idle.
+        case dropped(IdleSocketStatus)
+    }
+
+    /// Readies the connection for its next user, in one crossing into the actor:
+    ///
+    /// 1. The idle check (`SocketStream.idleStatus()`, the one the session recovery makes before
+    ///    a request's first byte: `poll` with a zero timeout, then a 1-byte `recv` with MSG_PEEK
+    ///    only when something is to be read): a connection whose socket shows a FIN or a RST is
+    ///    `.dropped`, and is not touched here (the pool closes it). The check never waits and
+    ///    never consumes a byte. Bytes waiting on an idle connection do not make it dead: they
+    ///    stay where they are for its next read (a TLS record such as a TLS 1.3 session ticket is
+    ///    taken by the TLS layer then); a FIN behind them is still seen on Linux (POLLRDHUP), a
+    ///    RST behind them by POLLHUP. Only a connection at rest (logged in, no request running)
+    ///    is checked; one still busy (finishing a cancelled request's response) is lent as before.
+    /// 2. With `reset`, RESETCONNECTION (status 0x08, [MS-TDS] 2.2.3.1.2) on the first packet of
+    ///    the next request, whatever it is, and only that one; the session tracked here returns to
+    ///    the login's database, language and collation.
+    func prepareForLease(reset: Bool) -> LeaseCheck {
+        guard isOpen else { return .closed }
+        if machine.state == .ready, let stream = socket as? SocketStream {
+            let status = stream.idleStatus()
+            if status != .open { return .dropped(status) }
+        }
+        if reset {
+            resetConnectionBeforeNextRequest(keepingTransaction: false)
+            session = machine.sessionReset(keepingTransaction: false)
+        }
+        return .usable
     }
 }

@@ -18,8 +18,13 @@ extension SQLConnectionPool {
         /// Connections opened since the pool started.
         public var created: Int
         /// Connections closed because something was wrong with them: they came back closed
-        /// or broken or inside a transaction, or failed the check before lending.
+        /// or broken or inside a transaction, or failed a check before lending (those of
+        /// ``discardedAtLease`` included).
         public var discarded: Int
+        /// Of ``discarded``: idle connections whose socket showed, when they were about to be
+        /// lent, that the server or the network closed (FIN) or reset (RST) them while idle.
+        /// Each was replaced within the lease's timeout, unseen by the lease.
+        public var discardedAtLease: Int = 0
         /// Connections closed because they were idle past the idle timeout or older than the lifetime.
         public var expired: Int
         /// Attempts to open a connection that failed.
@@ -35,15 +40,16 @@ extension SQLConnectionPool {
         /// ENVCHANGE type 18 (RESETCONNECTION acknowledged) seen on returned connections.
         public var resetsAcknowledged: Int
         /// Idle connections found dropped and recovered with SESSIONRECOVERY before a request
-        /// (seen on returned connections; see ``SQLConnectRetryPolicy``).
+        /// (seen on returned connections; see ``SQLConnectRetryPolicy``). A drop found at lease
+        /// is not recovered but replaced (``discardedAtLease``); this counts those that came later.
         public var sessionRecoveries: Int = 0
         /// ``SQLConnectionPool/close()`` was called.
         public var isClosed: Bool
 
-        /// `open 8 (idle 2, leased 6), opening 0, closing 0, waiting 3, created 9, discarded 1, …`.
+        /// `open 8 (idle 2, leased 6), opening 0, closing 0, waiting 3, created 9, discarded 1 (at lease 1), …`.
         public var description: String {
             "open \(open) (idle \(idle), leased \(leased)), opening \(opening), closing \(closing), waiting \(waiting), "
-                + "created \(created), discarded \(discarded), expired \(expired), connect failures \(connectFailures), "
+                + "created \(created), discarded \(discarded) (at lease \(discardedAtLease)), expired \(expired), connect failures \(connectFailures), "
                 + "leases \(leases), lease timeouts \(leaseTimeouts), lease wait total \(leaseWaitTotal), "
                 + "max \(leaseWaitMaximum), resets acknowledged \(resetsAcknowledged), session recoveries \(sessionRecoveries)"
                 + (isClosed ? ", closed" : "")
@@ -59,11 +65,13 @@ extension SQLLogEvent.Kind {
 }
 
 extension SQLLogEvent.Key {
-    /// What happened in a pool: `opened`, `connectFailed`, `closed`, `discarded`, `leaseTimeout`, `poolClosed`.
+    /// What happened in a pool: `opened`, `connectFailed`, `closed`, `discarded`, `discardedAtLease`
+    /// (an idle connection found closed or reset by the server when it was about to be lent),
+    /// `leaseTimeout`, `poolClosed`.
     public static let poolEvent = "sql.pool.event"
     /// The pool's number for the connection (1, 2, … in the order the pool opened them).
     public static let poolConnection = "sql.pool.connection"
     /// Why a pooled connection was closed (`broken`, `inTransaction`, `validationFailed`,
-    /// `idleTimeout`, `lifetime`, `poolingOff`, `shutdown`).
+    /// `droppedWhileIdle`, `idleTimeout`, `lifetime`, `poolingOff`, `shutdown`).
     public static let poolReason = "sql.pool.reason"
 }

@@ -29,6 +29,16 @@ import Foundation
 ///   is. New connections replace them as leases need them and to keep ``Options/minimumConnections``.
 ///   Idle connections past ``Options/idleTimeout`` or ``Options/maximumLifetime`` are closed;
 ///   with ``Options/validationThreshold``, one idle that long is checked before it is lent.
+/// - **The check at lease.** Before an idle connection is lent, its socket is checked without
+///   waiting (one `poll` with a zero timeout; the check session recovery makes before a request):
+///   one the server or the network closed (FIN) or reset (RST) while it sat idle (a NAT or load
+///   balancer idle timeout, a server restart) is closed, counted (``Metrics/discardedAtLease``)
+///   and logged ("discarded at lease"), and the lease takes another idle connection or a new one,
+///   within its ``Options/leaseTimeout``. Bytes waiting on an idle connection do not make it dead:
+///   the check only peeks, and they are left for its next read (a TLS record, such as a TLS 1.3
+///   session ticket, is taken by the TLS layer then; a server sends no TDS message unasked).
+///   A lone ``SQLConnection`` never reconnects by itself (only through session recovery): its
+///   next request fails with `.connectionLost`.
 /// - **Connections** are opened with ``SQLConnection/connect(_:)`` and the pool's configuration,
 ///   so every option (TLS, authentication, token providers, routing, retries) applies to each.
 ///   A connection that cannot be opened fails the lease waiting for it with that error.
@@ -177,20 +187,29 @@ public final class SQLConnectionPool: @unchecked Sendable {
         while true {
             let lease = try await waitForGrant(id, enqueue: enqueue)
             enqueue = false
-            var usable = lease.reset ? await lease.connection.prepareForReuse() : await lease.connection.isOpen
-            var validation = false
-            if usable, lease.validate {
-                validation = true
-                usable = await validate(lease.connection)
-                if !usable, Task.isCancelled {
-                    // The check failed because the task was cancelled, not because the connection is bad.
-                    await release(lease)
-                    throw SQLClientError(.cancelled, "cancelled while checking a pooled connection")
+            var failure: PoolStateMachine.LendFailure?
+            switch await lease.connection.prepareForLease(reset: lease.reset) {
+            case .usable:
+                if lease.validate, await !validate(lease.connection) {
+                    if Task.isCancelled {
+                        // The check failed because the task was cancelled, not because the connection is bad.
+                        await release(lease)
+                        throw SQLClientError(.cancelled, "cancelled while checking a pooled connection")
+                    }
+                    failure = .validationFailed
                 }
+            case .closed:
+                failure = .closed
+            case .dropped(let status):
+                failure = .droppedWhileIdle
+                logger?.log(.warning, .pool, "pooled connection \(lease.connectionID) discarded at lease: \(status) while idle",
+                            metadata: [SQLLogEvent.Key.poolEvent: "discardedAtLease",
+                                       SQLLogEvent.Key.poolConnection: String(lease.connectionID),
+                                       SQLLogEvent.Key.poolReason: "\(PoolStateMachine.CloseReason.droppedWhileIdle)"])
             }
-            if usable { return lease }
+            guard let failure else { return lease }
             leaseWaiters.expect(id)   // waits again, first in line (before the machine can answer)
-            handle { machine, now in machine.lendFailed(id, lease.connectionID, validation: validation, now: now) }
+            handle { machine, now in machine.lendFailed(id, lease.connectionID, failure, now: now) }
         }
     }
 
@@ -266,6 +285,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
             return Metrics(open: machine.openCount, idle: machine.idleCount, leased: machine.leasedCount,
                            opening: machine.connectingCount, closing: machine.closingCount,
                            waiting: machine.waiters.count, created: c.created, discarded: c.discarded,
+                           discardedAtLease: c.discardedAtLease,
                            expired: c.expired, connectFailures: c.connectFailures, leases: c.leases,
                            leaseTimeouts: c.leaseTimeouts, leaseWaitTotal: c.leaseWaitTotal,
                            leaseWaitMaximum: c.leaseWaitMaximum, resetsAcknowledged: resetsAcknowledged,
@@ -367,7 +387,8 @@ public final class SQLConnectionPool: @unchecked Sendable {
             }
             await connection.close()
         }
-        let level: SQLLogLevel = reason.isDiscard ? .warning : .debug
+        // A connection discarded at lease was reported (a warning, with what its socket showed) by the lease.
+        let level: SQLLogLevel = reason.isDiscard && reason != .droppedWhileIdle ? .warning : .debug
         logger?.log(level, .pool, "pooled connection \(id) closed: \(reason.rawValue)",
                     metadata: [SQLLogEvent.Key.poolEvent: reason.isDiscard ? "discarded" : "closed",
                                SQLLogEvent.Key.poolConnection: String(id), SQLLogEvent.Key.poolReason: "\(reason)"])

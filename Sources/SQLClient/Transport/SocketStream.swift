@@ -575,6 +575,8 @@ extension SocketStream {
     /// Bytes waiting count as open, as in SqlClient: a TLS 1.3 server's NewSessionTicket may sit
     /// unread on an idle connection. On Linux `POLLRDHUP` still sees a FIN behind them (a TLS
     /// close_notify then a FIN); elsewhere such a close is found by the request, as before.
+    /// `POLLHUP` (a RST) is seen behind them everywhere. Used by the session recovery before a
+    /// request's first byte and by ``SQLConnectionPool`` when it lends a connection.
     func idleStatus() -> IdleSocketStatus {
         do {
             try beginSyscall()
@@ -594,8 +596,17 @@ extension SocketStream {
         var p = pollfd(fd: fd, events: events, revents: 0)
         guard poll(&p, 1, 0) > 0 else { return .open }
         #if os(Linux)
-        if p.revents & pollRDHUP != 0, p.revents & Int16(POLLERR) == 0 { return .closedByPeer }
+        if p.revents & pollRDHUP != 0, p.revents & Int16(POLLERR) == 0, p.revents & Int16(POLLHUP) == 0 { return .closedByPeer }
         #endif
+        if p.revents & Int16(POLLHUP) != 0 {
+            // Both directions are gone (a RST), even behind bytes still unread, which MSG_PEEK
+            // would return first.
+            var err: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &length)
+            if err == 0 { return .closedByPeer }
+            return err == ECONNRESET ? .reset("RST") : .reset(String(cString: strerror(err)))
+        }
         var byte: UInt8 = 0
         let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
         let err = errno

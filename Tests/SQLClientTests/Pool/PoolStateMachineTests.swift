@@ -165,7 +165,7 @@ final class PoolStateMachineTests: XCTestCase {
         XCTAssertEqual(Self.describe(m.leaseRequested(3, now: at(100))), ["lend 3→c2 reset validate"])
         _ = m.leaseRequested(4, now: at(100))   // gets c1
         _ = m.leaseRequested(5, now: at(101))   // waits
-        XCTAssertEqual(Self.describe(m.lendFailed(3, 2, validation: true, now: at(101))), ["close c2 validationFailed"])
+        XCTAssertEqual(Self.describe(m.lendFailed(3, 2, .validationFailed, now: at(101))), ["close c2 validationFailed"])
         XCTAssertEqual(m.waiters.map(\.id), [3, 5], "lease 3 is first again")
         XCTAssertEqual(m.waiters.first?.deadline, at(110))
         XCTAssertEqual(Self.describe(m.closed(2, now: at(101))), ["connect c3"])
@@ -177,7 +177,82 @@ final class PoolStateMachineTests: XCTestCase {
         var m = Self.machine(max: 1, leaseTimeout: .seconds(1))
         _ = m.leaseRequested(1, now: .zero)
         _ = m.connected(1, now: .zero)
-        XCTAssertEqual(Self.describe(m.lendFailed(1, 1, validation: false, now: at(2))), ["close c1 broken", "fail 1 timeout"])
+        XCTAssertEqual(Self.describe(m.lendFailed(1, 1, .closed, now: at(2))), ["close c1 broken", "fail 1 timeout"])
+    }
+
+    // MARK: - The check at lease (issue 44)
+
+    func testConnectionDroppedWhileIdleIsDiscardedAndTheLeaseTakesTheNextIdleOne() {
+        var m = Self.machine(max: 3)
+        for lease in 1 ... 3 { _ = m.leaseRequested(UInt64(lease), now: .zero) }
+        for id in 1 ... 3 { _ = m.connected(id, now: .zero) }
+        for id in 1 ... 3 { _ = m.released(id, health: .reusable, now: at(1)) }
+        XCTAssertEqual(m.idleStack, [1, 2, 3])
+        // The most recent (c3) is lent; its socket shows a RST: discarded, lease 4 goes on with c2 at once.
+        XCTAssertEqual(Self.describe(m.leaseRequested(4, now: at(5))), ["lend 4→c3 reset"])
+        XCTAssertEqual(Self.describe(m.lendFailed(4, 3, .droppedWhileIdle, now: at(5))),
+                       ["close c3 droppedWhileIdle", "lend 4→c2 reset"])
+        XCTAssertEqual(m.counters.discardedAtLease, 1)
+        XCTAssertEqual(m.counters.discarded, 1, "counted among the discarded too")
+        XCTAssertEqual(m.counters.expired, 0)
+        XCTAssertEqual(m.counters.leases, 5, "a lease served again counts twice")
+        // c2 dropped as well: then c1.
+        XCTAssertEqual(Self.describe(m.lendFailed(4, 2, .droppedWhileIdle, now: at(5))),
+                       ["close c2 droppedWhileIdle", "lend 4→c1 reset"])
+        XCTAssertEqual(m.counters.discardedAtLease, 2)
+        XCTAssertEqual(m.closingCount, 2)
+        XCTAssertEqual(m.idleCount, 0)
+        XCTAssertEqual(m.leasedCount, 1)
+        XCTAssertEqual(Self.describe(m.closed(3, now: at(5))), [])
+        XCTAssertEqual(Self.describe(m.closed(2, now: at(5))), [])
+        XCTAssertEqual(Self.describe(m.released(1, health: .reusable, now: at(6))), [])
+        XCTAssertEqual(m.counters.created, 3, "nothing new was opened while idle ones were left")
+    }
+
+    func testConnectionDroppedWhileIdleWithNoOtherIdleOneOpensANewOneWithinTheLeaseTimeout() {
+        var m = Self.machine(max: 1, leaseTimeout: .seconds(10))
+        _ = m.leaseRequested(1, now: .zero)
+        _ = m.connected(1, now: .zero)
+        _ = m.released(1, health: .reusable, now: at(1))
+        XCTAssertEqual(Self.describe(m.leaseRequested(2, now: at(30))), ["lend 2→c1 reset"])
+        // The maximum is 1 and c1 still counts while it closes: the new one is opened once c1 is closed.
+        XCTAssertEqual(Self.describe(m.lendFailed(2, 1, .droppedWhileIdle, now: at(30))), ["close c1 droppedWhileIdle"])
+        XCTAssertEqual(m.waiters.map(\.id), [2])
+        XCTAssertEqual(m.waiters.first?.deadline, at(40), "the lease keeps its own deadline")
+        XCTAssertEqual(m.nextDeadline, at(40))
+        XCTAssertEqual(Self.describe(m.closed(1, now: at(30.01))), ["connect c2"])
+        XCTAssertEqual(Self.describe(m.connected(2, now: at(30.5))), ["lend 2→c2"], "a new connection: no reset")
+        XCTAssertEqual(m.counters.discardedAtLease, 1)
+        XCTAssertEqual(m.counters.leaseTimeouts, 0)
+    }
+
+    func testConnectionDroppedWhileIdlePastTheLeaseDeadlineTimesOutTheLease() {
+        var m = Self.machine(max: 1, leaseTimeout: .seconds(1))
+        _ = m.leaseRequested(1, now: .zero)
+        _ = m.connected(1, now: .zero)
+        _ = m.released(1, health: .reusable, now: at(0.1))
+        _ = m.leaseRequested(2, now: at(1))
+        XCTAssertEqual(Self.describe(m.lendFailed(2, 1, .droppedWhileIdle, now: at(2.5))),
+                       ["close c1 droppedWhileIdle", "fail 2 timeout"])
+        XCTAssertEqual(m.counters.discardedAtLease, 1)
+        XCTAssertEqual(m.counters.leaseTimeouts, 1)
+    }
+
+    func testOnlyTheDroppedReasonCountsAsDiscardedAtLease() {
+        var m = Self.machine(max: 2, validation: .seconds(1))
+        _ = m.leaseRequested(1, now: .zero)
+        _ = m.leaseRequested(2, now: .zero)
+        _ = m.connected(1, now: .zero)
+        _ = m.connected(2, now: .zero)
+        _ = m.released(1, health: .reusable, now: .zero)
+        _ = m.released(2, health: .reusable, now: .zero)
+        _ = m.leaseRequested(3, now: at(5))
+        XCTAssertEqual(Self.describe(m.lendFailed(3, 2, .validationFailed, now: at(5))),
+                       ["close c2 validationFailed", "lend 3→c1 reset validate"])
+        XCTAssertEqual(Self.describe(m.lendFailed(3, 1, .closed, now: at(5))), ["close c1 broken"])
+        XCTAssertEqual(m.counters.discarded, 2)
+        XCTAssertEqual(m.counters.discardedAtLease, 0)
+        XCTAssertTrue(Machine.CloseReason.droppedWhileIdle.isDiscard)
     }
 
     func testConnectFailureFailsTheWaiterWithTheConnectError() {

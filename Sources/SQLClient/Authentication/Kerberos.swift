@@ -288,33 +288,9 @@ struct KerberosAuthenticator: Sendable {
     /// thread, failing with `.timeout` when `timeout` passes first (the work finishes in the
     /// background and its result is dropped).
     static func offload<T: Sendable>(timeout: Duration, _ work: @escaping @Sendable () throws(SQLClientError) -> T) async throws -> T {
-        let once = KerberosOnce()
-        let seconds = max(0, Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
-            DispatchQueue.global().async {
-                let result: Result<T, SQLClientError>
-                do throws(SQLClientError) { result = .success(try work()) } catch { result = .failure(error) }
-                if once.claim() { continuation.resume(with: result.mapError { $0 as Error }) }
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + min(seconds, 86_400)) {
-                if once.claim() {
-                    continuation.resume(throwing: SQLClientError(.timeout, "Kerberos did not finish within the login timeout"
-                                                                 + " (the KDC or DNS did not answer in time)"))
-                }
-            }
-        }
+        try await BlockingWork.run(deadline: BlockingWork.deadline(after: timeout), timeoutError: {
+            SQLClientError(.timeout, "Kerberos did not finish within the login timeout (the KDC or DNS did not answer in time)")
+        }) { try work() }
     }
 }
 
-/// Resumes a continuation once: whichever of the work and the timer comes first.
-private final class KerberosOnce: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
-    func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if done { return false }
-        done = true
-        return true
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TDS
 
 /// The connection's events for ``SQLConnectionConfiguration/logger`` (see ``SQLClientLogger``):
@@ -6,9 +7,9 @@ import TDS
 extension SQLConnection {
     var logger: SQLClientLogger? { configuration.logger }
 
-    private static let numbers = LogNumberCounter()
+    private static let numbers = Atomic<Int>(0)
     /// The next connection number (1, 2, …) in this process, for ``SQLLogEvent/Key/connection``.
-    static func nextLogNumber() -> Int { numbers.next() }
+    static func nextLogNumber() -> Int { numbers.wrappingAdd(1, ordering: .relaxed).newValue }
 
     /// What a request is, for its `requestStarted` event: kind, text and (for an RPC) its
     /// parameters as `@name type = value` (values shown only with `includesSensitiveData`).
@@ -73,11 +74,4 @@ extension SQLClientLogger {
         header.encode(into: &w)
         packet(w.bytes[...], sent: false, connection: connection)
     }
-}
-
-/// Numbers connections for the log.
-private final class LogNumberCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TDS
 
 /// Server messages (PRINT, RAISERROR, INFO and ERROR tokens: [MS-TDS] 2.2.7.13 INFO, 2.2.7.10
@@ -26,12 +27,12 @@ public final class SQLMessageBroadcaster: AsyncSequence, Sendable {
 
     /// The most unread messages one subscriber may hold before its oldest are dropped (at least 1).
     public let bufferLimit: Int
-    private let state: Locked
+    private let state: Mutex<State>
 
     /// A broadcaster whose subscribers each buffer at most `bufferLimit` unread messages (clamped to at least 1).
     init(bufferLimit: Int = 1024) {
         self.bufferLimit = Swift.max(1, bufferLimit)
-        self.state = Locked()
+        self.state = Mutex(State())
     }
 
     /// Subscribes now: the subscription receives every message published from this call on.
@@ -187,16 +188,6 @@ public final class SQLMessageBroadcaster: AsyncSequence, Sendable {
         var nextID: UInt64 = 0
         var finished = false
         var dropped = 0
-    }
-
-    private final class Locked: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = State()
-        func withLock<T>(_ body: (inout State) -> T) -> T {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&value)
-        }
     }
 }
 

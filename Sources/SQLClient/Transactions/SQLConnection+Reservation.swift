@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Holding the connection for one caller between requests: ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``
 /// reserves it, so that requests of other tasks wait until the transaction ends instead of
@@ -11,10 +12,11 @@ extension SQLConnection {
     /// The reservation the current task works under, if any.
     @TaskLocal static var currentReservation: ReservationID?
 
-    private static let reservationCounter = ReservationCounter()
+    /// A process-wide counter for reservation keys.
+    private static let reservationCounter = Atomic<UInt64>(0)
 
     /// A new key, unique in this process (so a key never matches another connection's reservation).
-    static func newReservationID() -> ReservationID { ReservationID(value: reservationCounter.next()) }
+    static func newReservationID() -> ReservationID { ReservationID(value: reservationCounter.wrappingAdd(1, ordering: .relaxed).newValue) }
 
     /// True when `key` holds this connection now.
     func holdsReservation(_ key: ReservationID?) -> Bool {
@@ -43,11 +45,4 @@ extension SQLConnection {
     private func performNow(actions: [ConnectionStateMachine.Action]) {
         for action in actions { performNow(action) }
     }
-}
-
-/// A process-wide counter for reservation keys.
-private final class ReservationCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt64 = 0
-    func next() -> UInt64 { lock.withLock { value &+= 1; return value } }
 }

@@ -112,28 +112,9 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     static func resolve(host: String, port: Int, deadline: DispatchTime? = nil,
                         resolver: @escaping @Sendable (String, Int) throws -> [ResolvedAddress] = resolveBlocking)
         async throws -> [ResolvedAddress] {
-        final class Once: @unchecked Sendable {
-            private let lock = NSLock()
-            private var continuation: CheckedContinuation<[ResolvedAddress], Error>?
-            init(_ c: CheckedContinuation<[ResolvedAddress], Error>) { continuation = c }
-            func resume(_ result: Result<[ResolvedAddress], Error>) {
-                let c: CheckedContinuation<[ResolvedAddress], Error>? = lock.withLock {
-                    defer { continuation = nil }
-                    return continuation
-                }
-                c?.resume(with: result)
-            }
-        }
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[ResolvedAddress], Error>) in
-            let once = Once(continuation)
-            DispatchQueue.global().async {
-                once.resume(Result { try resolver(host, port) })
-            }
-            if let deadline {
-                DispatchQueue.global().asyncAfter(deadline: deadline) {
-                    once.resume(.failure(SQLClientError(.timeout, "resolving host \"\(host)\" timed out")))
-                }
-            }
+        try await BlockingWork.run(deadline: deadline,
+                                   timeoutError: { SQLClientError(.timeout, "resolving host \"\(host)\" timed out") }) {
+            try resolver(host, port)
         }
     }
 

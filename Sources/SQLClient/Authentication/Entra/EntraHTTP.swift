@@ -89,7 +89,7 @@ public struct URLSessionEntraTransport: EntraHTTPTransport {
         configuration.urlCache = nil
         let delegate = BoundedBodyDelegate(limit: maximumBodySize)
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-        defer { session.invalidateAndCancel() }
+        defer { DispatchQueue.global().async { session.invalidateAndCancel() } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<EntraHTTPResponse, any Error>) in
                 let task = session.dataTask(with: urlRequest)
@@ -140,8 +140,9 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
         self.continuation = nil
         let task = self.task
         lock.unlock()
-        task?.cancel()
         continuation.resume(throwing: error)
+        // Not from here: on Linux, cancel() waits for the session's queue, which may be delivering to us.
+        if let task { DispatchQueue.global().async { task.cancel() } }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -152,6 +153,7 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         lock.lock()
+        guard continuation != nil else { lock.unlock(); return }   // finished: what still arrives is dropped
         body.append(contentsOf: data)
         let over = body.count > limit
         lock.unlock()
@@ -322,7 +324,7 @@ public struct EntraHTTPClient: Sendable {
 enum EntraExpiry {
     /// Seconds from a number or a digit string.
     static func seconds(from value: Any) -> Double? {
-        if let n = value as? NSNumber, !(value is Bool) { return n.doubleValue }
+        if let n = value as? NSNumber { return n.doubleValue }
         if let s = value as? String, let n = Double(s.trimmingCharacters(in: .whitespaces)) { return n }
         return nil
     }

@@ -1,3 +1,6 @@
+#if canImport(CSQLClientOpenSSL)
+import CSQLClientOpenSSL
+#endif
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -77,6 +80,7 @@ public final class LocalEntraServer: @unchecked Sendable {
     private var _port: UInt16 = 0
     private var secrets: [String: String] = [:]
     private var assertions: [String: String] = [:]
+    private var certificates: [String: String] = [:]
     private var _hostile: Hostile?
     private var _requests: [String] = []
     private var _lifetime: TimeInterval = 3600
@@ -142,6 +146,10 @@ public final class LocalEntraServer: @unchecked Sendable {
     public func register(clientID: String, secret: String) { lock.withLock { secrets[clientID] = secret } }
     /// Registers an application that signs in with a client assertion (workload identity's federated token).
     public func register(clientID: String, assertion: String) { lock.withLock { assertions[clientID] = assertion } }
+    /// Registers an application that signs in with a certificate: its client assertion (an RS256 JWT) must
+    /// carry the certificate's `x5t#S256`, be signed by its key, name the token endpoint as `aud` and
+    /// the client id as `iss` and `sub`, and be valid now.
+    public func register(clientID: String, certificatePath: String) { lock.withLock { certificates[clientID] = certificatePath } }
     /// Answers every request this hostile way (nil: normally).
     public var hostile: Hostile? {
         get { lock.withLock { _hostile } }
@@ -313,7 +321,15 @@ public final class LocalEntraServer: @unchecked Sendable {
             guard grant == "client_credentials", let scope = r.form["scope"] else {
                 return error(400, "unsupported_grant_type", "AADSTS70003: grant \(grant) is not supported here")
             }
-            let (secret, assertion) = lock.withLock { (secrets[client], assertions[client]) }
+            let (secret, assertion, certificate) = lock.withLock { (secrets[client], assertions[client], certificates[client]) }
+            if let certificate, let given = r.form["client_assertion"] {
+                let audience = "\(authorityHost)\(tokenPath)"
+                guard let why = Self.checkAssertion(given, certificatePath: certificate, clientID: client, audience: audience,
+                                                    now: now()) else {
+                    return tokenAnswer(resource: Self.resource(fromScope: r.form["scope"] ?? ""), identity: client)
+                }
+                return error(401, "invalid_client", "AADSTS700027: Client assertion failed signature validation: \(why)")
+            }
             if secret == nil, assertion == nil {
                 return error(400, "unauthorized_client", "AADSTS700016: Application with identifier '\(client)' was not found in the directory '\(tenant)'.")
             }
@@ -342,6 +358,53 @@ public final class LocalEntraServer: @unchecked Sendable {
         default:
             return error(404, "not_found", "no such endpoint")
         }
+    }
+
+    /// Nil when `jwt` is a valid client assertion for `clientID` signed by the certificate's key; else why not.
+    static func checkAssertion(_ jwt: String, certificatePath: String, clientID: String, audience: String, now: Date) -> String? {
+        #if canImport(CSQLClientOpenSSL)
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3 else { return "not a JWT" }
+        func decode(_ s: String) -> [UInt8]? {
+            var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while t.count % 4 != 0 { t += "=" }
+            return Data(base64Encoded: t).map { [UInt8]($0) }
+        }
+        guard let headerBytes = decode(parts[0]), let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
+              let claimBytes = decode(parts[1]), let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any],
+              let signature = decode(parts[2]) else { return "undecodable" }
+        guard header["alg"] as? String == "RS256" else { return "alg is not RS256" }
+        guard claims["aud"] as? String == audience else { return "aud \(claims["aud"] ?? "") is not \(audience)" }
+        guard claims["iss"] as? String == clientID, claims["sub"] as? String == clientID else { return "iss/sub is not the client" }
+        let t = Int(now.timeIntervalSince1970)
+        guard let nbf = claims["nbf"] as? Int, let exp = claims["exp"] as? Int, nbf <= t + 300, t < exp else { return "not valid now" }
+        guard let pem = FileManager.default.contents(atPath: certificatePath) else { return "no certificate" }
+        let pemBytes = [UInt8](pem)
+        guard let bio = BIO_new_mem_buf(pemBytes, Int32(pemBytes.count)) else { return "BIO" }
+        let x509 = PEM_read_bio_X509(bio, nil, nil, nil)
+        BIO_free(bio)
+        guard let x509 else { return "certificate unreadable" }
+        defer { X509_free(x509) }
+        let length = i2d_X509(x509, nil)
+        var der = [UInt8](repeating: 0, count: Int(max(0, length)))
+        der.withUnsafeMutableBufferPointer { b in var p: UnsafeMutablePointer<UInt8>? = b.baseAddress; _ = i2d_X509(x509, &p) }
+        var digest = [UInt8](repeating: 0, count: 32)
+        var dl: UInt32 = 0
+        _ = EVP_Digest(der, der.count, &digest, &dl, EVP_sha256(), nil)
+        let thumb = Data(digest).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        guard header["x5t#S256"] as? String == thumb else { return "x5t#S256 does not name the registered certificate" }
+        guard let key = X509_get_pubkey(x509) else { return "no public key" }
+        defer { EVP_PKEY_free(key) }
+        guard let ctx = EVP_MD_CTX_new() else { return "ctx" }
+        defer { EVP_MD_CTX_free(ctx) }
+        let input = Array((parts[0] + "." + parts[1]).utf8)
+        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, key) == 1,
+              EVP_DigestVerify(ctx, signature, signature.count, input, input.count) == 1 else { return "bad signature" }
+        return nil
+        #else
+        return "no OpenSSL"
+        #endif
     }
 
     static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {

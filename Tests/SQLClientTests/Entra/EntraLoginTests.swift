@@ -179,3 +179,29 @@ final class Prompts: @unchecked Sendable {
     func add(_ s: String) { lock.withLock { items.append(s) } }
     var all: [String] { lock.withLock { items } }
 }
+
+/// The service principal with a certificate: an RS256 client assertion with x5t#S256, checked by the local Entra ID.
+final class EntraCertificateTests: XCTestCase {
+    func testServicePrincipalWithCertificateSignsIn() async throws {
+        let certs: TestCertificates
+        do { certs = try TestCertificates.make() } catch { throw XCTSkip("openssl is not available: \(error)") }
+        let s = try EntraScenario(expectedIdentity: "cert-app")
+        defer { s.stop() }
+        s.entra.register(clientID: "cert-app", certificatePath: certs.serverCertificate)
+        let credential = ClientCertificateCredential(clientID: "cert-app", certificatePath: certs.serverCertificate,
+                                                     privateKeyPath: certs.serverKey, environment: s.environment())
+        let claims = try await s.logIn(.entra(credential, cache: EntraTokenCache()))
+        XCTAssertEqual(claims["appid"] as? String, "cert-app")
+        XCTAssertEqual(s.tds.records.last?.fedAuth?.workflow, 0x01)
+        // Signed by another key (the other CA's) for the same certificate: refused with Entra's code.
+        let wrong = ClientCertificateCredential(clientID: "cert-app", certificatePath: certs.serverCertificate,
+                                                privateKeyPath: certs.localhostOnlyKey, environment: s.environment())
+        do {
+            try await s.logIn(.entra(wrong, cache: EntraTokenCache()))
+            XCTFail("signed by the wrong key")
+        } catch let error as SQLClientError {
+            XCTAssertEqual((error.underlying as? EntraCredentialError)?.kind, .authenticationFailed)
+            XCTAssertTrue(error.description.contains("AADSTS700027"), error.description)
+        }
+    }
+}

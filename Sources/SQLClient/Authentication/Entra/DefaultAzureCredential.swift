@@ -2,7 +2,8 @@ import Foundation
 
 /// `Authentication=ActiveDirectoryDefault`: the first of these that can work here, in
 /// Azure.Identity's order:
-/// 1. environment: `AZURE_TENANT_ID` + `AZURE_CLIENT_ID` + `AZURE_CLIENT_SECRET` (a service principal);
+/// 1. environment: `AZURE_TENANT_ID` + `AZURE_CLIENT_ID` + `AZURE_CLIENT_SECRET` (a service principal),
+///    or `AZURE_CLIENT_CERTIFICATE_PATH` (a PEM holding the certificate and its key) instead of the secret;
 /// 2. workload identity: `AZURE_FEDERATED_TOKEN_FILE` + `AZURE_CLIENT_ID` (+ `AZURE_TENANT_ID`);
 /// 3. managed identity: when `IDENTITY_ENDPOINT`, `MSI_ENDPOINT` or an instance metadata endpoint
 ///    is set, or the machine identifies as an Azure VM (the metadata address is never probed elsewhere);
@@ -80,6 +81,16 @@ struct EnvironmentCredential: EntraTokenCredential {
     var cacheIdentity: String { environment["AZURE_CLIENT_ID"] ?? "" }
 
     func token(for request: EntraTokenRequest, timeout: Duration) async throws -> EntraAccessToken {
+        if let tenant = environment["AZURE_TENANT_ID"], let client = environment["AZURE_CLIENT_ID"],
+           environment["AZURE_CLIENT_SECRET"] == nil, let certificate = environment["AZURE_CLIENT_CERTIFICATE_PATH"] {
+            do {
+                return try await ClientCertificateCredential(clientID: client, certificatePath: certificate, tenantID: tenant,
+                                                             environment: environment, http: http).token(for: request, timeout: timeout)
+            } catch var error as EntraCredentialError {
+                error.credential = authenticationName
+                throw error
+            }
+        }
         guard let tenant = environment["AZURE_TENANT_ID"], let client = environment["AZURE_CLIENT_ID"],
               let secret = environment["AZURE_CLIENT_SECRET"] else {
             if environment["AZURE_USERNAME"] != nil {

@@ -81,6 +81,7 @@ public final class LocalEntraServer: @unchecked Sendable {
     private var secrets: [String: String] = [:]
     private var assertions: [String: String] = [:]
     private var certificates: [String: String] = [:]
+    private var _arcKey: (path: String, content: String)?
     private var _hostile: Hostile?
     private var _requests: [String] = []
     private var _lifetime: TimeInterval = 3600
@@ -150,6 +151,13 @@ public final class LocalEntraServer: @unchecked Sendable {
     /// carry the certificate's `x5t#S256`, be signed by its key, name the token endpoint as `aud` and
     /// the client id as `iss` and `sub`, and be valid now.
     public func register(clientID: String, certificatePath: String) { lock.withLock { certificates[clientID] = certificatePath } }
+    /// Azure Arc: the key file the challenge names and its content (`/arc/token` answers 401 naming it,
+    /// then a token to a request with `Authorization: Basic <content>`).
+    public func setArcKey(path: String, content: String) { lock.withLock { _arcKey = (path, content) } }
+    /// The Azure Arc endpoint (`IDENTITY_ENDPOINT` with `IMDS_ENDPOINT` set).
+    public var arcEndpoint: String { "\(authorityHost)/arc/token" }
+    /// The Cloud Shell endpoint (`MSI_ENDPOINT`).
+    public var cloudShellEndpoint: String { "\(authorityHost)/cloudshell/token" }
     /// Answers every request this hostile way (nil: normally).
     public var hostile: Hostile? {
         get { lock.withLock { _hostile } }
@@ -243,6 +251,10 @@ public final class LocalEntraServer: @unchecked Sendable {
             break
         }
         let (status, json) = answer(request)
+        if status == 401, let split = json.range(of: "\u{0}") {
+            reply(client, 401, String(json[..<split.lowerBound]), extra: "WWW-Authenticate: Basic realm=\(json[split.upperBound...])\r\n")
+            return
+        }
         reply(client, status, json)
     }
 
@@ -351,6 +363,21 @@ public final class LocalEntraServer: @unchecked Sendable {
                 return error(400, "invalid_request", "api-version 2019-08-01 and resource are required")
             }
             return tokenAnswer(resource: resource, identity: r.query["client_id"] ?? r.query["mi_res_id"] ?? r.query["principal_id"] ?? "system-assigned")
+        case "/arc/token":
+            // Azure Arc: a challenge naming a key file, then the same request with its content.
+            guard r.headers["metadata"] == "true", let resource = r.query["resource"] else {
+                return error(400, "invalid_request", "Metadata: true and resource are required")
+            }
+            let key = lock.withLock { _arcKey }
+            guard let (path, content) = key else { return error(404, "not_found", "no Arc agent here") }
+            guard let authorization = r.headers["authorization"] else { return (401, "{}\u{0}" + path) }
+            guard authorization == "Basic \(content)" else { return error(401, "invalid_request", "the key does not match") }
+            return tokenAnswer(resource: resource, identity: "arc-system-assigned")
+        case "/cloudshell/token":
+            guard r.method == "POST", r.headers["metadata"] == "true", let resource = r.form["resource"] else {
+                return error(400, "invalid_request", "POST, Metadata: true and resource are required")
+            }
+            return tokenAnswer(resource: resource, identity: "cloud-shell-user")
         case "/metadata/identity/oauth2/token":
             guard r.headers["metadata"] == "true" else { return error(400, "invalid_request", "Metadata: true is required") }
             guard let resource = r.query["resource"] else { return error(400, "invalid_request", "resource is required") }

@@ -205,3 +205,32 @@ final class EntraCertificateTests: XCTestCase {
         }
     }
 }
+
+/// Managed identity on Azure Arc (the key-file challenge) and in Cloud Shell.
+final class EntraManagedIdentitySourcesTests: XCTestCase {
+    func testAzureArcAndCloudShell() async throws {
+        let s = try EntraScenario(expectedIdentity: "arc-system-assigned")
+        defer { s.stop() }
+        let dir = try EntraScenario.temporaryDirectory()
+        let keyPath = dir + "/agent.key"
+        try "arc-key-content-55".write(toFile: keyPath, atomically: true, encoding: .utf8)
+        s.entra.setArcKey(path: keyPath, content: "arc-key-content-55")
+        let arc = s.environment(["IDENTITY_ENDPOINT": s.entra.arcEndpoint, "IMDS_ENDPOINT": s.entra.authorityHost,
+                                 "SQLCLIENT_ARC_TOKENS_DIR": dir + "/"])
+        var claims = try await s.logIn(.entra(ManagedIdentityCredential(environment: arc), cache: EntraTokenCache()))
+        XCTAssertEqual(claims["appid"] as? String, "arc-system-assigned")
+        XCTAssertEqual(s.entra.requests, ["GET /arc/token", "GET /arc/token"])
+        // A challenge naming a file outside the agent's folder is not followed.
+        let elsewhere = s.environment(["IDENTITY_ENDPOINT": s.entra.arcEndpoint, "IMDS_ENDPOINT": s.entra.authorityHost])
+        do {
+            try await s.logIn(.entra(ManagedIdentityCredential(environment: elsewhere), cache: EntraTokenCache()))
+            XCTFail("read a key file the endpoint named outside the Arc folder")
+        } catch let error as SQLClientError {
+            XCTAssertEqual((error.underlying as? EntraCredentialError)?.kind, .malformedResponse, "\(error)")
+        }
+        s.expectedIdentity = "cloud-shell-user"
+        claims = try await s.logIn(.entra(ManagedIdentityCredential(environment: s.environment(["MSI_ENDPOINT": s.entra.cloudShellEndpoint])),
+                                          cache: EntraTokenCache()))
+        XCTAssertEqual(claims["appid"] as? String, "cloud-shell-user")
+    }
+}

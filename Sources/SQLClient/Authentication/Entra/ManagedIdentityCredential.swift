@@ -7,7 +7,8 @@ import Foundation
 /// - App Service and Functions: `IDENTITY_ENDPOINT` + `IDENTITY_HEADER` (GET, api-version 2019-08-01,
 ///   the header `X-IDENTITY-HEADER`);
 /// - Azure Arc: `IDENTITY_ENDPOINT` + `IMDS_ENDPOINT` (a 401 challenge naming a key file the
-///   answer proves it can read, then the request again with `Authorization: Basic <key>`);
+///   answer proves it can read, then the request again with `Authorization: Basic <key>`; only a
+///   `.key` file under `/var/opt/azcmagent/tokens/`, or under `SQLCLIENT_ARC_TOKENS_DIR` when set, is read);
 /// - Cloud Shell: `MSI_ENDPOINT` (POST, `Metadata: true`);
 /// - the instance metadata endpoint (VMs, scale sets, AKS nodes): ``imdsEndpoint``, else
 ///   `AZURE_POD_IDENTITY_AUTHORITY_HOST`, else `http://169.254.169.254`.

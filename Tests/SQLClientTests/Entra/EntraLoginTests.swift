@@ -193,6 +193,18 @@ final class EntraCertificateTests: XCTestCase {
         let claims = try await s.logIn(.entra(credential, cache: EntraTokenCache()))
         XCTAssertEqual(claims["appid"] as? String, "cert-app")
         XCTAssertEqual(s.tds.records.last?.fedAuth?.workflow, 0x01)
+        // The same certificate and key in a PKCS#12 file with a password.
+        let p12 = certs.directory.appendingPathComponent("sp.p12").path
+        let export = Process()
+        export.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        export.arguments = ["pkcs12", "-export", "-in", certs.serverCertificate, "-inkey", certs.serverKey, "-out", p12, "-passout", "pass:p12-pw"]
+        try export.run()
+        export.waitUntilExit()
+        XCTAssertEqual(export.terminationStatus, 0)
+        let pfx = ClientCertificateCredential(clientID: "cert-app", certificatePath: p12, certificatePassword: "p12-pw",
+                                              environment: s.environment())
+        let fromP12 = try await s.logIn(.entra(pfx, cache: EntraTokenCache()))
+        XCTAssertEqual(fromP12["appid"] as? String, "cert-app")
         // Signed by another key (the other CA's) for the same certificate: refused with Entra's code.
         let wrong = ClientCertificateCredential(clientID: "cert-app", certificatePath: certs.serverCertificate,
                                                 privateKeyPath: certs.localhostOnlyKey, environment: s.environment())

@@ -8,15 +8,17 @@ import Foundation
 /// names the certificate by `x5t#S256` (the SHA-256 of its DER form, base64url) and `x5t` (SHA-1),
 /// with `aud` the token endpoint, `iss` and `sub` the client id, a fresh `jti`, valid 10 minutes.
 ///
-/// The certificate and key are read from PEM files (one file holding both works) through OpenSSL
-/// (Linux). On Apple platforms this credential is not available yet (`.unsupported`).
+/// The certificate and key are read from PEM files (one file holding both works) or a PKCS#12
+/// file through OpenSSL (Linux). On Apple platforms this credential is not available yet (`.unsupported`).
 public struct ClientCertificateCredential: EntraTokenCredential, CustomStringConvertible {
     /// The application (client) id.
     public var clientID: String
     /// The PEM certificate file.
     public var certificatePath: String
-    /// The PEM private key file (nil: the certificate file holds it).
+    /// The PEM private key file (nil: the certificate file holds it; unused for PKCS#12).
     public var privateKeyPath: String?
+    /// The PKCS#12 file's password (nil: none).
+    private let certificatePassword: String?
     /// The tenant (nil: the STSURL's).
     public var tenantID: String?
     /// The authority host (nil: `AZURE_AUTHORITY_HOST`, else the STSURL's when it is Entra's).
@@ -25,8 +27,12 @@ public struct ClientCertificateCredential: EntraTokenCredential, CustomStringCon
     private let http: EntraHTTPClient
 
     /// A service principal with a certificate.
-    public init(clientID: String, certificatePath: String, privateKeyPath: String? = nil, tenantID: String? = nil,
-                authorityHost: String? = nil, environment: EntraEnvironment = .process, http: EntraHTTPClient = EntraHTTPClient()) {
+    /// `certificatePath` is a PEM file (with the key in it or in `privateKeyPath`) or a PKCS#12 file
+    /// (`.pfx`/`.p12`, opened with `certificatePassword`).
+    public init(clientID: String, certificatePath: String, privateKeyPath: String? = nil, certificatePassword: String? = nil,
+                tenantID: String? = nil, authorityHost: String? = nil, environment: EntraEnvironment = .process,
+                http: EntraHTTPClient = EntraHTTPClient()) {
+        self.certificatePassword = certificatePassword
         self.clientID = clientID
         self.certificatePath = certificatePath
         self.privateKeyPath = privateKeyPath
@@ -65,22 +71,43 @@ public struct ClientCertificateCredential: EntraTokenCredential, CustomStringCon
         let keyPEM = privateKeyPath.flatMap { FileManager.default.contents(atPath: $0) } ?? certPEM
         guard keyPEM.count < 1 << 20 else { throw bad("the private key file is too large") }
         let certBytes = [UInt8](certPEM), keyBytes = [UInt8](keyPEM)
-        guard let bio = BIO_new_mem_buf(certBytes, Int32(certBytes.count)) else { throw bad("out of memory") }
-        let x509 = PEM_read_bio_X509(bio, nil, nil, nil)
-        BIO_free(bio)
-        guard let x509 else { throw bad("\(certificatePath) holds no PEM certificate") }
+        let x509: OpaquePointer, key: OpaquePointer
+        if !certBytes.starts(with: Array("-----".utf8)), !String(decoding: certBytes.prefix(4096), as: UTF8.self).contains("-----BEGIN") {
+            // PKCS#12 (.pfx/.p12): the certificate and its key, protected by `certificatePassword`.
+            guard let bio = BIO_new_mem_buf(certBytes, Int32(certBytes.count)) else { throw bad("out of memory") }
+            let p12 = d2i_PKCS12_bio(bio, nil)
+            BIO_free(bio)
+            guard let p12 else { throw bad("\(certificatePath) is neither PEM nor PKCS#12") }
+            defer { PKCS12_free(p12) }
+            var pkey: OpaquePointer?, cert: OpaquePointer?
+            guard PKCS12_parse(p12, certificatePassword ?? "", &pkey, &cert, nil) == 1, let pkey, let cert else {
+                throw bad("cannot open the PKCS#12 file \(certificatePath) (wrong password?)")
+            }
+            x509 = cert
+            key = pkey
+        } else {
+            guard let bio = BIO_new_mem_buf(certBytes, Int32(certBytes.count)) else { throw bad("out of memory") }
+            let read = PEM_read_bio_X509(bio, nil, nil, nil)
+            BIO_free(bio)
+            guard let read else { throw bad("\(certificatePath) holds no PEM certificate") }
+            guard let keyBIO = BIO_new_mem_buf(keyBytes, Int32(keyBytes.count)) else { X509_free(read); throw bad("out of memory") }
+            let privateKey = PEM_read_bio_PrivateKey(keyBIO, nil, nil, nil)
+            BIO_free(keyBIO)
+            guard let privateKey else {
+                X509_free(read)
+                throw bad("\(privateKeyPath ?? certificatePath) holds no unencrypted PEM private key")
+            }
+            x509 = read
+            key = privateKey
+        }
         defer { X509_free(x509) }
         let derLength = i2d_X509(x509, nil)
-        guard derLength > 0 else { throw bad("the certificate cannot be encoded") }
+        guard derLength > 0 else { EVP_PKEY_free(key); throw bad("the certificate cannot be encoded") }
         var der = [UInt8](repeating: 0, count: Int(derLength))
         der.withUnsafeMutableBufferPointer { buffer in
             var p: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
             _ = i2d_X509(x509, &p)
         }
-        guard let keyBIO = BIO_new_mem_buf(keyBytes, Int32(keyBytes.count)) else { throw bad("out of memory") }
-        let privateKey = PEM_read_bio_PrivateKey(keyBIO, nil, nil, nil)
-        BIO_free(keyBIO)
-        guard let key = privateKey else { throw bad("\(privateKeyPath ?? certificatePath) holds no unencrypted PEM private key") }
         defer { EVP_PKEY_free(key) }
         guard EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA else { throw bad("the private key is not RSA (RS256 needs RSA)") }
         func digest(_ bytes: [UInt8], _ md: OpaquePointer?) -> [UInt8] {

@@ -87,6 +87,7 @@ public final class LocalEntraServer: @unchecked Sendable {
     private var _lifetime: TimeInterval = 3600
     private var _expiryForm: ExpiryForm = .expiresInNumber
     private var _pendingPolls = 1
+    private var _transientFailures = 0
     private var _slowDowns = 0
     private var polls: [String: Int] = [:]
     private var serial = 0
@@ -178,6 +179,11 @@ public final class LocalEntraServer: @unchecked Sendable {
         get { lock.withLock { _pendingPolls } }
         set { lock.withLock { _pendingPolls = newValue } }
     }
+    /// How many token requests are answered HTTP 503 with `Retry-After: 1` before the others are served (default 0).
+    public var transientFailures: Int {
+        get { lock.withLock { _transientFailures } }
+        set { lock.withLock { _transientFailures = newValue } }
+    }
     /// Device code: how many polls are answered `slow_down` first (default 0).
     public var slowDowns: Int {
         get { lock.withLock { _slowDowns } }
@@ -249,6 +255,15 @@ public final class LocalEntraServer: @unchecked Sendable {
             return
         default:
             break
+        }
+        let transient = lock.withLock { () -> Bool in
+            guard _transientFailures > 0 else { return false }
+            _transientFailures -= 1
+            return true
+        }
+        if transient {
+            reply(client, 503, "{\"error\":\"temporarily_unavailable\"}", extra: "Retry-After: 1\r\n")
+            return
         }
         let (status, json) = answer(request)
         if status == 401, let split = json.range(of: "\u{0}") {

@@ -147,6 +147,19 @@ final class EntraTokenSharingTests: XCTestCase {
         XCTAssertEqual(transport.requests, [], "no request: the metadata address is not probed off Azure")
     }
 
+    func testARetryAfterThatFitsTheTimeLeftIsWaitedOnTheInjectedClock() async throws {
+        let s = try EntraScenario(expectedIdentity: "retry-app")
+        defer { s.stop() }
+        s.entra.register(clientID: "retry-app", secret: "retry-secret")
+        s.entra.transientFailures = 2
+        let clock = ManualEntraClock()
+        let claims = try await s.logIn(.entra(ClientSecretCredential(clientID: "retry-app", secret: "retry-secret", environment: s.environment(),
+                                                                     http: EntraHTTPClient(clock: clock)), cache: EntraTokenCache(clock: clock)))
+        XCTAssertEqual(claims["appid"] as? String, "retry-app")
+        XCTAssertEqual(clock.sleeps, [.seconds(1), .seconds(1)])
+        XCTAssertEqual(s.entra.tokenRequests, 3)
+    }
+
     func testHostileEndpointsEndInTypedErrorsWithinTheLoginTimeout() async throws {
         let secret = "hostile-secret-7731"
         let cases: [(LocalEntraServer.Hostile, SQLClientError.Code, EntraCredentialError.Kind?)] = [

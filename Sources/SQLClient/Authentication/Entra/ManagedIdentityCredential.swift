@@ -113,13 +113,12 @@ public struct ManagedIdentityCredential: EntraTokenCredential, CustomStringConve
             return try await get(u, headers: ["X-IDENTITY-HEADER": header, "Accept": "application/json"], request: request,
                                  timeout: timeout, secrets: [header])
         case .arc(let endpoint):
-            var query = [("api-version", "2020-06-01"), ("resource", resource)]
+            let query = [("api-version", "2020-06-01"), ("resource", resource)]
             if identity != .system {
                 throw EntraCredentialError(.invalidConfiguration, credential: name, endpoint: endpoint,
                                            "Azure Arc has only a system-assigned identity (\(identity) was asked)")
             }
             let u = try url(endpoint, query)
-            query = []
             let challenge = try await http.send(EntraHTTPRequest(method: "GET", url: u, headers: ["Metadata": "true"]),
                                                 credential: name, timeout: timeout, secrets: [], acceptErrors: true)
             guard challenge.status == 401, let header = challenge.headers["www-authenticate"],

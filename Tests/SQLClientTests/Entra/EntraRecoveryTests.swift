@@ -49,3 +49,25 @@ final class EntraRecoveryTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 3)
     }
 }
+
+/// Nothing secret reaches the log, even at trace level with sensitive data allowed.
+final class EntraLoggingTests: XCTestCase {
+    func testNeitherTheSecretNorTheTokenIsLogged() async throws {
+        let s = try EntraScenario(expectedIdentity: "log-app")
+        defer { s.stop() }
+        s.entra.register(clientID: "log-app", secret: "log-secret-913")
+        let events = EventLog()
+        var config = s.configuration(.entra(ClientSecretCredential(clientID: "log-app", secret: "log-secret-913", environment: s.environment()),
+                                            cache: EntraTokenCache()))
+        config.logger = SQLClientLogger(minimumLevel: .trace, includesSensitiveData: true) { events.append($0) }
+        let connection = try await SQLConnection.connect(config)
+        _ = try await connection.execute("SELECT 1")
+        await connection.close()
+        let token = try XCTUnwrap(s.tds.records.last?.fedAuthToken)
+        let text = events.events.map { "\($0)" }.joined(separator: "\n") + "\(config)"
+        XCTAssertFalse(events.events.isEmpty)
+        XCTAssertFalse(text.contains("log-secret-913"))
+        XCTAssertFalse(text.contains(token))
+        XCTAssertFalse(text.contains(String(token.prefix(20))))
+    }
+}

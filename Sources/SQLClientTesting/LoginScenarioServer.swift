@@ -70,6 +70,9 @@ public final class LoginScenarioServer: @unchecked Sendable {
         public var login: Login7
         /// The client's SSPI message (packet type 0x11), when there was an SSPI leg.
         public var sspi: [UInt8]?
+        /// The access token of the client's FEDAUTH token message (packet type 0x08), when the server
+        /// sent FEDAUTHINFO (``Behaviour/fedAuthInfo``).
+        public var fedAuthToken: String?
     }
 
     /// How the server answers: TLS, PRELOGIN options, the login collation, and the reply to each login.
@@ -91,6 +94,11 @@ public final class LoginScenarioServer: @unchecked Sendable {
         /// Answer a LOGIN7 with SSPI data with this NTLM CHALLENGE_MESSAGE in an SSPI token, then read
         /// the client's SSPI message before replying.
         public var ntlmChallenge: [UInt8]?
+        /// The FEDAUTH MSAL workflow: a LOGIN7 whose FEDAUTH feature names the ADAL/MSAL library
+        /// (0x02) is answered with a FEDAUTHINFO token ([MS-TDS] 2.2.7.12) naming this STSURL and SPN;
+        /// the client's FEDAUTH token message (packet type 0x08) is read and its token handed to
+        /// ``login`` (``LoginContext/fedAuthToken``) before the reply.
+        public var fedAuthInfo: (stsURL: String, spn: String)?
         /// Answer the first request after login with a routing ENVCHANGE (which a client must treat as
         /// a protocol error).
         public var routeAfterLogin: (server: String, port: UInt16)?
@@ -137,6 +145,10 @@ public final class LoginScenarioServer: @unchecked Sendable {
         public var login: Login7?
         /// The client's SSPI message (packet type 0x11).
         public var sspi: [UInt8]?
+        /// The FEDAUTH option of LOGIN7 (library, echo, workflow), when there was one.
+        public var fedAuth: FedAuth?
+        /// The access token of the client's FEDAUTH token message (packet type 0x08).
+        public var fedAuthToken: String?
         /// The requests sent after the login, in order.
         public var requests: [Request] = []
         /// The reply chosen for the login.
@@ -333,7 +345,24 @@ public final class LoginScenarioServer: @unchecked Sendable {
             sspi = leg.payload
             update(index) { $0.sspi = leg.payload }
         }
-        let reply = behaviour.login(LoginContext(connectionIndex: index, prelogin: prelogin, login: login, sspi: sspi))
+        var fedAuthToken: String?
+        let fedAuth = login.featureExt?.first(where: { $0.id == Login7Feature.fedAuthID }).flatMap { try? FedAuth.decode($0.data) }
+        update(index) { $0.fedAuth = fedAuth }
+        if let info = behaviour.fedAuthInfo, fedAuth?.library == .adal {
+            guard channel.write(Packet.encode(message: Self.fedAuthInfoToken(stsURL: info.stsURL, spn: info.spn),
+                                              type: .tabularResult, packetSize: 4096)),
+                  let leg = reader.next() else { return }
+            guard leg.type == .federatedAuthToken, let message = try? FedAuthTokenMessage.decode(from: leg.payload) else {
+                update(index) { $0.reply = "expected a FEDAUTH token message, got \(leg.type)" }
+                return
+            }
+            let bytes = message.token.reveal()
+            var r = ByteReader(bytes)
+            fedAuthToken = try? r.readUTF16LE(byteCount: bytes.count)
+            update(index) { $0.fedAuthToken = fedAuthToken }
+        }
+        let reply = behaviour.login(LoginContext(connectionIndex: index, prelogin: prelogin, login: login, sspi: sspi,
+                                                 fedAuthToken: fedAuthToken))
         var session = behaviour.sessionRecovery.map { ScenarioSession(scenario: $0, login: login) }
         update(index) { $0.reply = "\(reply)" }
         let version = ServerTokens.ackVersion(forClient: login.tdsVersion)
@@ -438,6 +467,28 @@ public final class LoginScenarioServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(5)
         while lock.withLock({ closedConnections }) < before + open.count, Date() < deadline { usleep(1_000) }
         return open.count
+    }
+
+    /// [MS-TDS] 2.2.7.12 FEDAUTHINFO: TokenLength, CountOfInfoIDs (2), the SPN (0x02) and STSURL
+    /// (0x01) options (id, length, offset counted from CountOfInfoIDs), then their UTF-16LE data.
+    public static func fedAuthInfoToken(stsURL: String, spn: String) -> [UInt8] {
+        func utf16(_ s: String) -> [UInt8] { var w = ByteWriter(); w.writeUTF16LE(s); return w.bytes }
+        let options: [(UInt8, [UInt8])] = [(0x02, utf16(spn)), (0x01, utf16(stsURL))]
+        var offset = 4 + 9 * options.count
+        var body = ByteWriter()
+        body.writeUInt32LE(UInt32(options.count))
+        for (id, data) in options {
+            body.writeUInt8(id)
+            body.writeUInt32LE(UInt32(data.count))
+            body.writeUInt32LE(UInt32(offset))
+            offset += data.count
+        }
+        for (_, data) in options { body.writeBytes(data) }
+        var w = ByteWriter()
+        w.writeUInt8(TokenType.fedAuthInfo.rawValue)
+        w.writeUInt32LE(UInt32(body.count))
+        w.writeBytes(body.bytes)
+        return w.bytes
     }
 
     /// [MS-TDS] 2.2.7.9 ENVCHANGE type 20 (routing): TCP, the port, the server name.

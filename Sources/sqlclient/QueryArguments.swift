@@ -68,6 +68,10 @@ struct QueryOptions {
     var workstation: String?
     /// --access-token-file: an Entra ID access token, read from the file (whitespace trimmed).
     var accessTokenFile: String?
+    /// -G: Microsoft Entra ID sign-in (ActiveDirectoryDefault unless --authentication-method names another).
+    var entra = false
+    /// --authentication-method NAME: an `Authentication=` name (ActiveDirectoryDefault, …DeviceCodeFlow, …).
+    var authenticationMethod: String?
     /// -E / --trusted-connection: Kerberos (integrated security) with the default credential cache.
     var trustedConnection = false
     /// --server-spn: the Kerberos service principal name (nil: MSSQLSvc/<fqdn>:<port>).
@@ -131,7 +135,7 @@ enum QueryArguments {
         "--host-name-in-certificate": "hostNameInCertificate", "--tds-version": "tdsVersion",
         "--text-size": "textSize", "-a": "packetSize", "--packet-size": "packetSize", "--app-name": "appName",
         "-H": "workstation", "--workstation-name": "workstation", "--access-token-file": "accessTokenFile",
-        "--server-spn": "serverSPN",
+        "--server-spn": "serverSPN", "--authentication-method": "authenticationMethod",
         "-K": "applicationIntent", "--application-intent": "applicationIntent",
         "--json-support": "jsonSupport", "--vector-support": "vectorSupport",
         "--exec": "exec", "--param": "param", "--output": "outputParam", "--inout": "inout", "--default": "default",
@@ -146,7 +150,7 @@ enum QueryArguments {
         "--disable-variable-substitution": "noVariables", "-M": "multiSubnetFailover",
         "--multi-subnet-failover": "multiSubnetFailover", "--json-numbers": "jsonNumbers",
         "-L": "listServers", "--list-servers": "listServers", "-Lc": "listServersClean",
-        "-E": "trusted", "--trusted-connection": "trusted",
+        "-E": "trusted", "--trusted-connection": "trusted", "-G": "entra",
         // Accepted for compatibility, with nothing to do: quoted identifiers are always on (-I),
         // regional settings are not used (-R), and server messages always go to standard error (-r).
         "-I": "none", "-R": "none", "-r": "none", "-r0": "none", "-r1": "none",
@@ -311,6 +315,7 @@ enum QueryArguments {
             case "appName": options.applicationName = v
             case "workstation": options.workstation = v
             case "accessTokenFile": options.accessTokenFile = v
+            case "authenticationMethod": options.authenticationMethod = v
             case "serverSPN": options.serverSPN = v
             case "applicationIntent":
                 switch v.lowercased() {
@@ -375,6 +380,7 @@ enum QueryArguments {
         case "listServers": options.listServers = .list
         case "listServersClean": options.listServers = .clean
         case "trusted": options.trustedConnection = true
+        case "entra": options.entra = true
         default: break
         }
     }

@@ -56,6 +56,13 @@ enum QueryCommand {
                             (--trusted-connection; with -U DOMAIN\\user -P password, NTLM when Kerberos cannot start)
       --server-spn SPN      the server's Kerberos SPN (default MSSQLSvc/<fqdn>:<port>)
       --access-token-file F an Entra ID access token from file F (Azure SQL, Fabric); no -U or -P
+      -G                    Microsoft Entra ID sign-in; ActiveDirectoryDefault unless --authentication-method says
+      --authentication-method NAME
+                            ActiveDirectoryDefault (environment, workload identity, managed identity, az, azd),
+                            ActiveDirectoryServicePrincipal (-U client id, -P secret), ActiveDirectoryManagedIdentity
+                            (-U user-assigned client id), ActiveDirectoryWorkloadIdentity, ActiveDirectoryDeviceCodeFlow
+                            (prints the sign-in message; login timeout 5 minutes unless -l); endpoints from
+                            AZURE_AUTHORITY_HOST, IDENTITY_ENDPOINT, AZURE_POD_IDENTITY_AUTHORITY_HOST
       -K ReadOnly           application intent (--application-intent ReadOnly|ReadWrite)
       -M                    multi-subnet failover: every address of the host at once (--multi-subnet-failover)
       --json-support on|off  --vector-support off|float32|float16
@@ -129,12 +136,16 @@ enum QueryCommand {
         } else {
             guard let server = options.server else { throw UsageError("-S server is required") }
             let user = options.user ?? ""
-            guard !user.isEmpty || options.accessTokenFile != nil || options.trustedConnection else {
-                throw UsageError("-U user is required (or -E for a trusted connection)")
+            let entra = options.entra || options.authenticationMethod != nil
+            guard !user.isEmpty || options.accessTokenFile != nil || options.trustedConnection || entra else {
+                throw UsageError("-U user is required (or -E for a trusted connection, -G for Entra ID)")
             }
             let password: String
             if options.accessTokenFile != nil || (options.trustedConnection && options.password == nil) {
                 password = ""
+            } else if entra, options.password == nil,
+                      (options.authenticationMethod ?? "").lowercased().replacingOccurrences(of: " ", with: "") != "activedirectoryserviceprincipal" {
+                password = ""   // only a service principal has a secret to ask for
             } else if let given = options.password ?? environment["SQLCMDPASSWORD"] {
                 password = given
             } else if Terminal.isTerminal(STDIN_FILENO) {
@@ -178,6 +189,19 @@ enum QueryCommand {
                 throw UsageError("cannot read an access token from --access-token-file \"\(file)\"")
             }
             config.authentication = .accessToken(text)
+        } else if options.entra || options.authenticationMethod != nil {
+            // -G / --authentication-method: Entra ID through the FEDAUTH MSAL workflow; the credentials
+            // read this run's environment (AZURE_*, IDENTITY_ENDPOINT, PATH for az and azd).
+            let method = options.authenticationMethod ?? "ActiveDirectoryDefault"
+            let env = EntraEnvironment(variables: environment, isAzureVM: EntraEnvironment.process.isAzureVM)
+            config.authentication = try SQLAuthentication.entra(method: method, user: config.user, password: config.password.reveal(),
+                                                                environment: env)
+            config.user = ""
+            config.password = RedactedPassword("")
+            let compact = method.lowercased().replacingOccurrences(of: " ", with: "")
+            if compact.hasPrefix("activedirectorydevice"), options.loginTimeout == nil {
+                config.connectTimeout = .seconds(300)   // a person signs in meanwhile
+            }
         } else if options.trustedConnection {
             // -E: Kerberos; -U DOMAIN\user with a password is the NTLM fallback.
             var kerberos = KerberosCredentials(serverSPN: options.serverSPN)

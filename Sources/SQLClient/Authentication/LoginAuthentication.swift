@@ -63,8 +63,10 @@ struct LoginAuthentication: Sendable {
                 guard let fallback = credentials.ntlmFallback, Self.allowsNTLMFallback(error) else { throw error }
                 ntlm = NTLMAuthenticator(credentials: fallback)
             }
+        case .entra, .accessTokenCallback:
+            break   // the token is asked once the server's FEDAUTHINFO names the authority and resource
         }
-        if authentication.usesFedAuth, accessToken?.isEmpty ?? true {
+        if authentication.usesFedAuth, !authentication.usesFedAuthWorkflow, accessToken?.isEmpty ?? true {
             throw SQLClientError(.invalidConfiguration, "Authentication=ActiveDirectoryAccessToken needs an access token"
                                  + " (set authentication = .accessToken(…) or use sqlclient --access-token-file)")
         }
@@ -103,6 +105,11 @@ struct LoginAuthentication: Sendable {
             // fFedAuthEcho MUST equal the server's FEDAUTHREQUIRED answer, or it closes the connection.
             let echo = (serverPrelogin?.fedAuthRequired ?? 0) != 0
             features.append(.fedAuthAccessToken(accessToken ?? "", echo: echo, nonce: serverPrelogin?.nonce))
+        case .entra, .accessTokenCallback:
+            login.userName = ""
+            login.password = ""
+            let echo = (serverPrelogin?.fedAuthRequired ?? 0) != 0
+            features.append(.fedAuthMSAL(workflow: authentication.entraCredential?.credential.workflow ?? EntraWorkflow.identity, echo: echo))
         case .ntlm, .kerberos:
             login.userName = ""
             login.password = ""
@@ -111,6 +118,38 @@ struct LoginAuthentication: Sendable {
         }
         login.featureExt = features.isEmpty || login.tdsVersion.generation < 0x74 ? nil : features
         requestedFeatures = Set((login.featureExt ?? []).map { FeatureID(rawValue: $0.id) })
+    }
+
+    /// The FEDAUTH token message ([MS-TDS] 2.2.6.3, packet type 0x08) answering the server's
+    /// FEDAUTHINFO: the credential's token (through its cache) for the SPN from the STSURL, in
+    /// UTF-16LE, with the PRELOGIN nonce when the server sent one; within `timeout`.
+    /// - Throws: ``SQLClientError`` `.loginFailed` with the ``EntraCredentialError`` as `underlying`,
+    ///   `.timeout` when the credential's time ran out, `.protocolError` without a credential.
+    func fedAuthTokenMessage(for info: FedAuthInfo, serverPrelogin: Prelogin?, timeout: Duration) async throws -> [UInt8] {
+        guard let (credential, cache) = authentication.entraCredential, let sts = info.stsURL, let spn = info.spn else {
+            throw SQLClientError(.protocolError, "the server sent FEDAUTHINFO but this login has no Entra ID credential")
+        }
+        let request = EntraTokenRequest(authority: sts, resource: spn)
+        let token: EntraAccessToken
+        do {
+            if let cache {
+                token = try await cache.token(for: request, from: credential, timeout: timeout)
+            } else {
+                token = try await credential.token(for: request, timeout: timeout)
+            }
+        } catch let error as SQLClientError {
+            throw error
+        } catch let error as EntraCredentialError {
+            throw SQLClientError(error.kind == .timeout ? .timeout : .loginFailed,
+                                 "Entra ID sign-in (\(credential.authenticationName)) got no token for \(spn): \(error)", underlying: error)
+        } catch {
+            throw SQLClientError(.loginFailed, "Entra ID sign-in (\(credential.authenticationName)) got no token for \(spn): \(error)",
+                                 underlying: error)
+        }
+        guard !token.token.isEmpty else {
+            throw SQLClientError(.loginFailed, "Entra ID sign-in (\(credential.authenticationName)) returned an empty token")
+        }
+        return FedAuthTokenMessage(accessToken: token.token, nonce: serverPrelogin?.nonce).encode()
     }
 
     /// True when LOGIN7 needs TDS 7.4 for this authentication (FEDAUTH lives in FeatureExt).

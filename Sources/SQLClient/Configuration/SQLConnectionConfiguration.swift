@@ -151,7 +151,9 @@ extension SQLConnectionConfiguration {
     /// (seconds, 0 = none: ``queryTimeout``) — seconds beyond ``maximumTimeout`` (up to
     /// 9223372036854775807) are clamped to it; `Application Name`/`App`;
     /// `Workstation ID`/`WSID`; `Packet Size`; `Current Language`/`Language`;
-    /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`; and the connectivity keys: `Authentication` (`SqlPassword`, `ActiveDirectoryAccessToken`: ``authentication``),
+    /// `TDS Version`/`TDSVersion`; `Text Size`/`TextSize`; and the connectivity keys: `Authentication` (`SqlPassword`, `ActiveDirectoryAccessToken`, and the Entra ID sign-ins `ActiveDirectoryServicePrincipal`,
+    /// `ActiveDirectoryManagedIdentity`/`ActiveDirectoryMSI`, `ActiveDirectoryWorkloadIdentity`, `ActiveDirectoryDeviceCodeFlow`,
+    /// `ActiveDirectoryDefault` with `User ID`/`Password` as ``SQLAuthentication/entra(method:user:password:environment:http:)`` says: ``authentication``),
     /// `Integrated Security`/`Trusted_Connection` (NTLM with a `DOMAIN\user`; a `User ID` written so
     /// selects NTLM by itself; without a password: Kerberos, ``SQLAuthentication/kerberos(_:)``),
     /// `ServerSPN`/`Server SPN` (the Kerberos SPN), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),

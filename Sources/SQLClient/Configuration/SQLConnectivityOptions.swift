@@ -18,6 +18,23 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
     /// retry and redirect), so a pool or a reconnect gets a fresh one. An error it throws fails the
     /// connect as `.loginFailed` with the error as `underlying`.
     case accessTokenProvider(@Sendable () async throws -> String)
+    /// Microsoft Entra ID sign-in through the FEDAUTH MSAL workflow ([MS-TDS] 2.2.6.4 FEDAUTH with
+    /// bFedAuthLibrary 0x02 and the credential's bWorkflow; 2.2.7.12 FEDAUTHINFO; 2.2.6.3 the FEDAUTH
+    /// token message, packet type 0x08): LOGIN7 asks for it, the server answers FEDAUTHINFO with the
+    /// authority (STSURL) and the resource (SPN), and the credential's token for them — taken from
+    /// `cache` (one per authority, resource and identity for the whole process, refreshed before
+    /// expiry, one request however many connections log in at once) — is sent. Every login (a
+    /// reconnect, a redirect, a session recovery) asks the cache again. Errors fail the connect as
+    /// `.loginFailed` with an ``EntraCredentialError`` as `underlying` (`.timeout` when the login
+    /// timeout ends first). See ``ClientSecretCredential``, ``ManagedIdentityCredential``,
+    /// ``WorkloadIdentityCredential``, ``DeveloperCLICredential``, ``DeviceCodeCredential``,
+    /// ``DefaultAzureCredential``; connection string `Authentication=ActiveDirectory…`.
+    case entra(any EntraTokenCredential, cache: EntraTokenCache = .shared)
+    /// Like ``entra(_:cache:)`` with your own code as the credential: `callback` gets the authority
+    /// and resource the server named (FEDAUTHINFO) at every login and returns an access token
+    /// (not cached here). Microsoft.Data.SqlClient's `AccessTokenCallback`. (``accessTokenProvider(_:)``
+    /// is unchanged: it sends its token in LOGIN7 without the server naming a resource.)
+    case accessTokenCallback(@Sendable (EntraTokenRequest) async throws -> String)
     /// NTLM (Windows authentication with a user, a domain and a password): SSPI data in LOGIN7 and an
     /// SSPI message (packet type 0x11) answering the server's challenge ([MS-TDS] 2.2.6.4, 2.2.6.8,
     /// 2.2.7.22). A `User ID` written `DOMAIN\user` in a connection string selects it.
@@ -33,6 +50,8 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
         case .sqlPassword: return "sqlPassword"
         case .accessToken(let t): return t.isEmpty ? "accessToken(missing)" : "accessToken(redacted)"
         case .accessTokenProvider: return "accessTokenProvider"
+        case .entra(let credential, _): return "entra(\(credential.authenticationName))"
+        case .accessTokenCallback: return "accessTokenCallback"
         case .ntlm(let c): return "ntlm(\(c))"
         case .kerberos(let c): return "kerberos(\(c))"
         }
@@ -49,8 +68,25 @@ public enum SQLAuthentication: Sendable, CustomStringConvertible {
     /// True for the FEDAUTH cases.
     var usesFedAuth: Bool {
         switch self {
-        case .accessToken, .accessTokenProvider: return true
+        case .accessToken, .accessTokenProvider, .entra, .accessTokenCallback: return true
         default: return false
+        }
+    }
+
+    /// True for the FEDAUTH MSAL workflow (the token is asked after the server's FEDAUTHINFO).
+    var usesFedAuthWorkflow: Bool {
+        switch self {
+        case .entra, .accessTokenCallback: return true
+        default: return false
+        }
+    }
+
+    /// The credential the MSAL workflow asks, and the cache it goes through (nil: none, the callback's).
+    var entraCredential: (credential: any EntraTokenCredential, cache: EntraTokenCache?)? {
+        switch self {
+        case .entra(let credential, let cache): return (credential, cache)
+        case .accessTokenCallback(let callback): return (CallbackCredential(callback: callback), nil)
+        default: return nil
         }
     }
 }
@@ -147,6 +183,8 @@ public enum SQLApplicationIntent: String, Sendable, Hashable {
 /// The connection-string keys of this file's options, parsed apart from the rest.
 struct ConnectivityKeys {
     var authentication: SQLAuthentication?
+    /// `Authentication=ActiveDirectory…` (lower case): the Entra ID credential, made once user and password are known.
+    var entraMethod: String?
     var integratedSecurity = false
     /// `ServerSPN`: the Kerberos service principal name (nil: derived from the server address).
     var serverSPN: String?
@@ -173,13 +211,19 @@ struct ConnectivityKeys {
         switch key {
         case "authentication":
             switch value.lowercased().replacingOccurrences(of: " ", with: "") {
-            case "sqlpassword": authentication = .sqlPassword
-            case "activedirectoryaccesstoken", "accesstoken": authentication = .accessToken("")
-            case "activedirectoryintegrated", "activedirectorypassword", "activedirectoryinteractive",
-                 "activedirectoryserviceprincipal", "activedirectorydeviceflow", "activedirectorymanagedidentity",
-                 "activedirectorymsi", "activedirectorydefault", "activedirectoryworkloadidentity":
-                throw SQLClientError(.unsupported, "Authentication=\(value): this client acquires no Entra ID tokens;"
-                                     + " obtain one yourself and use Authentication=ActiveDirectoryAccessToken")
+            case "sqlpassword": authentication = .sqlPassword; entraMethod = nil
+            case "activedirectoryaccesstoken", "accesstoken": authentication = .accessToken(""); entraMethod = nil
+            case "activedirectorypassword":
+                throw SQLClientError(.unsupported, "Authentication=ActiveDirectoryPassword is obsolete (Entra ID requires"
+                                     + " multifactor authentication); use ActiveDirectoryServicePrincipal, ActiveDirectoryManagedIdentity,"
+                                     + " ActiveDirectoryWorkloadIdentity, ActiveDirectoryDeviceCodeFlow or ActiveDirectoryDefault")
+            case "activedirectoryintegrated", "activedirectoryinteractive":
+                throw SQLClientError(.unsupported, "Authentication=\(value) is not supported here; use ActiveDirectoryDefault"
+                                     + " (Azure CLI sign-in) or ActiveDirectoryDeviceCodeFlow")
+            case "activedirectoryserviceprincipal", "activedirectorydeviceflow", "activedirectorydevicecodeflow",
+                 "activedirectorymanagedidentity", "activedirectorymsi", "activedirectorydefault", "activedirectoryworkloadidentity":
+                entraMethod = value.lowercased().replacingOccurrences(of: " ", with: "")
+                authentication = nil
             default: throw bad()
             }
         case "integrated security", "trusted connection":
@@ -224,6 +268,12 @@ struct ConnectivityKeys {
     /// `DOMAIN\user` and a password is NTLM; without a password it is Kerberos (the default credential
     /// cache; a `User ID` written `user@REALM` names the client principal; `ServerSPN` the server's).
     func resolvedAuthentication(user: String, password: String) throws(SQLClientError) -> SQLAuthentication {
+        if let entraMethod {
+            guard !integratedSecurity else {
+                throw SQLClientError(.invalidConfiguration, "Authentication and Integrated Security cannot be combined")
+            }
+            return try SQLAuthentication.entra(method: entraMethod, user: user, password: password)
+        }
         if let authentication, case .sqlPassword = authentication, !integratedSecurity {
             return .sqlPassword
         }

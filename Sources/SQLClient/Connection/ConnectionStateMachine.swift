@@ -83,6 +83,10 @@ struct ConnectionStateMachine: Sendable {
         /// The server's SSPI token (NTLM challenge): answer it with an SSPI message (packet type
         /// 0x11), then keep reading the login response.
         case sspiChallenge([UInt8])
+        /// The server's FEDAUTHINFO ([MS-TDS] 2.2.7.12) in the FEDAUTH MSAL workflow: get a token for
+        /// its SPN from its STSURL and send it in a FEDAUTH token message (packet type 0x08,
+        /// [MS-TDS] 2.2.6.3), then keep reading the login response.
+        case fedAuthInfoReceived(FedAuthInfo)
 
         /// The request may be written now (its turn came): resume whoever waits for it.
         case startRequest(RequestID)
@@ -165,6 +169,11 @@ struct ConnectionStateMachine: Sendable {
     private var sspiTokens = 0
     /// The message being read carried an SSPI token (its end is not the end of the login response).
     private var sspiInMessage = false
+    /// Whether LOGIN7 asked for the FEDAUTH MSAL workflow (the server then sends FEDAUTHINFO once).
+    var expectsFedAuthInfo = false
+    /// FEDAUTHINFO came (once only); the message being read carried it.
+    private(set) var fedAuthInfoReceived = false
+    private var fedAuthInfoInMessage = false
 
     /// The running request, if any.
     private(set) var request: RequestStateMachine?
@@ -580,6 +589,11 @@ struct ConnectionStateMachine: Sendable {
                 sspiInMessage = false
                 return []
             }
+            if fedAuthInfoInMessage, loginAck == nil, loginErrors.isEmpty {
+                // FEDAUTHINFO's message: the login response follows the client's FEDAUTH token.
+                fedAuthInfoInMessage = false
+                return []
+            }
             if let fatal = loginFatal, loginAck == nil {
                 return [fail(loginError(from: [fatal] + loginErrors.filter { $0 != fatal }))]
             }
@@ -686,9 +700,20 @@ struct ConnectionStateMachine: Sendable {
             sspiAnswered = true
             sspiInMessage = true
             return .sspiChallenge(t.buffer)
-        case .fedAuthInfo:
-            return fail(SQLClientError(.unsupported, "the server asked for a token from an Entra ID workflow (FEDAUTHINFO);"
-                                       + " this client only sends tokens it is given (Authentication=ActiveDirectoryAccessToken)"))
+        case .fedAuthInfo(let info):
+            guard expectsFedAuthInfo else {
+                return fail(SQLClientError(.protocolError, "the server sent FEDAUTHINFO but LOGIN7 did not ask for the FEDAUTH MSAL"
+                                           + " workflow (an access token was sent in LOGIN7)"))
+            }
+            guard !fedAuthInfoReceived else {
+                return fail(SQLClientError(.protocolError, "the server sent a second FEDAUTHINFO in the login"))
+            }
+            guard let sts = info.stsURL, !sts.isEmpty, let spn = info.spn, !spn.isEmpty else {
+                return fail(SQLClientError(.protocolError, "the server's FEDAUTHINFO lacks the STSURL or the SPN"))
+            }
+            fedAuthInfoReceived = true
+            fedAuthInfoInMessage = true
+            return .fedAuthInfoReceived(info)
         default:
             return fail(SQLClientError(.protocolError, "unexpected \(token.name) token in the login response"))
         }

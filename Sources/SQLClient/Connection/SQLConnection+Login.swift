@@ -202,6 +202,7 @@ extension SQLConnection {
         var authentication = LoginAuthentication(configuration.authentication)
         try await authentication.prepare(address: configuration.address, port: port, timeout: max(.zero, deadline - clock.now()))
         machine.maximumSSPITokens = authentication.maximumSSPITokens
+        machine.expectsFedAuthInfo = configuration.authentication.usesFedAuthWorkflow
         if configuration.encryption == .strict {
             try await strictTLSHandshake()
         }
@@ -282,6 +283,13 @@ extension SQLConnection {
                 if !answer.isEmpty {
                     try await writeHoldingGate(Packet.encode(message: answer, type: .sspi, packetSize: Packet.defaultSize))
                 }
+                pending += try await nextLoginActions()
+
+            case .fedAuthInfoReceived(let info):
+                // [MS-TDS] 2.2.6.3: the token for the server's SPN, in a FEDAUTH token message (0x08).
+                let message = try await authentication.fedAuthTokenMessage(for: info, serverPrelogin: serverPrelogin,
+                                                                           timeout: max(.zero, deadline - clock.now()))
+                try await writeHoldingGate(Packet.encode(message: message, type: .federatedAuthToken, packetSize: Packet.defaultSize))
                 pending += try await nextLoginActions()
 
             case .loginRouted(let routing):

@@ -179,7 +179,7 @@ public actor SQLConnection {
             reservations.resume(key, with: .success(()))
         case .failReservation(let key, let error):
             reservations.resume(key, with: .failure(error))
-        case .none, .sendPrelogin, .startTLSHandshake, .sendLogin7, .loginRouted, .sspiChallenge, .endRequestWithIgnore, .forwardColumns,
+        case .none, .sendPrelogin, .startTLSHandshake, .sendLogin7, .loginRouted, .sspiChallenge, .fedAuthInfoReceived, .endRequestWithIgnore, .forwardColumns,
              .forwardRow, .forwardStatementDone, .forwardReturnStatus, .requestCompleted, .requestCancelled:
             break
         }

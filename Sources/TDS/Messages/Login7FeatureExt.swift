@@ -59,6 +59,16 @@ public struct Login7Feature: Hashable, Sendable, CustomStringConvertible, Custom
         return fedAuthSecurityToken(w.bytes, echo: echo, nonce: nonce)
     }
 
+    /// FEDAUTH (0x02) for the ADAL/MSAL library: the client gets the token after the server's
+    /// FEDAUTHINFO and sends it in a FEDAUTH token message (packet type 0x08).
+    ///
+    /// FeatureData: Options (bFedAuthLibrary `0x02` shifted left by one, fFedAuthEcho in bit 0), then
+    /// bWorkflow (0x01 user and password, also sent for a service principal; 0x02 integrated;
+    /// 0x03 interactive and the identity-based workflows). ([MS-TDS] 2.2.6.4 FEDAUTH FeatureExt.)
+    public static func fedAuthMSAL(workflow: UInt8, echo: Bool) -> Login7Feature {
+        Login7Feature(id: fedAuthID, data: [FedAuth.Library.adal.rawValue << 1 | (echo ? 1 : 0), workflow])
+    }
+
     /// The [MS-TDS] name of the feature.
     public var name: String {
         switch id {

@@ -121,6 +121,57 @@ enum ReadmeSnippets {
         }
     }
 
+    /// README.md, snippet entraSignIn (compile).
+    static func entraSignIn() async throws {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        func entraExamples() async throws {
+            let server = "Server=myserver.database.windows.net;Database=shop;Encrypt=Strict"
+
+            // A service principal with a client secret (User ID = the application's client id).
+            _ = try await SQLConnection.connect(connectionString: server
+                + ";Authentication=ActiveDirectoryServicePrincipal;User ID=11111111-2222-3333-4444-555555555555;Password=my-client-secret")
+
+            // A service principal with a certificate (PEM certificate and key, or PKCS#12 with `certificatePassword:`;
+            // an RS256 client assertion with x5t#S256).
+            var config = try SQLConnectionConfiguration(connectionString: server)
+            config.authentication = .entra(ClientCertificateCredential(clientID: "11111111-2222-3333-4444-555555555555",
+                                                                       certificatePath: "/etc/app/sp.pem", privateKeyPath: "/etc/app/sp.key"))
+            _ = try await SQLConnection.connect(config)
+
+            // A managed identity (App Service, Functions, Container Apps, VMs, AKS nodes, Azure Arc, Cloud Shell):
+            // system-assigned, or a user-assigned one by client id (or `/subscriptions/…` resource id).
+            _ = try await SQLConnection.connect(connectionString: server + ";Authentication=ActiveDirectoryManagedIdentity")
+            _ = try await SQLConnection.connect(connectionString: server
+                + ";Authentication=ActiveDirectoryMSI;User ID=66666666-7777-8888-9999-000000000000")
+
+            // AKS workload identity (AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_ID, AZURE_TENANT_ID from the pod).
+            _ = try await SQLConnection.connect(connectionString: server + ";Authentication=ActiveDirectoryWorkloadIdentity")
+
+            // The developer signed in with `az login` or `azd auth login` (also steps of the default chain).
+            config.authentication = .entra(DeveloperCLICredential(.azureCLI))            // or .azureDeveloperCLI
+            _ = try await SQLConnection.connect(config)
+
+            // Device code: the sign-in message goes to `prompt`; the login timeout must leave time to sign in.
+            config.authentication = .entra(DeviceCodeCredential { message in print(message) })
+            config.connectTimeout = .seconds(300)
+            _ = try await SQLConnection.connect(config)
+
+            // The default chain: environment (AZURE_CLIENT_SECRET or AZURE_CLIENT_CERTIFICATE_PATH),
+            // workload identity, managed identity, Azure CLI, Azure Developer CLI.
+            _ = try await SQLConnection.connect(connectionString: server + ";Authentication=ActiveDirectoryDefault")
+
+            // Your own code, told the authority and resource the server named.
+            @Sendable func myTokenService(authority: String, scope: String) async throws -> String { "…" }
+            config.authentication = .accessTokenCallback { request in
+                try await myTokenService(authority: request.authority, scope: request.scope)
+            }
+            _ = try await SQLConnection.connect(config)
+        }
+    }
+
     /// README.md, snippet connectionPool (run-demo).
     static func connectionPool() async throws {
         @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {

@@ -42,6 +42,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         case .loginSucceeded(let s): return "loginSucceeded(db: \(s.database), \(s.tdsVersion), packet: \(s.packetSize))"
         case .loginRouted(let r): return "routed(\(r.server):\(r.port))"
         case .sspiChallenge(let b): return "sspi(\(b.count) bytes)"
+        case .fedAuthInfoReceived(let info): return "fedAuthInfo(\(info.spn ?? ""))"
         case .startRequest(let id): return "start\(id)"
         case .failRequest(let id, let e): return "fail\(id)(\(e.code))"
         case .scheduleTimeout(let t, let deadline): return "schedule(\(t)@\(seconds(deadline)))"

@@ -72,7 +72,7 @@ final class SQLConnectivityOptionsTests: XCTestCase {
         for entry in ["Integrated Security=SSPI", "Trusted_Connection=yes"] {
             guard case .kerberos = try config(entry).authentication else { return XCTFail(entry) }
         }
-        for entry in ["Authentication=ActiveDirectoryPassword", "Authentication=ActiveDirectoryManagedIdentity"] {
+        for entry in ["Authentication=ActiveDirectoryPassword", "Authentication=ActiveDirectoryIntegrated"] {
             XCTAssertThrowsError(try config(entry), entry) { XCTAssertEqual(($0 as? SQLClientError)?.code, .unsupported) }
         }
         XCTAssertThrowsError(try config("Authentication=ActiveDirectoryAccessToken;Integrated Security=true;UID=A\\b;PWD=x"))

@@ -66,6 +66,10 @@ public struct DeveloperCLICredential: EntraTokenCredential, CustomStringConverti
             args = ["auth", "token", "--output", "json", "--scope", request.scope]
             if let tenantID { args += ["--tenant-id", tenantID] }
         }
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        // No child processes on Apple's devices (Foundation has no Process there).
+        throw EntraCredentialError(.notAvailable, credential: name, "\(tool.rawValue) cannot be run on this platform")
+        #else
         let result = try await BoundedProcess.run(program, args, environment: environment.variables, timeout: timeout,
                                                   maximumOutput: Self.maximumOutput, credential: name)
         guard result.status == 0 else {
@@ -80,9 +84,11 @@ public struct DeveloperCLICredential: EntraTokenCredential, CustomStringConverti
                                        "exit status \(result.status): \(firstLine.prefix(300))")
         }
         return try EntraHTTPClient.parseToken(result.stdout, credential: name, endpoint: program, request: request, now: clock.now())
+        #endif
     }
 }
 
+#if !(os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
 /// A child process with bounded output and time (the developer CLIs).
 enum BoundedProcess {
     struct Result { var status: Int32; var stdout: [UInt8]; var stderr: [UInt8] }
@@ -164,3 +170,4 @@ enum BoundedProcess {
         }
     }
 }
+#endif

@@ -144,6 +144,68 @@ static inline int csqlclient_hmac_sha256(const unsigned char *key, size_t keyLen
         && written == 32;
 }
 
+/* HMAC-SHA256 with a key set up once: a context keyed by `key` (NULL on failure), then each MAC
+   over three parts computed on a copy of it (no key schedule or algorithm lookup per MAC), then
+   freed. The keyed context is only read after creation, so several threads may use it at once. */
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+#include <openssl/core_names.h>
+static inline void *csqlclient_hmac_sha256_key_new(const unsigned char *key, size_t keyLength) {
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx;
+    OSSL_PARAM params[2];
+    if (mac == NULL) return NULL;
+    ctx = EVP_MAC_CTX_new(mac);
+    EVP_MAC_free(mac);
+    if (ctx == NULL) return NULL;
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
+    params[1] = OSSL_PARAM_construct_end();
+    if (EVP_MAC_init(ctx, key, keyLength, params) != 1) { EVP_MAC_CTX_free(ctx); return NULL; }
+    return ctx;
+}
+
+static inline int csqlclient_hmac_sha256_parts(void *keyed, const unsigned char *a, size_t aLength,
+                                               const unsigned char *b, size_t bLength,
+                                               const unsigned char *c, size_t cLength, unsigned char *out) {
+    EVP_MAC_CTX *ctx = EVP_MAC_CTX_dup((EVP_MAC_CTX *)keyed);
+    size_t written = 0;
+    int ok;
+    if (ctx == NULL) return 0;
+    ok = (aLength == 0 || EVP_MAC_update(ctx, a, aLength) == 1)
+        && (bLength == 0 || EVP_MAC_update(ctx, b, bLength) == 1)
+        && (cLength == 0 || EVP_MAC_update(ctx, c, cLength) == 1)
+        && EVP_MAC_final(ctx, out, &written, 32) == 1 && written == 32;
+    EVP_MAC_CTX_free(ctx);
+    return ok;
+}
+
+static inline void csqlclient_hmac_sha256_key_free(void *keyed) { EVP_MAC_CTX_free((EVP_MAC_CTX *)keyed); }
+#else
+static inline void *csqlclient_hmac_sha256_key_new(const unsigned char *key, size_t keyLength) {
+    HMAC_CTX *ctx = HMAC_CTX_new();
+    if (ctx == NULL) return NULL;
+    if (HMAC_Init_ex(ctx, key, (int)keyLength, EVP_sha256(), NULL) != 1) { HMAC_CTX_free(ctx); return NULL; }
+    return ctx;
+}
+
+static inline int csqlclient_hmac_sha256_parts(void *keyed, const unsigned char *a, size_t aLength,
+                                               const unsigned char *b, size_t bLength,
+                                               const unsigned char *c, size_t cLength, unsigned char *out) {
+    HMAC_CTX *ctx = HMAC_CTX_new();
+    unsigned int written = 0;
+    int ok;
+    if (ctx == NULL) return 0;
+    ok = HMAC_CTX_copy(ctx, (HMAC_CTX *)keyed) == 1
+        && (aLength == 0 || HMAC_Update(ctx, a, aLength) == 1)
+        && (bLength == 0 || HMAC_Update(ctx, b, bLength) == 1)
+        && (cLength == 0 || HMAC_Update(ctx, c, cLength) == 1)
+        && HMAC_Final(ctx, out, &written) == 1 && written == 32;
+    HMAC_CTX_free(ctx);
+    return ok;
+}
+
+static inline void csqlclient_hmac_sha256_key_free(void *keyed) { HMAC_CTX_free((HMAC_CTX *)keyed); }
+#endif
+
 /* SHA-256 of `length` bytes into `out` (32 bytes). Returns 1 on success. */
 static inline int csqlclient_sha256(const unsigned char *data, size_t length, unsigned char *out) {
     unsigned int written = 0;

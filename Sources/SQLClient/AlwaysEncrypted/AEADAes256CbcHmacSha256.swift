@@ -22,6 +22,8 @@ public struct AEADAes256CbcHmacSha256: Sendable, CustomStringConvertible, Custom
     public static let version: UInt8 = 0x01
     /// The smallest ciphertext: version, MAC, IV and one AES block (65 bytes).
     public static let minimumCiphertextLength = 1 + 32 + 16 + 16
+    /// The version's length, the last input of the MAC.
+    private static let versionLength: [UInt8] = [1]
 
     /// EncryptionAlgoType ([MS-TDS] 2.2.7.4).
     public enum EncryptionType: UInt8, Sendable, Hashable, CaseIterable {
@@ -34,6 +36,8 @@ public struct AEADAes256CbcHmacSha256: Sendable, CustomStringConvertible, Custom
     private let encryptionKey: [UInt8]
     private let macKey: [UInt8]
     private let ivKey: [UInt8]
+    /// The MAC key set up once in the platform's HMAC (each cell's MAC starts from a copy).
+    private let mac: AEHMACKey
 
     /// The algorithm keyed by a column encryption key.
     /// - Throws: ``ColumnEncryptionError`` `.invalidKey` unless `rootKey` is 32 bytes;
@@ -52,6 +56,7 @@ public struct AEADAes256CbcHmacSha256: Sendable, CustomStringConvertible, Custom
         encryptionKey = try derive("encryption key")
         macKey = try derive("MAC key")
         ivKey = try derive("IV key")
+        mac = try AEHMACKey(macKey)
     }
 
     /// The derived keys (encryption, MAC, IV), for known-answer tests.
@@ -73,13 +78,14 @@ public struct AEADAes256CbcHmacSha256: Sendable, CustomStringConvertible, Custom
         guard let body = AECrypto.aes256CBC(encrypt: true, key: encryptionKey, iv: iv, plaintext[...]) else {
             throw ColumnEncryptionError(.cryptoFailure, "AES-256-CBC encryption failed")
         }
-        let mac = try AECrypto.hmacSHA256(key: macKey, [Self.version] + iv + body + [1])
         var out: [UInt8] = []
         out.reserveCapacity(1 + 32 + 16 + body.count)
         out.append(Self.version)
-        out += mac
+        out += [UInt8](repeating: 0, count: 32)
         out += iv
         out += body
+        let tag = try mac.mac(out[..<1], out[33...], [1][...])
+        out.replaceSubrange(1 ..< 33, with: tag)
         return out
     }
 
@@ -99,13 +105,10 @@ public struct AEADAes256CbcHmacSha256: Sendable, CustomStringConvertible, Custom
         guard (ciphertext.count - 49) % 16 == 0 else {
             throw ColumnEncryptionError(.invalidCiphertext, "the encrypted value (\(ciphertext.count - 49) byte(s)) is not whole AES blocks")
         }
-        var authenticated: [UInt8] = []
-        authenticated.reserveCapacity(ciphertext.count - 32 + 1)
-        authenticated.append(Self.version)
-        authenticated += ciphertext[33...]
-        authenticated.append(1)
-        let mac = try AECrypto.hmacSHA256(key: macKey, authenticated)
-        guard AECrypto.constantTimeEqual(ciphertext[1 ..< 33], mac) else {
+        // The MAC covers the version byte, the IV and the AES ciphertext (contiguous in the
+        // cell), then the version's length, 1.
+        let tag = try mac.mac(ciphertext[..<1], ciphertext[33...], Self.versionLength[...])
+        guard AECrypto.constantTimeEqual(ciphertext[1 ..< 33], tag) else {
             throw ColumnEncryptionError(.authenticationFailed, "the ciphertext's MAC does not verify (altered value or wrong key)")
         }
         let iv = Array(ciphertext[33 ..< 49])

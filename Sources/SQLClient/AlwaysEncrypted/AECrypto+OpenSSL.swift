@@ -70,6 +70,38 @@ enum AECrypto {
     }
 }
 
+/// An HMAC-SHA256 key set up once in OpenSSL (a keyed MAC context), for the MACs of many cells.
+final class AEHMACKey: @unchecked Sendable {
+    // Only read (copied) after creation: OpenSSL's dup of a keyed context does not change it.
+    private let context: UnsafeMutableRawPointer
+
+    init(_ key: [UInt8]) throws(ColumnEncryptionError) {
+        guard let context = key.withUnsafeBufferPointer({ csqlclient_hmac_sha256_key_new($0.baseAddress, $0.count) }) else {
+            throw AECrypto.failure("an HMAC-SHA256 key")
+        }
+        self.context = context
+    }
+
+    deinit { csqlclient_hmac_sha256_key_free(context) }
+
+    /// HMAC-SHA256 of `a`, `b` and `c` one after another.
+    func mac(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>, _ c: ArraySlice<UInt8>) throws(ColumnEncryptionError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        let ok = a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in
+                c.withUnsafeBufferPointer { z in
+                    out.withUnsafeMutableBufferPointer { o in
+                        csqlclient_hmac_sha256_parts(context, x.baseAddress, x.count, y.baseAddress, y.count,
+                                                     z.baseAddress, z.count, o.baseAddress)
+                    }
+                }
+            }
+        }
+        guard ok == 1 else { throw AECrypto.failure("HMAC-SHA256") }
+        return out
+    }
+}
+
 /// An RSA key held by OpenSSL (an `EVP_PKEY`): a column master key, its private part when loaded
 /// from a private key file, or only its public part when loaded from a certificate.
 final class AERSAKey: @unchecked Sendable {

@@ -37,6 +37,11 @@ final class ColumnEncryptionNegotiationTests: XCTestCase {
         var old = config.login7(hostName: "h", clientPID: 1)
         config.columnEncryption.request(in: &old)
         XCTAssertNil(old.featureExt)
+        XCTAssertThrowsError(try config.validated()) { XCTAssertEqual(($0 as? SQLClientError)?.code, .invalidConfiguration) }
+        config.tdsVersion = .v7_4
+        XCTAssertNoThrow(try config.validated())
+        config.columnEncryptionKeyStoreProviders = ["": SQLCertificateFileKeyStoreProvider(folder: "/nonexistent")]
+        XCTAssertThrowsError(try config.validated()) { XCTAssertEqual(($0 as? SQLClientError)?.code, .invalidConfiguration) }
     }
 
     func testAcknowledgementVersionsAndEnclaves() throws {

@@ -48,6 +48,22 @@ enum AECrypto {
     }
 }
 
+/// An HMAC-SHA256 key for the MACs of many cells (CommonCrypto keys each MAC itself).
+final class AEHMACKey: @unchecked Sendable {
+    private let key: [UInt8]
+
+    init(_ key: [UInt8]) throws(ColumnEncryptionError) { self.key = key }
+
+    func mac(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>, _ c: ArraySlice<UInt8>) throws(ColumnEncryptionError) -> [UInt8] {
+        var context = CCHmacContext()
+        CCHmacInit(&context, CCHmacAlgorithm(kCCHmacAlgSHA256), key, key.count)
+        for part in [a, b, c] { part.withUnsafeBufferPointer { CCHmacUpdate(&context, $0.baseAddress, $0.count) } }
+        var out = [UInt8](repeating: 0, count: Int(CC_SHA256_DIGEST_LENGTH))
+        CCHmacFinal(&context, &out)
+        return out
+    }
+}
+
 /// An RSA key held by Security (a `SecKey`), private or public.
 final class AERSAKey: @unchecked Sendable {
     // SecKey is immutable and thread-safe.

@@ -216,14 +216,25 @@ static inline int csqlclient_sha256(const unsigned char *data, size_t length, un
 /* AES-256-CBC with PKCS #7 padding: `encrypt` 1 or 0; `key` 32 bytes, `iv` 16 bytes; `out` holds
    at least `length` + 16 bytes. Returns the bytes written, or -1 (for a decryption: bad padding
    or a length that is not a multiple of 16). */
-static inline long csqlclient_aes256cbc(int encrypt, const unsigned char *key, const unsigned char *iv,
+/* AES-256-CBC fetched once for the process (OpenSSL 3 looks an algorithm up on every
+   EVP_CipherInit_ex given the built-in EVP_aes_256_cbc(); a fetched one skips that). Never freed. */
+static inline const void *csqlclient_aes256cbc_fetch(void) {
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    return EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
+#else
+    return EVP_aes_256_cbc();
+#endif
+}
+
+/* `cipher`: from csqlclient_aes256cbc_fetch, or NULL for EVP_aes_256_cbc(). */
+static inline long csqlclient_aes256cbc(const void *cipher, int encrypt, const unsigned char *key, const unsigned char *iv,
                                         const unsigned char *in, size_t length, unsigned char *out) {
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     static const unsigned char empty = 0;
     int written = 0, last = 0;
     long result = -1;
     if (ctx == NULL || length > 0x7FFFFFF0) { EVP_CIPHER_CTX_free(ctx); return -1; }
-    if (EVP_CipherInit_ex(ctx, EVP_aes_256_cbc(), NULL, key, iv, encrypt) == 1
+    if (EVP_CipherInit_ex(ctx, cipher != NULL ? (const EVP_CIPHER *)cipher : EVP_aes_256_cbc(), NULL, key, iv, encrypt) == 1
         && EVP_CIPHER_CTX_set_padding(ctx, 1) == 1
         && EVP_CipherUpdate(ctx, out, &written, in != NULL ? in : &empty, (int)length) == 1
         && EVP_CipherFinal_ex(ctx, out + written, &last) == 1) {

@@ -38,7 +38,7 @@ enum AECrypto {
             iv.withUnsafeBufferPointer { v in
                 data.withUnsafeBufferPointer { d in
                     out.withUnsafeMutableBufferPointer { o in
-                        csqlclient_aes256cbc(encrypt ? 1 : 0, k.baseAddress, v.baseAddress, d.baseAddress, d.count, o.baseAddress)
+                        csqlclient_aes256cbc(aes256CBCCipher, encrypt ? 1 : 0, k.baseAddress, v.baseAddress, d.baseAddress, d.count, o.baseAddress)
                     }
                 }
             }
@@ -47,6 +47,9 @@ enum AECrypto {
         out.removeSubrange(Int(written)...)
         return out
     }
+
+    /// AES-256-CBC fetched once for the process (nil: OpenSSL's built-in one is used).
+    nonisolated(unsafe) private static let aes256CBCCipher: UnsafeRawPointer? = csqlclient_aes256cbc_fetch()
 
     /// `count` cryptographically random bytes.
     static func randomBytes(_ count: Int) throws(ColumnEncryptionError) -> [UInt8] {

@@ -148,6 +148,57 @@ put("TypeInfoValues", bytes([V74, 0x62, 0x50, 0x1F, 0, 0, 6, 0, 0, 0, 0x38, 0, 1
 put("TypeInfoValues", bytes([V74, 0xF1, 0]) + b"<\x00a\x00/\x00>\x00")
 put("TypeInfoValues", bytes([V74, 0x27, 0x10]) + coll + b"\x02hi")
 
+# COLMETADATA with a CEK table and CryptoMetaData (Always Encrypted, [MS-TDS] 2.2.7.4): byte 0's
+# 0x80 bit turns column encryption on in the TokenStream harness. A valid table (two entries, one
+# with two values) and encrypted columns with a ROW of varbinary ciphertexts; then hostile ones:
+# an Ordinal past the table, a custom algorithm name, 65,535 entries that stop early, values
+# declaring long keys that are not there.
+def bvarchar(t):
+    return bytes([len(t)]) + t.encode("utf-16-le")
+
+def usvarchar(t):
+    return struct.pack("<H", len(t)) + t.encode("utf-16-le")
+
+def cek_entry(i, values):
+    out = struct.pack("<IIIQ", 7, i, 1, 0x0102030405060708) + bytes([len(values)])
+    for key, store, path in values:
+        out += struct.pack("<H", len(key)) + key + bvarchar(store) + usvarchar(path) + bvarchar("RSA_OAEP")
+    return out
+
+def crypto(ordinal, base, algo=2, name=None, kind=1, norm=1):
+    out = struct.pack("<HI", ordinal, 0) + base + bytes([algo])
+    if algo == 0:
+        out += bvarchar(name or "")
+    return out + bytes([kind, norm])
+
+INT4 = bytes([0x38])
+NCHAR10 = bytes([0xEF, 20, 0]) + coll
+VARBINARY = bytes([0xA5, 0x40, 0x1F])
+
+def ae_colmetadata(entries, columns):
+    out = b"\x81" + struct.pack("<H", len(columns)) + struct.pack("<H", len(entries)) + b"".join(entries)
+    for name, flags, tinfo, meta in columns:
+        out += struct.pack("<IH", 0, flags) + tinfo + (meta or b"") + bvarchar(name)
+    return out
+
+entries = [cek_entry(1, [(bytes(range(64)) * 4, "MSSQL_CERTIFICATE_STORE", "CurrentUser/My/0BE978BA81EED610015FD8B7CAEF55F1614CA3B6")]),
+           cek_entry(2, [(b"\xA5" * 40, "CUSTOM", "vault/key1"), (b"\x01\x02\x03", "MSSQL_CERTIFICATE_STORE", "LocalMachine/My/AB12")])]
+columns = [("id", 0x0001, INT4, None), ("name", 0x0801, VARBINARY, crypto(0, NCHAR10)),
+           ("salary", 0x0800, VARBINARY, crypto(1, bytes([0x26, 4]), kind=2))]
+cell = bytes([1]) + bytes(range(32)) + bytes(range(16)) + bytes(range(32))
+row = b"\xD1" + struct.pack("<i", 5) + struct.pack("<H", len(cell)) + cell + struct.pack("<H", len(cell)) + cell
+done = b"\xFD" + struct.pack("<HHQ", 0x10, 0xC1, 1)
+ae_seeds = [ae_colmetadata(entries, columns) + row + done,
+            ae_colmetadata(entries, columns[:1] + [("x", 0x0800, VARBINARY, crypto(2, INT4))]) + done,
+            ae_colmetadata(entries, [("x", 0x0800, VARBINARY, crypto(0, INT4, algo=0, name="MY_ALGORITHM"))]) + done,
+            ae_colmetadata([], [("x", 0x0800, VARBINARY, crypto(0, INT4))]) + done,
+            b"\x81\x01\x00\xFF\xFF" + cek_entry(0, []) * 50,
+            b"\x81\x01\x00\x01\x00" + struct.pack("<IIIQ", 7, 1, 1, 0) + b"\xFF" + b"\xFF\xFF" + b"\x00" * 16]
+for seed in ae_seeds:
+    put("TokenStream", bytes([V74 | 0x80, 63]) + seed)
+    put("TokenStream", bytes([V74 | 0x80, 0]) + seed)
+put("ConnectionString", b"Server=127.0.0.1;Column Encryption Setting=Enabled;Encrypt=false")
+
 # Connection strings and SSRP replies of our own.
 for s in ["Server=tcp:db.example.com,1433;Database=shop;User ID=app;Password=x;Encrypt=true;TrustServerCertificate=yes",
           "Data Source=host\\INST;Initial Catalog=\"a;b\";UID={u}}x};PWD='p''q';Connect Timeout=5;Packet Size=8000",

@@ -25,7 +25,8 @@ extension SQLConnectionConfiguration {
     ///   outside 512–32767, a ``textSize`` outside -1–2147483647, a ``maximumValueSize`` under 1, a browser port outside 1–65535, a
     ///   LOGIN7 field longer than the limit Microsoft's drivers enforce (128 characters for the
     ///   user, password, database, application, workstation, server and language; see
-    ///   ``Login7/limitViolation``), named by setting.
+    ///   ``Login7/limitViolation``), ``columnEncryption`` before TDS 7.4, an empty or over-long
+    ///   key store provider name, named by setting.
     func validated() throws(SQLClientError) -> SQLConnectionConfiguration {
         var c = self
         c.connectTimeout = try Self.validatedTimeout(connectTimeout, "connectTimeout")
@@ -47,6 +48,12 @@ extension SQLConnectionConfiguration {
         try connectRetry.validate()
         if authentication.usesFedAuth, tdsVersion.generation < 0x74 {
             throw SQLClientError(.invalidConfiguration, "an access token (FEDAUTH) needs TDS 7.4 (tdsVersion is \(tdsVersion))")
+        }
+        if columnEncryption == .enabled, tdsVersion.generation < 0x74 {
+            throw SQLClientError(.invalidConfiguration, "columnEncryption (Always Encrypted) needs TDS 7.4 (tdsVersion is \(tdsVersion))")
+        }
+        for name in columnEncryptionKeyStoreProviders.keys where name.isEmpty || name.utf16.count > 255 {
+            throw SQLClientError(.invalidConfiguration, "columnEncryptionKeyStoreProviders: a provider name is 1 to 255 characters")
         }
         if let violation = c.login7(hostName: c.workstationID ?? "", clientPID: 0).limitViolation {
             throw SQLClientError(.invalidConfiguration, Self.describe(violation))

@@ -33,6 +33,12 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// SQL Server 2025's json and vector types asked for in LOGIN7 (default: both, float32 vectors;
     /// connection string `Json Support`, `Vector Support`). See ``SQLTypeSupport``.
     public var typeSupport = SQLTypeSupport()
+    /// Always Encrypted: `.enabled` asks for COLUMNENCRYPTION at login (connection string
+    /// `Column Encryption Setting=Enabled`; default `.disabled`). See ``SQLColumnEncryptionSetting``.
+    public var columnEncryption: SQLColumnEncryptionSetting = .disabled
+    /// This connection's column master key store providers by KeyStoreName; when not empty they
+    /// replace those registered with ``SQLColumnEncryption/registerKeyStoreProviders(_:)``.
+    public var columnEncryptionKeyStoreProviders: [String: any SQLColumnEncryptionKeyStoreProvider] = [:]
     /// LOGIN7 ServerName when it differs from the host connected to (after a routing redirect: the
     /// name the ENVCHANGE gave, instance included).
     var loginServerName: String?
@@ -157,7 +163,7 @@ extension SQLConnectionConfiguration {
     /// `Integrated Security`/`Trusted_Connection` (NTLM with a `DOMAIN\user`; a `User ID` written so
     /// selects NTLM by itself; without a password: Kerberos, ``SQLAuthentication/kerberos(_:)``),
     /// `ServerSPN`/`Server SPN` (the Kerberos SPN), `ConnectRetryCount`, `ConnectRetryInterval` (``connectRetry``),
-    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; `Json Support`, `Vector Support` (``typeSupport``); the pool keys for ``pool`` (used by
+    /// `KeepAlive`, `KeepAliveInterval` (``keepAlive``), `ApplicationIntent`, `MultiSubnetFailover`; `Json Support`, `Vector Support` (``typeSupport``); `Column Encryption Setting` (`Enabled`/`Disabled`: ``columnEncryption``); the pool keys for ``pool`` (used by
     /// ``SQLConnectionPool``): `Pooling` (true/false), `Min Pool Size` and `Max Pool Size`
     /// (connections; the minimum at most the maximum), `Connection Lifetime`/`Load Balance Timeout`
     /// (seconds, 0 = no limit).
@@ -182,6 +188,7 @@ extension SQLConnectionConfiguration {
         var version = TDSVersion.v7_4
         var language = ""
         var textSize: Int?
+        var columnEncryption = SQLColumnEncryptionSetting.disabled
 
         var connectivity = ConnectivityKeys()
         var poolKeys = PoolKeys()
@@ -249,6 +256,11 @@ extension SQLConnectionConfiguration {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (7.1, 7.2, 7.3A, 7.3B or 7.4)")
                 }
                 version = v
+            case "column encryption setting":
+                guard let setting = SQLColumnEncryptionSetting(text: value) else {
+                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (Enabled or Disabled)")
+                }
+                columnEncryption = setting
             case "text size", "textsize":
                 guard let size = Int(value), Self.textSizeRange.contains(size) else {
                     throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (-1 to 2147483647 bytes)")
@@ -272,7 +284,7 @@ extension SQLConnectionConfiguration {
                 }
                 if !off { throw SQLClientError(.unsupported, "\(rawKey): this value is not supported") }
             case "attachdbfilename", "extended properties", "initial file name",
-                 "failover partner", "column encryption setting", "enclave attestation url",
+                 "failover partner", "enclave attestation url",
                  "attestation protocol", "transaction binding", "type system version",
                  "persist security info", "persistsecurityinfo", "ip address preference", "pool blocking period",
                  "network library", "net", "failover partner spn",
@@ -303,6 +315,7 @@ extension SQLConnectionConfiguration {
         self.multiSubnetFailover = connectivity.multiSubnetFailover
         self.pool = try poolKeys.resolved()
         self.typeSupport = typeKeys.support
+        self.columnEncryption = columnEncryption
     }
 
     private static func bool(_ value: String, key: String) throws -> Bool {

@@ -258,6 +258,7 @@ extension SQLConnection {
                 var login7 = configuration.login7(hostName: host, clientPID: UInt32(truncatingIfNeeded: getpid()))
                 addSessionRecovery(to: &login7)   // SQLConnection+Recovery.swift
                 configuration.typeSupport.request(in: &login7)   // JSONSUPPORT, VECTORSUPPORT
+                configuration.columnEncryption.request(in: &login7)   // COLUMNENCRYPTION (Always Encrypted)
                 authentication.apply(to: &login7, serverPrelogin: serverPrelogin)
                 if configuration.applicationIntent == .readOnly { login7.typeFlags.insert(.readOnlyIntent) }
                 // The configuration was checked without this attempt's credentials (an access
@@ -299,8 +300,15 @@ extension SQLConnection {
             case .loginSucceeded:
                 try authentication.check(machine.loginFeatureExtAck)
                 let types = try configuration.typeSupport.negotiated(by: machine.loginFeatureExtAck)
+                let columnEncryption: UInt8
+                do {
+                    columnEncryption = try configuration.columnEncryption.negotiated(by: machine.loginFeatureExtAck)
+                } catch {
+                    throw error.sqlClientError   // secure enclaves asked for: not supported
+                }
                 performNow(action)
                 (session.jsonSupportVersion, session.vectorSupportVersion) = types   // JSONSUPPORT, VECTORSUPPORT
+                session.columnEncryptionVersion = columnEncryption   // COLUMNENCRYPTION
                 logger?.loggedIn(session, connection: logNumber)
                 reader.limitMessages(to: nil)
                 for rest in pending { performNow(rest) }

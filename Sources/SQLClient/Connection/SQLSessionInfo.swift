@@ -67,6 +67,9 @@ public struct SQLSessionInfo: Sendable, Hashable {
     /// The VECTORSUPPORT version the server acknowledged (1 float32, 2 float16 too), 0 when not
     /// (see ``SQLTypeSupport``, ``supportsVector``).
     public var vectorSupportVersion: UInt8 = 0
+    /// The COLUMNENCRYPTION version the server acknowledged (1), 0 when column encryption is off
+    /// (see ``SQLColumnEncryptionSetting``).
+    public var columnEncryptionVersion: UInt8 = 0
 
     /// An empty session (no database, language or collation yet; 4,096-byte packets; TDS 7.4).
     public init() {}

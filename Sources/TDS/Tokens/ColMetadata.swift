@@ -83,6 +83,25 @@ public struct CryptoMetadata: Hashable, Sendable {
     /// NormVersion: the normalization rules of the plaintext.
     public var normalizationVersion: UInt8
 
+    /// CryptoMetaData from its fields.
+    public init(ordinal: UInt16?, userType: UInt32, baseType: TypeInfo, algorithm: UInt8, algorithmName: String? = nil,
+                encryptionType: UInt8, normalizationVersion: UInt8 = 1) {
+        self.ordinal = ordinal; self.userType = userType; self.baseType = baseType; self.algorithm = algorithm
+        self.algorithmName = algorithmName; self.encryptionType = encryptionType; self.normalizationVersion = normalizationVersion
+    }
+
+    /// Writes the CryptoMetaData: Ordinal (when set), UserType (4 bytes), the base TYPE_INFO,
+    /// EncryptionAlgo (with its B_VARCHAR name when 0), EncryptionAlgoType, NormVersion.
+    public func encode(into writer: inout ByteWriter, version: TDSVersion) {
+        if let ordinal { writer.writeUInt16LE(ordinal) }
+        writer.writeUInt32LE(userType)
+        baseType.encode(into: &writer, version: version)
+        writer.writeUInt8(algorithm)
+        if algorithm == 0 { writer.writeBVarChar(algorithmName ?? "") }
+        writer.writeUInt8(encryptionType)
+        writer.writeUInt8(normalizationVersion)
+    }
+
     static func decode(from reader: inout ByteReader, version: TDSVersion, withOrdinal: Bool) throws(TDSDecodingError) -> CryptoMetadata {
         var progress = CryptoMetadataProgress(withOrdinal: withOrdinal, incremental: false)
         guard let crypto = try progress.advance(&reader, version: version) else {
@@ -98,6 +117,8 @@ public struct CryptoMetadata: Hashable, Sendable {
 struct CryptoMetadataProgress: Sendable {
     private enum Stage: Sendable { case head, baseType, algorithm, tail }
     let withOrdinal: Bool
+    /// The CEK table's size: an Ordinal at or beyond it is `.invalidValue` (nil: not checked).
+    let cekEntries: Int?
     private var stage = Stage.head
     private var ordinal: UInt16?
     private var userType: UInt32 = 0
@@ -109,8 +130,9 @@ struct CryptoMetadataProgress: Sendable {
     private(set) var truncation: TDSDecodingError?
 
     /// `incremental`: more bytes may come (see ``TypeInfoNames``).
-    init(withOrdinal: Bool, incremental: Bool) {
+    init(withOrdinal: Bool, incremental: Bool, cekEntries: Int? = nil) {
         self.withOrdinal = withOrdinal
+        self.cekEntries = cekEntries
         self.names = TypeInfoNames(incremental: incremental)
     }
 
@@ -122,8 +144,13 @@ struct CryptoMetadataProgress: Sendable {
             do throws(TDSDecodingError) {
                 switch stage {
                 case .head:
-                    ordinal = withOrdinal ? try reader.readUInt16LE() : nil
+                    let index = withOrdinal ? try reader.readUInt16LE() : nil
                     userType = try reader.readUInt32LE()
+                    if let index, let cekEntries, Int(index) >= cekEntries {
+                        throw reader.error(.invalidValue, at: start, "CryptoMetaData Ordinal \(index) is outside the CEK table"
+                                           + " of \(cekEntries) entr\(cekEntries == 1 ? "y" : "ies")")
+                    }
+                    ordinal = index
                     stage = .baseType
                 case .baseType:
                     guard names.ready(reader) else { truncation = nil; return nil }
@@ -204,7 +231,7 @@ struct ColumnProgress: Sendable {
     /// (`reader` is left after the last unit read). `columnEncryption`: an fEncrypted column has
     /// CryptoMetaData (COLMETADATA only). Errors are not put in a token context.
     mutating func advance(_ reader: inout ByteReader, version: TDSVersion,
-                          columnEncryption: Bool) throws(TDSDecodingError) -> ColumnMetadata? {
+                          columnEncryption: Bool, cekEntries: Int? = nil) throws(TDSDecodingError) -> ColumnMetadata? {
         while true {
             let start = reader.offset
             do throws(TDSDecodingError) {
@@ -231,7 +258,8 @@ struct ColumnProgress: Sendable {
                     partsLeft -= 1
                 case .crypto:
                     if columnEncryption && flags.contains(.encrypted) {
-                        var progress = crypto ?? CryptoMetadataProgress(withOrdinal: true, incremental: names.incremental)
+                        var progress = crypto ?? CryptoMetadataProgress(withOrdinal: true, incremental: names.incremental,
+                                                                        cekEntries: cekEntries)
                         crypto = nil
                         guard let done = try progress.advance(&reader, version: version) else {
                             crypto = progress
@@ -386,7 +414,8 @@ struct ColMetadataProgress: Sendable {
                     stage = .cekKey
                 case .columns:
                     guard columns.count < count else { return ColMetadata(columns: columns, cekTable: cekTable) }
-                    guard let done = try column.advance(&reader, version: version, columnEncryption: columnEncryption) else {
+                    guard let done = try column.advance(&reader, version: version, columnEncryption: columnEncryption,
+                                                        cekEntries: cekTable?.count ?? 0) else {
                         truncation = column.truncation
                         return nil
                     }
@@ -404,8 +433,9 @@ struct ColMetadataProgress: Sendable {
 }
 
 extension ColMetadata {
-    /// Writes the token byte 0x81 and the body (the CEK table when `cekTable` is set; the
-    /// CryptoMetaData of encrypted columns is not written). UserType is 4 bytes from TDS 7.2.
+    /// Writes the token byte 0x81 and the body: the CEK table when `cekTable` is set, and then
+    /// the CryptoMetaData of each column with fEncrypted and ``ColumnMetadata/cryptoMetadata``
+    /// (as a server with column encryption negotiated sends them). UserType is 4 bytes from TDS 7.2.
     public func encode(into writer: inout ByteWriter, version: TDSVersion) {
         writer.writeUInt8(TokenType.colMetadata.rawValue)
         if isNoMetadata { writer.writeUInt16LE(0xFFFF); return }
@@ -434,6 +464,9 @@ extension ColMetadata {
                 } else {
                     writer.writeUSVarChar(parts.joined(separator: "."))
                 }
+            }
+            if cekTable != nil, c.flags.contains(.encrypted), let crypto = c.cryptoMetadata {
+                crypto.encode(into: &writer, version: version)
             }
             writer.writeBVarChar(c.name)
         }

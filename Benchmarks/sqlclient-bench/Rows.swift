@@ -199,6 +199,12 @@ enum TypedRows {
                 rows += 1
                 F.fold(&c, F.of(blob))
             }
+        case "vector":
+            // As VectorRow folds: the id, then the embedding's floats (NULL as Digest.null).
+            for try await (id, embedding) in connection.query(query).decode((Int32, [Float]?).self) {
+                rows += 1
+                F.fold(&c, F.of(id)); F.fold(&c, embedding.map(Digest.floats) ?? Digest.null)
+            }
         default:
             let types = (Int32, Int32?, Int64?, Int16?, UInt8?, Bool?, Double?, Float?, Decimal?, Decimal?,
                          Date?, Date?, Date?, UUID?, String?, String?, String?, [UInt8]?, Int64, Double).self

@@ -89,7 +89,7 @@ let package = Package(
         // under their traits (`#if`), so without traits this target is empty.
         .testTarget(name: "SQLClientObservabilityTests", dependencies: [
             "SQLClient", "TDS", "SQLClientTesting",
-            .product(name: "Logging", package: "swift-log", condition: .when(traits: ["SwiftLog"])),
+            .product(name: "Logging", package: "swift-log", condition: .when(traits: ["SwiftLog", "ServiceLifecycle"])),
             .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["SwiftLog"])),
             .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),

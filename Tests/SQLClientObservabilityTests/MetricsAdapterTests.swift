@@ -63,7 +63,11 @@ final class MetricsAdapterTests: XCTestCase {
         let metrics = TestMetrics()
         var configuration = Bridge.configuration()
         configuration.metricsFactory = metrics
-        let pool = try SQLConnectionPool(configuration: configuration, maximumConnections: 1, leaseTimeout: .milliseconds(100))
+        let pool = try SQLConnectionPool(configuration: configuration, maximumConnections: 1, minimumConnections: 1,
+                                         leaseTimeout: .milliseconds(100))
+        // The connection opened first (its login is not bounded by the short lease timeout).
+        for _ in 0 ..< 20_000 where pool.metrics.idle < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        XCTAssertEqual(pool.metrics.idle, 1)
         try await pool.withConnection { _ in
             do {
                 _ = try await pool.execute("SELECT 1 AS one")

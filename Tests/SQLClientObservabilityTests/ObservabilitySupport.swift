@@ -67,11 +67,34 @@ enum Bridge {
         return process.terminationStatus == 0 && portOpen()
     }
 
-    /// The TCP sockets this process has open (entries of /proc/self/fd that are sockets).
-    static func openSockets() -> Int {
-        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return fds.filter { ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "").hasPrefix("socket:") }.count
+    /// This process's TCP sockets connected to the server's `port` (its fds' socket inodes
+    /// matched against /proc/net/tcp and tcp6 by remote port).
+    static func openSockets(to port: Int = Bridge.port) -> Int {
+        let fm = FileManager.default
+        let fds = (try? fm.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        let inodes = Set(fds.compactMap { fd -> String? in
+            guard let link = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"), link.hasPrefix("socket:[") else { return nil }
+            return String(link.dropFirst(8).dropLast())
+        })
+        let remotePort = String(port, radix: 16, uppercase: true).leftPadded4
+        var count = 0
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            // Read to the end (a /proc file reports size 0).
+            guard let handle = FileHandle(forReadingAtPath: table) else { continue }
+            let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+            try? handle.close()
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 9, fields[2].hasSuffix(":" + remotePort), inodes.contains(String(fields[9])) else { continue }
+                count += 1
+            }
+        }
+        return count
     }
+}
+
+private extension String {
+    var leftPadded4: String { count >= 4 ? self : String(repeating: "0", count: 4 - count) + self }
 }
 
 /// Collects values from concurrent callbacks.

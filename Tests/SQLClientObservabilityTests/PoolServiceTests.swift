@@ -46,7 +46,7 @@ final class PoolServiceTests: XCTestCase {
 
     func testGracefulShutdownWith50RequestsInFlight() async throws {
         try Bridge.require()
-        let socketsBefore = Bridge.openSockets()
+        let socketsBefore = Bridge.openSockets()   // another test's connections still open (none when they all closed)
         var options = SQLConnectionPool.Options()
         options.maximumConnections = 4
         options.closeTimeout = .seconds(30)   // the drain: long enough for the 4 lent ones to finish
@@ -73,6 +73,7 @@ final class PoolServiceTests: XCTestCase {
             }
         }
         try await waitFor(pool, "4 lent, 46 waiting") { $0.leased == 4 && $0.waiting == 46 }
+        XCTAssertEqual(Bridge.openSockets(), socketsBefore + 4, "the pool's connections, seen from this process")
 
         await group.triggerGracefulShutdown()
         // The 46 waiting are refused with the typed error while the 4 lent ones still hold theirs.
@@ -99,12 +100,12 @@ final class PoolServiceTests: XCTestCase {
         XCTAssertEqual(outcomes.filter { $0 == .refused }.count, 46)
         let after = pool.metrics
         XCTAssertEqual(after.open + after.opening + after.closing, 0, "\(after)")
-        XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket left open")
+        XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket to the server left open")
     }
 
     func testCancellationClosesAtOnce() async throws {
         try Bridge.require()
-        let socketsBefore = Bridge.openSockets()
+        let socketsBefore = Bridge.openSockets()   // another test's connections still open (none when they all closed)
         var options = SQLConnectionPool.Options()
         options.maximumConnections = 2
         options.closeTimeout = .seconds(600)   // never reached: cancellation does not drain
@@ -133,7 +134,7 @@ final class PoolServiceTests: XCTestCase {
         gate.open()
         let error = await held.value
         XCTAssertNotNil(error, "the request on a connection closed by the cancellation fails")
-        XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket left open")
+        XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket to the server left open")
     }
 }
 #endif

@@ -40,7 +40,9 @@ extension SQLClientLogger {
 
     /// One receiver for `user` (may be nil) and `adapters`: events are made at the lowest of
     /// their levels; each receiver gets those at its own level and above; adapters never get
-    /// ``sensitiveKeys``. The user's `includesSensitiveData` decides what is made.
+    /// ``sensitiveKeys``. The user's `includesSensitiveData` decides what is made. Adapters get
+    /// every pool event (its lease events are trace level, made for them; see
+    /// ``SQLConnectionPool/observedLease()``).
     static func combining(_ user: SQLClientLogger?, _ adapters: [SQLClientLogger]) -> SQLClientLogger? {
         guard !adapters.isEmpty else { return user }
         let levels = adapters.map(\.minimumLevel) + (user.map { [$0.minimumLevel] } ?? [])
@@ -51,7 +53,9 @@ extension SQLClientLogger {
             if user?.includesSensitiveData == true {
                 for key in sensitiveKeys { cleaned.metadata[key] = nil }
             }
-            for adapter in adapters where adapter.isEnabled(event.level) { adapter.handler(cleaned) }
+            for adapter in adapters where adapter.isEnabled(event.level) || event.kind == .pool {
+                adapter.handler(cleaned)
+            }
         }
     }
 }
@@ -60,7 +64,7 @@ extension SQLClientLogger {
 
 extension SQLLogEvent.Key {
     /// A pool lease's number (``SQLLogEvent/Kind/pool`` events `leaseRequested`, `leased`,
-    /// `leaseFailed`, `released`), for pairing them.
+    /// `leaseFailed`, `released`, at trace level), for pairing them.
     public static let poolLease = "sql.pool.lease"
     /// Idle connections in the pool after a lease event.
     public static let poolIdle = "sql.pool.idle"
@@ -71,43 +75,56 @@ extension SQLLogEvent.Key {
 }
 
 extension SQLConnectionPool {
-    /// ``lease()`` reported as `.pool` events at debug: `leaseRequested` (in the waiting task, so
+    /// ``lease()`` reported as `.pool` events at trace: `leaseRequested` (in the waiting task, so
     /// a tracer sees its context), then `leased` (wait in ms, idle and used counts) or
-    /// `leaseFailed` (the error's code).
+    /// `leaseFailed` (the error's code). Made when the user's logger takes trace events or an
+    /// adapter (trait) is set, and handed over whatever the adapters' levels (see
+    /// ``SQLClientLogger/combining(_:_:)``): a user's logger at debug sees none.
     func observedLease() async throws -> Lease {
-        guard let logger = configuration.eventLogger, logger.isEnabled(.debug) else { return try await lease() }
+        guard let logger = leaseLogger else { return try await lease() }
         let number = String(Self.leaseNumbers.next())
         let started = clock.now()
-        logger.log(.debug, .pool, "lease \(number) requested",
-                   metadata: [SQLLogEvent.Key.poolEvent: "leaseRequested", SQLLogEvent.Key.poolLease: number])
+        Self.report(logger, "lease \(number) requested",
+                    [SQLLogEvent.Key.poolEvent: "leaseRequested", SQLLogEvent.Key.poolLease: number])
         do {
             let lease = try await lease()
             let waited = SQLClientLogger.milliseconds(clock.now() - started)
             let counts = metrics
-            logger.log(.debug, .pool, "lease \(number) granted pooled connection \(lease.connectionID) after \(waited) ms",
-                       metadata: [SQLLogEvent.Key.poolEvent: "leased", SQLLogEvent.Key.poolLease: number,
-                                  SQLLogEvent.Key.poolConnection: String(lease.connectionID),
-                                  SQLLogEvent.Key.connection: String(lease.connection.logNumber),
-                                  SQLLogEvent.Key.durationMilliseconds: waited,
-                                  SQLLogEvent.Key.poolIdle: String(counts.idle), SQLLogEvent.Key.poolUsed: String(counts.leased)])
+            Self.report(logger, "lease \(number) granted pooled connection \(lease.connectionID) after \(waited) ms",
+                        [SQLLogEvent.Key.poolEvent: "leased", SQLLogEvent.Key.poolLease: number,
+                         SQLLogEvent.Key.poolConnection: String(lease.connectionID),
+                         SQLLogEvent.Key.connection: String(lease.connection.logNumber),
+                         SQLLogEvent.Key.durationMilliseconds: waited,
+                         SQLLogEvent.Key.poolIdle: String(counts.idle), SQLLogEvent.Key.poolUsed: String(counts.leased)])
             return lease
         } catch {
             let failure = error as? SQLClientError ?? SQLClientError(.cancelled, "\(error)")
             let waited = SQLClientLogger.milliseconds(clock.now() - started)
-            logger.log(.debug, .pool, "lease \(number) failed after \(waited) ms: \(failure.message)",
-                       metadata: [SQLLogEvent.Key.poolEvent: "leaseFailed", SQLLogEvent.Key.poolLease: number,
-                                  SQLLogEvent.Key.durationMilliseconds: waited, SQLLogEvent.Key.errorCode: failure.code.name])
+            Self.report(logger, "lease \(number) failed after \(waited) ms: \(failure.message)",
+                        [SQLLogEvent.Key.poolEvent: "leaseFailed", SQLLogEvent.Key.poolLease: number,
+                         SQLLogEvent.Key.durationMilliseconds: waited, SQLLogEvent.Key.errorCode: failure.code.name])
             throw error
         }
     }
 
-    /// `released` at debug once `lease` was taken back (idle and used counts after it).
+    /// `released` at trace once `lease` was taken back (idle and used counts after it).
     func observeReleased(_ lease: Lease) {
-        guard let logger = configuration.eventLogger, logger.isEnabled(.debug) else { return }
+        guard let logger = leaseLogger else { return }
         let counts = metrics
-        logger.log(.debug, .pool, "pooled connection \(lease.connectionID) returned",
-                   metadata: [SQLLogEvent.Key.poolEvent: "released", SQLLogEvent.Key.poolConnection: String(lease.connectionID),
-                              SQLLogEvent.Key.poolIdle: String(counts.idle), SQLLogEvent.Key.poolUsed: String(counts.leased)])
+        Self.report(logger, "pooled connection \(lease.connectionID) returned",
+                    [SQLLogEvent.Key.poolEvent: "released", SQLLogEvent.Key.poolConnection: String(lease.connectionID),
+                     SQLLogEvent.Key.poolIdle: String(counts.idle), SQLLogEvent.Key.poolUsed: String(counts.leased)])
+    }
+
+    /// The receiver of lease events: when the user's logger takes trace events or an adapter is set.
+    private var leaseLogger: SQLClientLogger? {
+        guard let logger = configuration.eventLogger,
+              logger.isEnabled(.trace) || !configuration.observers.isEmpty else { return nil }
+        return logger
+    }
+
+    private static func report(_ logger: SQLClientLogger, _ message: String, _ metadata: [String: String]) {
+        logger.handler(SQLLogEvent(level: .trace, kind: .pool, message: message, metadata: metadata))
     }
 
     private static let leaseNumbers = LeaseNumberCounter()

@@ -41,19 +41,6 @@ enum Bridge {
         throw XCTSkip("the live test server (pysqlbridge) is not available on port \(port)")
     }
 
-    private static func portOpen() -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
-
     private static func start() -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -67,9 +54,23 @@ enum Bridge {
         return process.terminationStatus == 0 && portOpen()
     }
 
+    #if os(Linux)
+    private static func portOpen() -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
     /// This process's TCP sockets connected to the server's `port` (its fds' socket inodes
     /// matched against /proc/net/tcp and tcp6 by remote port).
-    static func openSockets(to port: Int = Bridge.port) -> Int {
+    static func openSockets(to port: Int = Bridge.port) -> Int? {
         let fm = FileManager.default
         let fds = (try? fm.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         let inodes = Set(fds.compactMap { fd -> String? in
@@ -91,6 +92,12 @@ enum Bridge {
         }
         return count
     }
+    #else
+    private static func portOpen() -> Bool { false }   // scripts/pysqlbridge.sh start finds it running
+
+    /// No /proc here: the socket checks are Linux's.
+    static func openSockets(to port: Int = Bridge.port) -> Int? { nil }
+    #endif
 }
 
 private extension String {

@@ -73,7 +73,7 @@ final class PoolServiceTests: XCTestCase {
             }
         }
         try await waitFor(pool, "4 lent, 46 waiting") { $0.leased == 4 && $0.waiting == 46 }
-        XCTAssertEqual(Bridge.openSockets(), socketsBefore + 4, "the pool's connections, seen from this process")
+        if let socketsBefore { XCTAssertEqual(Bridge.openSockets(), socketsBefore + 4, "the pool's connections, seen from this process") }
 
         await group.triggerGracefulShutdown()
         // The 46 waiting are refused with the typed error while the 4 lent ones still hold theirs.
@@ -100,7 +100,7 @@ final class PoolServiceTests: XCTestCase {
         XCTAssertEqual(outcomes.filter { $0 == .refused }.count, 46)
         let after = pool.metrics
         XCTAssertEqual(after.open + after.opening + after.closing, 0, "\(after)")
-        XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket to the server left open")
+        if let socketsBefore { XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket to the server left open") }
     }
 
     func testCancellationClosesAtOnce() async throws {
@@ -134,7 +134,7 @@ final class PoolServiceTests: XCTestCase {
         gate.open()
         let error = await held.value
         XCTAssertNotNil(error, "the request on a connection closed by the cancellation fails")
-        XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket to the server left open")
+        if let socketsBefore { XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket to the server left open") }
     }
 }
 #endif

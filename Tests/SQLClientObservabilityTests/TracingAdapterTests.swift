@@ -4,6 +4,7 @@ import Tracing
 import XCTest
 @testable import SQLClient
 import SQLClientTesting
+import TDS
 
 /// The `Tracing` trait: OpenTelemetry database client spans, read back with
 /// swift-distributed-tracing's own `InMemoryTracer`.
@@ -104,6 +105,37 @@ final class TracingAdapterTests: XCTestCase {
             XCTAssertEqual(span.parentSpanID, nil, "no context: a root span")
             XCTAssertFalse(everything(span).contains(RecoveringServer.password))
         }
+    }
+
+    func testBulkCopyIsASpan() async throws {
+        let columns: [ColumnMetadata] = [
+            ColumnMetadata(flags: [.nullable, .updateable], typeInfo: .nvarchar(20), name: "name"),
+            ColumnMetadata(flags: [.updateable], typeInfo: TypeInfo(type: .int4, length: 4), name: "qty"),
+        ]
+        let server = BulkLoadServer(tables: ["stock": columns])
+        defer { server.stop() }
+        let port = try server.start()
+        let tracer = InMemoryTracer()
+        var configuration = SQLConnectionConfiguration(address: SQLServerAddress(host: "127.0.0.1", port: Int(port)), user: "u",
+                                                       password: "bulk-S3cret-pw", encryption: .notSupported,
+                                                       connectTimeout: .seconds(20))
+        configuration.tracing = SQLTracingOptions(tracer: tracer)
+        let connection = try await SQLConnection.connect(configuration)
+        let rows: [[SQLValue]] = [[.string("a"), .int(1)], [.string("b"), .int(2)]]
+        let result = try await connection.bulkInsert(into: "stock", rows: rows)
+        await connection.close()
+        XCTAssertEqual(result.rowsCopied, 2)
+        let spans = tracer.finishedSpans
+        let bulk = try XCTUnwrap(spans.first { $0.operationName == "BULK INSERT" }, "\(spans.map(\.operationName))")
+        XCTAssertEqual(bulk.kind, .client)
+        XCTAssertEqual(attribute(bulk, "db.operation.name"), "BULK INSERT")
+        XCTAssertEqual(attribute(bulk, "db.system.name"), "microsoft.sql_server")
+        XCTAssertNil(attribute(bulk, "db.query.text"), "a bulk load has no statement text")
+        XCTAssertNil(bulk.status)
+        // The INSERT BULK statement before it is a batch span of its own.
+        XCTAssertTrue(spans.contains { $0.operationName == "INSERT" && (attribute($0, "db.query.text") ?? "").hasPrefix("INSERT BULK") },
+                      "\(spans.map(\.operationName))")
+        for span in spans { XCTAssertFalse(everything(span).contains("bulk-S3cret-pw")) }
     }
 
     func testTransactionStatementsAreSpans() async throws {

@@ -44,6 +44,15 @@ final class PoolServiceTests: XCTestCase {
         throw CancellationError()
     }
 
+    /// Waits (bounded, 5 s) until `condition` holds.
+    func eventually(_ what: String, _ condition: () -> Bool) async throws {
+        for _ in 0 ..< 5_000 {
+            if condition() { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        XCTFail("never: \(what)")
+    }
+
     func testGracefulShutdownWith50RequestsInFlight() async throws {
         try Bridge.require()
         let socketsBefore = Bridge.openSockets()   // another test's connections still open (none when they all closed)
@@ -100,7 +109,11 @@ final class PoolServiceTests: XCTestCase {
         XCTAssertEqual(outcomes.filter { $0 == .refused }.count, 46)
         let after = pool.metrics
         XCTAssertEqual(after.open + after.opening + after.closing, 0, "\(after)")
-        if let socketsBefore { XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket to the server left open") }
+        if let socketsBefore {
+            // A closed SocketStream releases its descriptor once its readiness source's cancel
+            // handler has run (on the dispatch queue, right after close()): wait for that, bounded.
+            try await eventually("no socket to the server left open") { Bridge.openSockets() == socketsBefore }
+        }
     }
 
     func testCancellationClosesAtOnce() async throws {
@@ -134,7 +147,11 @@ final class PoolServiceTests: XCTestCase {
         gate.open()
         let error = await held.value
         XCTAssertNotNil(error, "the request on a connection closed by the cancellation fails")
-        if let socketsBefore { XCTAssertEqual(Bridge.openSockets(), socketsBefore, "no socket to the server left open") }
+        if let socketsBefore {
+            // A closed SocketStream releases its descriptor once its readiness source's cancel
+            // handler has run (on the dispatch queue, right after close()): wait for that, bounded.
+            try await eventually("no socket to the server left open") { Bridge.openSockets() == socketsBefore }
+        }
     }
 }
 #endif

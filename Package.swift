@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -19,6 +19,23 @@ let package = Package(
         .executable(name: "sqlclient", targets: ["sqlclient"]),
         .executable(name: "sqlclient-bench", targets: ["sqlclient-bench"]),
     ],
+    // The Swift server ecosystem, opt in (issue 41): each trait adds one package's product to
+    // SQLClient and compiles its adapter (Sources/SQLClient/Observability, under `#if <trait>`).
+    // None is on by default, so a plain build has no dependency and fetches nothing: SwiftPM
+    // resolves only the dependencies that an enabled trait's `.when(traits:)` condition uses.
+    traits: [
+        .trait(name: "SwiftLog", description: "Logging.Logger (swift-log) receives SQLClient's events."),
+        .trait(name: "Metrics", description: "OpenTelemetry database client metrics through swift-metrics."),
+        .trait(name: "Tracing", description: "OpenTelemetry database client spans through swift-distributed-tracing."),
+        .trait(name: "ServiceLifecycle", description: "SQLConnectionPool runs as a swift-service-lifecycle Service."),
+        .default(enabledTraits: []),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+    ],
     targets: [
         // Pure wire layer: bytes <-> packets <-> messages <-> tokens <-> values. No I/O.
         .target(name: "TDS"),
@@ -35,6 +52,11 @@ let package = Package(
             dependencies: [
                 "TDS",
                 .target(name: "CSQLClientOpenSSL", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["SwiftLog"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                         condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
         // Test support: the replay server (TLS inside PRELOGIN through OpenSSL on Linux), the
@@ -65,6 +87,19 @@ let package = Package(
                     exclude: ["Load/LOAD.md"]),  // the load tests' measured figures
         .testTarget(name: "SQLClientTestingTests", dependencies: ["SQLClient", "TDS", "TDSCapture", "SQLClientTesting"]),
         .testTarget(name: "SQLClientObjCTests", dependencies: ["SQLClientObjC", "SQLClient", "TDS", "SQLClientTesting"]),
+        // The traits' adapters, tested with each library's own test kit; its files compile only
+        // under their traits (`#if`), so without traits this target is empty.
+        .testTarget(name: "SQLClientObservabilityTests", dependencies: [
+            "SQLClient", "TDS", "SQLClientTesting",
+            .product(name: "Logging", package: "swift-log", condition: .when(traits: ["SwiftLog", "ServiceLifecycle"])),
+            .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["SwiftLog"])),
+            .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                     condition: .when(traits: ["ServiceLifecycle"])),
+        ]),
         .testTarget(name: "ConformanceTests", dependencies: ["SQLClient", "TDS", "SQLClientTesting"],
                     exclude: ["freetds", "msodbc"]),  // the FreeTDS and Microsoft ODBC oracles (C), compiled by the tests themselves
     ]

@@ -11,6 +11,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 . scripts/deps.sh
 sqlclient_install_debian_packages
+# What .ci/run installs for the tests, so that a user's run skips no more than CI's: Microsoft
+# ODBC Driver 18 (the second conformance oracle) and MIT Kerberos (the Kerberos tests' throwaway
+# realm). Each may fail (no root, no network): its tests then skip and the closing line says so.
+scripts/msodbc.sh install || echo "Microsoft ODBC Driver 18 not installed: its oracle tests will skip" >&2
+scripts/kdc.sh install || echo "MIT Kerberos KDC not installed: the Kerberos tests will skip" >&2
 export SQLCLIENT_TEST_PORT="${SQLCLIENT_TEST_PORT:-14333}"
 export SQLCLIENT_DEMO_PASSWORD="${SQLCLIENT_DEMO_PASSWORD:-demo-Passw0rd}"
 # The live tests fail (rather than skip) when the server cannot be reached.
@@ -39,6 +44,20 @@ status=0
 swift test --skip-build --disable-swift-testing "$@" 2>&1 | tee "$log" || status=$?
 # A plain closing line with XCTest's own totals ("Executed N tests, with S tests skipped and F failures").
 summary="$(grep -E "^[[:space:]]*Executed [0-9]+ tests?, with" "$log" | tail -n 1 || true)"
+# The skipped tests by group (test class) and why (XCTSkip's message: "<file>:<line>: Class.test :
+# Test skipped - why"), for the closing line.
+skips="$(python3 - "$log" <<'PY'
+import re, sys, collections
+groups = collections.OrderedDict()
+for line in open(sys.argv[1], errors="replace"):
+    m = re.search(r": ([A-Za-z0-9_]+)\.[A-Za-z0-9_]+ : Test skipped(?: - (.*))?$", line.rstrip())
+    if m:
+        why = (m.group(2) or "no reason given").strip()
+        why = why if len(why) <= 110 else why[:107] + "..."
+        groups[(m.group(1), why)] = groups.get((m.group(1), why), 0) + 1
+print("; ".join(f"{cls} {n} ({why})" for (cls, why), n in groups.items()))
+PY
+)" || skips=""
 rm -f "$log"
 if [ -n "$summary" ]; then
     executed="$(echo "$summary" | sed -E 's/.*Executed ([0-9]+) tests?.*/\1/')"
@@ -47,6 +66,7 @@ if [ -n "$summary" ]; then
     if echo "$summary" | grep -q "skipped"; then
         skipped="$(echo "$summary" | sed -E 's/.*with ([0-9]+) tests? skipped.*/\1/')"
     fi
-    echo "xctest: $((executed - skipped - failures)) passed, $failures failed, $skipped skipped"
+    # The closing line: the totals, then each group that skipped and why.
+    echo "xctest: $((executed - skipped - failures)) passed, $failures failed, $skipped skipped${skips:+ - skipped: $skips}"
 fi
 exit "$status"

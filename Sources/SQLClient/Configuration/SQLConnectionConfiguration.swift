@@ -91,6 +91,9 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// packets at trace level); nil logs nothing. Never given a password, token or parameter
     /// value unless made with `includesSensitiveData`. See ``SQLClientLogger``.
     public var logger: SQLClientLogger? = nil
+    /// The adapters the package traits add (swift-log, swift-metrics, distributed tracing), fed by
+    /// the same events as ``logger`` (see Observability/SQLEventObservers.swift); empty without traits.
+    var observers: [SQLEventObserver] = []
     /// How a ``SQLConnectionPool`` made with this configuration sizes itself and retires
     /// connections (connection string keys `Pooling`, `Min Pool Size`, `Max Pool Size`,
     /// `Connection Lifetime`/`Load Balance Timeout`). A single ``SQLConnection`` ignores it.

@@ -274,7 +274,7 @@ final class ResponseCursor: @unchecked Sendable {
             if batch.ended || batch.error != nil { finished = true }
             items = batch.items
             rowsReceived += batch.rowCount
-            if (batch.ended || batch.error != nil), connection.configuration.logger != nil {
+            if (batch.ended || batch.error != nil), connection.configuration.eventLogger != nil {
                 await connection.logRequestFinished(requestID, rows: rowsReceived, error: batch.error)
             }
             if batch.ended {

@@ -93,7 +93,7 @@ extension SQLConnection {
                 ? try await ParallelConnect.connect(host: host, port: port, timeout: timeout)
                 : try await SocketStream.connect(host: host, port: port, timeout: timeout)
         } catch let error as SQLClientError {
-            configuration.logger?.connectionFailed(error, connection: 0)
+            configuration.eventLogger?.connectionFailed(error, connection: 0)
             throw error
         }
         if let keepAlive = configuration.keepAlive {
@@ -152,12 +152,12 @@ extension SQLConnection {
         let connection = SQLConnection(configuration: configuration, port: port, socket: stream, clock: clock)
         var end = deadline
         if let limit = configuration.loginTimeout { end = min(end, clock.now() + limit) }
-        configuration.logger?.connect(host: configuration.address.host, port: port, connection: connection.logNumber,
+        configuration.eventLogger?.connect(host: configuration.address.host, port: port, connection: connection.logNumber,
                                       connected: true)
         do {
             try await connection.runLogin(deadline: end, redirectedFrom: redirectedFrom)
         } catch {
-            configuration.logger?.connectionFailed(error as? SQLClientError ?? SQLClientError(.connectionFailed, "\(error)"),
+            configuration.eventLogger?.connectionFailed(error as? SQLClientError ?? SQLClientError(.connectionFailed, "\(error)"),
                                                    connection: connection.logNumber)
             stream.close()
             await connection.abortLogin()

@@ -248,7 +248,7 @@ extension SQLConnection {
         socket = handOver.socket
         transport = handOver.transport
         reader = handOver.reader
-        if let logger = configuration.logger, logger.isEnabled(.trace) {
+        if let logger = configuration.eventLogger, logger.isEnabled(.trace) {
             let number = logNumber
             reader.onPacket = { logger.packetReceived($0, connection: number) }
         } else {

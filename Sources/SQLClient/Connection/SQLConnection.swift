@@ -115,7 +115,7 @@ public actor SQLConnection {
         var options = TokenStreamDecoder.Options(maximumValueSize: configuration.maximumValueSize)
         options.acceptsShortDoneBeforeLoginAck = true   // a TDS 7.1 server refusing a 7.4 login
         self.reader = ResponseReader(version: configuration.tdsVersion, options: options)
-        if let logger = configuration.logger, logger.isEnabled(.trace) {
+        if let logger = configuration.eventLogger, logger.isEnabled(.trace) {
             let number = logNumber
             reader.onPacket = { logger.packetReceived($0, connection: number) }
         }

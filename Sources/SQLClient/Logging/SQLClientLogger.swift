@@ -75,6 +75,9 @@ public struct SQLLogEvent: Sendable, CustomStringConvertible {
         public static let requestKind = "sql.request_kind"
         /// The SQL text (with `@P1`… placeholders, never values), or the procedure name.
         public static let sql = "sql.text"
+        /// The stored procedure an RPC calls by name (not set for `sp_executesql` and the other
+        /// procedures called by id, whose statement is ``sql``).
+        public static let procedure = "sql.procedure"
         /// The number of parameters of an RPC.
         public static let parameterCount = "sql.parameter_count"
         /// The parameters with their values (only with `includesSensitiveData`).
@@ -207,10 +210,12 @@ extension SQLClientLogger {
 
     /// `.requestStarted` at debug: the SQL text (placeholders only) or procedure, the parameter
     /// count, and the parameters with their values only when ``includesSensitiveData``.
-    func requestStarted(_ request: Int, kind: String, text: String, parameters: [String] = [], connection: Int) {
+    func requestStarted(_ request: Int, kind: String, text: String, parameters: [String] = [], procedure: String? = nil,
+                        connection: Int) {
         guard isEnabled(.debug) else { return }
         var metadata = [SQLLogEvent.Key.request: String(request), SQLLogEvent.Key.requestKind: kind,
                         SQLLogEvent.Key.sql: text, SQLLogEvent.Key.connection: String(connection)]
+        if let procedure { metadata[SQLLogEvent.Key.procedure] = procedure }
         if !parameters.isEmpty {
             metadata[SQLLogEvent.Key.parameterCount] = String(parameters.count)
             if includesSensitiveData { metadata[SQLLogEvent.Key.parameters] = parameters.joined(separator: ", ") }
@@ -229,6 +234,7 @@ extension SQLClientLogger {
         if let error {
             metadata[SQLLogEvent.Key.errorCode] = error.code.name
             metadata[SQLLogEvent.Key.error] = error.errorDescription ?? error.message
+            if let number = error.number { metadata[SQLLogEvent.Key.errorNumber] = String(number) }
         }
         let outcome = error.map { "failed (\($0.errorDescription ?? $0.message))" } ?? "finished"
         log(level, .requestFinished, "request #\(request) \(outcome) in \(Self.milliseconds(duration)) ms, \(rows) rows",

@@ -5,7 +5,7 @@ import TDS
 /// The connection's events for ``SQLConnectionConfiguration/logger`` (see ``SQLClientLogger``):
 /// what each call site reports, kept here so that the driver's files carry one line per event.
 extension SQLConnection {
-    var logger: SQLClientLogger? { configuration.logger }
+    var logger: SQLClientLogger? { configuration.eventLogger }
 
     private static let numbers = Atomic<Int>(0)
     /// The next connection number (1, 2, …) in this process, for ``SQLLogEvent/Key/connection``.
@@ -41,8 +41,10 @@ extension SQLConnection {
         guard let logger, logger.isEnabled(.debug) || logger.isEnabled(.warning) else { return }
         requestStarts[id] = clock.now()
         let d = Self.logDescription(request)
+        var procedure: String? = nil
+        if case .rpc(let calls) = request, let call = calls.first, case .name(let name) = call.procedure { procedure = name }
         logger.requestStarted(Int(truncatingIfNeeded: id.value), kind: d.kind, text: d.text, parameters: d.parameters,
-                              connection: logNumber)
+                              procedure: procedure, connection: logNumber)
     }
 
     /// Logs request `id`'s end: `rows` received, the error it ended with.

@@ -317,13 +317,21 @@ struct PoolStateMachine: Sendable {
     /// The pool is closing: no new leases, waiting leases fail, idle connections close, lent
     /// ones are waited for until ``SQLConnectionPool/Options/closeTimeout`` (then ``tick(now:)``
     /// closes them). ``Action/shutdownComplete`` comes once every connection is closed.
-    mutating func closeRequested(now: Duration) -> [Action] {
+    /// `timeout` replaces the close timeout (the Service's drain); asked again while closing, a
+    /// shorter one moves the deadline closer (`.zero`: lent connections close now).
+    mutating func closeRequested(now: Duration, timeout: Duration? = nil) -> [Action] {
+        let timeout = max(timeout ?? options.closeTimeout, .zero)
+        if case .closing(let deadline) = phase {
+            guard now + timeout < deadline else { return [] }
+            phase = .closing(deadline: now + timeout)
+            return timeout == .zero ? tick(now: now) : []
+        }
         guard phase == .running else { return [] }
-        phase = .closing(deadline: now + options.closeTimeout)
+        phase = .closing(deadline: now + timeout)
         var actions = waiters.map { Action.failLease($0.id, Self.closedError) }
         waiters = []
         for id in idleStack { actions += close(id, .shutdown) }
-        if options.closeTimeout == .zero { actions += tick(now: now) }
+        if timeout == .zero { actions += tick(now: now) }
         return actions + finishShutdownIfDone()
     }
 

@@ -81,7 +81,7 @@ final class PooledRows {
     func next() async throws -> SQLRow? {
         if finished { return nil }
         if lease == nil {
-            let granted = try await pool.lease()
+            let granted = try await pool.observedLease()
             lease = granted
             rows = granted.connection.query(query, timeout: timeout).makeAsyncIterator()
         }

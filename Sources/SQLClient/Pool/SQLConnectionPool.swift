@@ -142,7 +142,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
         self.options = options
         self.clock = clock
         self.connector = connector
-        self.logger = configuration.logger
+        self.logger = configuration.eventLogger
         self.machine = PoolStateMachine(options: options, leaseTimeout: options.leaseTimeout ?? configuration.connectTimeout)
         handle { machine, now in machine.start(now: now) }
     }
@@ -164,7 +164,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
     ///   when the connection opened for this lease could not be.
     public func withConnection<T>(isolation: isolated (any Actor)? = #isolation,
                                   _ body: (SQLConnection) async throws -> T) async throws -> T {
-        let lease = try await lease()
+        let lease = try await observedLease()
         let value: T
         do {
             value = try await body(lease.connection)
@@ -230,6 +230,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
             }
             return machine.released(lease.connectionID, health: health, now: now)
         }
+        observeReleased(lease)
     }
 
     /// Waits for lease `id`'s grant (announced in `leaseWaiters` before; `enqueue`: asks the
@@ -265,13 +266,19 @@ public final class SQLConnectionPool: @unchecked Sendable {
     /// close at once, lent ones when they come back or, after ``Options/closeTimeout``, under
     /// their users. Returns once every connection is closed. Calling it again waits the same.
     public func close() async {
+        await close(drainTimeout: nil)
+    }
+
+    /// ``close()`` with `drainTimeout` in place of ``Options/closeTimeout`` (nil: that); called
+    /// again while closing, a shorter one closes lent connections sooner (the Service's cancellation).
+    func close(drainTimeout: Duration?) async {
         let key = closeWaiters.expectNext()
         handle { machine, now in
             if machine.phase == .closed {
                 closeWaiters.resume(key, with: .success(()))
                 return []
             }
-            return machine.closeRequested(now: now)
+            return machine.closeRequested(now: now, timeout: drainTimeout)
         }
         _ = try? await closeWaiters.wait(key)
     }

@@ -67,6 +67,9 @@ if [ -n "$summary" ]; then
         skipped="$(echo "$summary" | sed -E 's/.*with ([0-9]+) tests? skipped.*/\1/')"
     fi
     # The closing line: the totals, then each group that skipped and why.
-    echo "xctest: $((executed - skipped - failures)) passed, $failures failed, $skipped skipped${skips:+ - skipped: $skips}"
+    # Each group that skipped and why, then the totals alone on the last line (the plain
+    # 'N passed, N failed, N skipped' line that CI reads).
+    if [ -n "$skips" ]; then echo "skipped by group: $skips"; fi
+    echo "xctest: $((executed - skipped - failures)) passed, $failures failed, $skipped skipped"
 fi
 exit "$status"

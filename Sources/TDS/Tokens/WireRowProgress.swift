@@ -295,7 +295,7 @@ struct WireRowProgress: Sendable {
     /// Reads the large value at `reader` (or goes on with the one begun): true when it is whole.
     private mutating func advanceLarge(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
         if large == nil {
-            if c.type == .text || c.type == .ntext || c.type == .image {
+            if c.type.lengthKind == .longLength {   // text, ntext, image: TextPtr, Timestamp, LONG length
                 let prefix: (reader: ByteReader, length: UInt32, at: Int)??
                 do throws(TDSDecodingError) { prefix = try PLPProgress.legacyPrefix(reader, maximumValueSize: streams ? Int.max : maximumValueSize) } catch {
                     throw columnError(error)
@@ -381,8 +381,8 @@ struct WireRowProgress: Sendable {
     private mutating func finishLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: inout PLPProgress) throws(TDSDecodingError) {
         let count = p.bytes.count
         let valueAt = bytes.count
-        switch c.type {
-        case .bigVarBinary, .image, .udt:
+        switch c.family {
+        case .binary, .udt:
             if count >= WireRowProgress.separateSize {
                 offsets.append(UInt32(truncatingIfNeeded: valueAt))
                 separateAt.append(valueAt)
@@ -391,7 +391,7 @@ struct WireRowProgress: Sendable {
                 p.bytes = []
                 return
             }
-        case .nvarchar, .ntext, .xml:
+        case .nationalCharacter, .xml:
             if count & 1 == 0 {
                 try checkRowSize(adding: WireColumn.largeHeaderSize + count / 2 * 3)
                 appendLargeHeader(0, .raw)
@@ -418,7 +418,7 @@ struct WireRowProgress: Sendable {
             }
             try checkByDecoder(layout, p)
             throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, "invalid UTF-16"))   // not reached
-        case .bigVarChar, .text:
+        case .character:
             if !CharacterCodec.keepsSingleByteText(layout.collation) { try checkByDecoder(layout, p) }
         default:
             // json (UTF-8), or a type whose decoder refuses it.
@@ -437,7 +437,7 @@ struct WireRowProgress: Sendable {
             // As ValueLayout.decodeValue reads it in place: offsets from the data's own.
             var r = ByteReader(p.bytes, start: 0, baseOffset: p.start)
             do throws(TDSDecodingError) {
-                _ = try layout.decodeData(from: &r, count: p.bytes.count, baseScale: layout.scale)
+                _ = try layout.decodeData(from: &r, count: p.bytes.count)
             } catch {
                 throw columnError(error.withContext(layout.type.name))
             }

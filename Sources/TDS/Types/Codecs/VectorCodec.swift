@@ -179,7 +179,7 @@ extension SQLVector {
     /// The one check of a vector value of `count` bytes at `p` (`available` bytes readable there;
     /// `p` may be nil when none are): nil when ``decode(from:count:declaredLength:declaredElement:)``
     /// accepts it, else what it throws. Reads nothing past `count`; never builds the value. The row
-    /// scan checks vector cells with it (``WireColumn/Check/vector``), the token decoder through
+    /// scan checks vector cells with it (``VectorCodec/scannedSize(_:_:at:end:)``), the token decoder through
     /// `decode`.
     static func check(at p: UnsafeRawPointer?, count: Int, available: Int, declaredLength: Int,
                       declaredElement: ElementType?) -> Fault? {

@@ -162,7 +162,7 @@ struct WireRowProgress: Sendable {
             if column.pointee.kind == .large {
                 done = try advanceLarge(&reader, column.pointee, layouts[index])
             } else if streams {
-                done = try streamBounded(&reader, layouts[index])
+                done = try streamBounded(&reader, column, layouts[index])
             } else {
                 done = try appendBounded(&reader, column, layouts[index])
             }
@@ -175,9 +175,31 @@ struct WireRowProgress: Sendable {
     }
 
     /// Streamed: the bounded value at `reader` as a `.value` part once it is all there (false:
-    /// not yet), read by its family's codec (``ValueLayout/decodeValue(from:)``, what a block
-    /// reads a value the scan leaves to the full decoder with; the same value and the same error).
-    private mutating func streamBounded(_ reader: inout ByteReader, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+    /// not yet), read by its family's codec: a value the scan's rule takes (fixed size, BYTELEN,
+    /// binary and code page 1252 text, the common case of dates, times and decimals) checked by it
+    /// and read as a row block reads it (``WireRowBlock/decode(_:at:)``), any other by the full
+    /// decoder (``ValueLayout/decodeValue(from:)``, what a block reads a value the scan leaves to
+    /// it with; the same value and the same error).
+    private mutating func streamBounded(_ reader: inout ByteReader, _ column: UnsafePointer<WireColumn>, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+        let c = column.pointee
+        if c.kind == .fixed || c.kind == .byteLength || c.kind == .ushortBytes || c.kind == .decode {
+            let at = reader.offset, end = reader.endIndex
+            // nil: not all there; a nil value: the full decoder's (not scanned, or not the common case).
+            let read: (value: SQLValue?, size: Int)? = reader.bytes.withUnsafeBufferPointer { p in
+                guard let base = p.baseAddress else { return c.kind == .fixed && c.size == 0 ? (.null, 0) : nil }
+                let size = WireColumn.scannedSize(column, base, at: at, end: end)
+                if size == WireColumn.needsBytes { return nil }
+                if size < 0 { return (nil, 0) }
+                let raw = UnsafeRawPointer(base + at)
+                return (c.kind == .decode ? WireRowBlock.decodeScanned(c, at: raw) : WireRowBlock.decode(c, at: raw), size)
+            }
+            guard let read else { return false }
+            if let v = read.value {
+                reader.offset = at + read.size
+                parts.append(.value(column: index, v))
+                return true
+            }
+        }
         do throws(TDSDecodingError) {
             parts.append(.value(column: index, try layout.decodeValue(from: &reader)))
             return true

@@ -75,9 +75,7 @@ extension BinaryCodec: ColumnCodec {
 
     /// BIGBINARY(8) is "binary(8)" (timestamp cannot be told apart on the wire).
     static func sqlTypeName(_ t: TypeInfo) -> String {
-        if t.type == .image { return "image" }
-        if t.type == .binary || t.type == .bigBinary { return "binary(\(t.length))" }
-        return t.isPLP ? "varbinary(max)" : "varbinary(\(t.length))"
+        t.type == .image ? "image" : sizedName(t, t.type == .binary || t.type == .bigBinary ? "binary" : "varbinary", t.length)
     }
 
     static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {

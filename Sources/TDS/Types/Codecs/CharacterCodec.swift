@@ -125,9 +125,7 @@ extension CharacterCodec: ColumnCodec {
     static var family: TypeFamily { .character }
 
     static func sqlTypeName(_ t: TypeInfo) -> String {
-        if t.type == .text { return "text" }
-        if t.type == .char || t.type == .bigChar { return "char(\(t.length))" }
-        return t.isPLP ? "varchar(max)" : "varchar(\(t.length))"
+        t.type == .text ? "text" : sizedName(t, t.type == .char || t.type == .bigChar ? "char" : "varchar", t.length)
     }
 
     /// Code page 1252 kept as its bytes; any other code page checked by the scan
@@ -168,9 +166,7 @@ enum NationalCharacterCodec: ColumnCodec {
     static var family: TypeFamily { .nationalCharacter }
 
     static func sqlTypeName(_ t: TypeInfo) -> String {
-        if t.type == .ntext { return "ntext" }
-        if t.type == .nchar { return "nchar(\(t.length / 2))" }
-        return t.isPLP ? "nvarchar(max)" : "nvarchar(\(t.length / 2))"
+        t.type == .ntext ? "ntext" : sizedName(t, t.type == .nchar ? "nchar" : "nvarchar", t.length / 2)
     }
 
     static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {

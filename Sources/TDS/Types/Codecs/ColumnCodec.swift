@@ -74,6 +74,11 @@ extension ColumnCodec {
         }
     }
 
+    /// `name(count)`, or `name(max)` for a PLP type (``TypeInfo/sqlTypeName``).
+    static func sizedName(_ t: TypeInfo, _ name: String, _ count: Int) -> String {
+        t.isPLP ? "\(name)(max)" : "\(name)(\(count))"
+    }
+
     /// The error of a value that `t` cannot hold (another kind of value).
     static func mismatch(_ value: SQLValue, _ t: TypeInfo, _ writer: ByteWriter) -> TDSDecodingError {
         TDSDecodingError(.invalidValue, offset: writer.count, "cannot encode \(value.kindName) as \(t.sqlTypeName)")

@@ -583,18 +583,18 @@ final class TypesValueTests: XCTestCase {
     // MARK: The row paths' direct reads
 
     /// The full decoder for one value without ``ValueLayout/quickValue(at:available:size:)``: the
-    /// length rules, then ``ValueLayout/decodeData(from:count:baseScale:inVariant:)``.
+    /// length rules, then ``ValueLayout/decodeData(from:count:inVariant:)``.
     static func reference(_ l: ValueLayout, _ bytes: [UInt8]) -> (value: SQLValue, size: Int)? {
         var r = ByteReader(bytes)
         do {
             switch l.type.rawValue {
-            case 0x3D: return (try l.decodeData(from: &r, count: 8, baseScale: l.scale), r.offset)
-            case 0x3A: return (try l.decodeData(from: &r, count: 4, baseScale: l.scale), r.offset)
+            case 0x3D: return (try l.decodeData(from: &r, count: 8), r.offset)
+            case 0x3A: return (try l.decodeData(from: &r, count: 4), r.offset)
             default:
                 let n = Int(try r.readUInt8())
                 if n == 0 { return (.null, 1) }
                 if n > l.length, l.length > 0 { return nil }
-                return (try l.decodeData(from: &r, count: n, baseScale: l.scale), r.offset)
+                return (try l.decodeData(from: &r, count: n), r.offset)
             }
         } catch {
             return nil

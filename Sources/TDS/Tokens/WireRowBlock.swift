@@ -78,7 +78,7 @@ public struct WireRowBlock: Sendable {
             // Never nil: a value is present, so are its bytes.
             return bytes.withUnsafeBytes { raw in
                 guard let base = raw.baseAddress else { return .null }
-                return WireRowBlock.decodeFixed(c.type, at: base + Int(o))
+                return WireRowBlock.decodeFixed(c, at: base + Int(o))
             }
         }
         return value(column: column, offset: Int(o))
@@ -94,20 +94,15 @@ public struct WireRowBlock: Sendable {
         }
     }
 
-    /// A value of fixed size (a `.fixed` column of TDS type `type`) at `p`, as
-    /// ``TypeInfo/decodeValue(from:)`` reads it.
+    /// A value of fixed size (a `.fixed` column `c`) at `p`, as ``TypeInfo/decodeValue(from:)``
+    /// reads it: by its family's codec, of the column's size.
     @inlinable @inline(__always)
-    static func decodeFixed(_ type: TDSDataType, at p: UnsafeRawPointer) -> SQLValue {
-        switch type {
-        case .int4: return IntegerCodec.value(at: p, count: 4)
-        case .int8: return IntegerCodec.value(at: p, count: 8)
-        case .int2: return IntegerCodec.value(at: p, count: 2)
-        case .int1: return IntegerCodec.value(at: p, count: 1)
+    static func decodeFixed(_ c: WireColumn, at p: UnsafeRawPointer) -> SQLValue {
+        switch c.family {
+        case .integer: return IntegerCodec.value(at: p, count: c.size)
+        case .float: return FloatCodec.value(at: p, count: c.size)
+        case .money: return MoneyCodec.value(at: p, count: c.size)
         case .bit: return BitCodec.value(at: p)
-        case .flt4: return FloatCodec.value(at: p, count: 4)
-        case .flt8: return FloatCodec.value(at: p, count: 8)
-        case .money: return MoneyCodec.value(at: p, count: 8)
-        case .money4: return MoneyCodec.value(at: p, count: 4)
         default: return .null   // NULLTYPE
         }
     }
@@ -118,7 +113,7 @@ public struct WireRowBlock: Sendable {
     func value(_ rules: UnsafePointer<WireColumn>, column: Int, at base: UnsafeRawPointer, offset: Int, count: Int) -> SQLValue {
         let kind = rules.pointee
         // Fixed-size values (no length prefix, never invalid) in the loop itself: no call.
-        if kind.kind == .fixed { return WireRowBlock.decodeFixed(kind.type, at: base + offset) }
+        if kind.kind == .fixed { return WireRowBlock.decodeFixed(kind, at: base + offset) }
         if kind.kind == .decode {
             if let v = WireRowBlock.decodeScanned(kind, at: base + offset) { return v }
             return decodeChecked(column: column, offset: offset)
@@ -155,14 +150,6 @@ public struct WireRowBlock: Sendable {
         case .datetimeN: return DateTimeCodec.scannedValue(at: p + 1, count: n)
         case .none, .datetime, .smallDateTime, .variant, .codePageByteLength, .codePageUShortLength: return nil
         }
-    }
-
-    /// A vector cell the scan checked (``WireColumn/Kind/vector``) at `p`: NULL or its value, read
-    /// without checks.
-    @inline(never)
-    static func scannedVector(at p: UnsafeRawPointer) -> SQLValue {
-        let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
-        return n == 0xFFFF ? .null : .vector(SQLVector.scannedValue(at: p + 2, count: n))
     }
 
     /// A `.decode` value the scan left to the full decoder (a widened decimal magnitude, a
@@ -217,17 +204,17 @@ public struct WireRowBlock: Sendable {
         @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt16.self)) }
         switch c.kind {
         case .fixed:
-            return decodeFixed(c.type, at: p)
+            return decodeFixed(c, at: p)
         case .byteLength:
             let n = Int(u8(0))
             if n == 0 { return .null }
-            switch c.type {
-            case .intN: return IntegerCodec.value(at: p + 1, count: n)
-            case .fltN: return FloatCodec.value(at: p + 1, count: n)
-            case .moneyN: return MoneyCodec.value(at: p + 1, count: n)
-            case .bitN: return BitCodec.value(at: p + 1)
+            switch c.family {
+            case .integer: return IntegerCodec.value(at: p + 1, count: n)
+            case .float: return FloatCodec.value(at: p + 1, count: n)
+            case .money: return MoneyCodec.value(at: p + 1, count: n)
+            case .bit: return BitCodec.value(at: p + 1)
             case .guid: return GUIDCodec.value(at: p + 1)
-            case .varchar, .char: return CharacterCodec.cp1252Value(at: p + 1, count: n)
+            case .character: return CharacterCodec.cp1252Value(at: p + 1, count: n)
             default: return BinaryCodec.value(at: p + 1, count: n)
             }
         case .utf16:
@@ -237,10 +224,10 @@ public struct WireRowBlock: Sendable {
         case .ushortBytes:
             let n = Int(u16(0))
             if n == 0xFFFF { return .null }
-            if c.type == .bigVarChar || c.type == .bigChar { return CharacterCodec.cp1252Value(at: p + 2, count: n) }
+            if c.family == .character { return CharacterCodec.cp1252Value(at: p + 2, count: n) }
             return BinaryCodec.value(at: p + 2, count: n)
         case .vector:
-            return scannedVector(at: p)
+            return VectorCodec.scannedValue(at: p)
         case .decode, .large, .unsupported:
             return .null
         }
@@ -256,22 +243,22 @@ public struct WireRowBlock: Sendable {
         let count = Int(n), data = p + WireColumn.largeHeaderSize
         let form = p.load(fromByteOffset: 4, as: UInt8.self)
         if form == WireColumn.LargeForm.separate.rawValue {
-            return c.type == .udt ? UDTCodec.plpValue(separate[count]) : BinaryCodec.plpValue(separate[count])
+            return c.family == .udt ? UDTCodec.plpValue(separate[count]) : BinaryCodec.plpValue(separate[count])
         }
-        switch c.type {
-        case .bigVarBinary, .image: return BinaryCodec.value(at: data, count: count)
+        switch c.family {
+        case .binary: return BinaryCodec.value(at: data, count: count)
         case .udt: return UDTCodec.value(at: data, count: count)
         case .json: return JSONCodec.value(at: data, count: count)
-        case .nvarchar, .ntext, .xml:
+        case .nationalCharacter, .xml:
             if form != WireColumn.LargeForm.raw.rawValue {
                 let s = CharacterCodec.largeString(form, at: p)
-                return c.type == .xml ? .xml(s) : .string(s)
+                return c.family == .xml ? .xml(s) : .string(s)
             }
         default: break
         }
         // Code page text (and raw UTF-16, which the scan does not write): by the token decoder's codec.
         var reader = ByteReader(bytes, start: offset + WireColumn.largeHeaderSize)
-        return (try? layouts[column].decodeData(from: &reader, count: count, baseScale: layouts[column].scale)) ?? .null
+        return (try? layouts[column].decodeData(from: &reader, count: count)) ?? .null
     }
     /// Whether the value of `column` in `row` is NULL, without decoding it.
     public func isNull(row: Int, column: Int) -> Bool {
@@ -388,8 +375,11 @@ struct WireColumn: Sendable {
     @usableFromInline let kind: Kind
     /// The TDS data type byte.
     @usableFromInline let type: TDSDataType
+    /// The codec that reads the values (``TDSDataType/codec``'s family): a row block's reads
+    /// switch on it.
+    @usableFromInline let family: TypeFamily
     /// `.fixed`: the size.
-    let size: Int
+    @usableFromInline let size: Int
     /// `.byteLength`: bit n set when a length of n bytes is accepted (n ≤ 63).
     let allowed: UInt64
     /// `.byteLength`: the declared length (0 = none declared).
@@ -447,65 +437,41 @@ struct WireColumn: Sendable {
         case separate = 3
     }
 
+    /// A column's scan rule, as its family's codec gives it (``ColumnCodec/scanRule(_:)``).
+    struct Rule {
+        var kind: Kind
+        /// `.fixed`: the size.
+        var size = 0
+        /// `.byteLength`: the lengths accepted (see ``WireColumn/allowed``).
+        var allowed: UInt64 = 0
+        /// The declared length checked (0: none).
+        var declared = 0
+        /// `.decode`: the check and its limits (see ``WireColumn/Check``).
+        var check = Check.none
+        var dataLength = 0, timeLength = 0
+        var ticksLimit: UInt64 = 0
+        var magnitudeLimit: UInt128 = 0
+    }
+
     init(_ l: ValueLayout) {
-        var kind = Kind.unsupported, size = 0, allowed: UInt64 = 0
-        let declared = l.length
-        if l.isPLP || l.type == .text || l.type == .ntext || l.type == .image {
-            kind = .large
+        let codec = l.type.codec
+        let rule: Rule
+        if let codec {
+            rule = l.isPLP ? Rule(kind: .large, declared: l.length) : codec.scanRule(l)
         } else {
-            switch l.type {
-            case .int1, .int2, .int4, .int8, .bit, .flt4, .flt8, .money4, .money, .null:
-                if case .fixed(let n)? = l.type.lengthKind { kind = .fixed; size = n }
-            case .intN: kind = .byteLength; allowed = IntegerCodec.byteLengths
-            case .fltN: kind = .byteLength; allowed = FloatCodec.byteLengths
-            case .moneyN: kind = .byteLength; allowed = MoneyCodec.byteLengths
-            case .guid: kind = .byteLength; allowed = GUIDCodec.byteLengths
-            case .bitN: kind = .byteLength; allowed = BitCodec.byteLengths   // no declared-length rule
-            case .varbinary, .binary:   // legacy
-                kind = .byteLength; allowed = BinaryCodec.byteLengths
-            case .varchar, .char:   // legacy
-                if CharacterCodec.keepsSingleByteText(l.collation) { kind = .byteLength; allowed = CharacterCodec.byteLengths } else { kind = .decode }
-            case .nvarchar, .nchar: kind = .utf16
-            case .bigVarBinary, .bigBinary: kind = .ushortBytes
-            case .bigVarChar, .bigChar:
-                kind = CharacterCodec.keepsSingleByteText(l.collation) ? .ushortBytes : .decode
-            case .datetime, .datetim4, .datetimN, .decimalN, .numericN, .decimal, .numeric, .dateN, .timeN, .datetime2N, .datetimeOffsetN, .ssVariant:
-                kind = .decode
-            case .vector: kind = .vector
-            default: break
-            }
+            rule = Rule(kind: .unsupported, declared: l.length)
         }
-        self.kind = kind
+        self.kind = rule.kind
         self.type = l.type
-        self.size = size
-        self.allowed = allowed
-        self.declared = l.type == .bitN ? 0 : declared
-        var check = Check.none, dataLength = 0, timeLength = 0, ticksLimit: UInt64 = 0, magnitudeLimit: UInt128 = 0
-        if kind == .decode {
-            switch l.type {
-            case .decimalN, .numericN, .decimal, .numeric:
-                if let limits = DecimalCodec.scanLimits(precision: l.precision) {
-                    check = .decimal
-                    (dataLength, magnitudeLimit) = limits
-                }
-            case .dateN, .timeN, .datetime2N, .datetimeOffsetN:
-                if let rule = DateTime73Codec.scanRule(l.type, scale: l.scale) {
-                    (check, dataLength, timeLength, ticksLimit) = rule
-                }
-            case .datetime: check = .datetime
-            case .datetim4: check = .smallDateTime
-            case .datetimN: check = .datetimeN
-            case .ssVariant: check = .variant
-            case .varchar, .char: check = .codePageByteLength
-            case .bigVarChar, .bigChar: check = .codePageUShortLength
-            default: break
-            }
-        }
-        self.check = check
-        self.dataLength = dataLength
-        self.timeLength = timeLength
-        self.ticksLimit = ticksLimit
-        self.magnitudeLimit = magnitudeLimit
+        self.family = codec?.family ?? .null
+        self.size = rule.size
+        self.allowed = rule.allowed
+        self.declared = rule.declared
+        self.check = rule.kind == .decode ? rule.check : .none
+        self.dataLength = rule.dataLength
+        self.timeLength = rule.timeLength
+        self.ticksLimit = rule.ticksLimit
+        self.magnitudeLimit = rule.magnitudeLimit
         self.precision = l.precision
         self.scale = l.scale
     }
@@ -551,24 +517,10 @@ struct WireColumn: Sendable {
             let size = c.pointee.checkedSize(at: UnsafeRawPointer(p) + j, available: n - j)
             return size > 0 ? size : WireColumn.notScanned
         case .vector:
-            return scannedVectorSize(c, p, at: j, end: n)
+            return VectorCodec.scannedSize(c, p, at: j, end: n)
         case .large, .unsupported:
             return WireColumn.notScanned
         }
-    }
-
-    /// ``scannedSize(_:_:at:end:)`` of a `.vector` value. Out of line: the rule of every other
-    /// kind stays small enough to be inlined into the run.
-    @inline(never)
-    static func scannedVectorSize(_ c: UnsafePointer<WireColumn>, _ p: UnsafePointer<UInt8>, at j: Int, end n: Int) -> Int {
-        guard n - j >= 2 else { return WireColumn.needsBytes }
-        let len = Int(p[j]) | Int(p[j + 1]) << 8
-        if len == 0xFFFF { return 2 }
-        // A length out of range is refused at once (as the decoder does), never waited for.
-        guard len >= SQLVector.headerSize, len <= SQLVector.maximumByteCount else { return WireColumn.notScanned }
-        guard n - j - 2 >= len else { return WireColumn.needsBytes }
-        return SQLVector.check(at: UnsafeRawPointer(p + j + 2), count: len, available: len, declaredLength: c.pointee.declared,
-                               declaredElement: SQLVector.ElementType(rawValue: c.pointee.scale)) == nil ? 2 + len : WireColumn.notScanned
     }
 
     /// ``scannedSize(_:_:at:end:)``: the value is not all there.

@@ -162,7 +162,7 @@ struct WireRowProgress: Sendable {
             if column.pointee.kind == .large {
                 done = try advanceLarge(&reader, column.pointee, layouts[index])
             } else if streams {
-                done = try streamBounded(&reader, layouts[index])
+                done = try streamBounded(&reader, column, layouts[index])
             } else {
                 done = try appendBounded(&reader, column, layouts[index])
             }
@@ -175,9 +175,31 @@ struct WireRowProgress: Sendable {
     }
 
     /// Streamed: the bounded value at `reader` as a `.value` part once it is all there (false:
-    /// not yet), read by its family's codec (``ValueLayout/decodeValue(from:)``, what a block
-    /// reads a value the scan leaves to the full decoder with; the same value and the same error).
-    private mutating func streamBounded(_ reader: inout ByteReader, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+    /// not yet), read by its family's codec: a value the scan's rule takes (fixed size, BYTELEN,
+    /// binary and code page 1252 text, the common case of dates, times and decimals) checked by it
+    /// and read as a row block reads it (``WireRowBlock/decode(_:at:)``), any other by the full
+    /// decoder (``ValueLayout/decodeValue(from:)``, what a block reads a value the scan leaves to
+    /// it with; the same value and the same error).
+    private mutating func streamBounded(_ reader: inout ByteReader, _ column: UnsafePointer<WireColumn>, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+        let c = column.pointee
+        if c.kind == .fixed || c.kind == .byteLength || c.kind == .ushortBytes || c.kind == .decode {
+            let at = reader.offset, end = reader.endIndex
+            // nil: not all there; a nil value: the full decoder's (not scanned, or not the common case).
+            let read: (value: SQLValue?, size: Int)? = reader.bytes.withUnsafeBufferPointer { p in
+                guard let base = p.baseAddress else { return c.kind == .fixed && c.size == 0 ? (.null, 0) : nil }
+                let size = WireColumn.scannedSize(column, base, at: at, end: end)
+                if size == WireColumn.needsBytes { return nil }
+                if size < 0 { return (nil, 0) }
+                let raw = UnsafeRawPointer(base + at)
+                return (c.kind == .decode ? WireRowBlock.decodeScanned(c, at: raw) : WireRowBlock.decode(c, at: raw), size)
+            }
+            guard let read else { return false }
+            if let v = read.value {
+                reader.offset = at + read.size
+                parts.append(.value(column: index, v))
+                return true
+            }
+        }
         do throws(TDSDecodingError) {
             parts.append(.value(column: index, try layout.decodeValue(from: &reader)))
             return true
@@ -295,7 +317,7 @@ struct WireRowProgress: Sendable {
     /// Reads the large value at `reader` (or goes on with the one begun): true when it is whole.
     private mutating func advanceLarge(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
         if large == nil {
-            if c.type == .text || c.type == .ntext || c.type == .image {
+            if c.type.lengthKind == .longLength {   // text, ntext, image: TextPtr, Timestamp, LONG length
                 let prefix: (reader: ByteReader, length: UInt32, at: Int)??
                 do throws(TDSDecodingError) { prefix = try PLPProgress.legacyPrefix(reader, maximumValueSize: streams ? Int.max : maximumValueSize) } catch {
                     throw columnError(error)
@@ -381,8 +403,8 @@ struct WireRowProgress: Sendable {
     private mutating func finishLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: inout PLPProgress) throws(TDSDecodingError) {
         let count = p.bytes.count
         let valueAt = bytes.count
-        switch c.type {
-        case .bigVarBinary, .image, .udt:
+        switch c.family {
+        case .binary, .udt:
             if count >= WireRowProgress.separateSize {
                 offsets.append(UInt32(truncatingIfNeeded: valueAt))
                 separateAt.append(valueAt)
@@ -391,7 +413,7 @@ struct WireRowProgress: Sendable {
                 p.bytes = []
                 return
             }
-        case .nvarchar, .ntext, .xml:
+        case .nationalCharacter, .xml:
             if count & 1 == 0 {
                 try checkRowSize(adding: WireColumn.largeHeaderSize + count / 2 * 3)
                 appendLargeHeader(0, .raw)
@@ -418,7 +440,7 @@ struct WireRowProgress: Sendable {
             }
             try checkByDecoder(layout, p)
             throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, "invalid UTF-16"))   // not reached
-        case .bigVarChar, .text:
+        case .character:
             if !CharacterCodec.keepsSingleByteText(layout.collation) { try checkByDecoder(layout, p) }
         default:
             // json (UTF-8), or a type whose decoder refuses it.
@@ -437,7 +459,7 @@ struct WireRowProgress: Sendable {
             // As ValueLayout.decodeValue reads it in place: offsets from the data's own.
             var r = ByteReader(p.bytes, start: 0, baseOffset: p.start)
             do throws(TDSDecodingError) {
-                _ = try layout.decodeData(from: &r, count: p.bytes.count, baseScale: layout.scale)
+                _ = try layout.decodeData(from: &r, count: p.bytes.count)
             } catch {
                 throw columnError(error.withContext(layout.type.name))
             }

@@ -80,13 +80,14 @@ extension TypeInfo {
         case .longLength:
             if type == .ssVariant {
                 if value.isNull { writer.writeUInt32LE(0); return }
-                let variant: SQLVariant
-                if case .variant(let v) = value { variant = v } else if let v = SQLVariant(value: value) { variant = v } else {
-                    throw mismatch(value, writer)
-                }
                 let at = writer.count
                 writer.writeUInt32LE(0)
-                try variant.encodeBody(into: &writer)
+                do {
+                    try encodeData(value, into: &writer)
+                } catch {
+                    writer.bytes.removeLast(writer.count - at)
+                    throw error
+                }
                 writer.setUInt32LE(UInt32(writer.count - at - 4), at: at)
                 return
             }
@@ -106,169 +107,11 @@ extension TypeInfo {
         TDSDecodingError(.invalidValue, offset: writer.count, "cannot encode \(value.kindName) as \(sqlTypeName)")
     }
 
-    /// Writes the data bytes of `value` (no length prefix).
+    /// Writes the data bytes of `value` (no length prefix), by this type's family's codec
+    /// (``TDSDataType/codec``).
     func encodeData(_ value: SQLValue, into writer: inout ByteWriter) throws(TDSDecodingError) {
-        let v = value
-        func integer(_ range: ClosedRange<Int64>) throws(TDSDecodingError) -> Int64 {
-            let i: Int64
-            switch v {
-            case .tinyint(let x): i = Int64(x)
-            case .smallint(let x): i = Int64(x)
-            case .int(let x): i = Int64(x)
-            case .bigint(let x): i = x
-            case .bit(let b): i = b ? 1 : 0
-            default: throw mismatch(v, writer)
-            }
-            guard range.contains(i) else {
-                throw TDSDecodingError(.invalidValue, offset: writer.count, "\(i) out of range for \(sqlTypeName)")
-            }
-            return i
-        }
-        switch type {
-        case .int1: writer.writeUInt8(UInt8(try integer(0...255)))
-        case .int2: writer.writeInt16LE(Int16(try integer(Int64(Int16.min)...Int64(Int16.max))))
-        case .int4: writer.writeInt32LE(Int32(try integer(Int64(Int32.min)...Int64(Int32.max))))
-        case .int8: writer.writeInt64LE(try integer(Int64.min...Int64.max))
-        case .intN:
-            switch length {
-            case 1: writer.writeUInt8(UInt8(try integer(0...255)))
-            case 2: writer.writeInt16LE(Int16(try integer(Int64(Int16.min)...Int64(Int16.max))))
-            case 4: writer.writeInt32LE(Int32(try integer(Int64(Int32.min)...Int64(Int32.max))))
-            default: writer.writeInt64LE(try integer(Int64.min...Int64.max))
-            }
-        case .bit, .bitN:
-            writer.writeUInt8(UInt8(try integer(0...1)))
-        case .flt4, .flt8, .fltN:
-            let d: Double
-            switch v {
-            case .real(let f): d = Double(f)
-            case .float(let f): d = f
-            default: d = Double(try integer(Int64.min...Int64.max))
-            }
-            if type == .flt4 || (type == .fltN && length == 4) {
-                if case .real(let f) = v { writer.writeFloat32LE(f) } else { writer.writeFloat32LE(Float(d)) }
-            } else {
-                writer.writeFloat64LE(d)
-            }
-        case .money, .money4, .moneyN:
-            let units: Int64
-            switch v {
-            case .money(let m), .smallMoney(let m): units = m.units
-            default:
-                let i = try integer(-922_337_203_685_477...922_337_203_685_477)
-                units = i * 10_000
-            }
-            if type == .money4 || (type == .moneyN && length == 4) {
-                guard let small = Int32(exactly: units) else {
-                    throw TDSDecodingError(.invalidValue, offset: writer.count, "\(units) out of range for smallmoney")
-                }
-                writer.writeInt32LE(small)
-            } else {
-                writer.writeInt32LE(Int32(truncatingIfNeeded: units >> 32))
-                writer.writeUInt32LE(UInt32(truncatingIfNeeded: units))
-            }
-        case .datetime, .datetim4, .datetimN:
-            let small = type == .datetim4 || (type == .datetimN && length == 4)
-            switch (v, small) {
-            case (.datetime(let d), false):
-                guard d.isValid else { throw TDSDecodingError(.invalidValue, offset: writer.count, "datetime out of range") }
-                writer.writeInt32LE(d.days)
-                writer.writeUInt32LE(d.ticks)
-            case (.smallDateTime(let d), true):
-                guard d.isValid else { throw TDSDecodingError(.invalidValue, offset: writer.count, "smalldatetime out of range") }
-                writer.writeUInt16LE(d.days)
-                writer.writeUInt16LE(d.minutes)
-            default: throw mismatch(v, writer)
-            }
-        case .guid:
-            guard case .uniqueIdentifier(let u) = v else { throw mismatch(v, writer) }
-            let b = u.uuid
-            writer.writeBytes([b.3, b.2, b.1, b.0, b.5, b.4, b.7, b.6, b.8, b.9, b.10, b.11, b.12, b.13, b.14, b.15])
-        case .decimal, .numeric, .decimalN, .numericN:
-            var d: SQLDecimal
-            switch v {
-            case .decimal(let x): d = x
-            case .money(let m), .smallMoney(let m): d = m.sqlDecimal
-            default:
-                let i = try integer(Int64.min...Int64.max)
-                d = SQLDecimal(isNegative: i < 0, precision: 19, scale: 0, magnitude: UInt128(i.magnitude))
-            }
-            guard let r = d.rescaled(to: scale), r.magnitude < Civil.pow10(Int(precision)) else {
-                throw TDSDecodingError(.invalidValue, offset: writer.count, "\(d) does not fit \(sqlTypeName)")
-            }
-            d = r
-            writer.writeUInt8(d.isNegative ? 0 : 1)
-            let n = SQLDecimal.wireLength(precision: precision) - 1
-            for i in 0 ..< n { writer.writeUInt8(UInt8(truncatingIfNeeded: d.magnitude >> (8 * i))) }
-        case .dateN:
-            guard case .date(let d) = v else { throw mismatch(v, writer) }
-            try TypeInfo.writeDate(d, into: &writer)
-        case .timeN:
-            guard case .time(let t) = v else { throw mismatch(v, writer) }
-            try writeTime(t, into: &writer)
-        case .datetime2N:
-            guard case .datetime2(let d) = v else { throw mismatch(v, writer) }
-            try writeTime(d.time, into: &writer)
-            try TypeInfo.writeDate(d.date, into: &writer)
-        case .datetimeOffsetN:
-            guard case .datetimeOffset(let d) = v else { throw mismatch(v, writer) }
-            guard (-840...840).contains(d.offsetMinutes) else {
-                throw TDSDecodingError(.invalidValue, offset: writer.count, "offset \(d.offsetMinutes) minutes")
-            }
-            try writeTime(d.utc.time, into: &writer)
-            try TypeInfo.writeDate(d.utc.date, into: &writer)
-            writer.writeInt16LE(d.offsetMinutes)
-        case .char, .varchar, .bigChar, .bigVarChar, .text:
-            switch v {
-            case .string(let s), .xml(let s), .json(let s):
-                // ASCII is the same bytes in every supported code page: written as it is, with no array.
-                if s.utf8.allSatisfy({ $0 < 0x80 }) { writer.writeBytes(s.utf8); return }
-                guard let bytes = TextCodec.encode(s, collation: collation) else {
-                    throw TDSDecodingError(.invalidValue, offset: writer.count,
-                                           "text not representable in code page \((collation ?? .sqlLatin1GeneralCP1CIAS).codePage)")
-                }
-                writer.writeBytes(bytes)
-            default: throw mismatch(v, writer)
-            }
-        case .nchar, .nvarchar, .ntext, .xml:
-            switch v {
-            case .string(let s), .xml(let s), .json(let s): writer.writeUTF16LE(s)
-            case .vector(let x) where type == .nvarchar: writer.writeUTF16LE(x.jsonText)   // a vector's JSON text
-            default: throw mismatch(v, writer)
-            }
-        case .binary, .varbinary, .bigBinary, .bigVarBinary, .image, .udt:
-            switch v {
-            case .binary(let b), .udt(let b): writer.writeBytes(b)
-            default: throw mismatch(v, writer)
-            }
-        case .json:
-            switch v {
-            case .json(let s), .string(let s): writer.writeBytes(s.utf8)
-            default: throw mismatch(v, writer)
-            }
-        case .vector:
-            guard case .vector(var vector) = v else { throw mismatch(v, writer) }
-            if let e = vectorElementType { vector.elementType = e }
-            if length > 0, vector.byteCount != length {
-                throw TDSDecodingError(.invalidValue, offset: writer.count,
-                                       "a vector of \(vector.dimensions) dimension(s) for \(sqlTypeName)")
-            }
-            try vector.encode(into: &writer)
-        default:
-            throw mismatch(v, writer)
-        }
-    }
-
-    static func writeDate(_ d: SQLDate, into writer: inout ByteWriter) throws(TDSDecodingError) {
-        guard d.isValid else { throw TDSDecodingError(.invalidValue, offset: writer.count, "date out of range") }
-        writer.writeUIntLE(UInt64(d.days), count: 3)
-    }
-
-    func writeTime(_ t: SQLTime, into writer: inout ByteWriter) throws(TDSDecodingError) {
-        guard t.isValid, let r = t.rescaled(to: scale) else {
-            throw TDSDecodingError(.invalidValue, offset: writer.count, "time \(t) does not fit \(sqlTypeName)")
-        }
-        writer.writeUIntLE(r.ticks, count: SQLTime.wireLength(scale: scale))
+        guard let codec = type.codec else { throw mismatch(value, writer) }
+        try codec.encode(value, as: self, into: &writer)
     }
 }
 

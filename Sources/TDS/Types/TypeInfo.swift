@@ -117,24 +117,6 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
     /// json (SQL Server 2025): JSON, always PLP, no length or collation in TYPE_INFO.
     public static let json = TypeInfo(type: .json, length: -1, isPLP: true)
 
-    /// vector(dimensions[, float16]) (SQL Server 2025): VECTOR, maximum length 8 + dimensions ×
-    /// element size, the element type kept in ``scale`` (see ``vectorElementType``).
-    public static func vector(dimensions: Int, elementType: SQLVector.ElementType = .float32) -> TypeInfo {
-        TypeInfo(type: .vector, length: SQLVector.headerSize + max(0, dimensions) * elementType.size,
-                 scale: elementType.rawValue)
-    }
-
-    /// A vector's element type (its TYPE_INFO byte, kept in ``scale``); nil for other types or an unknown byte.
-    public var vectorElementType: SQLVector.ElementType? {
-        type == .vector ? SQLVector.ElementType(rawValue: scale) : nil
-    }
-
-    /// A vector's dimension count from its declared length; nil for other types.
-    public var vectorDimensions: Int? {
-        guard let e = vectorElementType else { return nil }
-        return max(0, length - SQLVector.headerSize) / e.size
-    }
-
     /// decimal(p,s) (DECIMALNTYPE).
     public static func decimal(precision: UInt8, scale: UInt8) -> TypeInfo {
         TypeInfo(type: .decimalN, length: SQLDecimal.wireLength(precision: precision), precision: precision, scale: scale)
@@ -309,23 +291,6 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         return info
     }
 
-    /// VECTOR TYPE_INFO after its type byte: USHORT maximum length (8 + dimensions × element
-    /// size, at most 8,000), then the element type byte (0 float32, 1 float16).
-    private static func decodeVectorTypeInfo(from reader: inout ByteReader) throws(TDSDecodingError) -> TypeInfo {
-        let at = reader.offset
-        let length = Int(try reader.readUInt16LE())
-        let elementAt = reader.offset
-        let byte = try reader.readUInt8()
-        guard let element = SQLVector.ElementType(rawValue: byte) else {
-            throw reader.error(.invalidValue, at: elementAt, "vector element type 0x\(TokenType.hex(byte)) is neither float32 (0) nor float16 (1)")
-        }
-        guard length > SQLVector.headerSize, length <= SQLVector.maximumByteCount,
-              (length - SQLVector.headerSize) % element.size == 0 else {
-            throw reader.error(.invalidLength, at: at, "vector maximum length \(length) is not 8 + 1…\(element.maximumDimensions) \(element.name) elements")
-        }
-        return TypeInfo(type: .vector, length: length, scale: element.rawValue)
-    }
-
     // MARK: Encoding
 
     /// Writes this TYPE_INFO (the COLMETADATA / RPC parameter form). Collations are written for
@@ -387,57 +352,5 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
     /// The type as SQL Server would declare it: "int", "nvarchar(20)", "nvarchar(max)",
     /// "decimal(10,3)", "datetime2(7)", "varbinary(max)". BIGBINARY(8) is "binary(8)" (timestamp
     /// cannot be told apart on the wire). UDTs give their type name.
-    public var sqlTypeName: String {
-        switch type {
-        case .null: return "null"
-        case .int1: return "tinyint"
-        case .int2: return "smallint"
-        case .int4: return "int"
-        case .int8: return "bigint"
-        case .intN:
-            switch length {
-            case 1: return "tinyint"
-            case 2: return "smallint"
-            case 8: return "bigint"
-            default: return "int"
-            }
-        case .bit, .bitN: return "bit"
-        case .flt4: return "real"
-        case .flt8: return "float"
-        case .fltN: return length == 4 ? "real" : "float"
-        case .money: return "money"
-        case .money4: return "smallmoney"
-        case .moneyN: return length == 4 ? "smallmoney" : "money"
-        case .datetime: return "datetime"
-        case .datetim4: return "smalldatetime"
-        case .datetimN: return length == 4 ? "smalldatetime" : "datetime"
-        case .guid: return "uniqueidentifier"
-        case .decimal, .decimalN: return "decimal(\(precision),\(scale))"
-        case .numeric, .numericN: return "numeric(\(precision),\(scale))"
-        case .dateN: return "date"
-        case .timeN: return "time(\(scale))"
-        case .datetime2N: return "datetime2(\(scale))"
-        case .datetimeOffsetN: return "datetimeoffset(\(scale))"
-        case .char, .bigChar: return "char(\(length))"
-        case .varchar: return "varchar(\(length))"
-        case .bigVarChar: return isPLP ? "varchar(max)" : "varchar(\(length))"
-        case .nchar: return "nchar(\(length / 2))"
-        case .nvarchar: return isPLP ? "nvarchar(max)" : "nvarchar(\(length / 2))"
-        case .binary, .bigBinary: return "binary(\(length))"
-        case .varbinary: return "varbinary(\(length))"
-        case .bigVarBinary: return isPLP ? "varbinary(max)" : "varbinary(\(length))"
-        case .text: return "text"
-        case .ntext: return "ntext"
-        case .image: return "image"
-        case .xml: return "xml"
-        case .udt: return udt.map { $0.typeName.isEmpty ? "udt" : $0.typeName } ?? "udt"
-        case .ssVariant: return "sql_variant"
-        case .json: return "json"
-        case .vector:
-            let e = vectorElementType ?? .float32
-            let n = vectorDimensions ?? 0
-            return e == .float32 ? "vector(\(n))" : "vector(\(n), float16)"
-        default: return type.name
-        }
-    }
+    public var sqlTypeName: String { type.codec?.sqlTypeName(self) ?? type.name }
 }

@@ -39,13 +39,13 @@ extension WireRowBlock {
     func withBinary<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer) -> R) -> WireTypedValue<R> {
         typed(row: row, column: column) { c, p, _ in
             switch c.kind {
-            case .byteLength where c.type == .varbinary || c.type == .binary:
+            case .byteLength where c.family == .binary:
                 let n = Int(p.load(as: UInt8.self))
                 return n == 0 ? .null : .value(body(UnsafeRawBufferPointer(start: p + 1, count: n)))
-            case .ushortBytes where c.type == .bigVarBinary || c.type == .bigBinary:
+            case .ushortBytes where c.family == .binary:
                 let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
                 return n == 0xFFFF ? .null : .value(body(UnsafeRawBufferPointer(start: p + 2, count: n)))
-            case .large where c.type == .bigVarBinary || c.type == .image:   // varbinary(max), image: assembled
+            case .large where c.family == .binary:   // varbinary(max), image: assembled
                 let n = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))
                 if n == WireColumn.largeNull { return .null }
                 if p.load(fromByteOffset: 4, as: UInt8.self) == WireColumn.LargeForm.separate.rawValue {
@@ -67,5 +67,35 @@ extension WireRowBlock {
     /// `.binary(bytes)`); `.other` for any other type.
     package func data(row: Int, column: Int) -> WireTypedValue<Data> {
         withBinary(row: row, column: column) { Data($0) }
+    }
+}
+
+extension BinaryCodec: ColumnCodec {
+    static var family: TypeFamily { .binary }
+
+    /// BIGBINARY(8) is "binary(8)" (timestamp cannot be told apart on the wire).
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        t.type == .image ? "image" : sizedName(t, t.type == .binary || t.type == .bigBinary ? "binary" : "varbinary", t.length)
+    }
+
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+        switch l.type.lengthKind {
+        case .byteLength?: return WireColumn.Rule(kind: .byteLength, allowed: byteLengths, declared: l.length)   // legacy
+        case .ushortLength?: return WireColumn.Rule(kind: .ushortBytes, declared: l.length)
+        default: return WireColumn.Rule(kind: .large, declared: l.length)   // image
+        }
+    }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try read(from: &reader, count: n)
+    }
+
+    static func plpValue(_ l: ValueLayout, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue { plpValue(bytes) }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        switch v {
+        case .binary(let b), .udt(let b): writer.writeBytes(b)
+        default: throw mismatch(v, t, writer)
+        }
     }
 }

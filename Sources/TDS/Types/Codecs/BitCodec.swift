@@ -27,14 +27,33 @@ enum BitCodec {
     }
 }
 
+extension BitCodec: ColumnCodec {
+    static var family: TypeFamily { .bit }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String { "bit" }
+
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+        // BITN has no declared-length rule.
+        l.type == .bit ? WireColumn.Rule(kind: .fixed, size: 1) : WireColumn.Rule(kind: .byteLength, allowed: byteLengths)
+    }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try read(from: &reader, count: n)
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        writer.writeUInt8(UInt8(try integer(v, 0...1, t, writer)))
+    }
+}
+
 extension WireRowBlock {
     /// bit (BITTYPE, BITNTYPE): the value of `.bit`; `.other` for any other type.
     @inlinable @inline(__always)
     package func bit(row: Int, column: Int) -> WireTypedValue<Bool> {
         typed(row: row, column: column) { c, p, _ in
             switch c.kind {
-            case .fixed where c.type == .bit: return .value(BitCodec.bool(at: p))
-            case .byteLength where c.type == .bitN:
+            case .fixed where c.family == .bit: return .value(BitCodec.bool(at: p))
+            case .byteLength where c.family == .bit:
                 return p.load(as: UInt8.self) == 0 ? .null : .value(BitCodec.bool(at: p + 1))
             default: return .other
             }

@@ -104,19 +104,84 @@ extension WireRowBlock {
             case .utf16:   // kept as UTF-8 (see WireColumn.Kind.utf16)
                 let h = UInt16(littleEndian: p.loadUnaligned(as: UInt16.self))
                 return h == 0xFFFF ? .null : .value(CharacterCodec.utf8String(header: h, at: p))
-            case .byteLength where c.type == .varchar || c.type == .char:
+            case .byteLength where c.family == .character:
                 let n = Int(p.load(as: UInt8.self))
                 return n == 0 ? .null : .value(TextCodec.decodeCP1252(p + 1, count: n))
-            case .ushortBytes where c.type == .bigVarChar || c.type == .bigChar:
+            case .ushortBytes where c.family == .character:
                 let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
                 return n == 0xFFFF ? .null : .value(TextCodec.decodeCP1252(p + 2, count: n))
-            case .large where c.type == .nvarchar || c.type == .ntext:
+            case .large where c.family == .nationalCharacter:
                 if UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)) == WireColumn.largeNull { return .null }
                 let form = p.load(fromByteOffset: 4, as: UInt8.self)
                 return form == WireColumn.LargeForm.raw.rawValue ? .other : .value(CharacterCodec.largeString(form, at: p))
             default:
                 return .other
             }
+        }
+    }
+}
+
+extension CharacterCodec: ColumnCodec {
+    static var family: TypeFamily { .character }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        t.type == .text ? "text" : sizedName(t, t.type == .char || t.type == .bigChar ? "char" : "varchar", t.length)
+    }
+
+    /// Code page 1252 kept as its bytes; any other code page checked by the scan
+    /// (``checkedCodePageSize(at:available:prefix:declared:)``); text assembled.
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+        if l.type == .text { return WireColumn.Rule(kind: .large, declared: l.length) }
+        let keeps = keepsSingleByteText(l.collation)
+        if l.type == .varchar || l.type == .char {   // legacy BYTELEN
+            return keeps ? WireColumn.Rule(kind: .byteLength, allowed: byteLengths, declared: l.length)
+                : WireColumn.Rule(kind: .decode, declared: l.length, check: .codePageByteLength)
+        }
+        return keeps ? WireColumn.Rule(kind: .ushortBytes, declared: l.length)
+            : WireColumn.Rule(kind: .decode, declared: l.length, check: .codePageUShortLength)
+    }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try readSingleByte(from: &reader, count: n, collation: l.collation)
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        switch v {
+        case .string(let s), .xml(let s), .json(let s):
+            // ASCII is the same bytes in every supported code page: written as it is, with no array.
+            if s.utf8.allSatisfy({ $0 < 0x80 }) { writer.writeBytes(s.utf8); return }
+            guard let bytes = TextCodec.encode(s, collation: t.collation) else {
+                throw TDSDecodingError(.invalidValue, offset: writer.count,
+                                       "text not representable in code page \((t.collation ?? .sqlLatin1GeneralCP1CIAS).codePage)")
+            }
+            writer.writeBytes(bytes)
+        default: throw mismatch(v, t, writer)
+        }
+    }
+}
+
+/// nchar, nvarchar, nvarchar(max) and ntext: UTF-16LE text (the ``CharacterCodec`` family's
+/// transcoders; kept as UTF-8 in a row block, see ``WireColumn/Kind/utf16``).
+enum NationalCharacterCodec: ColumnCodec {
+    static var family: TypeFamily { .nationalCharacter }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        t.type == .ntext ? "ntext" : sizedName(t, t.type == .nchar ? "nchar" : "nvarchar", t.length / 2)
+    }
+
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+        WireColumn.Rule(kind: l.type == .ntext ? .large : .utf16, declared: l.length)
+    }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try CharacterCodec.readUTF16(from: &reader, count: n)
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        switch v {
+        case .string(let s), .xml(let s), .json(let s): writer.writeUTF16LE(s)
+        case .vector(let x) where t.type == .nvarchar: writer.writeUTF16LE(x.jsonText)   // a vector's JSON text
+        default: throw mismatch(v, t, writer)
         }
     }
 }

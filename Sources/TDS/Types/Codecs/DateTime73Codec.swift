@@ -242,3 +242,73 @@ enum DateTime73Codec {
         Date(timeIntervalSince1970: Double(Int(d.date.days) - Civil.daysFrom0001To1970) * 86_400 + d.time.timeInterval)
     }
 }
+
+extension DateTime73Codec: ColumnCodec {
+    static var family: TypeFamily { .dateTime73 }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        t.type == .dateN ? "date" : t.type == .timeN ? "time(\(t.scale))"
+            : t.type == .datetime2N ? "datetime2(\(t.scale))" : "datetimeoffset(\(t.scale))"
+    }
+
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+        var rule = WireColumn.Rule(kind: .decode, declared: l.length)
+        if let r = scanRule(l.type, scale: l.scale) {
+            (rule.check, rule.dataLength, rule.timeLength, rule.ticksLimit) = r
+        }
+        return rule
+    }
+
+    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+        let n = Int(p.load(as: UInt8.self))
+        if n == 0 { size = 1; return .null }
+        guard available > n, l.length <= 0 || n <= l.length else { return nil }
+        let v: SQLValue?
+        switch l.type {
+        case .datetime2N: v = dateTime2Value(at: p + 1, count: n, scale: l.scale)
+        case .dateN: v = dateValue(at: p + 1, count: n)
+        case .timeN: v = timeValue(at: p + 1, count: n, scale: l.scale)
+        default: v = dateTimeOffsetValue(at: p + 1, count: n, scale: l.scale)
+        }
+        guard let v else { return nil }
+        size = 1 + n
+        return v
+    }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try read(l.type, from: &reader, count: n, scale: l.scale)
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        switch (t.type, v) {
+        case (.dateN, .date(let d)):
+            try writeDate(d, into: &writer)
+        case (.timeN, .time(let x)):
+            try writeTime(x, t, into: &writer)
+        case (.datetime2N, .datetime2(let d)):
+            try writeTime(d.time, t, into: &writer)
+            try writeDate(d.date, into: &writer)
+        case (.datetimeOffsetN, .datetimeOffset(let d)):
+            guard (-840...840).contains(d.offsetMinutes) else {
+                throw TDSDecodingError(.invalidValue, offset: writer.count, "offset \(d.offsetMinutes) minutes")
+            }
+            try writeTime(d.utc.time, t, into: &writer)
+            try writeDate(d.utc.date, into: &writer)
+            writer.writeInt16LE(d.offsetMinutes)
+        default:
+            throw mismatch(v, t, writer)
+        }
+    }
+
+    static func writeDate(_ d: SQLDate, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        guard d.isValid else { throw TDSDecodingError(.invalidValue, offset: writer.count, "date out of range") }
+        writer.writeUIntLE(UInt64(d.days), count: 3)
+    }
+
+    static func writeTime(_ x: SQLTime, _ t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        guard x.isValid, let r = x.rescaled(to: t.scale) else {
+            throw TDSDecodingError(.invalidValue, offset: writer.count, "time \(x) does not fit \(t.sqlTypeName)")
+        }
+        writer.writeUIntLE(r.ticks, count: SQLTime.wireLength(scale: t.scale))
+    }
+}

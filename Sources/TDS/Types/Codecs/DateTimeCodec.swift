@@ -94,3 +94,52 @@ enum DateTimeCodec {
              + Double(d.minutes) * 60)
     }
 }
+
+extension DateTimeCodec: ColumnCodec {
+    static var family: TypeFamily { .dateTime }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        t.type == .datetim4 || (t.type == .datetimN && t.length == 4) ? "smalldatetime" : "datetime"
+    }
+
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+        let check: WireColumn.Check = l.type == .datetime ? .datetime : l.type == .datetim4 ? .smallDateTime : .datetimeN
+        return WireColumn.Rule(kind: .decode, declared: l.length, check: check)
+    }
+
+    /// DATETIME and DATETIM4 are FIXEDLEN (no length byte), DATETIMN BYTELEN.
+    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+        if l.type == .datetime {
+            guard available >= 8, let v = value(at: p, count: 8) else { return nil }
+            size = 8; return v
+        }
+        if l.type == .datetim4 {
+            guard available >= 4, let v = value(at: p, count: 4) else { return nil }
+            size = 4; return v
+        }
+        let n = Int(p.load(as: UInt8.self))
+        if n == 0 { size = 1; return .null }
+        guard available > n, l.length <= 0 || n <= l.length, let v = value(at: p + 1, count: n) else { return nil }
+        size = 1 + n
+        return v
+    }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try read(from: &reader, count: n)
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        let small = t.type == .datetim4 || (t.type == .datetimN && t.length == 4)
+        switch (v, small) {
+        case (.datetime(let d), false):
+            guard d.isValid else { throw TDSDecodingError(.invalidValue, offset: writer.count, "datetime out of range") }
+            writer.writeInt32LE(d.days)
+            writer.writeUInt32LE(d.ticks)
+        case (.smallDateTime(let d), true):
+            guard d.isValid else { throw TDSDecodingError(.invalidValue, offset: writer.count, "smalldatetime out of range") }
+            writer.writeUInt16LE(d.days)
+            writer.writeUInt16LE(d.minutes)
+        default: throw mismatch(v, t, writer)
+        }
+    }
+}

@@ -133,11 +133,9 @@ extension WireRowBlock {
     package func decimal(row: Int, column: Int) -> WireTypedValue<Decimal> {
         typed(row: row, column: column) { c, p, _ in
             switch c.kind {
-            case .fixed where c.type == .money:
-                return .value(MoneyCodec.decimal(units: MoneyCodec.units(at: p, count: 8)))
-            case .fixed where c.type == .money4:
-                return .value(MoneyCodec.decimal(units: MoneyCodec.units(at: p, count: 4)))
-            case .byteLength where c.type == .moneyN:   // 0 (NULL), 4 or 8 bytes
+            case .fixed where c.family == .money:
+                return .value(MoneyCodec.decimal(units: MoneyCodec.units(at: p, count: c.size)))
+            case .byteLength where c.family == .money:   // 0 (NULL), 4 or 8 bytes
                 let n = Int(p.load(as: UInt8.self))
                 return n == 0 ? .null : .value(MoneyCodec.decimal(units: MoneyCodec.units(at: p + 1, count: n)))
             case .decode where c.check == .decimal:   // a column of precision 38 or less
@@ -149,5 +147,53 @@ extension WireRowBlock {
                 return .other
             }
         }
+    }
+}
+
+extension DecimalCodec: ColumnCodec {
+    static var family: TypeFamily { .decimal }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        (t.type == .numeric || t.type == .numericN ? "numeric" : "decimal") + "(\(t.precision),\(t.scale))"
+    }
+
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+        var rule = WireColumn.Rule(kind: .decode, declared: l.length)
+        if let limits = scanLimits(precision: l.precision) {
+            rule.check = .decimal
+            (rule.dataLength, rule.magnitudeLimit) = limits
+        }
+        return rule
+    }
+
+    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+        let n = Int(p.load(as: UInt8.self))
+        if n == 0 { size = 1; return .null }
+        guard available > n, l.length <= 0 || n <= l.length,
+              let v = quickValue(at: p + 1, count: n, precision: l.precision, scale: l.scale) else { return nil }
+        size = 1 + n
+        return v
+    }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try read(from: &reader, count: n, precision: l.precision, scale: l.scale, inVariant: inVariant)
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        var d: SQLDecimal
+        switch v {
+        case .decimal(let x): d = x
+        case .money(let m), .smallMoney(let m): d = m.sqlDecimal
+        default:
+            let i = try integer(v, Int64.min...Int64.max, t, writer)
+            d = SQLDecimal(isNegative: i < 0, precision: 19, scale: 0, magnitude: UInt128(i.magnitude))
+        }
+        guard let r = d.rescaled(to: t.scale), r.magnitude < Civil.pow10(Int(t.precision)) else {
+            throw TDSDecodingError(.invalidValue, offset: writer.count, "\(d) does not fit \(t.sqlTypeName)")
+        }
+        d = r
+        writer.writeUInt8(d.isNegative ? 0 : 1)
+        let n = SQLDecimal.wireLength(precision: t.precision) - 1
+        for i in 0 ..< n { writer.writeUInt8(UInt8(truncatingIfNeeded: d.magnitude >> (8 * i))) }
     }
 }

@@ -39,6 +39,28 @@ enum FloatCodec {
     }
 }
 
+extension FloatCodec: FixedOrByteLengthCodec {
+    static var family: TypeFamily { .float }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        t.type == .flt4 || (t.type == .fltN && t.length == 4) ? "real" : "float"
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        let d: Double
+        switch v {
+        case .real(let f): d = Double(f)
+        case .float(let f): d = f
+        default: d = Double(try integer(v, Int64.min...Int64.max, t, writer))
+        }
+        if t.type == .flt4 || (t.type == .fltN && t.length == 4) {
+            if case .real(let f) = v { writer.writeFloat32LE(f) } else { writer.writeFloat32LE(Float(d)) }
+        } else {
+            writer.writeFloat64LE(d)
+        }
+    }
+}
+
 extension WireRowBlock {
     /// float and real (FLT8TYPE, FLT4TYPE, FLTNTYPE) as `Double`: the value of `.float`, or of
     /// `.real` widened (`Double(v)`, exact); `.other` for any other type.
@@ -46,9 +68,8 @@ extension WireRowBlock {
     package func double(row: Int, column: Int) -> WireTypedValue<Double> {
         typed(row: row, column: column) { c, p, _ in
             switch c.kind {
-            case .fixed where c.type == .flt8: return .value(FloatCodec.double(at: p, count: 8))
-            case .fixed where c.type == .flt4: return .value(FloatCodec.double(at: p, count: 4))
-            case .byteLength where c.type == .fltN:
+            case .fixed where c.family == .float: return .value(FloatCodec.double(at: p, count: c.size))
+            case .byteLength where c.family == .float:
                 let n = Int(p.load(as: UInt8.self))
                 return n == 0 ? .null : .value(FloatCodec.double(at: p + 1, count: n))
             default: return .other
@@ -62,8 +83,8 @@ extension WireRowBlock {
     package func real(row: Int, column: Int) -> WireTypedValue<Float> {
         typed(row: row, column: column) { c, p, _ in
             switch c.kind {
-            case .fixed where c.type == .flt4: return .value(FloatCodec.real(at: p))
-            case .byteLength where c.type == .fltN:
+            case .fixed where c.family == .float && c.size == 4: return .value(FloatCodec.real(at: p))
+            case .byteLength where c.family == .float:
                 switch p.load(as: UInt8.self) {
                 case 0: return .null
                 case 4: return .value(FloatCodec.real(at: p + 1))

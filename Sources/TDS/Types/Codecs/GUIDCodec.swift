@@ -34,6 +34,34 @@ enum GUIDCodec {
     }
 }
 
+extension GUIDCodec: ColumnCodec {
+    static var family: TypeFamily { .guid }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String { "uniqueidentifier" }
+
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+        WireColumn.Rule(kind: .byteLength, allowed: byteLengths, declared: l.length)
+    }
+
+    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+        let n = Int(p.load(as: UInt8.self))
+        if n == 0 { size = 1; return .null }
+        guard available > n, l.length <= 0 || n <= l.length, n == 16 else { return nil }
+        size = 17
+        return value(at: p + 1)
+    }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try read(from: &reader, count: n)
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        guard case .uniqueIdentifier(let u) = v else { throw mismatch(v, t, writer) }
+        let b = u.uuid
+        writer.writeBytes([b.3, b.2, b.1, b.0, b.5, b.4, b.7, b.6, b.8, b.9, b.10, b.11, b.12, b.13, b.14, b.15])
+    }
+}
+
 extension WireRowBlock {
     /// uniqueidentifier (GUIDTYPE): the value of `.uniqueIdentifier` (SQL Server's mixed-endian
     /// bytes decoded as ``value(row:column:)`` decodes them); `.other` for any other type.
@@ -43,6 +71,6 @@ extension WireRowBlock {
             if p.load(as: UInt8.self) == 0 { return .null }   // the scan accepts 0 (NULL) or 16
             return .value(GUIDCodec.uuid(at: p + 1))
         }
-        return typed(row: row, column: column, accepts: { $0.kind == .byteLength && $0.type == .guid }, read)
+        return typed(row: row, column: column, accepts: { $0.kind == .byteLength && $0.family == .guid }, read)
     }
 }

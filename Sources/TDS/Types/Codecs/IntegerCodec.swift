@@ -48,6 +48,27 @@ enum IntegerCodec {
     }
 }
 
+extension IntegerCodec: FixedOrByteLengthCodec {
+    static var family: TypeFamily { .integer }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        let size: Int
+        if case .fixed(let n)? = t.type.lengthKind { size = n } else { size = t.length }
+        return size == 1 ? "tinyint" : size == 2 ? "smallint" : size == 8 ? "bigint" : "int"
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        let size: Int
+        if case .fixed(let n)? = t.type.lengthKind { size = n } else { size = t.length }
+        switch size {
+        case 1: writer.writeUInt8(UInt8(try integer(v, 0...255, t, writer)))
+        case 2: writer.writeInt16LE(Int16(try integer(v, Int64(Int16.min)...Int64(Int16.max), t, writer)))
+        case 4: writer.writeInt32LE(Int32(try integer(v, Int64(Int32.min)...Int64(Int32.max), t, writer)))
+        default: writer.writeInt64LE(try integer(v, Int64.min...Int64.max, t, writer))
+        }
+    }
+}
+
 extension WireRowBlock {
     /// tinyint, smallint, int and bigint ([MS-TDS] INT1/2/4/8TYPE, INTNTYPE) as `Int64`: the
     /// value of `.tinyint`, `.smallint`, `.int` or `.bigint`; `.other` for any other type.
@@ -56,15 +77,9 @@ extension WireRowBlock {
         typed(row: row, column: column) { c, p, _ in
             switch c.kind {
             case .fixed:
-                switch c.type {
-                case .int4: return .value(IntegerCodec.int64(at: p, count: 4))
-                case .int8: return .value(IntegerCodec.int64(at: p, count: 8))
-                case .int2: return .value(IntegerCodec.int64(at: p, count: 2))
-                case .int1: return .value(IntegerCodec.int64(at: p, count: 1))
-                case .null: return .null
-                default: return .other
-                }
-            case .byteLength where c.type == .intN:   // 0 (NULL), 1, 2, 4 or 8 bytes
+                if c.family == .integer { return .value(IntegerCodec.int64(at: p, count: c.size)) }
+                return c.family == .null ? .null : .other
+            case .byteLength where c.family == .integer:   // 0 (NULL), 1, 2, 4 or 8 bytes
                 let n = Int(p.load(as: UInt8.self))
                 return n == 0 ? .null : .value(IntegerCodec.int64(at: p + 1, count: n))
             default:

@@ -45,3 +45,43 @@ enum MoneyCodec {
         return try reader.readInPlace(n) { value(at: $0, count: n) }
     }
 }
+
+extension MoneyCodec: FixedOrByteLengthCodec {
+    static var family: TypeFamily { .money }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        t.type == .money4 || (t.type == .moneyN && t.length == 4) ? "smallmoney" : "money"
+    }
+
+    /// MONEYN (BYTELEN) in place.
+    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+        guard l.type == .moneyN else { return nil }
+        let n = Int(p.load(as: UInt8.self))
+        if n == 0 { size = 1; return .null }
+        guard available > n, l.length <= 0 || n <= l.length, n == 8 || n == 4 else { return nil }
+        size = 1 + n
+        return value(at: p + 1, count: n)
+    }
+
+    /// Any 4 or 8 bytes (a FIXEDLEN type's own size is not required).
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        try read(from: &reader, count: n)
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        let units: Int64
+        switch v {
+        case .money(let m), .smallMoney(let m): units = m.units
+        default: units = try integer(v, -922_337_203_685_477...922_337_203_685_477, t, writer) * 10_000
+        }
+        if t.type == .money4 || (t.type == .moneyN && t.length == 4) {
+            guard let small = Int32(exactly: units) else {
+                throw TDSDecodingError(.invalidValue, offset: writer.count, "\(units) out of range for smallmoney")
+            }
+            writer.writeInt32LE(small)
+        } else {
+            writer.writeInt32LE(Int32(truncatingIfNeeded: units >> 32))
+            writer.writeUInt32LE(UInt32(truncatingIfNeeded: units))
+        }
+    }
+}

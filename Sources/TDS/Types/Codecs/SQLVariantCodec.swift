@@ -102,7 +102,30 @@ enum SQLVariantCodec {
         default:
             throw reader.error(.invalidValue, at: start, "\(base.name) is not a sql_variant base type")
         }
-        let value = try ValueLayout(info).decodeData(from: &reader, count: reader.remaining, baseScale: info.scale, inVariant: true)
+        let value = try ValueLayout(info).decodeData(from: &reader, count: reader.remaining, inVariant: true)
         return .variant(SQLVariant(baseType: info, value: value))
+    }
+}
+
+extension SQLVariantCodec: ColumnCodec {
+    static var family: TypeFamily { .variant }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String { "sql_variant" }
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule { WireColumn.Rule(kind: .decode, declared: l.length, check: .variant) }
+
+    /// The body of a sql_variant of `n` bytes (its LONGLEN already read; ``read(from:)`` reads both).
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        guard !inVariant else { return nil }
+        if n == 0 { return .null }
+        var sub = try reader.subReader(n)
+        return try readBody(from: &sub)
+    }
+
+    static func encode(_ value: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        let variant: SQLVariant
+        if case .variant(let v) = value { variant = v } else if let v = SQLVariant(value: value) { variant = v } else {
+            throw mismatch(value, t, writer)
+        }
+        try variant.encodeBody(into: &writer)
     }
 }

@@ -2,7 +2,101 @@ import Foundation
 
 // SQL Server 2025's vector type (VECTORTYPE 0xF5; ../shared/SQL2025.md): the one codec of its
 // values, which every path (token decoder, row decoders, RPC parameters, RETURNVALUE, CLI text)
-// calls. The value type and its JSON text are ``SQLVector`` (Types/SQLVector.swift).
+// calls: its TYPE_INFO, the row scan's size rule and check, the value read checked and unchecked,
+// the encoding. The value type and its JSON text are ``SQLVector`` (Types/SQLVector.swift).
+
+/// vector ([MS-TDS] VECTORTYPE 0xF5, USHORTLEN, 0xFFFF for NULL): the family's ``ColumnCodec``.
+/// A row block checks a cell with ``SQLVector/check(at:count:available:declaredLength:declaredElement:)``
+/// (``scannedSize(_:_:at:end:)``) and reads it without checks (``scannedValue(at:)``).
+enum VectorCodec: ColumnCodec {
+    static var family: TypeFamily { .vector }
+
+    static func sqlTypeName(_ t: TypeInfo) -> String {
+        let e = t.vectorElementType ?? .float32
+        let n = t.vectorDimensions ?? 0
+        return e == .float32 ? "vector(\(n))" : "vector(\(n), float16)"
+    }
+
+    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule { WireColumn.Rule(kind: .vector, declared: l.length) }
+
+    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+        guard !inVariant else { throw reader.error(.invalidValue, "vector is not a sql_variant base type") }
+        return .vector(try SQLVector.decode(from: &reader, count: n, declaredLength: l.length,
+                                            declaredElement: SQLVector.ElementType(rawValue: l.scale)))
+    }
+
+    static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
+        guard case .vector(var vector) = v else { throw mismatch(v, t, writer) }
+        if let e = t.vectorElementType { vector.elementType = e }
+        if t.length > 0, vector.byteCount != t.length {
+            throw TDSDecodingError(.invalidValue, offset: writer.count,
+                                   "a vector of \(vector.dimensions) dimension(s) for \(t.sqlTypeName)")
+        }
+        try vector.encode(into: &writer)
+    }
+
+    /// The row scan's size rule of a vector value at `j` of the `n` bytes at `p`
+    /// (``WireColumn/scannedSize(_:_:at:end:)``): its byte count, ``WireColumn/needsBytes`` or
+    /// ``WireColumn/notScanned`` (what the check refuses is the full decoder's error). Out of
+    /// line: the rule of every other kind stays small enough to be inlined into the run.
+    @inline(never)
+    static func scannedSize(_ c: UnsafePointer<WireColumn>, _ p: UnsafePointer<UInt8>, at j: Int, end n: Int) -> Int {
+        guard n - j >= 2 else { return WireColumn.needsBytes }
+        let len = Int(p[j]) | Int(p[j + 1]) << 8
+        if len == 0xFFFF { return 2 }
+        // A length out of range is refused at once (as the decoder does), never waited for.
+        guard len >= SQLVector.headerSize, len <= SQLVector.maximumByteCount else { return WireColumn.notScanned }
+        guard n - j - 2 >= len else { return WireColumn.needsBytes }
+        return SQLVector.check(at: UnsafeRawPointer(p + j + 2), count: len, available: len, declaredLength: c.pointee.declared,
+                               declaredElement: SQLVector.ElementType(rawValue: c.pointee.scale)) == nil ? 2 + len : WireColumn.notScanned
+    }
+
+    /// A vector cell the scan checked at `p` (its USHORTLEN first): NULL or its value, read
+    /// without checks.
+    @inline(never)
+    static func scannedValue(at p: UnsafeRawPointer) -> SQLValue {
+        let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+        return n == 0xFFFF ? .null : .vector(SQLVector.scannedValue(at: p + 2, count: n))
+    }
+}
+
+extension TypeInfo {
+    /// vector(dimensions[, float16]) (SQL Server 2025): VECTOR, maximum length 8 + dimensions ×
+    /// element size, the element type kept in ``scale`` (see ``vectorElementType``).
+    public static func vector(dimensions: Int, elementType: SQLVector.ElementType = .float32) -> TypeInfo {
+        TypeInfo(type: .vector, length: SQLVector.headerSize + max(0, dimensions) * elementType.size,
+                 scale: elementType.rawValue)
+    }
+
+    /// A vector's element type (its TYPE_INFO byte, kept in ``scale``); nil for other types or an unknown byte.
+    public var vectorElementType: SQLVector.ElementType? {
+        type == .vector ? SQLVector.ElementType(rawValue: scale) : nil
+    }
+
+    /// A vector's dimension count from its declared length; nil for other types.
+    public var vectorDimensions: Int? {
+        guard let e = vectorElementType else { return nil }
+        return max(0, length - SQLVector.headerSize) / e.size
+    }
+
+    /// VECTOR TYPE_INFO after its type byte: USHORT maximum length (8 + dimensions × element
+    /// size, at most 8,000), then the element type byte (0 float32, 1 float16).
+    static func decodeVectorTypeInfo(from reader: inout ByteReader) throws(TDSDecodingError) -> TypeInfo {
+        let at = reader.offset
+        let length = Int(try reader.readUInt16LE())
+        let elementAt = reader.offset
+        let byte = try reader.readUInt8()
+        guard let element = SQLVector.ElementType(rawValue: byte) else {
+            throw reader.error(.invalidValue, at: elementAt, "vector element type 0x\(TokenType.hex(byte)) is neither float32 (0) nor float16 (1)")
+        }
+        guard length > SQLVector.headerSize, length <= SQLVector.maximumByteCount,
+              (length - SQLVector.headerSize) % element.size == 0 else {
+            throw reader.error(.invalidLength, at: at, "vector maximum length \(length) is not 8 + 1…\(element.maximumDimensions) \(element.name) elements")
+        }
+        return TypeInfo(type: .vector, length: length, scale: element.rawValue)
+    }
+}
+
 extension SQLVector {
     /// Writes the header and the elements (no length prefix).
     /// - Throws: `.invalidValue` (offset = `writer.count`) for no element, more than
@@ -85,7 +179,7 @@ extension SQLVector {
     /// The one check of a vector value of `count` bytes at `p` (`available` bytes readable there;
     /// `p` may be nil when none are): nil when ``decode(from:count:declaredLength:declaredElement:)``
     /// accepts it, else what it throws. Reads nothing past `count`; never builds the value. The row
-    /// scan checks vector cells with it (``WireColumn/Check/vector``), the token decoder through
+    /// scan checks vector cells with it (``VectorCodec/scannedSize(_:_:at:end:)``), the token decoder through
     /// `decode`.
     static func check(at p: UnsafeRawPointer?, count: Int, available: Int, declaredLength: Int,
                       declaredElement: ElementType?) -> Fault? {

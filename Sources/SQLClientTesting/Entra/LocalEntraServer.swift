@@ -148,7 +148,7 @@ public final class LocalEntraServer: @unchecked Sendable {
     public func register(clientID: String, secret: String) { lock.withLock { secrets[clientID] = secret } }
     /// Registers an application that signs in with a client assertion (workload identity's federated token).
     public func register(clientID: String, assertion: String) { lock.withLock { assertions[clientID] = assertion } }
-    /// Registers an application that signs in with a certificate: its client assertion (an RS256 JWT) must
+    /// Registers an application that signs in with a certificate: its client assertion (an RS256 or PS256 JWT) must
     /// carry the certificate's `x5t#S256`, be signed by its key, name the token endpoint as `aud` and
     /// the client id as `iss` and `sub`, and be valid now.
     public func register(clientID: String, certificatePath: String) { lock.withLock { certificates[clientID] = certificatePath } }
@@ -415,7 +415,8 @@ public final class LocalEntraServer: @unchecked Sendable {
         guard let headerBytes = decode(parts[0]), let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
               let claimBytes = decode(parts[1]), let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any],
               let signature = decode(parts[2]) else { return "undecodable" }
-        guard header["alg"] as? String == "RS256" else { return "alg is not RS256" }
+        let alg = header["alg"] as? String
+        guard alg == "RS256" || alg == "PS256" else { return "alg is neither RS256 nor PS256" }
         guard claims["aud"] as? String == audience else { return "aud \(claims["aud"] ?? "") is not \(audience)" }
         guard claims["iss"] as? String == clientID, claims["sub"] as? String == clientID else { return "iss/sub is not the client" }
         let t = Int(now.timeIntervalSince1970)
@@ -441,8 +442,13 @@ public final class LocalEntraServer: @unchecked Sendable {
         guard let ctx = EVP_MD_CTX_new() else { return "ctx" }
         defer { EVP_MD_CTX_free(ctx) }
         let input = Array((parts[0] + "." + parts[1]).utf8)
-        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, key) == 1,
-              EVP_DigestVerify(ctx, signature, signature.count, input, input.count) == 1 else { return "bad signature" }
+        var pctx: OpaquePointer?
+        guard EVP_DigestVerifyInit(ctx, &pctx, EVP_sha256(), nil, key) == 1 else { return "bad signature" }
+        if alg == "PS256" {   // RSASSA-PSS, SHA-256, salt as long as the digest (RFC 7518 3.5)
+            guard EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1,
+                  EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_DIGEST) == 1 else { return "PSS" }
+        }
+        guard EVP_DigestVerify(ctx, signature, signature.count, input, input.count) == 1 else { return "bad signature" }
         return nil
         #else
         return "no OpenSSL"

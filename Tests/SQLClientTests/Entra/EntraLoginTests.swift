@@ -193,6 +193,17 @@ final class EntraCertificateTests: XCTestCase {
         let claims = try await s.logIn(.entra(credential, cache: EntraTokenCache()))
         XCTAssertEqual(claims["appid"] as? String, "cert-app")
         XCTAssertEqual(s.tds.records.last?.fedAuth?.workflow, 0x01)
+        // PS256 (RSASSA-PSS), as newer MSAL versions sign: the local Entra ID verifies it with PSS.
+        let ps256 = ClientCertificateCredential(clientID: "cert-app", certificatePath: certs.serverCertificate,
+                                                privateKeyPath: certs.serverKey, signatureAlgorithm: .ps256, environment: s.environment())
+        let assertion = try ps256.clientAssertion(audience: "https://login.example/token", now: Date())
+        let header = try XCTUnwrap(assertion.split(separator: ".").first)
+        var padded = header.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while padded.count % 4 != 0 { padded += "=" }
+        let headerJSON = try XCTUnwrap(JSONSerialization.jsonObject(with: XCTUnwrap(Data(base64Encoded: padded))) as? [String: Any])
+        XCTAssertEqual(headerJSON["alg"] as? String, "PS256")
+        let viaPS256 = try await s.logIn(.entra(ps256, cache: EntraTokenCache()))
+        XCTAssertEqual(viaPS256["appid"] as? String, "cert-app")
         // The same certificate and key in a PKCS#12 file with a password.
         let p12 = certs.directory.appendingPathComponent("sp.p12").path
         let export = Process()

@@ -135,7 +135,8 @@ enum ReadmeSnippets {
                 + ";Authentication=ActiveDirectoryServicePrincipal;User ID=11111111-2222-3333-4444-555555555555;Password=my-client-secret")
 
             // A service principal with a certificate (PEM certificate and key, or PKCS#12 with `certificatePassword:`;
-            // an RS256 client assertion with x5t#S256).
+            // a client assertion with x5t#S256, signed RS256 or, with `signatureAlgorithm: .ps256`, PS256; through
+            // OpenSSL on Linux and Security.framework on Apple platforms).
             var config = try SQLConnectionConfiguration(connectionString: server)
             config.authentication = .entra(ClientCertificateCredential(clientID: "11111111-2222-3333-4444-555555555555",
                                                                        certificatePath: "/etc/app/sp.pem", privateKeyPath: "/etc/app/sp.key"))

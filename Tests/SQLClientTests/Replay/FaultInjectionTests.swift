@@ -267,7 +267,9 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(streams.count, totalBytes)
         print("FAULTS: closed after every byte 0..<\(totalBytes): \(loginBytes) of login exchange, \(totalBytes - loginBytes) of query response; descriptors \(baseline) before")
         let settled = await ProcessResources.settleDescriptors(to: baseline)
-        XCTAssertEqual(settled, baseline, "file descriptors leaked over \(totalBytes) faulty connections")
+        // At most the baseline: descriptors that earlier tests left to be closed lazily (URLSession's
+        // kept-alive sockets, say) may close meanwhile, so fewer is no leak.
+        XCTAssertLessThanOrEqual(settled ?? .max, baseline, "file descriptors leaked over \(totalBytes) faulty connections")
         withExtendedLifetime(kept) {}
         try await assertNewConnectionWorks(server)
     }

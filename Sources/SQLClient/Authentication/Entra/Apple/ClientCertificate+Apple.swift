@@ -1,5 +1,5 @@
-#if !canImport(CSQLClientOpenSSL) && canImport(Security) && canImport(CryptoKit)
-import CryptoKit
+#if !canImport(CSQLClientOpenSSL) && canImport(Security) && canImport(CommonCrypto)
+import CommonCrypto
 import Foundation
 import Security
 
@@ -68,7 +68,13 @@ extension ClientCertificate {
             key = created
         }
         let sendableKey = SendableKey(key: key)
-        return ClientCertificate(sha1: Array(Insecure.SHA1.hash(data: der)), sha256: Array(SHA256.hash(data: der))) {
+        var sha1 = [UInt8](repeating: 0, count: Int(CC_SHA1_DIGEST_LENGTH))
+        var sha256 = [UInt8](repeating: 0, count: Int(CC_SHA256_DIGEST_LENGTH))
+        der.withUnsafeBytes { raw in
+            _ = CC_SHA1(raw.baseAddress, CC_LONG(raw.count), &sha1)
+            _ = CC_SHA256(raw.baseAddress, CC_LONG(raw.count), &sha256)
+        }
+        return ClientCertificate(sha1: sha1, sha256: sha256) {
             (input, algorithm) throws(EntraCredentialError) in
             let secAlgorithm: SecKeyAlgorithm = algorithm == .ps256 ? .rsaSignatureMessagePSSSHA256 : .rsaSignatureMessagePKCS1v15SHA256
             guard SecKeyIsAlgorithmSupported(sendableKey.key, .sign, secAlgorithm),

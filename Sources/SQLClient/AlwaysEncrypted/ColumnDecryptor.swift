@@ -6,7 +6,7 @@ import TDS
 /// may do I/O) — it checks each encrypted column's CryptoMetaData against the CEK table and
 /// unwraps the column encryption keys the columns use (through the cache); then
 /// ``decrypt(_:column:)`` turns a cell's ciphertext into the plaintext bytes of the column's base
-/// TYPE_INFO (``CryptoMetadata/baseType``) synchronously. An encrypted NULL arrives as a NULL
+/// TYPE_INFO (`CryptoMetadata.baseType`, a TDS type) synchronously. An encrypted NULL arrives as a NULL
 /// varbinary and is never decrypted.
 public struct SQLColumnDecryptor: Sendable {
     /// The result set's columns.

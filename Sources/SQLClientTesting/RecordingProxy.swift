@@ -50,7 +50,7 @@ public final class RecordingProxy: @unchecked Sendable {
         /// How the upstream's certificate is checked (default: against the system's trust store, with its host name).
         public var upstreamTLS: TLSConfiguration
         /// The TLS client implementation towards the upstream (nil: the platform's default).
-        public var upstreamTLSProvider: (any TLSProvider)?
+        package var upstreamTLSProvider: (any TLSProvider)?
         /// What clients are shown (nil: ``TLSServerIdentity/generated()``).
         public var identity: TLSServerIdentity?
         /// Where recordings are written.
@@ -62,8 +62,18 @@ public final class RecordingProxy: @unchecked Sendable {
 
         /// A configuration; by default the upstream's certificate is verified and nothing is written.
         public init(upstreamHost: String, upstreamPort: Int, upstreamTLS: TLSConfiguration = TLSConfiguration(),
-                    upstreamTLSProvider: (any TLSProvider)? = nil, identity: TLSServerIdentity? = nil,
-                    output: Output = .none, connectTimeout: Double = 15, comment: String? = nil) {
+                    identity: TLSServerIdentity? = nil, output: Output = .none, connectTimeout: Double = 15,
+                    comment: String? = nil) {
+            self.init(upstreamHost: upstreamHost, upstreamPort: upstreamPort, upstreamTLS: upstreamTLS,
+                      upstreamTLSProvider: nil, identity: identity, output: output,
+                      connectTimeout: connectTimeout, comment: comment)
+        }
+
+        /// As ``init(upstreamHost:upstreamPort:upstreamTLS:identity:output:connectTimeout:comment:)``,
+        /// with the TLS engine towards the upstream (the package's tests inject one).
+        package init(upstreamHost: String, upstreamPort: Int, upstreamTLS: TLSConfiguration = TLSConfiguration(),
+                     upstreamTLSProvider: (any TLSProvider)?, identity: TLSServerIdentity? = nil,
+                     output: Output = .none, connectTimeout: Double = 15, comment: String? = nil) {
             self.upstreamHost = upstreamHost
             self.upstreamPort = upstreamPort
             self.upstreamTLS = upstreamTLS

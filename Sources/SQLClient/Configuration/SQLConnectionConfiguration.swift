@@ -46,7 +46,7 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// as Microsoft's drivers do).
     public var verifyCertificateWhenLoginOnly: Bool
     /// The TLS implementation; nil uses the platform default (OpenSSL on Linux).
-    public var tlsProvider: (any TLSProvider)?
+    package var tlsProvider: (any TLSProvider)?
     /// Time allowed for everything ``SQLConnection/connect(_:)`` does: the SQL Server Browser,
     /// resolving the host, connecting, PRELOGIN, the TLS handshake and the login (default 15 s).
     /// Longer than ``maximumTimeout`` is clamped to it; negative is `.invalidConfiguration`.

@@ -120,7 +120,7 @@ extension SQLConnection {
 
     /// Logs in over an already connected stream (a socket, or a test double such as a replay
     /// stream), within ``SQLConnectionConfiguration/loginTimeout`` (else `connectTimeout`).
-    public static func connect(_ configuration: SQLConnectionConfiguration, port: Int = 0,
+    package static func connect(_ configuration: SQLConnectionConfiguration, port: Int = 0,
                                over stream: any ByteStream) async throws -> SQLConnection {
         try await connect(configuration, port: port, over: stream, clock: SystemConnectionClock())
     }

@@ -27,7 +27,7 @@ extension SQLClientError {
     /// ``TLSConfiguration/hostNameInCertificate``, ``TLSConfiguration/serverCertificate``) before
     /// the switch that turns it off (``TLSConfiguration/trustServerCertificate``).
     /// `detail` is the TLS library's own reason, appended when given.
-    public static func certificateRefused(_ cause: CertificateRefusal, serverName: String,
+    package static func certificateRefused(_ cause: CertificateRefusal, serverName: String,
                                           detail: String? = nil) -> SQLClientError {
         let subject = "the server's certificate for \"\(serverName)\""
         var text: String
@@ -68,7 +68,7 @@ extension TLSConfiguration {
     /// (`.cer`, `.der`: the bytes of an X.509 `Certificate` SEQUENCE); with several PEM blocks the first is used.
     /// - Throws: ``SQLClientError`` `.invalidConfiguration` when the file cannot be read or holds no
     ///   certificate: a pin is never ignored silently.
-    public func pinnedCertificateDER() throws(SQLClientError) -> [UInt8]? {
+    package func pinnedCertificateDER() throws(SQLClientError) -> [UInt8]? {
         guard let path = serverCertificate, !trustServerCertificate else { return nil }
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw SQLClientError(.invalidConfiguration, "cannot read the serverCertificate file \(path)")
@@ -84,7 +84,7 @@ extension TLSConfiguration {
     /// against the pinned one (from ``pinnedCertificateDER()``): byte for byte.
     /// - Throws: ``SQLClientError`` `.certificateVerificationFailed` (``CertificateRefusal/pinnedCertificateMismatch``)
     ///   when they differ or the server presented none.
-    public static func verifyPinnedCertificate(_ pinned: [UInt8], presented: [UInt8]?,
+    package static func verifyPinnedCertificate(_ pinned: [UInt8], presented: [UInt8]?,
                                                serverName: String) throws(SQLClientError) {
         guard let presented, presented == pinned else {
             throw SQLClientError.certificateRefused(.pinnedCertificateMismatch, serverName: serverName,

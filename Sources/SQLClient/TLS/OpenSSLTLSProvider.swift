@@ -14,17 +14,17 @@ import TDS
 /// Verification: unless `trustServerCertificate` is set, the chain is checked against `caFile`
 /// (PEM) or the system's default trust store, and the certificate must name the host
 /// (`SSL_set1_host` for DNS names, the IP SAN for address literals).
-public struct OpenSSLTLSProvider: TLSProvider {
+package struct OpenSSLTLSProvider: TLSProvider {
     /// The provider (stateless: each session has its own OpenSSL context).
-    public init() {}
+    package init() {}
 
-    public func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
+    package func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
         try OpenSSLTLSSession(serverName: serverName, configuration: configuration)
     }
 }
 
 /// One OpenSSL client session over memory BIOs. See ``TLSSession``.
-public final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
+package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
     /// Every OpenSSL call holds it: the connection's reader and writer may encrypt and decrypt at once.
     private let lock = NSLock()
     private let ctx: OpaquePointer
@@ -117,19 +117,19 @@ public final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
         SSL_CTX_free(ctx)
     }
 
-    public func startHandshake() async throws -> [UInt8] {
+    package func startHandshake() async throws -> [UInt8] {
         try lock.withLock { try handshakeStep([]).output }
     }
 
-    public func continueHandshake(_ received: [UInt8]) async throws -> TLSHandshakeStep {
+    package func continueHandshake(_ received: [UInt8]) async throws -> TLSHandshakeStep {
         try lock.withLock { try handshakeStep(received) }
     }
 
-    public func encrypt(_ plaintext: [UInt8]) async throws -> [UInt8] {
+    package func encrypt(_ plaintext: [UInt8]) async throws -> [UInt8] {
         try lock.withLock { try encryptLocked(plaintext) }
     }
 
-    public func decrypt(_ ciphertext: [UInt8]) async throws -> [UInt8] {
+    package func decrypt(_ ciphertext: [UInt8]) async throws -> [UInt8] {
         try lock.withLock { try decryptLocked(ciphertext) }
     }
 
@@ -202,14 +202,14 @@ public final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
         return plaintext
     }
 
-    public var negotiatedProtocol: String? {
+    package var negotiatedProtocol: String? {
         lock.withLock {
             guard handshakeDone, let name = SSL_get_version(ssl) else { return nil }
             return String(cString: name)
         }
     }
 
-    public var peerCertificateDER: [UInt8]? { lock.withLock { peerCertificateLocked } }
+    package var peerCertificateDER: [UInt8]? { lock.withLock { peerCertificateLocked } }
 
     private var peerCertificateLocked: [UInt8]? {
         guard let cert = csqlclient_SSL_get_peer_certificate(ssl) else { return nil }

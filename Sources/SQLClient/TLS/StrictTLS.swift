@@ -54,18 +54,18 @@ enum StrictTLS {
 }
 
 extension TLSProvider {
-    public func makeStrictClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
+    package func makeStrictClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
         throw SQLClientError(.unsupported, "this TLS provider does not implement TDS 8.0 (strict encryption)")
     }
 }
 
 extension TLSSession {
-    public var applicationProtocol: String? { nil }
+    package var applicationProtocol: String? { nil }
 }
 
 #if canImport(CSQLClientOpenSSL)
 extension OpenSSLTLSProvider {
-    public func makeStrictClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
+    package func makeStrictClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
         let session = try OpenSSLTLSSession(serverName: serverName, configuration: StrictTLS.configuration(configuration))
         try session.offerALPN([StrictTLS.alpn])
         return session
@@ -91,7 +91,7 @@ extension OpenSSLTLSSession {
     }
 
     /// The ALPN protocol the server selected, once the handshake is complete.
-    public var applicationProtocol: String? {
+    package var applicationProtocol: String? {
         withSessionLock {
             guard handshakeDone else { return nil }
             var data: UnsafePointer<UInt8>?

@@ -91,7 +91,7 @@ extension TLSConfiguration {
 /// `Tests/SQLClientTests/TLSContract` is the contract every provider must pass (handshakes inside
 /// PRELOGIN and strict, each certificate refusal, TLS 1.3, hostile servers): run it with the new
 /// provider injected to show that it fits.
-public protocol TLSProvider: Sendable {
+package protocol TLSProvider: Sendable {
     /// Creates a client session for `serverName` (the host connected to; used for SNI and the
     /// certificate's name check unless `configuration.hostNameInCertificate` overrides it).
     /// - Throws: ``SQLClientError`` `.tlsFailed` when the session cannot be created (for example an unreadable CA file).
@@ -103,13 +103,13 @@ public protocol TLSProvider: Sendable {
 }
 
 /// The result of feeding server bytes to a handshake.
-public struct TLSHandshakeStep: Sendable, Equatable {
+package struct TLSHandshakeStep: Sendable, Equatable {
     /// Bytes to send to the server (possibly empty).
-    public var output: [UInt8]
+    package var output: [UInt8]
     /// True once the handshake has completed on the client side.
-    public var isComplete: Bool
+    package var isComplete: Bool
     /// A step's bytes to send and whether the handshake is complete.
-    public init(output: [UInt8], isComplete: Bool) {
+    package init(output: [UInt8], isComplete: Bool) {
         self.output = output
         self.isComplete = isComplete
     }
@@ -125,7 +125,7 @@ public struct TLSHandshakeStep: Sendable, Equatable {
 /// Calls: `startHandshake()` once, then `continueHandshake(_:)` one at a time until a step is
 /// complete; after that one `encrypt(_:)` and one `decrypt(_:)` may run at the same time (a
 /// connection's writer and reader), so a session serializes whatever its library cannot do at once.
-public protocol TLSSession: AnyObject, Sendable {
+package protocol TLSSession: AnyObject, Sendable {
     /// Starts the handshake; returns the client's first flight (the ClientHello record bytes).
     /// - Throws: ``SQLClientError`` `.tlsFailed`.
     func startHandshake() async throws -> [UInt8]
@@ -149,11 +149,11 @@ public protocol TLSSession: AnyObject, Sendable {
 }
 
 /// The TLS provider this platform offers by default, or nil when there is none.
-public enum DefaultTLSProvider {
+package enum DefaultTLSProvider {
     /// ``OpenSSLTLSProvider`` where OpenSSL is linked (Linux); `NetworkFrameworkTLSProvider`
     /// on Apple platforms (Network.framework and Security.framework); nil elsewhere (set
     /// ``SQLConnectionConfiguration/tlsProvider``).
-    public static var provider: (any TLSProvider)? {
+    package static var provider: (any TLSProvider)? {
         #if canImport(CSQLClientOpenSSL)
         return OpenSSLTLSProvider()
         #elseif canImport(Network) && canImport(Security)

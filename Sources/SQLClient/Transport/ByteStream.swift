@@ -7,7 +7,7 @@ import TDS
 /// whatever is available, at most `maxLength` bytes, waiting without blocking a thread of the
 /// Swift cooperative pool; an empty array means the peer closed the stream. Every failure is a
 /// ``SQLClientError`` (`.ioError`, `.connectionClosed`, `.timeout`, `.tlsFailed`, `.cancelled`).
-public protocol ByteStream: AnyObject, Sendable {
+package protocol ByteStream: AnyObject, Sendable {
     /// Reads up to `maxLength` (> 0) bytes; returns `[]` at end of stream.
     func read(maxLength: Int) async throws -> [UInt8]
     /// Writes all of `bytes`.

@@ -25,9 +25,9 @@ import TDS
 /// `.connectionClosed` at once, and the descriptor itself is closed only once no `recv`, `send`
 /// or readiness source uses it any more (so a descriptor number reused by another socket is
 /// never read or written).
-public final class SocketStream: ByteStream, @unchecked Sendable {
+package final class SocketStream: ByteStream, @unchecked Sendable {
     /// The address actually connected to, for example `127.0.0.1:1433` or `[::1]:1433`.
-    public let remoteAddress: String
+    package let remoteAddress: String
 
     private let fd: Int32
     private let queue: DispatchQueue
@@ -73,7 +73,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     ///   - port: the TCP port (1–65535).
     ///   - timeout: the time allowed for resolving and connecting to all addresses; nil waits as long as the OS does.
     /// - Throws: ``SQLClientError`` `.hostNotFound`, `.connectionFailed`, `.timeout` or `.cancelled`.
-    public static func connect(host: String, port: Int, timeout: Duration? = nil) async throws -> SocketStream {
+    package static func connect(host: String, port: Int, timeout: Duration? = nil) async throws -> SocketStream {
         guard (1...65535).contains(port) else {
             throw SQLClientError(.invalidConfiguration, "port \(port) is out of range 1–65535")
         }
@@ -233,7 +233,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
 
     /// Reads up to `maxLength` bytes; `[]` when the peer closed the connection.
     /// - Throws: ``SQLClientError`` `.ioError`, `.connectionClosed` or `.cancelled`.
-    public func read(maxLength: Int) async throws -> [UInt8] {
+    package func read(maxLength: Int) async throws -> [UInt8] {
         let capacity = max(1, maxLength)
         // After a read that did not fill its buffer the socket is most likely empty: wait until
         // it is readable before allocating a buffer (rather than allocating one for a `recv`
@@ -283,7 +283,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
 
     /// Writes all of `bytes` (not interrupted by task cancellation: see the type's notes).
     /// - Throws: ``SQLClientError`` `.ioError` or `.connectionClosed`.
-    public func write(_ bytes: [UInt8]) async throws {
+    package func write(_ bytes: [UInt8]) async throws {
         var sent = 0
         while sent < bytes.count {
             try beginSyscall()
@@ -311,7 +311,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     }
 
     /// Closes the socket; waiting reads and writes throw `.connectionClosed`. Safe to call twice.
-    public func close() {
+    package func close() {
         lock.lock()
         if isClosed { lock.unlock(); return }
         isClosed = true
@@ -326,7 +326,7 @@ public final class SocketStream: ByteStream, @unchecked Sendable {
     }
 
     /// Half-closes the sending side (`shutdown(SHUT_WR)`), for tests of servers that wait for EOF.
-    public func shutdownWrite() {
+    package func shutdownWrite() {
         lock.lock()
         defer { lock.unlock() }
         if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) }
@@ -486,7 +486,7 @@ extension SocketStream {
     /// `intervalSeconds` (`TCP_KEEPINTVL`). NAT devices and cloud load balancers drop idle
     /// connections without it. Both values must be 1–32767.
     /// - Throws: ``SQLClientError`` `.ioError` when the system refuses an option, `.connectionClosed` after ``close()``.
-    public func enableKeepAlive(idleSeconds: Int32, intervalSeconds: Int32) throws {
+    package func enableKeepAlive(idleSeconds: Int32, intervalSeconds: Int32) throws {
         try lock.withLock {
             guard !fdClosed else { throw SQLClientError(.connectionClosed, "the connection is closed") }
             var one: Int32 = 1
@@ -508,7 +508,7 @@ extension SocketStream {
 
     /// The socket's keep-alive settings as the system reports them (nil after ``close()``):
     /// whether `SO_KEEPALIVE` is on, the idle time and the probe interval in seconds.
-    public var keepAliveSettings: (enabled: Bool, idleSeconds: Int32, intervalSeconds: Int32)? {
+    package var keepAliveSettings: (enabled: Bool, idleSeconds: Int32, intervalSeconds: Int32)? {
         lock.withLock {
             guard !fdClosed else { return nil }
             func read(_ level: Int32, _ option: Int32) -> Int32 {

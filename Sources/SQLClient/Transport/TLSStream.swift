@@ -7,7 +7,7 @@ import TDS
 /// Used for the whole session when PRELOGIN agreed ENCRYPT_ON or ENCRYPT_REQ; in ENCRYPT_OFF
 /// (login-only) mode the driver encrypts only LOGIN7 through the session directly. One read and
 /// one write may run at the same time (the session allows one decrypt beside one encrypt).
-public final class TLSStream: ByteStream, @unchecked Sendable {
+package final class TLSStream: ByteStream, @unchecked Sendable {
     private let base: any ByteStream
     private let session: any TLSSession
     private let lock = NSLock()
@@ -17,13 +17,13 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
 
     /// Wraps `base` with `session`, whose handshake must be complete. `leftover` is ciphertext
     /// already read from `base` after the handshake (the first read decrypts it first).
-    public init(base: any ByteStream, session: any TLSSession, leftover: [UInt8] = []) throws {
+    package init(base: any ByteStream, session: any TLSSession, leftover: [UInt8] = []) throws {
         self.base = base
         self.session = session
         self.leftover = leftover
     }
 
-    public func read(maxLength: Int) async throws -> [UInt8] {
+    package func read(maxLength: Int) async throws -> [UInt8] {
         let limit = max(1, maxLength)
         while true {
             let (ready, earlier): ([UInt8]?, [UInt8]) = lock.withLock {
@@ -50,12 +50,12 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    public func write(_ bytes: [UInt8]) async throws {
+    package func write(_ bytes: [UInt8]) async throws {
         let records = try await session.encrypt(bytes)
         try await base.write(records)
     }
 
-    public func close() {
+    package func close() {
         base.close()
     }
 }

@@ -26,15 +26,15 @@ import TDS
 /// system roots or ``TLSConfiguration/caFile`` alone, with the name unless
 /// ``TLSConfiguration/verifyHostName`` is off; ``TLSConfiguration/serverCertificate`` pins one
 /// exact certificate and ``TLSConfiguration/trustServerCertificate`` accepts any.
-public struct NetworkFrameworkTLSProvider: TLSProvider {
+package struct NetworkFrameworkTLSProvider: TLSProvider {
     /// The provider (stateless: each session has its own connection and queue).
-    public init() {}
+    package init() {}
 
-    public func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
+    package func makeClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
         try NetworkFrameworkTLSSession(serverName: serverName, configuration: configuration, applicationProtocols: [])
     }
 
-    public func makeStrictClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
+    package func makeStrictClientSession(serverName: String, configuration: TLSConfiguration) throws -> any TLSSession {
         try NetworkFrameworkTLSSession(serverName: serverName, configuration: StrictTLS.configuration(configuration),
                                        applicationProtocols: [StrictTLS.alpn])
     }
@@ -49,19 +49,22 @@ public struct NetworkFrameworkTLSProvider: TLSProvider {
 /// lets the connection's queue drain twice (a framer barrier, then a queue hop) before saying
 /// "more input". Every callback runs on the session's serial queue; the async calls wait for them
 /// with continuations and never block a thread.
-public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
+package final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
     private let policy: TLSVerificationPolicy
     private let minimumVersion: TLSConfiguration.ProtocolVersion
     private let maximumVersion: TLSConfiguration.ProtocolVersion
     private let applicationProtocols: [String]
     private let queue = DispatchQueue(label: "SQLClient.NetworkFrameworkTLSSession")
 
-    /// A waiting call: resumed when `ready` (checked under the lock) becomes true.
+    /// A waiting call: its slot in `waiterQueue` is resumed when `ready` (checked under the lock)
+    /// becomes true or the session ends.
     private struct Waiter {
         var id: Int
         var ready: @Sendable () -> Bool
-        var continuation: CheckedContinuation<Void, Never>
     }
+
+    /// The calls waiting (the client's one waiter primitive; its own lock, taken after `lock`).
+    private let waiterQueue = WaiterQueue<Int, Void>()
 
     private enum Phase { case created, handshaking, ready, failed(SQLClientError), cancelled }
 
@@ -100,7 +103,7 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
 
     // MARK: - TLSSession
 
-    public func startHandshake() async throws -> [UInt8] {
+    package func startHandshake() async throws -> [UInt8] {
         let connection = makeConnection()
         let started: Bool = lock.withLock {
             guard case .created = phase else { return false }
@@ -122,7 +125,7 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         }
     }
 
-    public func continueHandshake(_ received: [UInt8]) async throws -> TLSHandshakeStep {
+    package func continueHandshake(_ received: [UInt8]) async throws -> TLSHandshakeStep {
         try lock.withLock {
             try throwIfFailed()
             if case .ready = phase { return }
@@ -165,7 +168,7 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         }
     }
 
-    public func encrypt(_ plaintext: [UInt8]) async throws -> [UInt8] {
+    package func encrypt(_ plaintext: [UInt8]) async throws -> [UInt8] {
         let ready: nw_connection_t = try lock.withLock {
             try throwIfFailed()
             guard case .ready = phase, let connection = self.connection else {
@@ -191,7 +194,7 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         }
     }
 
-    public func decrypt(_ ciphertext: [UInt8]) async throws -> [UInt8] {
+    package func decrypt(_ ciphertext: [UInt8]) async throws -> [UInt8] {
         try lock.withLock {
             try throwIfFailed()
             guard case .ready = phase else { throw SQLClientError(.tlsFailed, "decrypt before the TLS handshake completed") }
@@ -222,9 +225,9 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
         }
     }
 
-    public var negotiatedProtocol: String? { lock.withLock { chosenProtocol } }
-    public var peerCertificateDER: [UInt8]? { lock.withLock { peerLeaf } }
-    public var applicationProtocol: String? { lock.withLock { chosenALPN } }
+    package var negotiatedProtocol: String? { lock.withLock { chosenProtocol } }
+    package var peerCertificateDER: [UInt8]? { lock.withLock { peerLeaf } }
+    package var applicationProtocol: String? { lock.withLock { chosenALPN } }
 
     // MARK: - The connection that never opens a socket
 
@@ -443,20 +446,20 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
     private func wait(_ ready: @escaping @Sendable () -> Bool) async {
         let id: Int = lock.withLock {
             nextWaiterID += 1
-            return nextWaiterID
+            let id = nextWaiterID
+            waiterQueue.expect(id)
+            if ready() || isTerminal {
+                waiterQueue.resume(id, with: .success(()))
+            } else {
+                waiters.append(Waiter(id: id, ready: ready))
+            }
+            return id
         }
         queue.asyncAfter(deadline: .now() + Self.stallLimit) { [weak self] in
             self?.stalled(id)
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.withLock {
-                if ready() || isTerminal {
-                    continuation.resume()
-                } else {
-                    waiters.append(Waiter(id: id, ready: ready, continuation: continuation))
-                }
-            }
-        }
+        // Resumed with success only (a failure is the phase, read by the caller after).
+        try? await waiterQueue.wait(id)
     }
 
     /// Fails the session when the waiter `id` is still waiting (on the queue).
@@ -473,7 +476,7 @@ public final class NetworkFrameworkTLSSession: TLSSession, @unchecked Sendable {
     private func resumeReadyWaiters() {
         var still: [Waiter] = []
         for waiter in waiters {
-            if waiter.ready() || isTerminal { waiter.continuation.resume() } else { still.append(waiter) }
+            if waiter.ready() || isTerminal { waiterQueue.resume(waiter.id, with: .success(())) } else { still.append(waiter) }
         }
         waiters = still
     }

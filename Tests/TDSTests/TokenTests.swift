@@ -71,7 +71,15 @@ final class TokenTests: XCTestCase {
         let b74 = build { w in ErrorToken(msg).encode(into: &w, version: .v7_4); InfoToken(msg).encode(into: &w, version: .v7_4) }
         let t = try tokens(b74)
         XCTAssertEqual(t, [.error(ErrorToken(msg)), .info(InfoToken(msg))])
-        XCTAssertEqual(msg.description, "Msg 2627, Level 14, State 1, Procedure p_insert, Line 70000: Violation of PRIMARY KEY constraint 'PK_t'.")
+        XCTAssertEqual(msg.description, "Msg 2627, Level 14, State 1, Procedure p_insert, Line 70000\nViolation of PRIMARY KEY constraint 'PK_t'.")
+        let flags: [Bool?] = t.map { token -> Bool? in
+            switch token {
+            case .error(let e): return e.message.isError
+            case .info(let i): return i.message.isError
+            default: return nil
+            }
+        }
+        XCTAssertEqual(flags, [true, false])
         var short = msg
         short.lineNumber = 12
         let b71 = build { w in ErrorToken(short).encode(into: &w, version: .v7_1_1) }

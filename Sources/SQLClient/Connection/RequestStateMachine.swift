@@ -146,12 +146,12 @@ struct RequestStateMachine: Sendable {
             if d.status.contains(.attention) { return acknowledgeAttention() }
             return .none
         case .error(let e):
-            let m = SQLServerMessage(e.message, isError: true)
+            let m = e.message
             if m.severity >= 20 { fatal = fatal ?? m }
             if !discarding, errors.count < Self.maximumKeptErrors { errors.append(m) }
             return .forwardMessage(m)
         case .info(let i):
-            return .forwardMessage(SQLServerMessage(i.message, isError: false))
+            return .forwardMessage(i.message)
         case .returnStatus(let s):
             return discarding ? .none : .forwardReturnStatus(s.value)
         case .returnValue(let value):

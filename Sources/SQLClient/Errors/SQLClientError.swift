@@ -1,48 +1,6 @@
 import Foundation
 import TDS
 
-/// A message the server sent in an ERROR or INFO token ([MS-TDS] 2.2.7.10 ERROR, 2.2.7.13 INFO).
-///
-/// `severity` is the token's Class byte: 0–10 are informational (PRINT, INFO), 11–16 are errors
-/// the user can correct, 17–19 resource or software errors, 20–25 fatal errors that close the
-/// connection. `lineNumber` is the line within the batch or procedure (1-based; 0 when unknown).
-public struct SQLServerMessage: Sendable, Hashable, CustomStringConvertible {
-    /// The message number (for example 18456 for a failed login, 0 for PRINT, 50000 for RAISERROR with text).
-    public var number: Int32
-    /// The error state (a server-specific sub-code).
-    public var state: UInt8
-    /// The severity (the token's Class byte), 0–25.
-    public var severity: UInt8
-    /// The message text.
-    public var message: String
-    /// The name of the server that sent it.
-    public var serverName: String
-    /// The stored procedure (or RPC) that raised it; empty for a SQL batch.
-    public var procedureName: String
-    /// The 1-based line in the batch or procedure; 0 when unknown.
-    public var lineNumber: Int32
-    /// True for an ERROR token (0xAA), false for an INFO token (0xAB).
-    public var isError: Bool
-
-    /// A message with the fields of an ERROR or INFO token (for tests and for code that reports its own).
-    public init(number: Int32, state: UInt8, severity: UInt8, message: String, serverName: String = "",
-                procedureName: String = "", lineNumber: Int32 = 0, isError: Bool) {
-        self.number = number
-        self.state = state
-        self.severity = severity
-        self.message = message
-        self.serverName = serverName
-        self.procedureName = procedureName
-        self.lineNumber = lineNumber
-        self.isError = isError
-    }
-
-    /// The sqlcmd form: `Msg N, Level L, State S, [Procedure P, ]Line X` then the text on the next line.
-    public var description: String {
-        SQLClientError.serverReference(self) + "\n" + message
-    }
-}
-
 /// The one error type thrown by the SQLClient module.
 ///
 /// `code` says what kind of failure it is (an extensible set of static constants);
@@ -55,7 +13,7 @@ public struct SQLClientError: Error, Sendable, CustomStringConvertible {
         /// The code's name, for example `"serverError"` (what `description` prints).
         public let name: String
         /// A code named `name`; SQLClient's own are the static constants below.
-        public init(_ name: String) { self.name = name }
+        package init(_ name: String) { self.name = name }
         /// ``name``.
         public var description: String { name }
 
@@ -128,7 +86,7 @@ public struct SQLClientError: Error, Sendable, CustomStringConvertible {
     /// `SQLClientError.<code>: <message> (Msg N, Level L, State S, Line X) [cause: …]`.
     public var description: String {
         var text = "SQLClientError.\(code): \(message)"
-        if let m = serverMessage { text += " (" + Self.serverReference(m) + ")" }
+        if let m = serverMessage { text += " (" + m.reference + ")" }
         if let underlying { text += " [cause: \(underlying)]" }
         return text
     }
@@ -144,7 +102,7 @@ extension SQLClientError: LocalizedError {
         var text = message
         if let m = serverMessage {
             if !m.message.isEmpty, !message.contains(m.message) { text += ": " + m.message }
-            text += " (" + Self.serverReference(m) + ")"
+            text += " (" + m.reference + ")"
         }
         return text
     }
@@ -165,12 +123,6 @@ extension SQLClientError: LocalizedError {
         }
     }
 
-    /// `Msg N, Level L, State S, [Procedure P, ]Line X`.
-    static func serverReference(_ m: SQLServerMessage) -> String {
-        var text = "Msg \(m.number), Level \(m.severity), State \(m.state), "
-        if !m.procedureName.isEmpty { text += "Procedure \(m.procedureName), " }
-        return text + "Line \(m.lineNumber)"
-    }
 }
 
 #if canImport(Darwin)

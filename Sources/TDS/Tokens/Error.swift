@@ -18,20 +18,26 @@ public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
     public var procedureName: String
     /// The line number in the batch or procedure (1-based; 0 when unknown).
     public var lineNumber: Int32
+    /// True when it came in an ERROR token (0xAA), false for an INFO token (0xAB).
+    public var isError: Bool
 
-    /// A message from its fields.
+    /// A message from its fields (`isError`: sent as ERROR rather than INFO).
     public init(number: Int32, state: UInt8, severity: UInt8, message: String,
-                serverName: String = "", procedureName: String = "", lineNumber: Int32 = 0) {
+                serverName: String = "", procedureName: String = "", lineNumber: Int32 = 0, isError: Bool = false) {
         self.number = number; self.state = state; self.severity = severity; self.message = message
         self.serverName = serverName; self.procedureName = procedureName; self.lineNumber = lineNumber
+        self.isError = isError
     }
 
-    public var description: String {
-        var text = "Msg \(number), Level \(severity), State \(state)"
-        if !procedureName.isEmpty { text += ", Procedure \(procedureName)" }
-        text += ", Line \(lineNumber): \(message)"
-        return text
+    /// sqlcmd's reference: `Msg N, Level L, State S, [Procedure P, ]Line X`.
+    public var reference: String {
+        var text = "Msg \(number), Level \(severity), State \(state), "
+        if !procedureName.isEmpty { text += "Procedure \(procedureName), " }
+        return text + "Line \(lineNumber)"
     }
+
+    /// sqlcmd's form: ``reference``, then the text on the next line.
+    public var description: String { reference + "\n" + message }
 
     static func decode(from reader: inout ByteReader, version: TDSVersion, name: String) throws(TDSDecodingError) -> ServerMessage {
         do throws(TDSDecodingError) {
@@ -78,8 +84,11 @@ public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
 public struct ErrorToken: Hashable, Sendable {
     /// The message's fields.
     public var message: ServerMessage
-    /// An ERROR token carrying `message`.
-    public init(_ message: ServerMessage) { self.message = message }
+    /// An ERROR token carrying `message` (its `isError` set).
+    public init(_ message: ServerMessage) {
+        self.message = message
+        self.message.isError = true
+    }
 
     /// Decodes the body after the 0xAA byte. Throws `.truncated` until the declared length is
     /// present, `.invalidLength` if the content does not fit that length.

@@ -6,7 +6,10 @@ public struct InfoToken: Hashable, Sendable {
     /// The message's fields.
     public var message: ServerMessage
     /// An INFO token carrying `message`.
-    public init(_ message: ServerMessage) { self.message = message }
+    public init(_ message: ServerMessage) {
+        self.message = message
+        self.message.isError = false
+    }
 
     /// Decodes the body after the 0xAB byte. Throws `.truncated` until the declared length is
     /// present, `.invalidLength` if the content does not fit that length.

@@ -254,7 +254,7 @@ struct ConnectionStateMachine: Sendable {
         case .on, .required:
             if server == .on || server == .required {
                 phase = .tlsHandshake(fullSession: true)
-                session.encryption = "full"
+                session.encryption = .full
                 return .startTLSHandshake(fullSession: true, verify: verify)
             }
             return fail(SQLClientError(.encryptionNotAvailable,
@@ -263,22 +263,22 @@ struct ConnectionStateMachine: Sendable {
         case .off:
             if server == .on || server == .required {
                 phase = .tlsHandshake(fullSession: true)
-                session.encryption = "full"
+                session.encryption = .full
                 return .startTLSHandshake(fullSession: true, verify: verify && verifyWhenLoginOnly)
             }
             if server == .off {
                 phase = .tlsHandshake(fullSession: false)
-                session.encryption = "login"
+                session.encryption = .loginOnly
                 return .startTLSHandshake(fullSession: false, verify: verify && verifyWhenLoginOnly)
             }
             phase = .loginSent
-            session.encryption = "none"
+            session.encryption = .unencrypted
             return .sendLogin7(throughTLS: false)
         case .strict:
             // TDS 8.0: the TLS session came first and covers everything; the server's ENCRYPTION
             // answer does not apply (Microsoft.Data.SqlClient ignores it too).
             phase = .loginSent
-            session.encryption = "strict"
+            session.encryption = .strict
             return .sendLogin7(throughTLS: false)
         case .notSupported:
             // [MS-TDS] 2.2.6.5: a client that cannot encrypt, facing a server that requires it,
@@ -290,7 +290,7 @@ struct ConnectionStateMachine: Sendable {
                                            + "but this client was configured with encryption not supported"))
             }
             phase = .loginSent
-            session.encryption = "none"
+            session.encryption = .unencrypted
             return .sendLogin7(throughTLS: false)
         }
     }
@@ -676,12 +676,12 @@ struct ConnectionStateMachine: Sendable {
         case .envChange(let change):
             return applyEnvChange(change)
         case .error(let e):
-            let m = SQLServerMessage(e.message, isError: true)
+            let m = e.message
             loginErrors.append(m)
             if m.severity >= 20 { loginFatal = loginFatal ?? m }
             return .forwardMessage(m)
         case .info(let i):
-            return .forwardMessage(SQLServerMessage(i.message, isError: false))
+            return .forwardMessage(i.message)
         case .featureExtAck(let ack):
             loginFeatureExtAck = ack
             return .none

@@ -32,6 +32,23 @@ public enum SQLEncryption: String, Sendable, Hashable, CaseIterable {
     }
 }
 
+/// How a session's packets are protected, as negotiated ([MS-TDS] 2.2.6.5 ENCRYPTION, 3.2.5.1):
+/// what ``SQLSessionInfo/encryption`` reports after login. The raw values are the words the CLI
+/// and logs print.
+public enum SQLSessionEncryption: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// TDS 8.0 (`Encrypt=Strict`): TLS on the TCP connection before PRELOGIN, certificate verified.
+    case strict
+    /// TLS for every packet after PRELOGIN (ENCRYPT_ON or ENCRYPT_REQ agreed).
+    case full
+    /// TLS for the LOGIN7 packet only, then plaintext (ENCRYPT_OFF on both sides).
+    case loginOnly = "login"
+    /// No TLS at all (ENCRYPT_NOT_SUP): the password travels obfuscated only.
+    case unencrypted = "none"
+
+    /// The raw value ("strict", "full", "login" or "none").
+    public var description: String { rawValue }
+}
+
 /// What the session looks like after login and as ENVCHANGE tokens update it.
 public struct SQLSessionInfo: Sendable, Hashable {
     /// The current database ([MS-TDS] ENVCHANGE type 1).
@@ -51,9 +68,8 @@ public struct SQLSessionInfo: Sendable, Hashable {
     public var serverVersion: String = ""
     /// The descriptor of the open transaction, nil when none (ENVCHANGE types 8–10).
     public var transactionDescriptor: [UInt8]?
-    /// How the session is encrypted: "strict" (TDS 8.0: TLS from the first byte), "full" (every
-    /// packet after PRELOGIN), "login" (LOGIN7 only) or "none".
-    public var encryption: String = "none"
+    /// How the session is encrypted, as negotiated in PRELOGIN (or strict from the first byte).
+    public var encryption: SQLSessionEncryption = .unencrypted
     /// Where the session ended up: the host and port logged in to (after a routing redirect, the
     /// server the ENVCHANGE named).
     public var host: String = ""
@@ -101,14 +117,5 @@ public struct SQLSessionInfo: Sendable, Hashable {
             return (nil, false)
         }
         return (nil, true)
-    }
-}
-
-extension SQLServerMessage {
-    /// A public message from a decoded ERROR or INFO token body.
-    init(_ m: ServerMessage, isError: Bool) {
-        self.init(number: m.number, state: m.state, severity: m.severity, message: m.message,
-                  serverName: m.serverName, procedureName: m.procedureName, lineNumber: m.lineNumber,
-                  isError: isError)
     }
 }

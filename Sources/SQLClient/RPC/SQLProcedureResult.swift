@@ -33,6 +33,3 @@ public struct SQLOutputValue: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(name.isEmpty ? "#\(ordinal)" : name) \(typeInfo.sqlTypeName) = \(value)" }
 }
 
-/// The former result of `execute(literal:)` and `callProcedure`: every request now returns ``SQLResult``.
-@available(*, deprecated, renamed: "SQLResult")
-public typealias SQLProcedureResult = SQLResult

@@ -228,10 +228,6 @@ public enum SQLStatementResult: Sendable {
     case rowsAffected(Int?)
 }
 
-/// The former result of `executeBatch(_:)`: every request now returns ``SQLResult``.
-@available(*, deprecated, renamed: "SQLResult")
-public typealias SQLBatchResult = SQLResult
-
 /// One step of a response, as read from the server: the one streamed element
 /// (``SQLConnection/events(_:timeout:)``); ``SQLResult`` is their fold (``SQLResult/append(_:)``).
 public enum SQLResponseEvent: Sendable {

@@ -142,19 +142,4 @@ public struct SQLTransaction: Sendable {
     public var isActive: Bool {
         get async { await connection.isInTransaction }
     }
-
-    // MARK: - Former spellings (the closure got the connection)
-
-    /// Now ``isActive``.
-    @available(*, deprecated, renamed: "isActive")
-    public var isInTransaction: Bool {
-        get async { await isActive }
-    }
-
-    /// Now ``withSavepoint(isolation:_:)`` (a transaction inside a transaction is a savepoint).
-    @available(*, deprecated, renamed: "withSavepoint(isolation:_:)")
-    public func withTransaction<T>(isolation: isolated (any Actor)? = #isolation,
-                                   _ body: (SQLTransaction) async throws -> T) async throws -> T {
-        try await withSavepoint(body)
-    }
 }

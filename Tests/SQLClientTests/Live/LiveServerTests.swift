@@ -10,7 +10,7 @@ final class LiveServerTests: XCTestCase {
     func testFullSessionTLSLoginAndSelect() async throws {
         let connection = try await LiveServer.connect(encryption: .on)
         let session = await connection.session
-        XCTAssertEqual(session.encryption, "full")
+        XCTAssertEqual(session.encryption, .full)
         XCTAssertEqual(session.tdsVersion, .v7_4)
         if LiveServer.isPysqlbridge { XCTAssertEqual(session.serverVersion, "17.0.1000") }
         XCTAssertFalse(session.database.isEmpty)
@@ -40,7 +40,7 @@ final class LiveServerTests: XCTestCase {
     func testLoginOnlyTLSThenPlaintextSession() async throws {
         let connection = try await LiveServer.connect(encryption: .off)
         let session = await connection.session
-        XCTAssertEqual(session.encryption, "login")
+        XCTAssertEqual(session.encryption, .loginOnly)
         let tables = try await connection.execute("SELECT COUNT(*) AS n FROM people")
         XCTAssertEqual(tables.resultSets.first?.rows.first?["n"]?.intValue, 4)
         // A second request on the same plaintext session.

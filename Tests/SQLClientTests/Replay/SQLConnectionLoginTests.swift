@@ -52,7 +52,7 @@ final class SQLConnectionLoginTests: XCTestCase {
             $0.tls = TLSConfiguration(caFile: certs.caCertificate)
         })
         let session = await connection.session
-        XCTAssertEqual(session.encryption, "strict")
+        XCTAssertEqual(session.encryption, .strict)
         let name = try await serverName(connection)
         XCTAssertEqual(name, "strict")
         await connection.close()

@@ -186,7 +186,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         ])
         XCTAssertEqual(machine.state, .ready)
         XCTAssertEqual(machine.session.database, "shop")
-        XCTAssertEqual(machine.session.encryption, "full")
+        XCTAssertEqual(machine.session.encryption, .full)
     }
 
     /// One budget for the whole login: its timer is armed at `connected`, stopped at LOGINACK's
@@ -229,7 +229,7 @@ final class ConnectionStateMachineTests: XCTestCase {
                 (.token(Self.ack), "-"), (.token(Self.done([])), "-"),
                 (.messageEnded, "loginSucceeded(db: , 7.4, packet: 4096)"),
             ])
-            XCTAssertEqual(machine.session.encryption, "strict")
+            XCTAssertEqual(machine.session.encryption, .strict)
         }
     }
 

@@ -124,21 +124,22 @@ extension SQLSessionInfo {
     public var supportsVector: Bool { vectorSupportVersion > 0 }
 }
 
-/// SQL Server 2025 types a session can carry on the wire (what the server acknowledged at login).
-public struct SQLServerTypes: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+/// SQL Server 2025 types a session can carry on the wire (what the server acknowledged at login;
+/// ``SQLSessionInfo/supportsJSON`` and ``SQLSessionInfo/supportsVector`` say it publicly).
+package struct SQLServerTypes: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
     /// json (JSONSUPPORT acknowledged).
-    public static let json = SQLServerTypes(rawValue: 1)
+    package static let json = SQLServerTypes(rawValue: 1)
     /// vector (VECTORSUPPORT acknowledged).
-    public static let vector = SQLServerTypes(rawValue: 2)
+    package static let vector = SQLServerTypes(rawValue: 2)
     /// Both.
-    public static let all: SQLServerTypes = [.json, .vector]
+    package static let all: SQLServerTypes = [.json, .vector]
 }
 
 extension SQLSessionInfo {
     /// The SQL Server 2025 types this session carries (from ``jsonSupportVersion`` and ``vectorSupportVersion``).
-    public var serverTypes: SQLServerTypes {
+    package var serverTypes: SQLServerTypes {
         var t: SQLServerTypes = []
         if supportsJSON { t.insert(.json) }
         if supportsVector { t.insert(.vector) }

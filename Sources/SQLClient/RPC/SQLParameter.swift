@@ -265,7 +265,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `json` (SQL Server 2025; PLP UTF-8). Sent as nvarchar(max) text when the session did not
-    /// negotiate JSONSUPPORT (``SQLSessionInfo/serverTypes``); the server converts it.
+    /// negotiate JSONSUPPORT (``SQLSessionInfo/supportsJSON``); the server converts it.
     public static func json(_ value: String?) -> SQLParameter {
         SQLParameter(value.map(SQLValue.json) ?? .null, type: .json)
     }
@@ -357,7 +357,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     // MARK: - Wire form
 
     /// The TYPE_INFO this parameter is sent with in `version`.
-    public func typeInfo(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> TypeInfo {
+    package func typeInfo(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS) -> TypeInfo {
         type ?? TypeInfo.parameter(for: value, version: version, collation: collation).0
     }
 
@@ -385,7 +385,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     ///
     /// `types`: the SQL Server 2025 types the session carries; a json or vector parameter goes as
     /// nvarchar(max) text when its type is missing (see ``SQLSessionInfo/serverTypes``).
-    public func rpcParameter(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS,
+    package func rpcParameter(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS,
                              types: SQLServerTypes = .all) throws(SQLClientError) -> RPCParameter {
         try rpcParameterAllTypes(version: version, collation: collation).substitutingTypes(missing: types)
     }

@@ -139,7 +139,7 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, Cu
     /// - Throws: `.invalidParameter` when a typed parameter could not convert its value.
     /// `types`: the SQL Server 2025 types the session carries (json and vector parameters go as
     /// nvarchar(max) text where missing).
-    public func rpcCall(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS,
+    package func rpcCall(version: TDSVersion, collation: Collation = .sqlLatin1GeneralCP1CIAS,
                         types: SQLServerTypes = .all) throws(SQLClientError) -> RPCCall {
         var wire: [RPCParameter] = []
         for (i, p) in parameters.enumerated() {

@@ -92,6 +92,7 @@ extension SQLClient {
     func enqueue(_ operation: @escaping @Sendable (SQLClient) async -> Void) {
         state.withLock { state in
             let previous = state.tail
+            // Unstructured: the Objective-C API is callback-based; each call is a task chained after the previous one.
             state.tail = Task { [self] in
                 await previous?.value
                 await operation(self)

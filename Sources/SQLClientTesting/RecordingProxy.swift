@@ -355,6 +355,7 @@ final class ProxyLeg: @unchecked Sendable {
         let box = ResultBox<Void>()
         let done = DispatchSemaphore(value: 0)
         let tls = session
+        // Unstructured: the relay thread (blocking sockets) waits for the async handshake on a semaphore.
         Task { [self] in
             do {
                 try await PreloginTLSHandshake.perform(tls, over: stream, framer: &framer)

@@ -79,6 +79,7 @@ extension RecordingProxy {
         } else if let instance = address.instance {
             let found = ResultBox<Int>()
             let done = DispatchSemaphore(value: 0)
+            // Unstructured: the synchronous command waits for the Browser lookup on a semaphore.
             Task {
                 do {
                     found.result = .success(try await SQLServerBrowser.resolvePort(host: address.host, instance: instance, timeout: .seconds(5)))

@@ -6,6 +6,7 @@ import TDS
 func runBcpCommand(_ arguments: [String]) -> Int32 {
     let outcome = ExitBox()
     let done = DispatchSemaphore(value: 0)
+    // Unstructured: the synchronous entry point (main) waits for the command on a semaphore.
     Task {
         outcome.set(await BcpCommand.run(arguments))
         done.signal()
@@ -76,6 +77,7 @@ enum BcpCommand {
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             let connection = try await SQLConnection.connect(config)
+            // Unstructured: a defer cannot await; the process exits after the command anyway.
             defer { Task { await connection.close() } }
             let columns = try await connection.bulkCopyColumns(for: options.table, keepIdentity: options.copy.keepIdentity)
             let rows = DataFileRows(file: file, columns: columns, options: options)

@@ -13,6 +13,7 @@ import TDS
 func runQueryCommand(_ arguments: [String]) -> Int32 {
     let outcome = ExitBox()
     let done = DispatchSemaphore(value: 0)
+    // Unstructured: the synchronous entry point (main) waits for the command on a semaphore.
     Task {
         outcome.set(await QueryCommand.run(arguments))
         done.signal()

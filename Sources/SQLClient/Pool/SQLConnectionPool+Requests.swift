@@ -110,6 +110,7 @@ final class PooledRows {
         rows = nil
         if let lease {
             let pool = self.pool
+            // Unstructured: a deinit cannot await; the release is the pool's and needs nothing of this object.
             Task { await pool.release(lease) }
         }
     }

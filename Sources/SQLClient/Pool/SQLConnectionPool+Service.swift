@@ -30,6 +30,7 @@ extension SQLConnectionPool: Service {
         await withTaskCancellationHandler {
             await close(drainTimeout: nil)
         } onCancel: {
+            // Unstructured: a cancellation handler cannot await; the close it starts is the pool's own.
             Task { await self.close(drainTimeout: .zero) }
         }
         if Task.isCancelled { await closeNow() }
@@ -37,6 +38,7 @@ extension SQLConnectionPool: Service {
 
     /// Closes with no drain and waits for it outside the (cancelled) task.
     private func closeNow() async {
+        // Unstructured on purpose: this task is cancelled, and the close must run to its end anyway.
         await Task { await self.close(drainTimeout: .zero) }.value
     }
 }

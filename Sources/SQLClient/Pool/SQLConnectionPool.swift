@@ -347,8 +347,11 @@ public final class SQLConnectionPool: @unchecked Sendable {
         case .resume(let lease, let result):
             leaseWaiters.resume(lease, with: result.mapError { $0 })
         case .connect(let id):
+            // Unstructured: the state machine's effect runs beside the caller (a lease must not wait on
+            // another connection's login); the pool tracks it by `id` and close waits for it.
             Task { await self.open(id) }
         case .close(let id, let connection, let reason):
+            // Unstructured: closing a connection (rollback, close) must not hold up the caller's release.
             Task { await self.retire(id, connection, reason) }
         case .closed(let task):
             task?.cancel()
@@ -419,6 +422,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
         timerGeneration &+= 1
         let generation = timerGeneration
         let clock = self.clock
+        // Unstructured: the pool's one timer (idle and lifetime ends); cancelled when rearmed or closed.
         timer = (generation, next, Task { [weak self] in
             do { try await clock.sleep(until: next) } catch { return }
             self?.timerFired(generation)

@@ -8,6 +8,7 @@ import SQLClient
 func waitForTLSStep<T: Sendable>(_ step: @escaping @Sendable () async throws -> T) throws -> T {
     let box = ResultBox<T>()
     let done = DispatchSemaphore(value: 0)
+    // Unstructured: a blocking relay thread waits for one async step on a semaphore.
     Task {
         do {
             box.result = .success(try await step())

@@ -54,6 +54,8 @@ public actor EntraTokenCache: CustomStringConvertible {
             task = running
         } else {
             requests += 1
+            // Unstructured on purpose: one request shared by every caller (single flight), so that no
+            // caller's cancellation cancels the others' token.
             task = Task { try await credential.token(for: request, timeout: timeout) }
             entry.inFlight = task
             entries[key] = entry

@@ -35,7 +35,10 @@ extension SQLConnection {
     ///    never consumes a byte. Bytes waiting on an idle connection do not make it dead: they
     ///    stay where they are for its next read (a TLS record such as a TLS 1.3 session ticket is
     ///    taken by the TLS layer then); a FIN behind them is still seen on Linux (POLLRDHUP), a
-    ///    RST behind them by POLLHUP. Only a connection at rest (logged in, no request running)
+    ///    RST behind them by POLLHUP. On a session that is plaintext after login (`encryption`
+    ///    `.unencrypted` or `.loginOnly`) no TLS record can be waiting, and a server sends nothing
+    ///    unasked: bytes waiting there are `.dropped(.unsolicitedBytes)` (else a whole TDS message
+    ///    injected meanwhile would be read as the next request's answer). Only a connection at rest (logged in, no request running)
     ///    is checked; one still busy (finishing a cancelled request's response) is lent as before.
     /// 2. With `reset`, RESETCONNECTION (status 0x08, [MS-TDS] 2.2.3.1.2) on the first packet of
     ///    the next request, whatever it is, and only that one; the session tracked here returns to
@@ -43,7 +46,8 @@ extension SQLConnection {
     func prepareForLease(reset: Bool) -> LeaseCheck {
         guard isOpen else { return .closed }
         if machine.state == .ready, let stream = socket as? SocketStream {
-            let status = stream.idleStatus()
+            let plaintext = session.encryption == .unencrypted || session.encryption == .loginOnly
+            let status = stream.idleStatus(unreadBytesAreForeign: plaintext)
             if status != .open { return .dropped(status) }
         }
         if reset {

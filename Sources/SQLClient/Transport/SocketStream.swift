@@ -539,6 +539,10 @@ enum IdleSocketStatus: Sendable, Equatable, CustomStringConvertible {
     case reset(String)
     /// This side closed the stream already.
     case closedLocally
+    /// Bytes wait unread on a connection whose session is plaintext after login: a server sends
+    /// nothing unasked, so they are not ours to read as the next answer (only when asked for:
+    /// ``SocketStream/idleStatus(unreadBytesAreForeign:)``).
+    case unsolicitedBytes
 
     var description: String {
         switch self {
@@ -546,6 +550,7 @@ enum IdleSocketStatus: Sendable, Equatable, CustomStringConvertible {
         case .closedByPeer: return "closed by the server (FIN)"
         case .reset(let why): return "reset by the server (\(why))"
         case .closedLocally: return "closed locally"
+        case .unsolicitedBytes: return "bytes the client did not ask for, on a plaintext session"
         }
     }
 }
@@ -558,7 +563,11 @@ extension SocketStream {
     /// close_notify then a FIN); elsewhere such a close is found by the request, as before.
     /// `POLLHUP` (a RST) is seen behind them everywhere. Used by the session recovery before a
     /// request's first byte and by ``SQLConnectionPool`` when it lends a connection.
-    func idleStatus() -> IdleSocketStatus {
+    ///
+    /// `unreadBytesAreForeign`: the session is plaintext after login (no TLS record can be
+    /// waiting), so bytes waiting are `.unsolicitedBytes`, not `.open`: a complete TDS message
+    /// sent unasked would otherwise be read as the next request's answer (the pool discards it).
+    func idleStatus(unreadBytesAreForeign: Bool = false) -> IdleSocketStatus {
         do {
             try beginSyscall()
         } catch {
@@ -592,7 +601,7 @@ extension SocketStream {
         let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
         let err = errno
         if n == 0 { return .closedByPeer }
-        if n > 0 { return .open }
+        if n > 0 { return unreadBytesAreForeign ? .unsolicitedBytes : .open }
         if err == EAGAIN || err == EWOULDBLOCK || err == EINTR { return .open }
         if err == ECONNRESET { return .reset("RST") }
         return .reset(String(cString: strerror(err)))

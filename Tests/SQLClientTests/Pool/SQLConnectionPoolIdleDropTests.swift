@@ -214,8 +214,42 @@ final class SQLConnectionPoolIdleDropTests: XCTestCase {
         }
     }
 
+    /// A whole TDS message sent unasked to an idle plaintext connection (a server sends nothing
+    /// unasked; on a plaintext session anyone on the path can inject one) is not taken as the next
+    /// request's answer: the pool discards that connection at lease and the request gets its own.
+    func testAnAnswerInjectedIntoAnIdlePlaintextConnectionIsNeverReadAsTheNextOne() async throws {
+        let server = ReplayServer(session: try Self.replaySession())
+        let port = try server.start()
+        defer { server.stop() }
+        let proxy = try FaultInjectingProxy(upstreamPort: Int(port))
+        try proxy.start()
+        defer { proxy.stop() }
+        let pool = try SQLConnectionPool(configuration: Self.replayConfiguration(port: Int(proxy.port)), maximumConnections: 1)
+        let select = { () async throws -> SQLValue? in
+            try await pool.withConnection { try await $0.execute("SELECT 1").resultSets.first?.rows.first?[0] }
+        }
+        let first = try await select()
+        XCTAssertEqual(first, .int(1))
+        // A complete tabular response saying 2, in one packet (type 4, EOM).
+        let payload = try SQLConnectionPoolTests.selectAnswer(2).flatMap { $0 }
+        let length = 8 + payload.count
+        let packet: [UInt8] = [0x04, 0x01, UInt8(length >> 8), UInt8(length & 0xFF), 0, 0, 1, 0] + payload
+        let number = try XCTUnwrap(proxy.idleConnections.first)
+        XCTAssertTrue(proxy.send(packet, toClientOf: number))
+        if Self.unreadBytes(toPort: Int(proxy.port)) != nil {
+            try await eventually("the injected message arrived") { Self.unreadBytes(toPort: Int(proxy.port)) == packet.count }
+        }
+        let second = try await select()
+        XCTAssertEqual(second, .int(1), "the request read its own answer, not the injected one")
+        let metrics = pool.metrics
+        await pool.close()
+        XCTAssertEqual(metrics.discardedAtLease, 1, "the connection with foreign bytes was discarded at lease")
+        XCTAssertEqual(metrics.created, 2)
+        XCTAssertEqual(proxy.acceptedConnections, 2)
+    }
+
     /// Bytes a server sends to an idle connection unasked do not make it dead (the check only
-    /// peeks); a RST or a FIN behind them does.
+    /// peeks); a RST or a FIN behind them does. On a plaintext session they are foreign.
     func testIdleCheckSeesUnreadBytesAsOpenAndADropBehindThemAsDead() async throws {
         let server = ReplayServer(session: try Self.replaySession())
         let port = try server.start()
@@ -235,6 +269,7 @@ final class SQLConnectionPoolIdleDropTests: XCTestCase {
             }
             XCTAssertEqual(socket.idleStatus(), .open, "unread bytes: not dead")
             XCTAssertEqual(socket.idleStatus(), .open, "and still there: the check consumed nothing")
+            XCTAssertEqual(socket.idleStatus(unreadBytesAreForeign: true), .unsolicitedBytes, "foreign on a plaintext session")
             XCTAssertTrue(proxy.inject(fault, into: number))
             try await waitUntilClientsSee(proxy, established: 0)
             let status = socket.idleStatus()

@@ -4,12 +4,12 @@ import TDS
 // codec (packets, messages, tokens and their decoders) stays in the TDS module: `import TDS`
 // for it. Each name is the TDS type itself (no wrapper, no conversion).
 
-/// A decoded SQL Server value (see `TDS.SQLValue`).
 /// A message the server sent in an ERROR or INFO token ([MS-TDS] 2.2.7.10 ERROR, 2.2.7.13 INFO):
 /// the TDS module's one message type. `severity` is the token's Class byte (0–10 informational,
 /// 11–16 errors the user can correct, 17–19 resource or software errors, 20–25 fatal);
 /// `isError` tells ERROR from INFO; `description` is sqlcmd's two-line form.
 public typealias SQLServerMessage = TDS.ServerMessage
+/// A decoded SQL Server value (see `TDS.SQLValue`).
 public typealias SQLValue = TDS.SQLValue
 /// decimal/numeric, exact (see `TDS.SQLDecimal`).
 public typealias SQLDecimal = TDS.SQLDecimal

@@ -2,7 +2,7 @@ import Foundation
 import TDS
 
 /// A connection to SQL Server over TDS 7.x: the driver that performs the actions of
-/// `ConnectionStateMachine` on a ``ByteStream``.
+/// `ConnectionStateMachine` on a `ByteStream`.
 ///
 /// ```swift
 /// let connection = try await SQLConnection.connect(

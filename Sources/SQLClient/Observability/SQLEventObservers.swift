@@ -70,7 +70,7 @@ extension SQLLogEvent.Key {
     public static let poolIdle = "sql.pool.idle"
     /// Lent connections in the pool after a lease event.
     public static let poolUsed = "sql.pool.used"
-    /// A server error's number (``SQLServerMessage/number``) when a request failed with one.
+    /// A server error's number (`SQLServerMessage.number`) when a request failed with one.
     public static let errorNumber = "sql.error_number"
 }
 

@@ -45,7 +45,7 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     /// The table of a table-valued parameter (``table(_:columns:rows:)``); nil for scalar parameters.
     public internal(set) var table: TableValuedParameter?
     /// The character type was given without a collation: it is sent with the session's
-    /// (``rpcParameter(version:collation:types:)``'s `collation`).
+    /// (`rpcParameter(version:collation:types:)`'s `collation`).
     public internal(set) var usesSessionCollation = false
 
     /// A parameter with an explicit value and, optionally, an explicit type.

@@ -1,8 +1,8 @@
 import Foundation
 import TDS
 
-/// Why the server's TLS certificate was refused. Every ``TLSProvider`` reports a refusal through
-/// ``SQLClientError/certificateRefused(_:serverName:detail:)`` with one of these, so the error
+/// Why the server's TLS certificate was refused. Every `TLSProvider` reports a refusal through
+/// `SQLClientError/certificateRefused(_:serverName:detail:)` with one of these, so the error
 /// names the cause and suggests the fix that keeps verification on.
 public enum CertificateRefusal: Sendable, Hashable {
     /// The certificate does not carry the expected name (the host connected to, or
@@ -81,7 +81,7 @@ extension TLSConfiguration {
     }
 
     /// Checks the certificate the server presented (DER, from ``TLSSession/peerCertificateDER``)
-    /// against the pinned one (from ``pinnedCertificateDER()``): byte for byte.
+    /// against the pinned one (from `pinnedCertificateDER()`): byte for byte.
     /// - Throws: ``SQLClientError`` `.certificateVerificationFailed` (``CertificateRefusal/pinnedCertificateMismatch``)
     ///   when they differ or the server presented none.
     package static func verifyPinnedCertificate(_ pinned: [UInt8], presented: [UInt8]?,

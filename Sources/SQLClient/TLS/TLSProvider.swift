@@ -20,7 +20,7 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// `ServerCertificate` does: the presented certificate is compared with it byte for byte, and an
     /// exact match is the whole verification (no chain or host name check); a mismatch, or a file
     /// that cannot be read or parsed, fails the connection. Not consulted when
-    /// ``trustServerCertificate`` is set. See ``pinnedCertificateDER()``.
+    /// ``trustServerCertificate`` is set. See `pinnedCertificateDER()`.
     public var serverCertificate: String?
     /// The name the certificate must carry; nil or empty uses the host being connected to (an
     /// empty name never switches the check off: that is ``verifyHostName`` or
@@ -78,12 +78,12 @@ extension TLSConfiguration {
 ///   the expected name (``TLSConfiguration/hostNameInCertificate`` ?? `serverName`, unless it is an
 ///   IP address literal).
 /// - verify unless ``TLSConfiguration/trustServerCertificate``: when
-///   ``TLSConfiguration/pinnedCertificateDER()`` returns bytes, compare them with the presented
+///   `TLSConfiguration/pinnedCertificateDER()` returns bytes, compare them with the presented
 ///   certificate through ``TLSConfiguration/verifyPinnedCertificate(_:presented:serverName:)``
 ///   once the handshake completes, and skip the chain and name checks; otherwise check the chain
 ///   against ``TLSConfiguration/caFile`` (when set) or the system trust store, and the name
 ///   (DNS name or IP SAN) when ``TLSConfiguration/verifyHostName``.
-/// - report a refused certificate with ``SQLClientError/certificateRefused(_:serverName:detail:)``
+/// - report a refused certificate with `SQLClientError/certificateRefused(_:serverName:detail:)`
 ///   (mapping its library's reason to a ``CertificateRefusal``) and other failures as `.tlsFailed`;
 ///   `decrypt` throws `.connectionClosed` after the server's close_notify.
 /// - expose ``TLSSession/negotiatedProtocol`` and ``TLSSession/peerCertificateDER`` once complete.

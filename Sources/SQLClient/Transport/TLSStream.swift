@@ -1,7 +1,7 @@
 import Foundation
 import TDS
 
-/// A ``ByteStream`` that carries its bytes as TLS records over another stream, after a
+/// A `ByteStream` that carries its bytes as TLS records over another stream, after a
 /// handshake that has already completed (in TDS, inside PRELOGIN packets).
 ///
 /// Used for the whole session when PRELOGIN agreed ENCRYPT_ON or ENCRYPT_REQ; in ENCRYPT_OFF

@@ -11,7 +11,7 @@ import TDS
 // ends), TLSVerificationPolicy (the certificate decisions), PreloginTLSHandshake and StrictTLS
 // (the TDS framing). See the README's "Apple platforms" for what is verified where.
 
-/// TLS through Apple's Network.framework, used as a memory engine: the default ``TLSProvider`` on
+/// TLS through Apple's Network.framework, used as a memory engine: the default `TLSProvider` on
 /// macOS and iOS (``DefaultTLSProvider``).
 ///
 /// Each session is an `nw_connection` that never opens a socket: its protocol stack is TLS above

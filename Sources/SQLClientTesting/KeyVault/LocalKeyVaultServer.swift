@@ -18,8 +18,6 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
     /// The resource the challenge names.
     public static let resource = "https://vault.azure.net"
 
-    private struct Key { var key: AERSAKey }
-
     /// The STSURL the challenge names as its `authorization`.
     public let authority: String
     private let lock = NSLock()
@@ -76,8 +74,9 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
 
     /// Makes an RSA key of `bits` bits named `name` (a new version when the name exists).
     /// - Returns: the key's path, `<origin>/keys/<name>/<version>`.
-    public func createKey(name: String, bits: Int = 2048) -> String {
-        guard let key = AERSAKey.generate(bits: bits) else { preconditionFailure("OpenSSL could not make an RSA key") }
+    /// - Throws: ``KeyGenerationFailed`` when the platform's cryptography makes no key.
+    public func createKey(name: String, bits: Int = 2048) throws -> String {
+        guard let key = AERSAKey.generate(bits: bits) else { throw KeyGenerationFailed() }
         let version = String(format: "%016llx%016llx", UInt64.random(in: 0 ... .max), UInt64.random(in: 0 ... .max))
         lock.withLock {
             keys["\(name.lowercased())/\(version)"] = key
@@ -85,6 +84,9 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
         }
         return "\(origin)/keys/\(name)/\(version)"
     }
+
+    /// The platform's cryptography made no RSA key.
+    public struct KeyGenerationFailed: Error {}
 
     /// Lets tokens naming `identity` (their `appid`) use every key.
     public func grant(identity: String) { _ = lock.withLock { granted.insert(identity) } }

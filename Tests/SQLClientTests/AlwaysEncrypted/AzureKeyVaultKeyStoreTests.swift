@@ -35,7 +35,7 @@ final class AzureKeyVaultKeyStoreTests: XCTestCase {
     }
 
     func testWrapThenUnwrapThroughKeyVaultWithOneTokenAndOneKeyFetch() async throws {
-        let path = vault.createKey(name: "cmk1")
+        let path = try vault.createKey(name: "cmk1")
         let cache = EntraTokenCache()
         let provider = provider(cache: cache)
         let cek = (0 ..< 32).map { UInt8(255 - $0 * 3) }
@@ -65,7 +65,7 @@ final class AzureKeyVaultKeyStoreTests: XCTestCase {
     }
 
     func testMetadataSignatureByKeyVaultVerifiesHere() async throws {
-        let path = vault.createKey(name: "cmk-meta")
+        let path = try vault.createKey(name: "cmk-meta")
         let provider = provider()
         let signature = try await provider.signColumnMasterKeyMetadata(masterKeyPath: path, allowEnclaveComputations: true)
         XCTAssertEqual(signature.count, 256)
@@ -78,8 +78,8 @@ final class AzureKeyVaultKeyStoreTests: XCTestCase {
     /// A changed byte anywhere after the header fails the signature check before any unwrap is
     /// asked; a header byte makes it malformed; a blob wrapped by another key is refused.
     func testTamperedAndWrongKeyBlobsAreRefusedBeforeUnwrap() async throws {
-        let path = vault.createKey(name: "cmk2")
-        let otherPath = vault.createKey(name: "cmk3")
+        let path = try vault.createKey(name: "cmk2")
+        let otherPath = try vault.createKey(name: "cmk3")
         let provider = provider()
         let cek = [UInt8](repeating: 7, count: 32)
         let blob = try await provider.encryptColumnEncryptionKey(masterKeyPath: path, algorithm: "RSA_OAEP", columnEncryptionKey: cek)
@@ -107,7 +107,7 @@ final class AzureKeyVaultKeyStoreTests: XCTestCase {
     }
 
     func testAnIdentityWithoutAccessAndAnUnknownKeyAreTyped() async throws {
-        let path = vault.createKey(name: "cmk4")
+        let path = try vault.createKey(name: "cmk4")
         let denied = await code { try await self.provider(clientID: "other-app", secret: "other-secret").decryptColumnEncryptionKey(
             masterKeyPath: path, algorithm: "RSA_OAEP", encryptedKey: [1]) }
         XCTAssertEqual(denied?.code, .accessDenied)

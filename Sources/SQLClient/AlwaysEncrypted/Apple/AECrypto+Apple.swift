@@ -106,9 +106,6 @@ package final class AERSAKey: @unchecked Sendable {
         return SecKeyCreateWithData(Data(der) as CFData, attributes, nil).map(AERSAKey.init)
     }
 
-    /// A key Security already holds (a Keychain item's key).
-    static func wrapping(_ key: SecKey) -> AERSAKey { AERSAKey(key) }
-
     /// The public part as PKCS #1 RSAPublicKey DER.
     package func publicPKCS1() -> [UInt8]? {
         (SecKeyCopyExternalRepresentation(publicKey, nil) as Data?).map { [UInt8]($0) }

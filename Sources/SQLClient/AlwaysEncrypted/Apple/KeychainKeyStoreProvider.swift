@@ -64,7 +64,8 @@ public struct SQLKeychainKeyStoreProvider: SQLColumnEncryptionKeyStoreProvider, 
             throw ColumnEncryptionError(.cryptoFailure, "RSA-OAEP encryption failed (\(Self.text(error)))", keyPath: masterKeyPath)
         }
         let unsigned = try EncryptedColumnEncryptionKey.unsigned(masterKeyPath: masterKeyPath, ciphertext: [UInt8](ciphertext))
-        return unsigned + (try sign(key, unsigned, masterKeyPath))
+        let signature = try sign(key, unsigned, masterKeyPath)
+        return unsigned + signature
     }
 
     /// RSA-SHA256 signature over the UTF-16LE of (provider name, path, "true"/"false") lower-cased.
@@ -144,7 +145,7 @@ public struct SQLKeychainKeyStoreProvider: SQLColumnEncryptionKeyStoreProvider, 
 
     private static func text(_ error: Unmanaged<CFError>?) -> String {
         guard let error = error?.takeRetainedValue() else { return "no reason given" }
-        return CFErrorCopyDescription(error) as String? ?? "no reason given"
+        return (error as Error).localizedDescription
     }
 }
 #endif

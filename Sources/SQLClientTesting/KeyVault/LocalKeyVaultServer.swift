@@ -30,6 +30,7 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
     private var granted: Set<String> = []
     private var _requests: [String] = []
     private var _challengeResource = LocalKeyVaultServer.resource
+    private var _hostile: Hostile?
 
     /// Starts on 127.0.0.1, an ephemeral port; challenges name `authority`.
     /// - Throws: when it cannot listen.
@@ -90,6 +91,22 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
 
     /// Lets tokens naming `identity` (their `appid`) use every key.
     public func grant(identity: String) { _ = lock.withLock { granted.insert(identity) } }
+
+    /// A hostile way to answer key requests (after the token is checked).
+    public enum Hostile: Sendable {
+        /// A 200 whose body is not JSON.
+        case notJSON
+        /// The key is an elliptic-curve key (`kty` EC), not RSA.
+        case ellipticCurveKey
+        /// The key's modulus is 4,096 bytes of nothing.
+        case hugeModulus
+    }
+
+    /// Answers key requests this hostile way (nil: normally).
+    public var hostile: Hostile? {
+        get { lock.withLock { _hostile } }
+        set { lock.withLock { _hostile = newValue } }
+    }
 
     /// The resource the 401 challenge names (default ``resource``; tests of a hostile vault change it).
     public var challengeResource: String {
@@ -184,6 +201,12 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
         }
         guard let (key, v) = found else { return error(404, "KeyNotFound", "A key with (name/id) \(name) was not found in this key vault.") }
         let kid = "\(origin)/keys/\(name)/\(v)"
+        switch hostile {
+        case .notJSON?: return (200, "{\"key\": {\"kid\": \"unterminated", "")
+        case .ellipticCurveKey?: return (200, json(["key": ["kid": kid, "kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"]]), "")
+        case .hugeModulus?: return (200, json(["key": ["kid": kid, "kty": "RSA", "n": Self.base64URL([UInt8](repeating: 0xFF, count: 4096)), "e": "AQAB"]]), "")
+        case nil: break
+        }
         guard let operation else {
             guard method == "GET", let der = key.publicPKCS1(), let (n, e) = RSAPublicKeyDER.decode(der) else {
                 return error(400, "BadParameter", "GET a key")

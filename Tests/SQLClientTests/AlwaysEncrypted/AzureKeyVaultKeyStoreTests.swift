@@ -200,4 +200,39 @@ final class AzureKeyVaultKeyStoreTests: XCTestCase {
         XCTAssertEqual(key.signDigestSHA256(try AECrypto.sha256([1, 2, 3])), signature)
         for cut in [0, 1, 4, 100, der.count - 1] { XCTAssertNil(RSAPublicKeyDER.decode(Array(der.prefix(cut))), "\(cut)") }
     }
+
+    /// A vault whose challenge names another resource gets a token for it, which it then refuses:
+    /// a 401 after the token is `accessDenied`, after exactly one retry.
+    func testA401AfterTheTokenIsAccessDenied() async throws {
+        let path = try vault.createKey(name: "cmk5")
+        vault.challengeResource = "https://database.windows.net"
+        let error = await code { try await self.provider().decryptColumnEncryptionKey(masterKeyPath: path, algorithm: "RSA_OAEP", encryptedKey: [1]) }
+        XCTAssertEqual(error?.code, .accessDenied)
+        XCTAssertTrue(error?.message.contains("HTTP 401") ?? false, error?.message ?? "")
+        XCTAssertEqual(vault.requests.count, 2, "the challenge, then one request with a token")
+    }
+
+    func testHostileKeyAnswersAreTypedFailures() async throws {
+        let path = try vault.createKey(name: "cmk6")
+        for hostile in [LocalKeyVaultServer.Hostile.notJSON, .ellipticCurveKey, .hugeModulus] {
+            vault.hostile = hostile
+            let error = await code { try await self.provider().decryptColumnEncryptionKey(masterKeyPath: path, algorithm: "RSA_OAEP", encryptedKey: [1]) }
+            XCTAssertEqual(error?.code, .keyStoreFailed, "\(hostile)")
+            XCTAssertEqual(error?.keyPath, path)
+        }
+    }
+
+    /// The public key is fetched once per path and the challenge once per vault, across operations.
+    func testTheChallengeAndTheKeyAreAskedOnce() async throws {
+        let a = try vault.createKey(name: "cmk7"), b = try vault.createKey(name: "cmk8")
+        let provider = provider()
+        for path in [a, b, a, b] {
+            let signature = try await provider.signColumnMasterKeyMetadata(masterKeyPath: path, allowEnclaveComputations: false)
+            let verified = try await provider.verifyColumnMasterKeyMetadata(masterKeyPath: path, allowEnclaveComputations: false, signature: signature)
+            XCTAssertTrue(verified)
+        }
+        let requests = vault.requests
+        XCTAssertEqual(requests.filter { $0.hasPrefix("GET ") }.count, 2, "\(requests)")
+        XCTAssertEqual(requests.filter { $0.hasSuffix("/sign") }.count, 5, "one challenged, then four signed: \(requests)")
+    }
 }

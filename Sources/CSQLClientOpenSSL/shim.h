@@ -373,4 +373,37 @@ static inline int csqlclient_rsa_verify_sha256(EVP_PKEY *key, const unsigned cha
     return ok;
 }
 
+/* An RSA public key from its PKCS #1 RSAPublicKey DER (SEQUENCE { modulus, publicExponent }),
+   NULL when the bytes are not one. */
+static inline EVP_PKEY *csqlclient_pkey_from_rsa_public_der(const unsigned char *der, long length) {
+    const unsigned char *p = der;
+    return d2i_PublicKey(EVP_PKEY_RSA, NULL, &p, length);
+}
+
+/* The PKCS #1 RSAPublicKey DER of an RSA key into `out` (`capacity` bytes). Returns the length
+   written, or -1. */
+static inline long csqlclient_pkey_rsa_public_der(EVP_PKEY *key, unsigned char *out, long capacity) {
+    unsigned char *der = NULL;
+    int n = i2d_PublicKey(key, &der);
+    long length = -1;
+    if (n > 0 && der != NULL && n <= capacity) { memcpy(out, der, (size_t)n); length = n; }
+    OPENSSL_free(der);
+    return length;
+}
+
+/* RSA PKCS #1 v1.5 signature of a SHA-256 digest (32 bytes, already hashed: Key Vault's RS256
+   `sign`). `out` holds at least csqlclient_pkey_size(key) bytes. Returns the length, or -1. */
+static inline long csqlclient_rsa_sign_digest_sha256(EVP_PKEY *key, const unsigned char *digest, size_t length,
+                                                     unsigned char *out, size_t capacity) {
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(key, NULL);
+    size_t written = capacity;
+    long result = -1;
+    if (ctx == NULL) return -1;
+    if (EVP_PKEY_sign_init(ctx) == 1 && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) == 1
+        && EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha256()) == 1
+        && EVP_PKEY_sign(ctx, out, &written, digest, length) == 1) result = (long)written;
+    EVP_PKEY_CTX_free(ctx);
+    return result;
+}
+
 #endif

@@ -107,7 +107,7 @@ final class AEHMACKey: @unchecked Sendable {
 
 /// An RSA key held by OpenSSL (an `EVP_PKEY`): a column master key, its private part when loaded
 /// from a private key file, or only its public part when loaded from a certificate.
-final class AERSAKey: @unchecked Sendable {
+package final class AERSAKey: @unchecked Sendable {
     // The EVP_PKEY is never mutated after creation; OpenSSL allows concurrent use of a const key.
     private let key: OpaquePointer
 
@@ -147,13 +147,27 @@ final class AERSAKey: @unchecked Sendable {
         return AERSAKey(pointer)
     }
 
+    /// A public key from its PKCS #1 RSAPublicKey DER; nil when the bytes are not one.
+    package static func publicKey(pkcs1 der: [UInt8]) -> AERSAKey? {
+        let pointer = der.withUnsafeBufferPointer { csqlclient_pkey_from_rsa_public_der($0.baseAddress, $0.count) }
+        return AERSAKey(pointer)
+    }
+
+    /// The public part as PKCS #1 RSAPublicKey DER.
+    package func publicPKCS1() -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: 4096)
+        let n = out.withUnsafeMutableBufferPointer { csqlclient_pkey_rsa_public_der(key, $0.baseAddress, $0.count) }
+        guard n > 0, n <= out.count else { ERR_clear_error(); return nil }
+        return Array(out[..<Int(n)])
+    }
+
     /// A new RSA key of `bits` bits (tests and test servers make column master keys with it).
-    static func generate(bits: Int) -> AERSAKey? {
+    package static func generate(bits: Int) -> AERSAKey? {
         AERSAKey(csqlclient_rsa_generate(Int32(clamping: bits)))
     }
 
     /// The private key as unencrypted PKCS #8 PEM text.
-    func pkcs8PEM() -> [UInt8]? {
+    package func pkcs8PEM() -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: 16_384)
         let n = out.withUnsafeMutableBufferPointer { csqlclient_pkey_to_pem(key, $0.baseAddress, $0.count) }
         guard n > 0, n <= out.count else { ERR_clear_error(); return nil }
@@ -161,15 +175,15 @@ final class AERSAKey: @unchecked Sendable {
     }
 
     /// The modulus size in bytes: the length of OAEP ciphertexts and of signatures.
-    var size: Int { Int(csqlclient_pkey_size(key)) }
+    package var size: Int { Int(csqlclient_pkey_size(key)) }
 
     /// RSA-OAEP (SHA-1) decryption; nil when it fails (wrong key, altered ciphertext).
-    func decryptOAEP(_ data: ArraySlice<UInt8>) -> [UInt8]? {
+    package func decryptOAEP(_ data: ArraySlice<UInt8>) -> [UInt8]? {
         oaep(encrypt: false, data)
     }
 
     /// RSA-OAEP (SHA-1) encryption.
-    func encryptOAEP(_ data: [UInt8]) -> [UInt8]? {
+    package func encryptOAEP(_ data: [UInt8]) -> [UInt8]? {
         oaep(encrypt: true, data[...])
     }
 
@@ -186,7 +200,7 @@ final class AERSAKey: @unchecked Sendable {
     }
 
     /// An RSA PKCS #1 v1.5 signature with SHA-256 over `data`.
-    func signSHA256(_ data: ArraySlice<UInt8>) -> [UInt8]? {
+    package func signSHA256(_ data: ArraySlice<UInt8>) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: max(size, 1))
         let n = data.withUnsafeBufferPointer { d in
             out.withUnsafeMutableBufferPointer { o in csqlclient_rsa_sign_sha256(key, d.baseAddress, d.count, o.baseAddress, o.count) }
@@ -196,8 +210,19 @@ final class AERSAKey: @unchecked Sendable {
         return out
     }
 
+    /// An RSA PKCS #1 v1.5 signature of a SHA-256 digest computed elsewhere (32 bytes).
+    package func signDigestSHA256(_ digest: [UInt8]) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: max(size, 1))
+        let n = digest.withUnsafeBufferPointer { d in
+            out.withUnsafeMutableBufferPointer { o in csqlclient_rsa_sign_digest_sha256(key, d.baseAddress, d.count, o.baseAddress, o.count) }
+        }
+        guard n > 0, n <= out.count else { ERR_clear_error(); return nil }
+        out.removeSubrange(Int(n)...)
+        return out
+    }
+
     /// True when `signature` is this key's RSA PKCS #1 v1.5 SHA-256 signature over `data`.
-    func verifySHA256(_ data: ArraySlice<UInt8>, signature: ArraySlice<UInt8>) -> Bool {
+    package func verifySHA256(_ data: ArraySlice<UInt8>, signature: ArraySlice<UInt8>) -> Bool {
         data.withUnsafeBufferPointer { d in
             signature.withUnsafeBufferPointer { s in
                 csqlclient_rsa_verify_sha256(key, d.baseAddress, d.count, s.baseAddress, s.count) == 1

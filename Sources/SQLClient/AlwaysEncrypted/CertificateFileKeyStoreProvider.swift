@@ -72,7 +72,7 @@ public struct SQLCertificateFileKeyStoreProvider: SQLColumnEncryptionKeyStorePro
         try Self.checkAlgorithm(algorithm, masterKeyPath)
         let key = try loadKey(masterKeyPath)
         let parts = try EncryptedColumnEncryptionKey(encryptedKey, keySize: key.size, keyPath: masterKeyPath)
-        guard key.verifySHA256(parts.signed, signature: parts.signature) else {
+        guard parts.verifies(with: key) else {
             throw ColumnEncryptionError(.signatureMismatch, "the encrypted column encryption key's signature does not verify"
                                         + " with this column master key (tampered, or encrypted with another key)", keyPath: masterKeyPath)
         }
@@ -88,14 +88,7 @@ public struct SQLCertificateFileKeyStoreProvider: SQLColumnEncryptionKeyStorePro
         guard let ciphertext = key.encryptOAEP(columnEncryptionKey) else {
             throw ColumnEncryptionError(.cryptoFailure, "RSA-OAEP encryption of the column encryption key failed", keyPath: masterKeyPath)
         }
-        let path = Self.utf16LE(masterKeyPath.lowercased())
-        guard path.count <= 0xFFFF, ciphertext.count <= 0xFFFF else {
-            throw ColumnEncryptionError(.invalidKeyPath, "the key path or key is too long", keyPath: masterKeyPath)
-        }
-        var out: [UInt8] = [0x01, UInt8(path.count & 0xFF), UInt8(path.count >> 8),
-                            UInt8(ciphertext.count & 0xFF), UInt8(ciphertext.count >> 8)]
-        out += path
-        out += ciphertext
+        let out = try EncryptedColumnEncryptionKey.unsigned(masterKeyPath: masterKeyPath, ciphertext: ciphertext)
         guard let signature = key.signSHA256(out[...]) else {
             throw ColumnEncryptionError(.cryptoFailure, "could not sign the encrypted column encryption key", keyPath: masterKeyPath)
         }
@@ -156,45 +149,7 @@ public struct SQLCertificateFileKeyStoreProvider: SQLColumnEncryptionKeyStorePro
                                     keyPath: masterKeyPath)
     }
 
-    static func utf16LE(_ text: String) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf16.count * 2)
-        for unit in text.utf16 { out.append(UInt8(unit & 0xFF)); out.append(UInt8(unit >> 8)) }
-        return out
-    }
-}
-
-/// The parts of an encrypted column encryption key in SqlClient's certificate layout, with
-/// every length checked against the bytes present and the master key's size.
-struct EncryptedColumnEncryptionKey {
-    /// The bytes the signature covers (version through ciphertext).
-    var signed: ArraySlice<UInt8>
-    /// The RSA-OAEP ciphertext of the key.
-    var ciphertext: ArraySlice<UInt8>
-    /// The signature.
-    var signature: ArraySlice<UInt8>
-
-    /// - Throws: ``ColumnEncryptionError`` `.invalidEncryptedKey` for a wrong version, lengths
-    ///   beyond the bytes, or a ciphertext or signature that is not `keySize` bytes.
-    init(_ bytes: [UInt8], keySize: Int, keyPath: String?) throws(ColumnEncryptionError) {
-        func bad(_ why: String) -> ColumnEncryptionError {
-            ColumnEncryptionError(.invalidEncryptedKey, "malformed encrypted column encryption key (\(bytes.count) bytes): \(why)", keyPath: keyPath)
-        }
-        guard bytes.count >= 5 else { throw bad("shorter than its 5-byte header") }
-        guard bytes[0] == 0x01 else { throw bad("version 0x\(String(bytes[0], radix: 16)), expected 0x01") }
-        let pathLength = Int(bytes[1]) | Int(bytes[2]) << 8
-        let cipherLength = Int(bytes[3]) | Int(bytes[4]) << 8
-        guard cipherLength == keySize else { throw bad("ciphertext length \(cipherLength), the master key's size is \(keySize)") }
-        let cipherStart = 5 + pathLength
-        let signatureStart = cipherStart + cipherLength
-        guard signatureStart <= bytes.count else { throw bad("key path (\(pathLength)) and ciphertext (\(cipherLength)) run past the end") }
-        guard bytes.count - signatureStart == keySize else {
-            throw bad("signature of \(bytes.count - signatureStart) byte(s), the master key's size is \(keySize)")
-        }
-        signed = bytes[..<signatureStart]
-        ciphertext = bytes[cipherStart ..< signatureStart]
-        signature = bytes[signatureStart...]
-    }
+    static func utf16LE(_ text: String) -> [UInt8] { EncryptedColumnEncryptionKey.utf16LE(text) }
 }
 
 extension UInt8 {

@@ -60,6 +60,9 @@ public struct ColumnEncryptionError: Error, Sendable, Hashable, CustomStringConv
     public var column: String?
     /// The column master key's path, when known.
     public var keyPath: String?
+    /// The byte offset of the malformed field in the structure parsed (an encrypted column
+    /// encryption key, a cell's ciphertext), when the error is about one.
+    public var offset: Int?
 
     /// An error of `code`, naming `column` and `keyPath` when known.
     public init(_ code: Code, _ message: String, column: String? = nil, keyPath: String? = nil) {

@@ -120,6 +120,13 @@ final class BulkRowIterator<Iterator> {
     }
 }
 
+/// A bulk load into a column encrypted with Always Encrypted that cannot go ahead: the column
+/// and the `.bulkCopyEncryptedColumn` error.
+struct BulkCopyEncryptedColumnError: Error {
+    var column: String
+    var error: SQLClientError
+}
+
 /// A row source that threw, at row `row`.
 struct BulkRowSourceError: Error {
     var row: Int
@@ -151,7 +158,9 @@ extension SQLConnection {
         let columns: [BulkLoadColumn]
         do {
             columns = try await bulkColumns(quotedTable: quoted, spec: spec, keepIdentity: options.keepIdentity,
-                                            timeout: options.timeout)
+                                            allowEncrypted: options.allowEncryptedValueModifications, timeout: options.timeout)
+        } catch let e as BulkCopyEncryptedColumnError {
+            throw failed(e.error, column: e.column)
         } catch let e as SQLClientError {
             throw failed(e)
         }
@@ -181,8 +190,11 @@ extension SQLConnection {
             } catch let e as SQLClientError {
                 throw failed(e)
             }
+            // With column encryption negotiated, COLMETADATA carries a CEK table (empty: no column
+            // is sent with CryptoMetaData; encrypted columns are refused or sent as varbinary).
+            let cekTable: [CEKEntry]? = session.columnEncryptionVersion > 0 ? [] : nil
             let body = BulkLoadBody(encoder: BulkLoadEncoder(columns: columns, version: session.tdsVersion, tableName: quoted,
-                                                             firstRowNumber: rowNumber),
+                                                             firstRowNumber: rowNumber, cekTable: cekTable),
                                     first: first, source: next, batchSize: batchSize, chunkSize: packetSizeForBulkLoad - 8)
             let inserted: Int
             do {
@@ -230,7 +242,13 @@ extension SQLConnection {
 
     /// The columns to load: the caller's when every one has a type, else the table's metadata
     /// (`SELECT TOP 0 * FROM table`), filtered to `spec` by name (case-insensitive) in its order.
-    func bulkColumns(quotedTable: String, spec: [SQLBulkColumn]?, keepIdentity: Bool,
+    ///
+    /// A column the metadata marks encrypted (fEncrypted, Always Encrypted) is refused
+    /// (``BulkCopyEncryptedColumnError``) unless `allowEncrypted`. When allowed, it travels as the
+    /// varbinary the server describes its ciphertext with; on a connection that negotiated column
+    /// encryption the CryptoMetaData such a column would need is not sent by this client, so it is
+    /// refused there too, saying to copy over a connection without column encryption.
+    func bulkColumns(quotedTable: String, spec: [SQLBulkColumn]?, keepIdentity: Bool, allowEncrypted: Bool,
                      timeout: Duration?) async throws -> [BulkLoadColumn] {
         if let spec, !spec.isEmpty, spec.allSatisfy({ $0.type != nil }) {
             return spec.map { BulkLoadColumn(name: $0.name, type: $0.type ?? .int, nullable: $0.isNullable) }
@@ -242,16 +260,32 @@ extension SQLConnection {
         let metadata = table.map {
             ColumnMetadata(userType: $0.userType, flags: $0.flags, typeInfo: $0.typeInfo, name: $0.name)
         }
+        let negotiated = session.columnEncryptionVersion > 0
+        func checkEncryption(_ c: ColumnMetadata) throws(BulkCopyEncryptedColumnError) {
+            guard c.flags.contains(.encrypted) else { return }
+            guard allowEncrypted else {
+                throw BulkCopyEncryptedColumnError(column: c.name, error: SQLClientError(.bulkCopyEncryptedColumn,
+                    "column [\(c.name)] of \(quotedTable) is encrypted (Always Encrypted): a bulk load does not encrypt values;"
+                    + " to copy ciphertext as it is, set SQLBulkCopyOptions.allowEncryptedValueModifications"))
+            }
+            guard !negotiated else {
+                throw BulkCopyEncryptedColumnError(column: c.name, error: SQLClientError(.bulkCopyEncryptedColumn,
+                    "column [\(c.name)] of \(quotedTable) is encrypted: ciphertext is copied as it is over a connection"
+                    + " without columnEncryption (where it reads and writes as varbinary), not over this one"))
+            }
+        }
         guard let spec, !spec.isEmpty else {
+            for c in metadata where BulkLoadColumn(tableColumn: c, includeIdentity: keepIdentity) != nil { try checkEncryption(c) }
             let all = metadata.compactMap { BulkLoadColumn(tableColumn: $0, includeIdentity: keepIdentity) }
             guard !all.isEmpty else { throw SQLClientError(.bulkCopyInvalidColumns, "\(quotedTable) has no column a bulk load can write") }
             return all
         }
-        return try spec.map { wanted throws(SQLClientError) -> BulkLoadColumn in
+        return try spec.map { wanted throws -> BulkLoadColumn in
             guard let c = metadata.first(where: { $0.name == wanted.name })
                     ?? metadata.first(where: { $0.name.caseInsensitiveCompare(wanted.name) == .orderedSame }) else {
                 throw SQLClientError(.bulkCopyInvalidColumns, "\(quotedTable) has no column [\(wanted.name)]")
             }
+            try checkEncryption(c)
             if let type = wanted.type { return BulkLoadColumn(name: c.name, type: type, nullable: wanted.isNullable) }
             return BulkLoadColumn(name: c.name, type: c.typeInfo, nullable: c.isNullable)
         }

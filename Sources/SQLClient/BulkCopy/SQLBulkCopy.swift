@@ -47,12 +47,23 @@ public struct SQLBulkCopyOptions: Sendable {
     public var timeZone = TimeZone(secondsFromGMT: 0) ?? .current
     /// A query timeout for each request of the load; nil uses the connection's.
     public var timeout: Duration?
+    /// Always Encrypted: load ciphertext into encrypted columns as it is, as SqlBulkCopy's
+    /// `AllowEncryptedValueModifications` (INSERT BULK … WITH (ALLOW_ENCRYPTED_VALUE_MODIFICATIONS)):
+    /// to move encrypted data between tables or databases without its keys. Each value of an
+    /// encrypted column is the ciphertext (`.bytes`, or NULL), sent as varbinary; nothing checks it,
+    /// so bytes that are not a ciphertext of the column's key cannot be decrypted later. Copy over a
+    /// connection without ``SQLConnectionConfiguration/columnEncryption``, where encrypted columns
+    /// read as their varbinary ciphertext (SqlClient's workflow); the database user needs
+    /// `ALLOW_ENCRYPTED_VALUE_MODIFICATIONS = ON`. Off (the default), a load into a column the
+    /// table's metadata marks encrypted is refused with `.bulkCopyEncryptedColumn`.
+    public var allowEncryptedValueModifications = false
 
     /// Options as INSERT BULK's WITH hints and the batching of the load; every default is the server's.
     public init(checkConstraints: Bool = false, fireTriggers: Bool = false, keepNulls: Bool = false,
                 tableLock: Bool = false, order: [(column: String, descending: Bool)] = [], rowsPerBatch: Int? = nil,
                 kilobytesPerBatch: Int? = nil, batchSize: Int? = nil, keepIdentity: Bool = false,
-                timeout: Duration? = nil) {
+                timeout: Duration? = nil, allowEncryptedValueModifications: Bool = false) {
+        self.allowEncryptedValueModifications = allowEncryptedValueModifications
         self.checkConstraints = checkConstraints
         self.fireTriggers = fireTriggers
         self.keepNulls = keepNulls
@@ -68,7 +79,8 @@ public struct SQLBulkCopyOptions: Sendable {
     var statementOptions: BulkLoadStatement.Options {
         BulkLoadStatement.Options(checkConstraints: checkConstraints, fireTriggers: fireTriggers, keepNulls: keepNulls,
                                   tableLock: tableLock, order: order, rowsPerBatch: rowsPerBatch,
-                                  kilobytesPerBatch: kilobytesPerBatch)
+                                  kilobytesPerBatch: kilobytesPerBatch,
+                                  allowEncryptedValueModifications: allowEncryptedValueModifications)
     }
 }
 
@@ -120,7 +132,9 @@ extension SQLConnection {
     /// - Throws: ``SQLBulkCopyError``: a value that does not fit its column (length, precision,
     ///   range, code page, NULL in a NOT NULL column) names its 1-based row and column, and nothing
     ///   of its batch is inserted; a server error mid-load reports the rows of earlier batches
-    ///   the server committed.
+    ///   the server committed. A column that the table's metadata marks encrypted (Always
+    ///   Encrypted) is refused before anything is sent, with `.bulkCopyEncryptedColumn` naming it,
+    ///   unless ``SQLBulkCopyOptions/allowEncryptedValueModifications``.
     // Inlinable so that reading `rows` is specialized for the caller's sequence type (an
     // unspecialized iterator costs generic-metadata lookups per row); the iterator lives in a
     // BulkRowIterator (no exclusivity check per row).
@@ -176,17 +190,26 @@ extension SQLConnection {
     /// ([MS-TDS] 2.2.6.1): those named in `columns` (all loadable ones when nil), typed from the
     /// table's metadata unless the caller gave a type. Pass them back to `bulkInsert` to skip its
     /// metadata query.
-    /// - Throws: `.bulkCopyInvalidColumns`, `.serverError` (no such table), `.invalidParameter` (bad name).
+    /// Encrypted columns (Always Encrypted) are listed with their ciphertext's varbinary type when
+    /// `allowEncryptedValueModifications`, else refused.
+    /// - Throws: `.bulkCopyInvalidColumns`, `.bulkCopyEncryptedColumn`, `.serverError` (no such
+    ///   table), `.invalidParameter` (bad name).
     public func bulkCopyColumns(for table: String, columns: [SQLBulkColumn]? = nil,
-                                keepIdentity: Bool = false) async throws -> [SQLBulkColumn] {
+                                keepIdentity: Bool = false, allowEncryptedValueModifications: Bool = false) async throws -> [SQLBulkColumn] {
         let parts: [String]
         do {
             parts = try SQLIdentifier.parts(of: table)
         } catch {
             throw SQLClientError(.invalidParameter, "bad table name: \(error.detail)", underlying: error)
         }
-        let resolved = try await bulkColumns(quotedTable: parts.map(SQLIdentifier.quoted).joined(separator: "."),
-                                             spec: columns, keepIdentity: keepIdentity, timeout: nil)
+        let resolved: [BulkLoadColumn]
+        do {
+            resolved = try await bulkColumns(quotedTable: parts.map(SQLIdentifier.quoted).joined(separator: "."),
+                                             spec: columns, keepIdentity: keepIdentity,
+                                             allowEncrypted: allowEncryptedValueModifications, timeout: nil)
+        } catch let e as BulkCopyEncryptedColumnError {
+            throw e.error
+        }
         return resolved.map { SQLBulkColumn($0.name, type: $0.typeInfo, nullable: $0.flags.contains(.nullable)) }
     }
 }
@@ -194,4 +217,8 @@ extension SQLConnection {
 extension SQLClientError.Code {
     /// A bulk load could not start: no such table or column, or a table with no column to load.
     public static let bulkCopyInvalidColumns = SQLClientError.Code("bulkCopyInvalidColumns")
+    /// A bulk load names a column encrypted with Always Encrypted: refused unless
+    /// ``SQLBulkCopyOptions/allowEncryptedValueModifications`` (the ciphertext is then loaded as
+    /// it is); the error's ``SQLBulkCopyError/column`` names the column.
+    public static let bulkCopyEncryptedColumn = SQLClientError.Code("bulkCopyEncryptedColumn")
 }

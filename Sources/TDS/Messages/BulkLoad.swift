@@ -15,6 +15,15 @@ public struct BulkLoadColumn: Hashable, Sendable {
     public var flags: ColumnFlags
     /// UserType written in COLMETADATA (0 for base types).
     public var userType: UInt32
+    /// For a column encrypted with Always Encrypted, on a connection that negotiated column
+    /// encryption: the CryptoMetaData written after its TYPE_INFO (``typeInfo`` is then the
+    /// ciphertext's varbinary), with fEncrypted in ``flags`` ([MS-TDS] 2.2.7.4). Its ordinal
+    /// indexes the encoder's ``BulkLoadEncoder/cekTable``.
+    public var cryptoMetadata: CryptoMetadata? {
+        didSet {
+            if cryptoMetadata == nil { flags.remove(.encrypted) } else { flags.insert(.encrypted) }
+        }
+    }
 
     public init(name: String, type: TypeInfo, nullable: Bool = true, userType: UInt32 = 0) {
         self.name = name
@@ -118,6 +127,11 @@ public struct BulkLoadEncoder: Sendable {
     public let version: TDSVersion
     /// The destination table's name as written in TableName for text/ntext/image columns.
     public let tableName: String
+    /// The CEK table written after Count when the connection negotiated column encryption
+    /// (COLUMNENCRYPTION, [MS-TDS] 2.2.6.4): empty when no column is encrypted, as every driver
+    /// sends it; nil on other connections (no CekTable at all). Entries are written without
+    /// their encrypted key values (EK_INFO Count 0): a bulk load sends ciphertext, never keys.
+    public let cekTable: [CEKEntry]?
     /// Rows encoded so far (by ``encodeRow(_:into:)``, each a success).
     public private(set) var rowCount = 0
     /// The number the next row is reported with in errors (1-based; may start after earlier batches).
@@ -127,23 +141,38 @@ public struct BulkLoadEncoder: Sendable {
     /// reference-counted storage, so reading one per value is a plain copy).
     private let shortcuts: [BulkValueShortcut]
 
-    public init(columns: [BulkLoadColumn], version: TDSVersion, tableName: String = "", firstRowNumber: Int = 1) {
+    public init(columns: [BulkLoadColumn], version: TDSVersion, tableName: String = "", firstRowNumber: Int = 1,
+                cekTable: [CEKEntry]? = nil) {
         self.columns = columns
         self.version = version
         self.tableName = tableName
+        self.cekTable = cekTable
         self.nextRowNumber = firstRowNumber
         self.shortcuts = columns.map(BulkValueShortcut.init(column:))
     }
 
-    /// Writes the COLMETADATA token (0x81).
+    /// Writes the COLMETADATA token (0x81): Count, the CekTable when ``cekTable`` is set, then per
+    /// column UserType, Flags, TYPE_INFO, the TableName of text/ntext/image, the CryptoMetaData
+    /// of an encrypted column (only with a CekTable) and ColName.
     public func encodeMetadata(into w: inout ByteWriter) {
         w.writeUInt8(TokenType.colMetadata.rawValue)
         w.writeUInt16LE(UInt16(truncatingIfNeeded: columns.count))
+        if let cekTable {
+            w.writeUInt16LE(UInt16(truncatingIfNeeded: cekTable.count))
+            for e in cekTable {
+                w.writeUInt32LE(e.databaseID); w.writeUInt32LE(e.cekID)
+                w.writeUInt32LE(e.cekVersion); w.writeUInt64LE(e.cekMetadataVersion)
+                w.writeUInt8(0)   // no EncryptionKeyValue: the server has the keys
+            }
+        }
         for c in columns {
             if version.hasLongRowCounts { w.writeUInt32LE(c.userType) } else { w.writeUInt16LE(UInt16(truncatingIfNeeded: c.userType)) }
-            w.writeUInt16LE(c.flags.rawValue)
+            var flags = c.flags
+            if cekTable == nil || c.cryptoMetadata == nil { flags.remove(.encrypted) }
+            w.writeUInt16LE(flags.rawValue)
             c.typeInfo.encode(into: &w, version: version)
             if c.typeInfo.type.isLegacyLOB { w.writeUSVarChar(tableName) }
+            if cekTable != nil, let crypto = c.cryptoMetadata { crypto.encode(into: &w, version: version) }
             w.writeBVarChar(c.name)
         }
     }

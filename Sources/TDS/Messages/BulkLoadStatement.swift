@@ -22,10 +22,15 @@ public struct BulkLoadStatement: Hashable, Sendable {
         public var rowsPerBatch: Int?
         /// KILOBYTES_PER_BATCH = n: a hint of the size (1...Int32.max).
         public var kilobytesPerBatch: Int?
+        /// ALLOW_ENCRYPTED_VALUE_MODIFICATIONS: Always Encrypted ciphertext is loaded into encrypted
+        /// columns as it is (the server skips its encryption metadata checks; the database user
+        /// needs the option of the same name).
+        public var allowEncryptedValueModifications = false
 
         public init(checkConstraints: Bool = false, fireTriggers: Bool = false, keepNulls: Bool = false,
                     tableLock: Bool = false, order: [(column: String, descending: Bool)] = [],
-                    rowsPerBatch: Int? = nil, kilobytesPerBatch: Int? = nil) {
+                    rowsPerBatch: Int? = nil, kilobytesPerBatch: Int? = nil, allowEncryptedValueModifications: Bool = false) {
+            self.allowEncryptedValueModifications = allowEncryptedValueModifications
             self.checkConstraints = checkConstraints
             self.fireTriggers = fireTriggers
             self.keepNulls = keepNulls
@@ -37,12 +42,14 @@ public struct BulkLoadStatement: Hashable, Sendable {
 
         public static func == (a: Options, b: Options) -> Bool {
             a.checkConstraints == b.checkConstraints && a.fireTriggers == b.fireTriggers && a.keepNulls == b.keepNulls
-                && a.tableLock == b.tableLock && a.rowsPerBatch == b.rowsPerBatch && a.kilobytesPerBatch == b.kilobytesPerBatch
+                && a.tableLock == b.tableLock && a.allowEncryptedValueModifications == b.allowEncryptedValueModifications
+                && a.rowsPerBatch == b.rowsPerBatch && a.kilobytesPerBatch == b.kilobytesPerBatch
                 && a.order.map(\.column) == b.order.map(\.column) && a.order.map(\.descending) == b.order.map(\.descending)
         }
 
         public func hash(into h: inout Hasher) {
             h.combine(checkConstraints); h.combine(fireTriggers); h.combine(keepNulls); h.combine(tableLock)
+            h.combine(allowEncryptedValueModifications)
             h.combine(rowsPerBatch); h.combine(kilobytesPerBatch)
             for o in order { h.combine(o.column); h.combine(o.descending) }
         }
@@ -88,6 +95,7 @@ public struct BulkLoadStatement: Hashable, Sendable {
         if options.checkConstraints { with.append("CHECK_CONSTRAINTS") }
         if options.fireTriggers { with.append("FIRE_TRIGGERS") }
         if options.keepNulls { with.append("KEEP_NULLS") }
+        if options.allowEncryptedValueModifications { with.append("ALLOW_ENCRYPTED_VALUE_MODIFICATIONS") }
         if let n = options.kilobytesPerBatch { with.append("KILOBYTES_PER_BATCH = \(n)") }
         if let n = options.rowsPerBatch { with.append("ROWS_PER_BATCH = \(n)") }
         if !options.order.isEmpty {

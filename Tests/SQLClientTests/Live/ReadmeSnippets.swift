@@ -173,6 +173,32 @@ enum ReadmeSnippets {
         }
     }
 
+    /// README.md, snippet alwaysEncrypted (compile).
+    static func alwaysEncrypted() async throws {
+        @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            ReadmeOutput.record(items.map { "\($0)" }.joined(separator: separator) + terminator)
+        }
+
+        func alwaysEncryptedExample() async throws {
+            // Certificate column master keys (KEY_STORE_PROVIDER_NAME = N'MSSQL_CERTIFICATE_STORE') as files:
+            // the key path CurrentUser/My/<thumbprint> is <thumbprint>.pfx, .p12 or .pem in this folder.
+            let certificates = SQLCertificateFileKeyStoreProvider(folder: "/etc/app/column-master-keys", password: "pfx-password")
+            try SQLColumnEncryption.registerKeyStoreProviders([SQLCertificateFileKeyStoreProvider.providerName: certificates])
+
+            var config = try SQLConnectionConfiguration(connectionString:
+                "Server=db.example.com;Database=clinic;User ID=app;Password=secret;Column Encryption Setting=Enabled")
+            config.columnEncryption = .enabled   // the same, in code
+
+            // Or Azure Key Vault keys (AZURE_KEY_VAULT), with a token from any Entra credential, for this connection only
+            // (a connection's providers replace the registered ones).
+            let vault = SQLAzureKeyVaultKeyStoreProvider(credential: ManagedIdentityCredential())
+            config.columnEncryptionKeyStoreProviders = [SQLAzureKeyVaultKeyStoreProvider.providerName: vault]
+
+            let connection = try await SQLConnection.connect(config)
+            await connection.close()
+        }
+    }
+
     /// README.md, snippet connectionPool (run-demo).
     static func connectionPool() async throws {
         @Sendable func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {

@@ -65,7 +65,7 @@ final class AEHMACKey: @unchecked Sendable {
 }
 
 /// An RSA key held by Security (a `SecKey`), private or public.
-final class AERSAKey: @unchecked Sendable {
+package final class AERSAKey: @unchecked Sendable {
     // SecKey is immutable and thread-safe.
     private let key: SecKey
 
@@ -99,35 +99,52 @@ final class AERSAKey: @unchecked Sendable {
         return AERSAKey(key)
     }
 
-    static func generate(bits: Int) -> AERSAKey? {
+    /// A public key from its PKCS #1 RSAPublicKey DER (what Security reads for an RSA public key).
+    package static func publicKey(pkcs1 der: [UInt8]) -> AERSAKey? {
+        let attributes = [kSecAttrKeyType as String: kSecAttrKeyTypeRSA,
+                          kSecAttrKeyClass as String: kSecAttrKeyClassPublic] as CFDictionary
+        return SecKeyCreateWithData(Data(der) as CFData, attributes, nil).map(AERSAKey.init)
+    }
+
+    /// The public part as PKCS #1 RSAPublicKey DER.
+    package func publicPKCS1() -> [UInt8]? {
+        (SecKeyCopyExternalRepresentation(publicKey, nil) as Data?).map { [UInt8]($0) }
+    }
+
+    package static func generate(bits: Int) -> AERSAKey? {
         let attributes = [kSecAttrKeyType as String: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits as String: bits] as CFDictionary
         return SecKeyCreateRandomKey(attributes, nil).map(AERSAKey.init)
     }
 
     /// The private key as PKCS #1 PEM text (what ``privateKey(pem:password:)`` reads back).
-    func pkcs8PEM() -> [UInt8]? {
+    package func pkcs8PEM() -> [UInt8]? {
         guard let data = SecKeyCopyExternalRepresentation(key, nil) as Data? else { return nil }
         let body = data.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
         return Array("-----BEGIN RSA PRIVATE KEY-----\n\(body)\n-----END RSA PRIVATE KEY-----\n".utf8)
     }
 
-    var size: Int { SecKeyGetBlockSize(key) }
+    package var size: Int { SecKeyGetBlockSize(key) }
 
     private var publicKey: SecKey { SecKeyCopyPublicKey(key) ?? key }
 
-    func decryptOAEP(_ data: ArraySlice<UInt8>) -> [UInt8]? {
+    package func decryptOAEP(_ data: ArraySlice<UInt8>) -> [UInt8]? {
         SecKeyCreateDecryptedData(key, .rsaEncryptionOAEPSHA1, Data(data) as CFData, nil).map { [UInt8]($0 as Data) }
     }
 
-    func encryptOAEP(_ data: [UInt8]) -> [UInt8]? {
+    package func encryptOAEP(_ data: [UInt8]) -> [UInt8]? {
         SecKeyCreateEncryptedData(publicKey, .rsaEncryptionOAEPSHA1, Data(data) as CFData, nil).map { [UInt8]($0 as Data) }
     }
 
-    func signSHA256(_ data: ArraySlice<UInt8>) -> [UInt8]? {
+    package func signSHA256(_ data: ArraySlice<UInt8>) -> [UInt8]? {
         SecKeyCreateSignature(key, .rsaSignatureMessagePKCS1v15SHA256, Data(data) as CFData, nil).map { [UInt8]($0 as Data) }
     }
 
-    func verifySHA256(_ data: ArraySlice<UInt8>, signature: ArraySlice<UInt8>) -> Bool {
+    /// An RSA PKCS #1 v1.5 signature of a SHA-256 digest computed elsewhere (32 bytes).
+    package func signDigestSHA256(_ digest: [UInt8]) -> [UInt8]? {
+        SecKeyCreateSignature(key, .rsaSignatureDigestPKCS1v15SHA256, Data(digest) as CFData, nil).map { [UInt8]($0 as Data) }
+    }
+
+    package func verifySHA256(_ data: ArraySlice<UInt8>, signature: ArraySlice<UInt8>) -> Bool {
         SecKeyVerifySignature(publicKey, .rsaSignatureMessagePKCS1v15SHA256, Data(data) as CFData, Data(signature) as CFData, nil)
     }
 

@@ -22,3 +22,21 @@ struct SystemConnectionClock: ConnectionClock {
         try await Task.sleep(until: origin + deadline, clock: .continuous)
     }
 }
+
+/// A timer the state machine asks the driver to run (``ConnectionStateMachine/Action/scheduleTimeout(_:deadline:)``).
+enum TimerID: Hashable, Sendable, CustomStringConvertible {
+    /// The login: one budget for PRELOGIN, TLS and LOGIN7 (the driver counts DNS and TCP in it).
+    case login
+    /// A request's query timeout, counted from when its first packet is written.
+    case query(RequestID)
+    /// The bound on a cancelled request's ATTENTION acknowledgement (``SQLConnectionConfiguration/cancelTimeout``).
+    case cancel(RequestID)
+
+    var description: String {
+        switch self {
+        case .login: return "login"
+        case .query(let id): return "query\(id)"
+        case .cancel(let id): return "cancel\(id)"
+        }
+    }
+}

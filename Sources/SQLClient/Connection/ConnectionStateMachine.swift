@@ -1,23 +1,5 @@
 import TDS
 
-/// A timer the state machine asks the driver to run (``ConnectionStateMachine/Action/scheduleTimeout(_:deadline:)``).
-enum TimerID: Hashable, Sendable, CustomStringConvertible {
-    /// The login: one budget for PRELOGIN, TLS and LOGIN7 (the driver counts DNS and TCP in it).
-    case login
-    /// A request's query timeout, counted from when its first packet is written.
-    case query(RequestID)
-    /// The bound on a cancelled request's ATTENTION acknowledgement (``SQLConnectionConfiguration/cancelTimeout``).
-    case cancel(RequestID)
-
-    var description: String {
-        switch self {
-        case .login: return "login"
-        case .query(let id): return "query\(id)"
-        case .cancel(let id): return "cancel\(id)"
-        }
-    }
-}
-
 /// The connection as a pure state machine ([MS-TDS] 3.2.5 client states): events in, actions
 /// out, no I/O and no clock of its own. One driver (``SQLConnection``) performs the actions.
 ///
@@ -148,32 +130,12 @@ struct ConnectionStateMachine: Sendable {
     let trustServerCertificate: Bool
     /// How long a cancelled request waits for the ATTENTION acknowledgement.
     let cancelTimeout: Duration
-    /// The TDS version LOGIN7 asks for: LOGINACK may answer it or an older one this client speaks.
-    let requestedVersion: TDSVersion
-
-    // Login progress
-    private var loginAck: LoginAck?
-    private var loginErrors: [SQLServerMessage] = []
-    private var loginFatal: SQLServerMessage?
+    /// The login response's progress and what the login may still receive (a sub-state, as
+    /// `recovery` and `readAhead` are). Its `maximumSSPITokens` and `expectsFedAuthInfo` are set
+    /// by the driver before connecting; its `featureExtAck` and `sspiAnswered` are read after.
+    var login: LoginStateMachine
+    /// The login's time budget, named in its timeout's message.
     private var loginLimit: Duration?
-    /// The login's routing ENVCHANGE, if one came.
-    private var loginRouting: EnvChange.Routing?
-    /// The login's FEATUREEXTACK, if one came (the driver checks it against what LOGIN7 asked for).
-    private(set) var loginFeatureExtAck: FeatureExtAck?
-    /// Whether the login may run an SSPI exchange (Windows authentication was asked for).
-    let expectsSSPI: Bool
-    /// The SSPI challenge was answered: a connection closed after it means the credentials were refused.
-    private(set) var sspiAnswered = false
-    /// The SSPI tokens the server may send in the login (NTLM one; Kerberos in SPNEGO a few), and those it sent.
-    var maximumSSPITokens = 1
-    private var sspiTokens = 0
-    /// The message being read carried an SSPI token (its end is not the end of the login response).
-    private var sspiInMessage = false
-    /// Whether LOGIN7 asked for the FEDAUTH MSAL workflow (the server then sends FEDAUTHINFO once).
-    var expectsFedAuthInfo = false
-    /// FEDAUTHINFO came (once only); the message being read carried it.
-    private(set) var fedAuthInfoReceived = false
-    private var fedAuthInfoInMessage = false
 
     /// The running request, if any.
     private(set) var request: RequestStateMachine?
@@ -202,8 +164,7 @@ struct ConnectionStateMachine: Sendable {
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
          cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4) {
-        self.expectsSSPI = expectsSSPI
-        self.requestedVersion = requestedVersion
+        self.login = LoginStateMachine(requestedVersion: requestedVersion, expectsSSPI: expectsSSPI)
         self.encryption = encryption
         self.trustServerCertificate = trustServerCertificate
         self.verifyWhenLoginOnly = verifyWhenLoginOnly
@@ -584,25 +545,17 @@ struct ConnectionStateMachine: Sendable {
     mutating func messageEnded(now: Duration = .zero) -> [Action] {
         switch phase {
         case .loginSent:
-            if sspiInMessage, loginAck == nil, loginErrors.isEmpty {
-                // The SSPI challenge's message: the login response follows the client's answer.
-                sspiInMessage = false
-                return []
+            let ack: LoginAck, routing: EnvChange.Routing?
+            switch login.messageEnded() {
+            case .keepReading: return []
+            case .failed(let error): return [fail(error)]
+            case .loggedIn(let a, let r): (ack, routing) = (a, r)
             }
-            if fedAuthInfoInMessage, loginAck == nil, loginErrors.isEmpty {
-                // FEDAUTHINFO's message: the login response follows the client's FEDAUTH token.
-                fedAuthInfoInMessage = false
-                return []
-            }
-            if let fatal = loginFatal, loginAck == nil {
-                return [fail(loginError(from: [fatal] + loginErrors.filter { $0 != fatal }))]
-            }
-            guard let ack = loginAck else { return [fail(loginError(from: loginErrors))] }
             phase = .ready
             session.tdsVersion = ack.tdsVersion
             session.serverProgramName = ack.trimmedProgramName
             session.serverVersion = ack.serverVersion.description
-            if let routing = loginRouting {
+            if let routing {
                 // [MS-TDS] 2.2.7.9 type 20: this server hands the client to another one.
                 phase = .closed
                 closeError = SQLClientError(.connectionClosed, "the server redirected the login to \(routing.server):\(routing.port)")
@@ -612,7 +565,7 @@ struct ConnectionStateMachine: Sendable {
                 return actions
             }
             loginSession = session
-            recovery.loggedIn(session: session, ack: loginFeatureExtAck)
+            recovery.loggedIn(session: session, ack: login.featureExtAck)
             var actions: [Action] = [.loginSucceeded(session)]
             if let stop = disarm(.login) { actions.append(stop) }
             return actions
@@ -653,80 +606,22 @@ struct ConnectionStateMachine: Sendable {
         return actions
     }
 
-    /// Whether LOGINACK's TDS version ([MS-TDS] 2.2.7.14) is one the tokens that follow can be
-    /// decoded for: 7.1 (also SQL Server 2000's 0x07010000) to 7.4, and no newer than
-    /// `requested` (a server answers the client's version or an older one). Anything else
-    /// (0x00000000, 0xFFFFFFFF, 7.0) would have the decoder read every later token in a layout
-    /// the server never meant.
-    static func speaks(_ version: TDSVersion, requested: TDSVersion) -> Bool {
-        if version.rawValue == 0x0701_0000 { return true }
-        return (0x71 ... 0x74).contains(version.generation) && version.generation <= max(requested.generation, 0x71)
-    }
-
     private mutating func loginToken(_ token: Token) -> Action {
-        switch token {
-        case .loginAck(let ack):
-            guard Self.speaks(ack.tdsVersion, requested: requestedVersion) else {
-                let raw = "0x" + String(ack.tdsVersion.rawValue, radix: 16, uppercase: true)
-                return fail(SQLClientError(.protocolError, "the server answered LOGINACK with TDS version \(raw); this client "
-                                           + "speaks TDS 7.1 to 7.4 and asked for \(requestedVersion)"))
-            }
-            loginAck = ack
-            return .none
-        case .envChange(let change):
-            return applyEnvChange(change)
-        case .error(let e):
-            let m = e.message
-            loginErrors.append(m)
-            if m.severity >= 20 { loginFatal = loginFatal ?? m }
-            return .forwardMessage(m)
-        case .info(let i):
-            return .forwardMessage(i.message)
-        case .featureExtAck(let ack):
-            loginFeatureExtAck = ack
-            return .none
-        case .done, .sessionState, .doneProc, .doneInProc:
-            return .none
-        case .sspi(let t):
-            guard expectsSSPI else {
-                return fail(SQLClientError(.protocolError, "the server sent an SSPI token but the login did not ask for Windows authentication"))
-            }
-            sspiTokens += 1
-            guard sspiTokens <= maximumSSPITokens else {
-                return fail(SQLClientError(.protocolError, maximumSSPITokens == 1
-                    ? "the server sent a second SSPI challenge; NTLM has only one"
-                    : "the server sent more than \(maximumSSPITokens) SSPI tokens in the login"))
-            }
-            sspiAnswered = true
-            sspiInMessage = true
-            return .sspiChallenge(t.buffer)
-        case .fedAuthInfo(let info):
-            guard expectsFedAuthInfo else {
-                return fail(SQLClientError(.protocolError, "the server sent FEDAUTHINFO but LOGIN7 did not ask for the FEDAUTH MSAL"
-                                           + " workflow (an access token was sent in LOGIN7)"))
-            }
-            guard !fedAuthInfoReceived else {
-                return fail(SQLClientError(.protocolError, "the server sent a second FEDAUTHINFO in the login"))
-            }
-            guard let sts = info.stsURL, !sts.isEmpty, let spn = info.spn, !spn.isEmpty else {
-                return fail(SQLClientError(.protocolError, "the server's FEDAUTHINFO lacks the STSURL or the SPN"))
-            }
-            fedAuthInfoReceived = true
-            fedAuthInfoInMessage = true
-            return .fedAuthInfoReceived(info)
-        default:
-            return fail(SQLClientError(.protocolError, "unexpected \(token.name) token in the login response"))
+        switch login.token(token) {
+        case .none: return .none
+        case .forwardMessage(let m): return .forwardMessage(m)
+        case .envChange(let change): return applyEnvChange(change)
+        case .sspiChallenge(let bytes): return .sspiChallenge(bytes)
+        case .fedAuthInfo(let info): return .fedAuthInfoReceived(info)
+        case .fail(let error): return fail(error)
         }
     }
 
     private mutating func applyEnvChange(_ change: EnvChange) -> Action {
         if change.type == .routing {
-            // Routing belongs to the login response; after it, it is no valid answer to a request.
-            guard phase == .loginSent, let routing = change.routing else {
-                return fail(SQLClientError(.protocolError, "the server sent a routing ENVCHANGE (type 20) after the login"))
-            }
-            loginRouting = routing
-            return .none
+            // Routing belongs to the login response (``LoginStateMachine`` takes it there); after
+            // it, it is no valid answer to a request.
+            return fail(SQLClientError(.protocolError, "the server sent a routing ENVCHANGE (type 20) after the login"))
         }
         if change.type == .resetConnectionAck { resetAcknowledgements &+= 1 }
         let (packetSize, changed) = session.apply(change)
@@ -762,13 +657,6 @@ struct ConnectionStateMachine: Sendable {
         session.encryption = restored.encryption
         session.transactionDescriptor = nil
         return session
-    }
-
-    private func loginError(from errors: [SQLServerMessage]) -> SQLClientError {
-        guard let first = errors.first else {
-            return SQLClientError(.loginFailed, "the server ended the login response without LOGINACK")
-        }
-        return SQLClientError(.loginFailed, first.message, serverMessage: first, serverMessages: errors)
     }
 
     private mutating func fail(_ error: SQLClientError) -> Action {

@@ -201,8 +201,8 @@ extension SQLConnection {
         }
         var authentication = LoginAuthentication(configuration.authentication)
         try await authentication.prepare(address: configuration.address, port: port, timeout: max(.zero, deadline - clock.now()))
-        machine.maximumSSPITokens = authentication.maximumSSPITokens
-        machine.expectsFedAuthInfo = configuration.authentication.usesFedAuthWorkflow
+        machine.login.maximumSSPITokens = authentication.maximumSSPITokens
+        machine.login.expectsFedAuthInfo = configuration.authentication.usesFedAuthWorkflow
         if configuration.encryption == .strict {
             try await strictTLSHandshake()
         }
@@ -298,11 +298,11 @@ extension SQLConnection {
                 throw LoginRedirect(routing: routing)
 
             case .loginSucceeded:
-                try authentication.check(machine.loginFeatureExtAck)
-                let types = try configuration.typeSupport.negotiated(by: machine.loginFeatureExtAck)
+                try authentication.check(machine.login.featureExtAck)
+                let types = try configuration.typeSupport.negotiated(by: machine.login.featureExtAck)
                 let columnEncryption: UInt8
                 do {
-                    columnEncryption = try configuration.columnEncryption.negotiated(by: machine.loginFeatureExtAck)
+                    columnEncryption = try configuration.columnEncryption.negotiated(by: machine.login.featureExtAck)
                 } catch {
                     throw error.sqlClientError   // secure enclaves asked for: not supported
                 }
@@ -358,13 +358,13 @@ extension SQLConnection {
             case .needBytes:
                 let bytes = try await transport.read(maxLength: 65_536)
                 if bytes.isEmpty {
-                    if machine.expectsSSPI, !machine.sspiAnswered {
+                    if machine.login.expectsSSPI, !machine.login.sspiAnswered {
                         // Kerberos refused: the server closes after LOGIN7's token (pysqlbridge does).
                         return [machine.transportFailed(SQLClientError(.loginFailed,
                             "the server closed the connection after the Windows authentication token in LOGIN7:"
                             + " it refused the Kerberos ticket (is the SPN's key in the server's keytab?) or the NTLM message"))]
                     }
-                    if machine.sspiAnswered {
+                    if machine.login.sspiAnswered {
                         // A server that refuses the NTLM answer may just close (pysqlbridge does).
                         return [machine.transportFailed(SQLClientError(.loginFailed,
                             "the server closed the connection after the Windows (NTLM) authentication message:"

@@ -260,7 +260,7 @@ final class ConnectionStateMachineTests: XCTestCase {
             (.token(Self.ack), "-"), (.token(Self.done([])), "-"),
             (.messageEnded, "loginSucceeded(db: , 7.4, packet: 4096)"),
         ])
-        XCTAssertTrue(machine.sspiAnswered)
+        XCTAssertTrue(machine.login.sspiAnswered)
         var twice = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false, expectsSSPI: true)
         check(&twice, [
             (.connected(), "sendPrelogin(ENCRYPT_NOT_SUP)"), (.prelogin(.notSupported), "sendLogin7(tls: false)"),
@@ -279,7 +279,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         let ack = FeatureExtAck(features: [.init(id: .utf8Support, data: [1])])
         _ = run(&machine, [.connected(), .prelogin(.notSupported), .token(.featureExtAck(ack)), .token(Self.ack),
                            .token(Self.done([])), .messageEnded])
-        XCTAssertEqual(machine.loginFeatureExtAck, ack)
+        XCTAssertEqual(machine.login.featureExtAck, ack)
         XCTAssertEqual(machine.state, .ready)
     }
 

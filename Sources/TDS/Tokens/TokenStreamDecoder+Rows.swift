@@ -1,0 +1,500 @@
+// The row readers of ``TokenStreamDecoder``: rows handed out in parts (``TokenStreamDecoder/nextPart()``),
+// rows appended to a block as their wire bytes (``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``
+// with its run scan and UTF-16 transcoder), and the row token read by its scan state
+// (``WireRowProgress``) for ``TokenStreamDecoder/next()``. Every value is read by that one scan state
+// or by the run scan's rules, which check what it checks.
+
+extension TokenStreamDecoder {
+    // MARK: - Rows in parts, large values in pieces
+
+    /// One piece of a row read by ``nextPart()``, in the order of the stream.
+    public enum RowPart: Hashable, Sendable {
+        /// Any token but a ROW or NBCROW of the current result (a row that was already being read
+        /// one value at a time when parts were asked for also comes whole, as `.row`/`.nbcRow`).
+        case token(Token)
+        /// The whole value of `column` of the current row: every column but the large ones, and a
+        /// large value that is NULL.
+        case value(column: Int, SQLValue)
+        /// The next bytes of the large value of `column` (PLP: varchar(max), nvarchar(max),
+        /// varbinary(max), xml, UDT; or text, ntext, image), as they arrived: the PLP chunks'
+        /// data concatenated (UTF-16LE for nvarchar(max), ntext and xml, the column's code page
+        /// for varchar(max) and text, raw bytes for the others). Where the pieces are cut depends
+        /// on how the bytes arrived; their concatenation does not.
+        case chunk(column: Int, [UInt8])
+        /// The large value of `column` is complete (after its chunks; an empty value has none).
+        case largeValueEnd(column: Int)
+        /// The current row is complete (after a part for each of its columns).
+        case rowEnd
+    }
+
+    /// The next part of the stream: a token, or a piece of a ROW/NBCROW of the current result —
+    /// its values one at a time as each is complete, a large value as the chunks of its bytes as
+    /// they are appended (never held whole: such a value is not bounded by
+    /// ``Options/maximumValueSize``; memory stays at what was appended and not yet taken), then
+    /// `.rowEnd`. Nil when more bytes are needed (a row none of whose parts can be handed out yet
+    /// is not begun). The parts of a row are the same however the input is split, but for where
+    /// its chunks are cut. Throws as ``next()`` does. Every value is read by the one row reader
+    /// (``WireRowProgress``, in its streamed mode), as ``next()`` and
+    /// ``appendBufferedRows(to:limit:byteLimit:)`` read it.
+    ///
+    /// Mixing readers: ``next()`` after a part of a row (before its `.rowEnd`) skips the rest of
+    /// that row, parts already read included, and returns the token after it;
+    /// ``appendBufferedRows(to:limit:byteLimit:)`` returns `.incremental` then.
+    public mutating func nextPart() throws(TDSDecodingError) -> RowPart? {
+        if let part = takeQueuedPart() { return part }
+        if let failure { throw failure }
+        do throws(TDSDecodingError) {
+            if wireRowState == .rowInParts, skipsRowInParts {
+                // The row next() began skipping: finished and dropped, then on in parts.
+                guard try advanceWireRow() else {
+                    _ = wireRow!.takeParts()
+                    return nil
+                }
+                wireRow = nil
+                wireRowState = .none
+                skipsRowInParts = false
+            }
+            if wireRowState == .rowInParts {
+                return try advanceStreamedRow()
+            }
+            if wireRowState == .none, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty, buffer.count != waitingAtCount {
+                let type = TokenType(rawValue: buffer[readIndex])
+                if type == .row || type == .nbcRow {
+                    let n = type == .nbcRow ? (rowTypes.count + 7) / 8 : 0
+                    guard buffer.count - readIndex > n else { return nil }
+                    let bitmap = Array(buffer[(readIndex + 1) ..< (readIndex + 1 + n)])
+                    let start = readIndex
+                    wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
+                                              maximumValueSize: options.maximumValueSize, streams: true)
+                    wireRowState = .rowInParts
+                    readIndex += 1 + n
+                    waitingAtCount = -1
+                    if let part = try advanceStreamedRow() { return part }
+                    if wireRowState != .none {
+                        // Nothing of the row to hand out yet: not begun (its bytes stay
+                        // buffered), so that a row none of whose parts was seen is never
+                        // skipped by a next() or appendBufferedRows that follows.
+                        wireRow = nil
+                        wireRowState = .none
+                        readIndex = start
+                        waitingAtCount = buffer.count
+                    }
+                    return nil
+                }
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        guard let token = try next() else { return nil }
+        return .token(token)
+    }
+
+    /// Advances the row read in parts, queues what it read (and `.rowEnd` once it is whole) and
+    /// returns the first part queued.
+    private mutating func advanceStreamedRow() throws(TDSDecodingError) -> RowPart? {
+        // The row writes its parts into the queue's storage (empty: every part was taken), lent
+        // for the call: no array per row.
+        swap(&queuedParts, &wireRow!.parts)
+        let done = try advanceWireRow()
+        guard wireRowState != .none else { return nil }
+        swap(&queuedParts, &wireRow!.parts)
+        queuedPartIndex = 0
+        if done {
+            queuedParts.append(.rowEnd)
+            wireRow = nil
+            wireRowState = .none
+        }
+        return takeQueuedPart()
+    }
+
+    private mutating func takeQueuedPart() -> RowPart? {
+        guard queuedPartIndex < queuedParts.count else {
+            if !queuedParts.isEmpty {
+                queuedParts.removeAll(keepingCapacity: true)
+                queuedPartIndex = 0
+            }
+            return nil
+        }
+        var part = RowPart.rowEnd
+        swap(&part, &queuedParts[queuedPartIndex])   // moved out: a chunk is not retained twice
+        queuedPartIndex += 1
+        return part
+    }
+
+    // MARK: - Rows as wire bytes
+
+    /// An empty ``WireRowBlock`` for the rows of the current result (whatever its columns: large
+    /// values are assembled into it); nil before the first COLMETADATA with columns.
+    public func makeWireRowBlock() -> WireRowBlock? {
+        guard rowsTakeWirePath else { return nil }
+        return WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
+    }
+
+    /// Why ``appendBufferedRows(to:limit:byteLimit:)`` stopped.
+    public enum RowRunEnd: Sendable, Equatable {
+        /// `limit` rows or `byteLimit` bytes were appended.
+        case limit
+        /// The next token is not a ROW or NBCROW: read it with ``next()``.
+        case otherToken
+        /// The buffer ends (between rows or inside one): append the next packet, then call again.
+        case needBytes
+        /// Read the next token with ``next()``: a row that is malformed (the decoder is failed:
+        /// `next()` throws its error, the one it gives for the same bytes, code and offset), a row
+        /// begun by ``nextPart()`` (``next()`` skips the rest of it), an ALTROW or RETURNVALUE
+        /// being read, or a row of another result than the block's. (A ROW or NBCROW begun by
+        /// ``next()`` is finished into the block.)
+        case incremental
+    }
+
+    /// The longest partial row waited for whole (rescanned as packets arrive) before it is read
+    /// by its scan state instead (``WireRowProgress``: consumed value by value, never rescanned).
+    static let wireRowWaitLimit = 64 << 10
+
+    /// Appends consecutive ROW/NBCROW tokens ([MS-TDS] 2.2.7.20, 2.2.7.15) of the current result
+    /// that are whole in the buffer to `block` as their wire bytes, each value checked as
+    /// ``TypeInfo/decodeValue(from:)`` checks it (so that reading it later cannot fail), up to
+    /// `limit` rows and `byteLimit` bytes in the block. Consumes what it appended. Returns the rows
+    /// appended and why it stopped.
+    ///
+    /// A run of rows with no nchar/nvarchar column is found, then copied in one piece. With one,
+    /// each such value is transcoded from UTF-16LE to UTF-8 into the block
+    /// (``WireColumn/Kind/utf16``; the transcoder refuses what the value decoder refuses: an
+    /// unpaired surrogate ends the run at its row, the rows before it kept), and
+    /// the bytes between copied. The byte limit counts each such value at its worst case (3 bytes
+    /// a UTF-16 unit), so the block's bytes stay below `byteLimit` plus one row's worst case.
+    ///
+    /// A row the run cannot take whole (a large value: PLP or text/ntext/image; a partial row
+    /// longer than ``wireRowWaitLimit``; a value the run's rule declines) is read by its scan
+    /// state (``WireRowProgress``): value by value as its bytes arrive, each consumed from the
+    /// buffer once read (a large value's chunks too, assembled in the row), so a row over many
+    /// packets is read once, in linear time; it is appended to the block when whole (into an
+    /// empty block its bytes are moved, not copied). A malformed row ends the run `.incremental`
+    /// with the decoder failed: ``next()`` throws the token decoder's error for it. Every large
+    /// value is bounded as the token decoder bounds it (``Options/maximumValueSize``; a PLP total
+    /// above 2^31-1 is `.invalidLength`).
+    public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
+        guard failure == nil, pendingTokens.isEmpty, rowsTakeWirePath, block.result == resultNumber,
+              queuedPartIndex >= queuedParts.count else { return (0, .incremental) }
+        if wireRowState == .rowInParts || wireRowState == .other { return (0, .incremental) }
+        var total = 0
+        while true {
+            if wireRowState == .none {
+                let (rows, end) = scanRun(to: &block, limit: limit - total, byteLimit: byteLimit)
+                total += rows
+                guard end == .incremental else { return (total, end) }
+                // A row the run cannot take whole: read by its scan state.
+                guard total < limit, block.byteCount < byteLimit else { return (total, .limit) }
+                let type = TokenType(rawValue: buffer[readIndex])
+                let bitmapCount = type == .nbcRow ? (rowLayouts.count + 7) >> 3 : 0
+                guard buffer.count - readIndex > bitmapCount else { return (total, .needBytes) }
+                let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + bitmapCount)]) : []
+                wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
+                                          maximumValueSize: options.maximumValueSize)
+                wireRowState = .row
+                readIndex += 1 + bitmapCount
+                waitingAtCount = -1
+            }
+            do throws(TDSDecodingError) {
+                guard try advanceWireRow() else { return (total, .needBytes) }
+            } catch {
+                return (total, .incremental)   // next() throws it
+            }
+            // Whole: into the block, unless it would pass the 4 GiB its offsets address.
+            guard var row = wireRow else { return (total, .incremental) }
+            if !block.isEmpty, block.addressedByteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
+            wireRow = nil
+            wireRowState = .none
+            block.appendRow(row.take())
+            total += 1
+            if total >= limit || block.byteCount >= byteLimit { return (total, .limit) }
+        }
+    }
+
+    /// Advances the row being read by its scan state (``WireRowProgress``) over the buffer,
+    /// consuming what it read: true when the row is whole (it stays in `wireRow` to be taken).
+    /// - Throws: the row's error (the decoder is then failed).
+    mutating func advanceWireRow() throws(TDSDecodingError) -> Bool {
+        // A row already complete (kept for a block that had no room) reads nothing more and
+        // returns true at once (waitingAtCount is -1 once a row completes).
+        guard wireRowState != .none else { return false }
+        if buffer.count == waitingAtCount { return false }
+        var reader = ByteReader(buffer, start: readIndex, baseOffset: bufferBase)
+        let done: Bool
+        do throws(TDSDecodingError) {
+            done = try wireRow!.advance(&reader)   // in place: the row's bytes stay uniquely referenced, the state is not copied
+        } catch {
+            wireRow = nil
+            wireRowState = .none
+            failure = error
+            throw error
+        }
+        readIndex = reader.offset
+        waitingAtCount = done ? -1 : buffer.count
+        return done
+    }
+
+    /// The whole row that ``advanceWireRow()`` read, as its token (ROW, NBCROW, ALTROW, RETURNVALUE).
+    mutating func takeWireRowToken() -> Token? {
+        guard var row = wireRow else { return nil }
+        wireRow = nil
+        wireRowState = .none
+        let values = row.values()
+        switch row.type {
+        case .nbcRow: return .nbcRow(NBCRow(values: values))
+        case .altRow: return .altRow(AltRow(id: row.altID, values: values))
+        case .returnValue: return row.returnValue.map { .returnValue($0.with(value: values.first ?? .null)) }
+        default: return .row(Row(values: values))
+        }
+    }
+
+    /// ``appendBufferedRows(to:limit:byteLimit:)``'s run of whole rows, in one pass: stops
+    /// `.incremental` at a row it cannot take whole.
+    private mutating func scanRun(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
+        if readIndex >= buffer.count { return (0, .needBytes) }
+        var scratch: [UInt32] = []
+        swap(&scratch, &offsetScratch)
+        if !scratch.isEmpty { scratch.removeAll(keepingCapacity: true) }
+        var starts: [UInt32] = []
+        swap(&starts, &rowStartScratch)
+        if !starts.isEmpty { starts.removeAll(keepingCapacity: true) }
+        var text: [UInt8] = []
+        swap(&text, &textScratch)
+        defer {
+            swap(&scratch, &offsetScratch)
+            swap(&starts, &rowStartScratch)
+            // Kept for the next run unless a long run made it large.
+            if text.count <= TokenStreamDecoder.textScratchLimit { swap(&text, &textScratch) }
+        }
+        let hasText = rowsHaveText
+        /// The most the block's bytes can grow beyond the run's wire bytes: a UTF-16 unit (2
+        /// bytes) becomes at most 3 bytes of UTF-8.
+        var growth = 0
+        let runStart = readIndex
+        let count = rowLayouts.count
+        var rows = 0
+        var end = RowRunEnd.limit
+        var i = runStart
+        var reader = ByteReader(buffer, start: runStart, baseOffset: bufferBase)
+        let blockBytes = block.byteCount   // values kept apart count toward byteLimit
+        buffer.withUnsafeBufferPointer { p in
+            wireColumns.withUnsafeBufferPointer { cols in
+                rowLayouts.withUnsafeBufferPointer { layouts in
+                    let n = p.count
+                    rowLoop: while rows < limit {
+                        if blockBytes + (i - runStart) + growth >= byteLimit { end = .limit; break }
+                        guard i < n else { end = .needBytes; break }
+                        let t = p[i]
+                        guard t == TokenType.row.rawValue || t == TokenType.nbcRow.rawValue else { end = .otherToken; break }
+                        let first = scratch.count
+                        let rowGrowth = growth
+                        var j = i + 1
+                        var bitmap = -1
+                        var stop = RowRunEnd.limit   // .needBytes: incomplete; .incremental: malformed
+                        columns: do {
+                            if t == TokenType.nbcRow.rawValue {
+                                let bn = (count + 7) >> 3
+                                guard n - j >= bn else { stop = .needBytes; break columns }
+                                bitmap = j
+                                j += bn
+                            }
+                            for c in 0 ..< count {
+                                if bitmap >= 0, p[bitmap + c >> 3] & (1 << UInt8(c & 7)) != 0 {
+                                    scratch.append(WireRowBlock.nullOffset)
+                                    continue
+                                }
+                                let at = j
+                                let col = cols.baseAddress.unsafelyUnwrapped + c   // read in place: no copy of the column per value
+                                if col.pointee.kind == .fixed {
+                                    // The commonest rule in the loop itself (scannedSize's `.fixed`).
+                                    guard n - j >= col.pointee.size else { stop = .needBytes; break columns }
+                                    j += col.pointee.size
+                                    scratch.append(UInt32(truncatingIfNeeded: at - runStart))
+                                    continue
+                                }
+                                let size = WireColumn.scannedSize(col, p.baseAddress.unsafelyUnwrapped, at: j, end: n)
+                                if size >= 0 {
+                                    // Transcoded (and so checked) below, as it is copied.
+                                    if col.pointee.kind == .utf16 { growth &+= (size &- 2) >> 1 }
+                                    j += size
+                                } else if size == WireColumn.needsBytes {
+                                    stop = .needBytes
+                                    break columns
+                                } else if col.pointee.kind == .decode {
+                                    // The rest (malformed, rare) by the full decoder.
+                                    reader.offset = j
+                                    do throws(TDSDecodingError) {
+                                        _ = try layouts[c].decodeValue(from: &reader)
+                                        j = reader.offset
+                                    } catch {
+                                        stop = error.code == .truncated ? .needBytes : .incremental
+                                        break columns
+                                    }
+                                } else {
+                                    stop = .incremental
+                                    break columns
+                                }
+                                scratch.append(UInt32(truncatingIfNeeded: at - runStart))
+                            }
+                        }
+                        if stop != .limit {
+                            scratch.removeSubrange(first...)
+                            growth = rowGrowth
+                            end = stop
+                            if stop == .needBytes, n - i > TokenStreamDecoder.wireRowWaitLimit { end = .incremental }
+                            break rowLoop
+                        }
+                        if hasText { starts.append(UInt32(truncatingIfNeeded: i - runStart)) }
+                        rows += 1
+                        i = j
+                    }
+                    if rows > 0, !hasText {
+                        block.append(p, from: runStart, count: i - runStart, offsets: scratch[...])
+                    } else if rows > 0 {
+                        // Transcoded into a scratch buffer, then appended in one piece: the
+                        // block grows by what the UTF-8 takes, not by its worst case.
+                        let room = i - runStart + growth + TextCodec.transcodeSlack
+                        if text.count < room { text = [UInt8](repeating: 0, count: Swift.max(room, 2 * text.count)) }
+                        let (kept, used) = text.withUnsafeMutableBufferPointer { out in
+                            TokenStreamDecoder.transcodeRun(p, from: runStart, count: i - runStart, rows: rows, columns: cols,
+                                                            offsets: &scratch, starts: starts, into: out.baseAddress.unsafelyUnwrapped)
+                        }
+                        if kept > 0 {
+                            text.withUnsafeBufferPointer { block.append($0, from: 0, count: used, offsets: scratch[..<(kept * count)]) }
+                        }
+                        if kept < rows {
+                            // A value that is not valid UTF-16: the rows before it are kept, it
+                            // is read (and its error reported) incrementally.
+                            rows = kept
+                            i = runStart + Int(starts[kept])
+                            end = .incremental
+                        }
+                    }
+                }
+            }
+        }
+        if rows > 0 {
+            readIndex = i
+            waitingAtCount = -1
+        }
+        return (rows, end)
+    }
+
+    /// The longest nchar/nvarchar value (its UTF-16 bytes) the row scan keeps as UTF-8 in the
+    /// block: 3 bytes a unit must fit the 15-bit length of ``WireColumn/Kind/utf16``. SQL Server
+    /// sends at most 8,000 (nvarchar(4000)); a longer value makes the scan stop
+    /// (``RowRunEnd/incremental``).
+    static let wireTextLimit = 21_844
+
+    /// Writes `rows` scanned rows, the `count` bytes of `source` from `start`, at `out` as a
+    /// block holds them: each nchar/nvarchar value transcoded to UTF-8 (``WireColumn/Kind/utf16``),
+    /// every other byte copied. `offsets` are the values' offsets and `starts` the rows' (relative
+    /// to `start`); each offset is replaced by its value's offset in `out`. Returns the rows
+    /// written and the bytes: fewer rows than `rows` when a value is not valid UTF-16 (an unpaired
+    /// surrogate), the first of the rows not written holding it (then the offsets from that row on
+    /// are not meaningful).
+    ///
+    /// `out` must have room for `count + growth` bytes plus ``TextCodec/transcodeSlack``, `growth`
+    /// being half the UTF-16 bytes of the run's nchar/nvarchar values: a unit (2 bytes) gives 1 to
+    /// 3 bytes, a surrogate pair (4) 4, every other byte 1.
+    static func transcodeRun(_ source: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, rows: Int,
+                             columns cols: UnsafeBufferPointer<WireColumn>, offsets: inout [UInt32], starts: [UInt32],
+                             into out: UnsafeMutablePointer<UInt8>) -> (rows: Int, bytes: Int) {
+        let width = cols.count
+        let src = UnsafeRawPointer(source.baseAddress.unsafelyUnwrapped) + start
+        var w = 0        // bytes written at `out`
+        var cursor = 0   // the run's bytes before it are written
+        let kept = offsets.withUnsafeMutableBufferPointer { offs -> Int in
+            var v = 0
+            for r in 0 ..< rows {
+                let rowStart = Int(starts[r])
+                let rowAt = w + (rowStart - cursor)   // where the row starts in `out`
+                for c in 0 ..< width {
+                    let o = offs[v]
+                    if o == WireRowBlock.nullOffset {
+                        v += 1
+                        continue
+                    }
+                    let at = Int(o)
+                    if cols[c].kind == .utf16 {
+                        let len = Int(UInt16(littleEndian: src.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+                        if len != 0xFFFF {
+                            (out + w).update(from: (src + cursor).assumingMemoryBound(to: UInt8.self), count: at - cursor)
+                            w += at - cursor
+                            let u = TextCodec.transcodeUTF16LE(src + at + 2, byteCount: len, into: out + w + 2)
+                            if u < 0 {
+                                // Not valid: the row is left out whole (the bytes before it are
+                                // written: this value is after the row's start).
+                                w = rowAt
+                                cursor = rowStart
+                                return r
+                            }
+                            let header = UInt16(truncatingIfNeeded: u) | (u == len >> 1 ? 0x8000 : 0)
+                            UnsafeMutableRawPointer(out + w).storeBytes(of: header.littleEndian, as: UInt16.self)
+                            offs[v] = UInt32(truncatingIfNeeded: w)
+                            v += 1
+                            w += 2 + u
+                            cursor = at + 2 + len
+                            continue
+                        }
+                    }
+                    offs[v] = UInt32(truncatingIfNeeded: w + (at - cursor))
+                    v += 1
+                }
+            }
+            return rows
+        }
+        let tail = kept == rows ? count : Int(starts[kept])
+        if tail > cursor {
+            (out + w).update(from: (src + cursor).assumingMemoryBound(to: UInt8.self), count: tail - cursor)
+            w += tail - cursor
+        }
+        return (kept, w)
+    }
+
+    /// Starts a ROW, NBCROW or ALTROW once its fixed prefix (NBCROW bitmap, ALTROW Id) is here,
+    /// read by its scan state (``WireRowProgress``); the token once it is whole.
+    mutating func startRow(_ type: TokenType) throws(TDSDecodingError) -> Token? {
+        let tokenStart = offset
+        var prefix = 0
+        var altID: UInt16 = 0
+        var layouts = rowLayouts, scan = wireColumns
+        if type == .altRow {
+            guard buffer.count - readIndex >= 3 else { return nil }
+            altID = UInt16(buffer[readIndex + 1]) | UInt16(buffer[readIndex + 2]) << 8
+            guard let meta = altMetadata[altID] else {
+                throw TDSDecodingError(.unexpectedToken, offset: tokenStart + 1, context: type.name,
+                                       "no ALTMETADATA with Id \(altID)")
+            }
+            layouts = meta.columns.map { ValueLayout($0.metadata.typeInfo) }
+            scan = layouts.map(WireColumn.init)
+            prefix = 2
+        } else {
+            guard !rowTypes.isEmpty else {
+                throw TDSDecodingError(.unexpectedToken, offset: tokenStart, context: type.name,
+                                       "a row without a preceding COLMETADATA")
+            }
+            // A whole row: scanned as the run of rows scans it (one row), into a block reused
+            // from row to row; any other row by its scan state below.
+            var block = tokenBlock.take() ?? WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)   // moved out, not copied
+            if block.result != resultNumber { block = WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber) }
+            block.removeAll()
+            let (rows, _) = scanRun(to: &block, limit: 1, byteLimit: Int.max)
+            let values = rows == 1 ? block.values(row: 0) : nil
+            if block.byteCount <= TokenStreamDecoder.textScratchLimit { tokenBlock = consume block }   // not kept large
+            if let values { return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values)) }
+            if type == .nbcRow {
+                prefix = (rowTypes.count + 7) / 8
+                guard buffer.count - readIndex > prefix else { return nil }
+            }
+        }
+        let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + prefix)]) : []
+        wireRow = WireRowProgress(type: type, tokenStart: tokenStart, bitmap: bitmap, layouts: layouts, scan: scan,
+                                  maximumValueSize: options.maximumValueSize)
+        wireRow!.altID = altID
+        wireRowState = type == .altRow ? .other : .row
+        readIndex += 1 + prefix
+        waitingAtCount = -1
+        return try advanceWireRow() ? takeWireRowToken() : nil
+    }
+}

@@ -362,13 +362,11 @@ extension SQLConnection {
         if block.wire == nil, var wire = reader.decoder.makeWireRowBlock() {
             emitValues(&block, &batch)   // rows that came as tokens before these
             // Room for as many rows and bytes as the result's previous block held (at least
-            // 256 rows): a block of a long result grows without reallocating.
+            // 256 rows, bytes up to the batch's limit and a row): a block of a long result,
+            // wide rows (vectors) included, grows without reallocating.
             let hint = reader.wireBlockHint
-            if hint.rows > 256 {
-                wire.reserveCapacity(rows: hint.rows, bytesPerRow: hint.bytes / hint.rows + 1)
-            } else {
-                wire.reserveCapacity(rows: 256, bytesPerRow: 8 * columns.count)
-            }
+            let rows = Swift.max(hint.rows, 256), perRow = hint.rows > 0 ? hint.bytes / hint.rows + 1 : 8 * columns.count
+            wire.reserveCapacity(rows: rows, bytesPerRow: Swift.min(perRow, (Self.batchByteLimit + perRow) / rows + 1))
             block.wire = wire
         }
         guard var wire = block.wire else { return nil }

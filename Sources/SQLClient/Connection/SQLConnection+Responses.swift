@@ -361,12 +361,14 @@ extension SQLConnection {
         }
         if block.wire == nil, var wire = reader.decoder.makeWireRowBlock() {
             emitValues(&block, &batch)   // rows that came as tokens before these
-            // Room for as many rows and bytes as the result's previous block held (at least
-            // 256 rows, bytes up to the batch's limit and a row): a block of a long result,
-            // wide rows (vectors) included, grows without reallocating.
+            // Room for half as many rows and bytes again as the result's previous block held (at
+            // least 256 rows; at most the batch's limits and a row): a block of a long result,
+            // wide rows (vectors) included, seldom reallocates, and commits no more than that.
             let hint = reader.wireBlockHint
-            let rows = Swift.max(hint.rows, 256), perRow = hint.rows > 0 ? hint.bytes / hint.rows + 1 : 8 * columns.count
-            wire.reserveCapacity(rows: rows, bytesPerRow: Swift.min(perRow, (Self.batchByteLimit + perRow) / rows + 1))
+            let rows = Swift.min(Swift.max(hint.rows + hint.rows / 2, 256), Self.batchRowLimit)
+            let perRow = hint.rows > 0 ? hint.bytes / hint.rows + 1 : 8 * columns.count
+            let bytes = hint.rows > 0 ? Swift.min(hint.bytes + hint.bytes / 2 + perRow, Self.batchByteLimit + perRow) : rows * perRow
+            wire.reserveCapacity(rows: rows, bytesPerRow: bytes / rows + 1)
             block.wire = wire
         }
         guard var wire = block.wire else { return nil }

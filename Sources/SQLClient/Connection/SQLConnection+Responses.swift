@@ -368,7 +368,7 @@ extension SQLConnection {
             let rows = Swift.min(Swift.max(hint.rows + hint.rows / 2, 256), Self.batchRowLimit)
             let perRow = hint.rows > 0 ? hint.bytes / hint.rows + 1 : 8 * columns.count
             let bytes = hint.rows > 0 ? Swift.min(hint.bytes + hint.bytes / 2 + perRow, Self.batchByteLimit + perRow) : rows * perRow
-            wire.reserveCapacity(rows: rows, bytesPerRow: bytes / rows + 1)
+            if !reader.decoder.isReadingRow { wire.reserveCapacity(rows: rows, bytesPerRow: bytes / rows + 1) }
             block.wire = wire
         }
         guard var wire = block.wire else { return nil }

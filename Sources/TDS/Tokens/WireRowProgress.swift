@@ -5,8 +5,10 @@
 // malformed one), for a row read as a token (next()), and, streamed, for a row read in parts
 // (nextPart()). It assembles the row as a WireRowBlock holds it, value after value, consuming the
 // decoder's buffer as each value (and each piece of a large value, staged in its own array) is
-// read: a row over many packets is read once, in linear time; a large binary value is held once
-// (its staged array moves into the block). Streamed, a large value's pieces are handed out as
+// read: a row over many packets is read once, in linear time; a large value that fits the row
+// (binary of a known length under 64 KiB, code page 1252 text, json) is appended to the row's
+// bytes chunk by chunk as it arrives, and a longer binary value is held once (its staged array
+// moves into the block). Streamed, a large value's pieces are handed out as
 // they arrive instead of being assembled, and every other value is handed out as soon as it is
 // there (read by its family's codec).
 

@@ -406,9 +406,13 @@ struct WireRowProgress: Sendable {
             let n = min(p.chunkRemaining, reader.remaining)
             if n == 0 { large = p; return false }
             if streams {
-                // One allocation per piece handed out: room for all the buffer holds (bytes already in
-                // memory), instead of growing piece by piece over the PLP chunks of a packet.
-                if chunk.isEmpty { chunk.reserveCapacity(reader.remaining) }
+                // One allocation per piece handed out: room for what the buffer holds of the value
+                // (bytes already in memory; all of it when its length is known), instead of growing
+                // piece by piece over the PLP chunks of a packet.
+                if chunk.isEmpty {
+                    let left = p.declared != PLPProgress.unknownPLPLength ? Int(clamping: p.declared) - p.received : p.chunkRemaining
+                    chunk.reserveCapacity(Swift.min(reader.remaining, Swift.max(left, n)))
+                }
                 chunk.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
             } else if largeAt >= 0 {
                 // In place: the chunk's bytes appended once, after the value's header.

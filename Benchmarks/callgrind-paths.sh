@@ -8,12 +8,20 @@
 #     BENCH: a release sqlclient-bench binary (.build/release/sqlclient-bench)
 #     APIS="rows decodable typed blocks" (default: rows decodable typed) the --client-api values
 #     CONTEXTS="task main" (default: task)
+#     ROWS="N1 N2" (default: 100000 200000) the two row counts; the last column is then the cost
+#       of N2-N1 rows (the vector workload holds at most 10,000 rows: ROWS="2000 4000")
+#     BLOB_MB="M1 M2" (default: the bench's 100, both runs) the varbinary value's size in each
+#       run: BLOB_MB="10 20" makes the last column the cost of 10 MB of one value
 # Prints one line per measurement: workload api context Ir@100k Ir@200k Ir-per-100k-rows.
 set -euo pipefail
 bench=$1; shift
 workloads=("$@"); [ ${#workloads[@]} -gt 0 ] || workloads=(narrow wide strings exact)
 apis=(${APIS:-rows decodable typed})
 contexts=(${CONTEXTS:-task})
+counts=(${ROWS:-100000 200000})
+blobs=(${BLOB_MB:-})
+# The extra arguments of run k (0 or 1): its --blob-mb when BLOB_MB is set.
+extra() { if [ ${#blobs[@]} -eq 2 ]; then echo "--blob-mb ${blobs[$1]}"; fi; }
 dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
@@ -29,23 +37,25 @@ int sigsuspend(const sigset_t *mask) { sigset_t copy = *mask; return (int)syscal
 C
 cc -shared -fPIC -O2 -o "$dir/shim.so" "$dir/shim.c"
 declare -A port
-for rows in 100000 200000; do
-  args=(serve --rows "$rows"); for w in "${workloads[@]}"; do args+=(--workload "$w"); done
+for k in 0 1; do
+  rows=${counts[$k]}
+  args=(serve --rows "$rows" $(extra $k)); for w in "${workloads[@]}"; do args+=(--workload "$w"); done
   # The server runs until its standard input closes: a FIFO this script holds open.
-  mkfifo "$dir/in.$rows"
-  "$bench" "${args[@]}" < "$dir/in.$rows" > "$dir/serve.$rows" 2>/dev/null &
+  mkfifo "$dir/in.$k"
+  "$bench" "${args[@]}" < "$dir/in.$k" > "$dir/serve.$k" 2>/dev/null &
   pids+=($!)
-  if [ "$rows" = 100000 ]; then exec 8> "$dir/in.$rows"; else exec 9> "$dir/in.$rows"; fi
-  for _ in $(seq 1 600); do grep -q READY "$dir/serve.$rows" 2>/dev/null && break; sleep 0.5; done
-  port[$rows]=$(awk '$1 == "PORT" { print $2 }' "$dir/serve.$rows")
+  if [ "$k" = 0 ]; then exec 8> "$dir/in.$k"; else exec 9> "$dir/in.$k"; fi
+  for _ in $(seq 1 600); do grep -q READY "$dir/serve.$k" 2>/dev/null && break; sleep 0.5; done
+  port[$k]=$(awk '$1 == "PORT" { print $2 }' "$dir/serve.$k")
 done
 for w in "${workloads[@]}"; do
   for api in "${apis[@]}"; do
     for context in "${contexts[@]}"; do
       ir=()
-      for rows in 100000 200000; do
-        if LD_PRELOAD="$dir/shim.so" valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$bench" client --workload "$w" --rows "$rows" \
-             --port "${port[$rows]}" --client-api "$api" --context "$context" > "$dir/client.out" 2> "$dir/vg.err"; then
+      for k in 0 1; do
+        rows=${counts[$k]}
+        if LD_PRELOAD="$dir/shim.so" valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$bench" client --workload "$w" --rows "$rows" $(extra $k) \
+             --port "${port[$k]}" --client-api "$api" --context "$context" > "$dir/client.out" 2> "$dir/vg.err"; then
           ir+=($(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$dir/vg.err" | tail -1))
         else
           ir+=(failed)

@@ -85,7 +85,8 @@ enum ClientCommand {
     /// (as top-level code and iOS apps call).
     enum Context: String, CaseIterable { case task, main }
 
-    static func run(_ w: Workload, port: Int, packetSize: Int, api: API, context: Context) async throws -> Sample {
+    static func run(_ w: Workload, port: Int, packetSize: Int, api: API, context: Context,
+                    verifyValues: Bool = false) async throws -> Sample {
         let configuration = SQLConnectionConfiguration(
             address: SQLServerAddress(host: "127.0.0.1", port: port), user: "bench", password: "bench",
             encryption: .notSupported, applicationName: "sqlclient-bench", packetSize: packetSize)
@@ -93,8 +94,8 @@ enum ClientCommand {
         let negotiated = await connection.session.packetSize
         let m: Measured
         switch context {
-        case .task: m = try await measure(w, connection, api, isolation: nil)
-        case .main: m = try await measure(w, connection, api, isolation: MainActor.shared)
+        case .task: m = try await measure(w, connection, api, verifyValues: verifyValues, isolation: nil)
+        case .main: m = try await measure(w, connection, api, verifyValues: verifyValues, isolation: MainActor.shared)
         }
         await connection.close()
         var sample = Sample(rows: m.rows, bytes: 0, seconds: m.seconds, checksum: hex(m.checksum),
@@ -113,9 +114,11 @@ enum ClientCommand {
     }
 
     /// Reads the workload's result through `api`, running in `isolation` (nil: nonisolated).
-    static func measure(_ w: Workload, _ connection: SQLConnection, _ api: API,
+    static func measure(_ w: Workload, _ connection: SQLConnection, _ api: API, verifyValues: Bool,
                         isolation: isolated (any Actor)?) async throws -> Measured {
         var m = Measured()
+        // Off in a timed run: the driver runs each large-value path once with it first.
+        var check = LargeValueCheck(w, on: verifyValues)
         Measure.resetPeakRSS()
         let rss0 = Measure.currentRSS
         let a0 = Measure.allocations()
@@ -124,34 +127,44 @@ enum ClientCommand {
         case .rows:
             for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
                 m.rows += 1
-                for v in row { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
+                for v in row { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v); check.add(v) }
             }
         case .blocks:
             for try await block in connection.rowBlocks(SQLQuery(unsafeSQL: w.sql)) {
                 m.rows += block.count
-                for v in block.values { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
+                for v in block.values { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v); check.add(v) }
             }
         case .decodable:
-            (m.rows, m.checksum) = try await decodeAll(w.rowType, w, connection)
+            (m.rows, m.checksum) = try await decodeAll(w.rowType, w, connection, &check)
         case .typed:
-            (m.rows, m.checksum) = try await TypedRows.readAll(w, connection)
+            (m.rows, m.checksum) = try await TypedRows.readAll(w, connection, &check)
         case .chunked:
             // Each row's values folded as the other paths fold them, a large binary value's
             // digest (`Digest.bytes(_:stride: 997)`) computed over its chunks as they arrive.
             var large: (count: Int, sum: UInt64)?
+            var hasher: ByteHasher?
             for try await part in connection.streamingValues(SQLQuery(unsafeSQL: w.sql)) {
                 switch part {
-                case .value(_, let v): m.checksum = m.checksum &* Digest.mix &+ Digest.of(v)
+                case .value(_, let v): m.checksum = m.checksum &* Digest.mix &+ Digest.of(v); check.add(v)
                 case .chunk(_, let bytes):
                     var l = large ?? (0, 0)
                     var i = (997 - l.count % 997) % 997
                     while i < bytes.count { l.sum &+= UInt64(bytes[i]); i += 997 }
                     l.count += bytes.count
                     large = l
+                    if check.isOn {
+                        check.time {
+                            var h = hasher ?? ByteHasher()
+                            bytes.withUnsafeBytes { h.update($0) }
+                            hasher = h
+                        }
+                    }
                 case .valueEnd:
                     let l = large ?? (0, 0)
                     m.checksum = m.checksum &* Digest.mix &+ (UInt64(l.count) &+ l.sum)
                     large = nil
+                    if check.isOn { check.add(chunks: hasher ?? ByteHasher()) }
+                    hasher = nil
                 case .rowEnd: m.rows += 1
                 case .event: break
                 }
@@ -160,24 +173,28 @@ enum ClientCommand {
             for set in try await connection.execute(SQLQuery(unsafeSQL: w.sql)).resultSets {
                 for row in set.rows {
                     m.rows += 1
-                    for v in row { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v) }
+                    for v in row { m.checksum = m.checksum &* Digest.mix &+ Digest.of(v); check.add(v) }
                 }
             }
         }
-        m.seconds = Measure.now() - t0
+        // The byte-for-byte check's own time is not the read's.
+        m.seconds = Measure.now() - t0 - check.seconds
         if let rss0, let peak = Measure.peakRSS { m.rssGrowth = peak - rss0 }
         let a1 = Measure.allocations()
         m.allocations = a0.flatMap { a in a1.map { Int($0 &- a) } }
+        check.verify("\(w.name) \(api.rawValue)")
         return m
     }
 
-    static func decodeAll<T: BenchRow>(_ type: T.Type, _ w: Workload, _ connection: SQLConnection,
+    static func decodeAll<T: BenchRow>(_ type: T.Type, _ w: Workload, _ connection: SQLConnection, _ check: inout LargeValueCheck,
                                        isolation: isolated (any Actor)? = #isolation) async throws -> (Int, UInt64) {
         var rows = 0
         var checksum: UInt64 = 0
         for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
             rows += 1
-            try row.decode(T.self).fold(into: &checksum)
+            let r = try row.decode(T.self)
+            r.fold(into: &checksum)
+            r.check(into: &check)
         }
         return (rows, checksum)
     }

@@ -39,6 +39,35 @@ struct Driver {
         var msodbc: Sample?
         var sqlclientSmallPackets: Sample?
         var freetdsSmallPackets: Sample?
+        /// Large-value workloads (varbinary, vector): one `memcpy` of the stream's bytes on this
+        /// machine, MB/s (``Driver/memcpyMBPerSecond(bytes:)``), the limit each figure is a fraction of.
+        var memcpyMBPerSecond: Double?
+    }
+
+    /// The workloads whose figures are also given as a fraction of ``memcpyMBPerSecond(bytes:)``.
+    static let largeValueWorkloads: Set<String> = ["varbinary", "vector"]
+
+    /// One `memcpy` of `bytes` bytes between two buffers of this process (pages touched first),
+    /// the fastest of 5, in MB/s (10^6 bytes): the machine's memory bandwidth for a copy of the
+    /// same bytes a large-value read moves.
+    static func memcpyMBPerSecond(bytes: Int) -> Double? {
+        guard bytes > 0 else { return nil }
+        let src = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        let dst = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        defer { src.deallocate(); dst.deallocate() }
+        memset(src, 0x5A, bytes)
+        memset(dst, 0, bytes)
+        // Called through a pointer from dlsym: the optimizer cannot drop a copy nobody reads.
+        typealias Copy = @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int) -> UnsafeMutableRawPointer?
+        guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "memcpy") else { return nil }
+        let copy = unsafeBitCast(symbol, to: Copy.self)
+        var best = Double.infinity
+        for _ in 0 ..< 5 {
+            let t0 = Measure.now()
+            _ = copy(dst, src, bytes)
+            best = min(best, Measure.now() - t0)
+        }
+        return best > 0 ? Double(bytes) / 1e6 / best : nil
     }
 
     // MARK: Helpers
@@ -140,6 +169,11 @@ struct Driver {
     func child(_ path: String, _ args: [String], counter: String?) -> Sample? {
         let env = counter.map { ["LD_PRELOAD": $0] } ?? [:]
         let (status, out, err) = Driver.run(path, args, environment: env)
+        if status == 3 {
+            // LargeValueCheck: a client read a wrong value. The run stops: no figure of a wrong read.
+            note("sqlclient-bench: \((path as NSString).lastPathComponent) \(args.joined(separator: " ")) read a wrong value:\n\(err)")
+            exit(1)
+        }
         guard status == 0, let line = out.split(separator: "\n").last else {
             note("sqlclient-bench: \((path as NSString).lastPathComponent) \(args.joined(separator: " ")) failed (\(status)):\n\(err)")
             return nil
@@ -209,6 +243,7 @@ struct Driver {
         for w in workloads {
             var r = Result(workload: w, streamBytes: sizes[w.name] ?? 0, expected: hex(w.expectedChecksum()))
             r.expectedDecodable = (try? w.expectedDecodableChecksum()).map(hex) ?? "?"
+            if Driver.largeValueWorkloads.contains(w.name) { r.memcpyMBPerSecond = Driver.memcpyMBPerSecond(bytes: r.streamBytes) }
             note("sqlclient-bench: \(w.name): \(w.rows) rows, \(r.streamBytes) bytes")
             let common = ["--workload", w.name, "--rows", String(options.rows), "--blob-mb", String(options.blobMB)]
             // The server's own rate: a raw reader that only cuts packets.
@@ -224,6 +259,10 @@ struct Driver {
             let portText = String(port)
             for (key, api, context) in Driver.paths(for: w.name) {
                 let args = ["client"] + common + ps + ["--port", portText, "--client-api", api.rawValue, "--context", context.rawValue]
+                if Driver.largeValueWorkloads.contains(w.name) {
+                    // Every vector/varbinary value checked byte for byte, in a run not timed (a wrong value stops the run).
+                    _ = child(me, args + ["--verify-values"], counter: nil)
+                }
                 r.paths[key] = repeatable ? median { child(me, args, counter: counter) } : child(me, args, counter: counter)
             }
             r.sqlclient = r.paths["sqlclient_blocks"]
@@ -271,9 +310,10 @@ struct Driver {
             return [("sqlclient_blocks", .blocks, .task), ("sqlclient_query", .rows, .task)]
         }
         if workload == "varbinary" {
-            // The one large value: buffered (each API) and in chunks, for RSS growth.
+            // The one large value: buffered (each API, typed as Data) and in chunks, for RSS growth.
             return [("sqlclient_blocks", .blocks, .task), ("sqlclient_query", .rows, .task),
-                    ("sqlclient_execute", .execute, .task), ("sqlclient_chunked", .chunked, .task)]
+                    ("sqlclient_typed", .typed, .task), ("sqlclient_execute", .execute, .task),
+                    ("sqlclient_chunked", .chunked, .task)]
         }
         var out: [(String, ClientCommand.API, ClientCommand.Context)] = []
         for context in ClientCommand.Context.allCases {
@@ -329,6 +369,19 @@ struct Driver {
         t += "\nPeak RSS (MB), same runs:\n\n| workload | " + heads.joined(separator: " | ") + " |\n|---|" + String(repeating: "---:|", count: heads.count) + "\n"
         for r in results where !r.paths.isEmpty {
             t += "| \(r.workload.name) | " + cells(r) { s, _ in Driver.mb(s.peakRSS) } + " |\n"
+        }
+        let large = results.filter { $0.memcpyMBPerSecond != nil }
+        if !large.isEmpty {
+            t += "\nLarge values against the machine's memory bandwidth (one `memcpy` of the stream's bytes, MB/s), each path's MB/s and its fraction of it:\n\n"
+            t += "| workload | memcpy MB/s | path | MB/s | fraction of memcpy |\n|---|---:|---|---:|---:|\n"
+            for r in large {
+                let clients = [("freetds", r.freetds), ("msodbc", r.msodbc)] + r.paths.sorted(by: { $0.key < $1.key }).map { ($0.key, Optional($0.value)) }
+                for (key, sample) in clients {
+                    guard let s = sample, s.seconds > 0, let copy = r.memcpyMBPerSecond else { continue }
+                    let mbps = Double(r.streamBytes) / 1e6 / s.seconds
+                    t += "| \(r.workload.name) | \(Driver.num(copy, "%.0f")) | \(key)\(ok(s, r, key: key)) | \(Driver.num(mbps, "%.0f")) | \(Driver.num(mbps / copy, "%.3f")) |\n"
+                }
+            }
         }
         if let r = results.first(where: { $0.paths["sqlclient_chunked"] != nil }) {
             t += "\nOne large value (\(r.workload.name), \(String(format: "%.0f", Double(r.streamBytes) / 1_048_576)) MB): resident memory growth during the read (peak over the RSS just before it), MB:\n\n"
@@ -389,7 +442,9 @@ struct Driver {
     func json(_ results: [Result], load: (Double, Double)) -> String {
         func sampleObject(_ s: Sample?, _ r: Result, key: String = "") -> Any {
             guard let s else { return NSNull() }
-            return ["rows_per_s": s.rowsPerSecond, "mb_per_s": s.seconds > 0 ? Double(r.streamBytes) / 1e6 / s.seconds : 0,
+            let mbps = s.seconds > 0 ? Double(r.streamBytes) / 1e6 / s.seconds : 0
+            return ["rows_per_s": s.rowsPerSecond, "mb_per_s": mbps,
+                    "fraction_of_memcpy": r.memcpyMBPerSecond.map { mbps / $0 } as Any? ?? NSNull(),
                     "seconds": s.seconds, "allocations_per_row": s.allocationsPerRow as Any? ?? NSNull(),
                     "peak_rss_bytes": s.peakRSS as Any? ?? NSNull(), "rss_growth_bytes": s.rssGrowth as Any? ?? NSNull(), "checksum_ok": s.checksum == r.expected(for: key) && s.rows == r.workload.rows,
                     "packet_size": s.packetSize as Any? ?? NSNull()] as [String: Any]
@@ -407,6 +462,7 @@ struct Driver {
                 "allocations_per_row": (r.decode ?? r.sqlclient)?.allocationsPerRow as Any? ?? NSNull(),
                 "peak_rss_bytes": r.sqlclient?.peakRSS as Any? ?? NSNull(),
                 "server_mb_per_s": r.serverSeconds.map { Double(r.streamBytes) / 1e6 / $0 } as Any? ?? NSNull(),
+                "memcpy_mb_per_s": r.memcpyMBPerSecond as Any? ?? NSNull(),
                 "decode": sampleObject(r.decode, r),
                 "decode_tokens": sampleObject(r.decodeTokens, r),
                 "sqlclient": sampleObject(r.sqlclient, r),

@@ -13,6 +13,12 @@ import TDS
 protocol BenchRow: Decodable {
     /// Folds every field, in column order, into `c` (as `c = c &* Digest.mix &+ digest`).
     func fold(into c: inout UInt64)
+    /// Hands its large values (vector, varbinary) to the byte-for-byte check, in column order.
+    func check(into check: inout LargeValueCheck)
+}
+
+extension BenchRow {
+    func check(into check: inout LargeValueCheck) {}
 }
 
 enum FieldDigest {
@@ -37,6 +43,11 @@ enum FieldDigest {
     @inline(__always) static func of(_ v: [UInt8]?) -> UInt64 {
         guard let v else { return Digest.null }
         return Digest.bytes(v, stride: 997)
+    }
+    /// As `[UInt8]`'s (the typed path reads varbinary as `Data`; the `Decodable` struct as `[UInt8]`).
+    @inline(__always) static func of(_ v: Data?) -> UInt64 {
+        guard let v else { return Digest.null }
+        return v.withUnsafeBytes { Digest.bytes($0, stride: 997) }
     }
     /// The bytes of Foundation's `Decimal` (exponent, flags, 128-bit mantissa): both sides build
     /// their `Decimal` through the same conversion, so equal values have equal bytes.
@@ -113,6 +124,7 @@ struct ExactRow: BenchRow {
 struct BlobRow: BenchRow {
     var blob: [UInt8]?
     func fold(into c: inout UInt64) { FieldDigest.fold(&c, FieldDigest.of(blob)) }
+    func check(into check: inout LargeValueCheck) { check.add(blob) }
 }
 
 struct VectorRow: BenchRow {
@@ -121,6 +133,7 @@ struct VectorRow: BenchRow {
     func fold(into c: inout UInt64) {
         FieldDigest.fold(&c, FieldDigest.of(id)); FieldDigest.fold(&c, embedding.map(Digest.floats) ?? Digest.null)
     }
+    func check(into check: inout LargeValueCheck) { check.add(embedding) }
 }
 
 extension Workload {
@@ -172,7 +185,7 @@ extension Workload {
 /// Swift types ``Workload/rowType``'s struct has (in column order), folded field by field as
 /// ``BenchRow/fold(into:)`` folds the struct: its checksum is the `Decodable` path's.
 enum TypedRows {
-    static func readAll(_ w: Workload, _ connection: SQLConnection,
+    static func readAll(_ w: Workload, _ connection: SQLConnection, _ check: inout LargeValueCheck,
                         isolation: isolated (any Actor)? = #isolation) async throws -> (Int, UInt64) {
         typealias F = FieldDigest
         let query = SQLQuery(unsafeSQL: w.sql)
@@ -195,15 +208,18 @@ enum TypedRows {
                 F.fold(&c, F.of(amount)); F.fold(&c, F.of(balance)); F.fold(&c, F.of(price)); F.fold(&c, F.of(at))
             }
         case "varbinary":
-            for try await blob in connection.query(query).decode([UInt8]?.self) {
+            // As Data (the type a user picks for a BLOB), folded as BlobRow's [UInt8].
+            for try await blob in connection.query(query).decode(Data?.self) {
                 rows += 1
                 F.fold(&c, F.of(blob))
+                check.add(blob)
             }
         case "vector":
             // As VectorRow folds: the id, then the embedding's floats (NULL as Digest.null).
             for try await (id, embedding) in connection.query(query).decode((Int32, [Float]?).self) {
                 rows += 1
                 F.fold(&c, F.of(id)); F.fold(&c, embedding.map(Digest.floats) ?? Digest.null)
+                check.add(embedding)
             }
         default:
             let types = (Int32, Int32?, Int64?, Int16?, UInt8?, Bool?, Double?, Float?, Decimal?, Decimal?,

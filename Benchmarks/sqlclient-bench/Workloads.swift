@@ -302,3 +302,135 @@ enum Digest {
         }
     }
 }
+
+/// The byte-for-byte check of the large values (issue 43): every vector's and varbinary's bytes,
+/// in order and position by position (``ByteHasher``), folded value after value, against what
+/// the generated rows give. ``Digest`` (shared with the C peers) samples a binary value's bytes
+/// (every 997th); this reads them all, so a wrong byte anywhere fails the run. It runs in a run
+/// of its own (`client --verify-values`, which the driver makes once per large-value path before
+/// timing it): hashing in the timed loop would slow a streamed read, which overlaps the reader
+/// and the consumer, more than its own time (also kept apart, ``seconds``, and taken out).
+struct LargeValueCheck {
+    /// The expected fold, nil for a workload without large values (nothing is checked).
+    let expected: UInt64?
+    private(set) var actual: UInt64 = 0
+    private(set) var values = 0
+    /// Time spent hashing, seconds.
+    private(set) var seconds = 0.0
+
+    init(_ w: Workload, on: Bool) { expected = on ? w.expectedLargeValueChecksum() : nil }
+
+    var isOn: Bool { expected != nil }
+
+    /// Folds one value's bytes (a vector's elements, little-endian as on the wire; a binary value's bytes).
+    mutating func add(_ raw: UnsafeRawBufferPointer) {
+        let t0 = Measure.now()
+        var h = ByteHasher()
+        h.update(raw)
+        fold(h.finish())
+        seconds += Measure.now() - t0
+    }
+
+    mutating func add(_ v: SQLValue) {
+        guard isOn else { return }
+        switch v {
+        case .binary(let b): b.withUnsafeBytes { add($0) }
+        case .vector(let x): x.values.withUnsafeBytes { add($0) }
+        default: break
+        }
+    }
+
+    mutating func add(_ f: [Float]?) { if isOn, let f { f.withUnsafeBytes { add($0) } } }
+    mutating func add(_ b: [UInt8]?) { if isOn, let b { b.withUnsafeBytes { add($0) } } }
+    mutating func add(_ d: Data?) { if isOn, let d { d.withUnsafeBytes { add($0) } } }
+
+    /// A value streamed in pieces: its hash, as ``add(_:)-(UnsafeRawBufferPointer)`` would give.
+    mutating func add(chunks h: ByteHasher) { fold(h.finish()) }
+
+    mutating func time<R>(_ body: () -> R) -> R {
+        let t0 = Measure.now()
+        defer { seconds += Measure.now() - t0 }
+        return body()
+    }
+
+    private mutating func fold(_ d: UInt64) {
+        actual = actual &* Digest.mix &+ d
+        values += 1
+    }
+
+    /// Exits with status 3 (the driver stops the run) when the values read are not the values sent.
+    func verify(_ what: String) {
+        guard let expected, expected != actual else { return }
+        note("sqlclient-bench: \(what): WRONG VALUE: the large values' byte-for-byte checksum is \(hex(actual)) over \(values) value(s), expected \(hex(expected))")
+        exit(3)
+    }
+}
+
+/// A position-sensitive hash of a value's bytes, 8 at a time (little-endian words), fed in pieces
+/// of any size (a streamed value's chunks) with the same result as whole.
+struct ByteHasher {
+    private var h: UInt64 = 0x243F_6A88_85A3_08D3
+    private var pending: UInt64 = 0
+    private var pendingCount = 0
+    private var count = 0
+
+    @inline(__always) private mutating func mix(_ w: UInt64) {
+        h = (h ^ w) &* 0x9E37_79B9_7F4A_7C15
+        h ^= h >> 29
+    }
+
+    mutating func update(_ raw: UnsafeRawBufferPointer) {
+        var i = 0
+        let n = raw.count
+        while pendingCount != 0 && i < n {
+            pending |= UInt64(raw[i]) << (8 * UInt64(pendingCount))
+            pendingCount += 1
+            i += 1
+            if pendingCount == 8 { mix(pending); pending = 0; pendingCount = 0 }
+        }
+        while n - i >= 8 {
+            mix(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+            i += 8
+        }
+        while i < n {
+            pending |= UInt64(raw[i]) << (8 * UInt64(pendingCount))
+            pendingCount += 1
+            i += 1
+        }
+        count += n
+    }
+
+    func finish() -> UInt64 {
+        var x = self
+        if x.pendingCount > 0 { x.mix(x.pending ^ 0xFF) }
+        x.mix(UInt64(count))
+        return x.h
+    }
+}
+
+extension Workload {
+    /// The fold of ``LargeValueCheck`` over the generated rows in stream order (every non-NULL
+    /// vector and binary value); nil for a workload other than vector and varbinary.
+    func expectedLargeValueChecksum() -> UInt64? {
+        guard name == "vector" || name == "varbinary" else { return nil }
+        var perRow: [[UInt64]] = []
+        for i in 0 ..< min(blockSize, max(rows, 1)) {
+            var digests: [UInt64] = []
+            for v in makeRow(i) {
+                var h = ByteHasher()
+                switch v {
+                case .binary(let b): b.withUnsafeBytes { h.update($0) }
+                case .vector(let x): x.values.withUnsafeBytes { h.update($0) }
+                default: continue
+                }
+                digests.append(h.finish())
+            }
+            perRow.append(digests)
+        }
+        var c: UInt64 = 0
+        for r in 0 ..< rows {
+            for d in perRow[r % perRow.count] { c = c &* Digest.mix &+ d }
+        }
+        return c
+    }
+}

@@ -34,6 +34,8 @@ SQLClient to check its resident memory (skip with --no-memory-test).
   --no-memory-test         skip the 1 GiB streaming memory test
   --repeat N                end-to-end runs per client and workload, the median is kept (default 3)
   --smoke                  a few seconds: --rows 10000 --blob-mb 2 --no-memory-test --repeat 1
+  --verify-values          (client) every vector and varbinary value checked byte for byte, exit 3
+                           on a wrong one; the driver runs each large-value path once so, untimed
 """
 
 struct Options {
@@ -51,6 +53,9 @@ struct Options {
     var clientAPI = ClientCommand.API.blocks
     var context = ClientCommand.Context.task
     var repeats = 3
+    /// `client`: check every vector and varbinary value byte for byte (``LargeValueCheck``; exit 3
+    /// on a wrong value). The driver runs each large-value path once so before timing it.
+    var verifyValues = false
 }
 
 func parseOptions(_ args: ArraySlice<String>) -> Options {
@@ -80,6 +85,7 @@ func parseOptions(_ args: ArraySlice<String>) -> Options {
         case "--no-memory-test": o.memoryTest = false
         case "--smoke": o.rows = 10_000; o.blobMB = 2; o.memoryTest = false; o.repeats = 1
         case "--repeat": o.repeats = int(a)
+        case "--verify-values": o.verifyValues = true
         case "--port": o.port = int(a)
         case "--api":
             guard let api = DecodeCommand.API(rawValue: value(a)) else { note("--api tokens|reuse"); exit(2) }
@@ -139,7 +145,8 @@ do {
     case "client":
         guard let name = options.workloads.first else { note("client needs --workload"); exit(2) }
         print(try await ClientCommand.run(workload(name, options), port: options.port, packetSize: options.packetSize,
-                                          api: options.clientAPI, context: options.context).jsonLine())
+                                          api: options.clientAPI, context: options.context,
+                                          verifyValues: options.verifyValues).jsonLine())
     case "trace":
         // Every value's digest, as Benchmarks/freetds/bench.c prints them with BENCH_TRACE=1.
         guard let name = options.workloads.first else { note("trace needs --workload"); exit(2) }

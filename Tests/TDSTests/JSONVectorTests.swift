@@ -301,4 +301,113 @@ final class JSONVectorTests: XCTestCase {
         XCTAssertEqual(error.offset, meta.count + 1, "the PLP value's start")
         XCTAssertTrue(error.detail.contains("byte 1 of its 3"), error.detail)
     }
+
+    // MARK: Large values at memory speed (issue 43)
+
+    /// The value bytes (header and elements, no length prefix) of `values` as `element`, each
+    /// element's bits as given (so a NaN or an infinity can be written).
+    static func vectorBytes(float32 bits: [UInt32]) -> [UInt8] {
+        var b: [UInt8] = [0xA9, 0x01, UInt8(bits.count & 0xFF), UInt8(bits.count >> 8), 0x00, 0, 0, 0]
+        for x in bits { b += [UInt8(x & 0xFF), UInt8(x >> 8 & 0xFF), UInt8(x >> 16 & 0xFF), UInt8(x >> 24)] }
+        return b
+    }
+
+    static func vectorBytes(float16 bits: [UInt16]) -> [UInt8] {
+        var b: [UInt8] = [0xA9, 0x01, UInt8(bits.count & 0xFF), UInt8(bits.count >> 8), 0x01, 0, 0, 0]
+        for x in bits { b += [UInt8(x & 0xFF), UInt8(x >> 8)] }
+        return b
+    }
+
+    func testNonFiniteElementFoundAtEveryPositionOfTheVectorisedCheck() throws {
+        // Lengths around the 8- and 16-element steps and the largest; positions at the start, in a
+        // step, at a step's end, in the tail and last; NaN and both infinities, with either sign.
+        let bad32: [UInt32] = [0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0xFFFF_FFFF, 0x7F80_0001]
+        for n in [1, 7, 8, 9, 15, 16, 17, 33, 1998] {
+            for at in Set([0, n / 2, min(7, n - 1), min(8, n - 1), n - 1]) {
+                for b in bad32 {
+                    var bits = (0 ..< n).map { UInt32(truncatingIfNeeded: $0 &* 0x0101_0101) & 0x7F7F_FFFF }   // finite
+                    bits[at] = b
+                    let bytes = Self.vectorBytes(float32: bits)
+                    var r = ByteReader(bytes)
+                    XCTAssertThrowsError(try SQLVector.decode(from: &r, count: bytes.count, declaredLength: 0, declaredElement: nil)) { e in
+                        let error = e as? TDSDecodingError
+                        XCTAssertEqual(error?.code, .invalidValue, "n \(n) at \(at)")
+                        XCTAssertEqual(error?.offset, 8 + 4 * at, "n \(n) at \(at) bits \(b)")
+                    }
+                }
+            }
+        }
+        let bad16: [UInt16] = [0x7C00, 0xFC00, 0x7E00, 0xFFFF]
+        for n in [1, 15, 16, 17, 31, 32, 33, 3996] {
+            for at in Set([0, n / 2, min(15, n - 1), min(16, n - 1), n - 1]) {
+                for b in bad16 {
+                    var bits = (0 ..< n).map { UInt16(truncatingIfNeeded: $0 &* 0x0101) & 0x7BFF }
+                    bits[at] = b
+                    let bytes = Self.vectorBytes(float16: bits)
+                    var r = ByteReader(bytes)
+                    XCTAssertThrowsError(try SQLVector.decode(from: &r, count: bytes.count, declaredLength: 0, declaredElement: nil)) { e in
+                        XCTAssertEqual((e as? TDSDecodingError)?.offset, 8 + 2 * at, "n \(n) at \(at) bits \(b)")
+                    }
+                }
+            }
+        }
+        // The largest finite values, zeros and subnormals of either sign pass.
+        let finite32: [UInt32] = [0x7F7F_FFFF, 0xFF7F_FFFF, 0, 0x8000_0000, 1, 0x8000_0001, 0x007F_FFFF, 0x3F80_0000, 0xBF80_0000]
+        let bytes = Self.vectorBytes(float32: finite32 + finite32)
+        var r = ByteReader(bytes)
+        let v = try SQLVector.decode(from: &r, count: bytes.count, declaredLength: 0, declaredElement: .float32)
+        XCTAssertEqual(v.values.map(\.bitPattern), finite32 + finite32, "copied as a block: every bit as sent")
+        let finite16: [UInt16] = [0x7BFF, 0xFBFF, 0, 0x8000, 1, 0x83FF, 0x3C00]
+        let bytes16 = Self.vectorBytes(float16: Array(repeating: finite16, count: 3).flatMap { $0 })
+        r = ByteReader(bytes16)
+        let h = try SQLVector.decode(from: &r, count: bytes16.count, declaredLength: 0, declaredElement: .float16)
+        XCTAssertEqual(h.values.count, 21)
+        XCTAssertEqual(Array(h.values.prefix(7)), [65504, -65504, 0, -0.0, 0x1p-24, -(0x3FF * 0x1p-24), 1])
+        XCTAssertEqual(h.values[3].sign, .minus)
+    }
+
+    func testTypedVectorReadsFromTheBlockEqualTheValue() throws {
+        let cols = [ColumnMetadata(flags: [], typeInfo: .int, name: "id"),
+                    ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 1998), name: "v"),
+                    ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 21, elementType: .float16), name: "h")]
+        var s = ServerTokens.colMetadata(cols, version: Self.version)
+        for i in 0 ..< 6 {
+            let v = SQLVector((0 ..< 1998).map { Float(($0 &* 7 &+ i) % 2001 - 1000) / 1024 })
+            let h = SQLVector((0 ..< 21).map { Float($0 - 10) * 0.5 + Float(i) }, elementType: .float16)
+            let row: [SQLValue] = [.int(Int32(i)), i % 3 == 2 ? .null : .vector(v), i == 4 ? .null : .vector(h)]
+            s += try row.contains(where: \.isNull) ? ServerTokens.nbcRow(row, columns: cols) : ServerTokens.row(row, columns: cols)
+        }
+        s += ServerTokens.done(version: Self.version)
+        var decoder = TokenStreamDecoder(version: Self.version)
+        decoder.append(s)
+        guard case .colMetadata? = try decoder.next() else { return XCTFail("COLMETADATA first") }
+        var block = try XCTUnwrap(decoder.makeWireRowBlock())
+        let (n, _) = decoder.appendBufferedRows(to: &block, limit: 100, byteLimit: 1 << 30)
+        XCTAssertEqual(n, 6)
+        for row in 0 ..< n {
+            for column in 1 ... 2 {
+                let value = block.value(row: row, column: column)
+                switch block.floats(row: row, column: column) {
+                case .value(let f):
+                    XCTAssertEqual(f.map(\.bitPattern), value.vectorValue?.values.map(\.bitPattern), "row \(row) column \(column)")
+                    XCTAssertEqual(f.count, column == 1 ? 1998 : 21)
+                case .null: XCTAssertEqual(value, .null, "row \(row) column \(column)")
+                case .other: XCTFail("a vector column is read by floats(row:column:)")
+                }
+                switch block.vector(row: row, column: column) {
+                case .value(let v): XCTAssertEqual(.vector(v), value)
+                case .null: XCTAssertEqual(value, .null)
+                case .other: XCTFail("a vector column is read by vector(row:column:)")
+                }
+                // The view: the value's wire bytes (header and elements).
+                switch block.withValueBytes(row: row, column: column, { Array($0) }) {
+                case .value(let b): XCTAssertEqual(b, value.bytesValue)
+                case .null: XCTAssertEqual(value, .null)
+                case .other: XCTFail("a vector's bytes are lent")
+                }
+            }
+            if case .other = block.floats(row: row, column: 0) {} else { XCTFail("an int column is not a vector") }
+            if case .other = block.withValueBytes(row: row, column: 0, { $0.count }) {} else { XCTFail("an int has no bytes lent") }
+        }
+    }
 }

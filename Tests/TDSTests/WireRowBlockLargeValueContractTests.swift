@@ -651,6 +651,27 @@ final class WireRowBlockLargeValueContractTests: XCTestCase {
         assertContract("a 110 KB value, byte by byte", one, feeds: [.byteByByte], limits: [Limits(bytes: 1)], rows: [rowsA[2]])
     }
 
+    /// Large values read in place (issue 43: appended to the row's bytes chunk by chunk, not staged
+    /// and copied): varbinary(max), image and UDT values of a known length just under, at and over
+    /// the 64 KiB kept apart, and of an unknown length (staged), varchar(max) and text in code page
+    /// 1252, json; in chunks of 1 byte to 8,000, beside bounded columns, whole, split and in packets.
+    func testValuesReadInPlaceAroundTheSeparateSize() throws {
+        let cols = Self.columns([.int, .varbinary(nil), .image, .varchar(nil), .text(), .json, Self.udt, .nvarchar(20)])
+        let sizes = [0, 1, 65_535, 65_536, 70_001]
+        var rows: [[SQLValue]] = []
+        for (i, n) in sizes.enumerated() {
+            rows.append([.int(Int32(i)), Self.value(.varbinary(nil), size: n, seed: i), Self.value(.image, size: n == 0 ? 1 : n, seed: i + 1),
+                         Self.value(.varchar(nil), size: n / 3, seed: i), Self.value(.text(), size: 100 + i, seed: i),
+                         i == 3 ? .null : Self.value(.json, size: 10 + n / 5, seed: i), Self.value(Self.udt, size: n / 2, seed: i),
+                         .string("r\(i) é")])
+        }
+        let chunkings: [ServerTokens.PLPChunking?] = [.init(sizes: [7]), nil, .init(sizes: [8000, 1]), nil, .init(sizes: [3]), .init(sizes: [4096])]
+        let stream = try Self.result(cols, rows, nbc: { $0 % 2 == 1 }, chunking: { i in i == 2 ? [nil, .init(sizes: [1000], unknownLength: true)] : chunkings })
+        assertContract("values read in place", stream, feeds: Self.feeds, limits: [Limits(), Limits(rows: 1), Limits(bytes: 1)], rows: rows, minimumBlocks: 1)
+        let small = try Self.result(cols, Array(rows.prefix(2)), chunking: { _ in chunkings })
+        assertContract("values read in place, byte by byte", small, feeds: [.byteByByte], limits: [Limits()], rows: Array(rows.prefix(2)))
+    }
+
     /// The byte limit counts large binary values however the block keeps them: rows of 70 KB to
     /// 100 KB varbinary(max), image and UDT values, blocks of 64 KiB: no row goes into a block that
     /// already holds 64 KiB (so a block holds at most the limit plus one row).

@@ -170,6 +170,10 @@ extension SQLVector: SQLCellDecodable {
     /// `[Float]` in a `Decodable` reads through it.
     /// - Throws: `.decodingFailed` for NULL or another value.
     public init(sqlCell cell: SQLCell) throws {
+        if case .value(let v) = cell.typed({ $0.vector(row: $1, column: $2) }) {
+            self = v
+            return
+        }
         guard let v = cell.value.vectorValue else { throw cell.failure(SQLVector.self) }
         self = v
     }

@@ -361,14 +361,14 @@ extension SQLConnection {
         }
         if block.wire == nil, var wire = reader.decoder.makeWireRowBlock() {
             emitValues(&block, &batch)   // rows that came as tokens before these
-            // Room for as many rows and bytes as the result's previous block held (at least
-            // 256 rows): a block of a long result grows without reallocating.
+            // Room for half as many rows and bytes again as the result's previous block held (at
+            // least 256 rows; at most the batch's limits and a row): a block of a long result,
+            // wide rows (vectors) included, seldom reallocates, and commits no more than that.
             let hint = reader.wireBlockHint
-            if hint.rows > 256 {
-                wire.reserveCapacity(rows: hint.rows, bytesPerRow: hint.bytes / hint.rows + 1)
-            } else {
-                wire.reserveCapacity(rows: 256, bytesPerRow: 8 * columns.count)
-            }
+            let rows = Swift.min(Swift.max(hint.rows + hint.rows / 2, 256), Self.batchRowLimit)
+            let perRow = hint.rows > 0 ? hint.bytes / hint.rows + 1 : 8 * columns.count
+            let bytes = hint.rows > 0 ? Swift.min(hint.bytes + hint.bytes / 2 + perRow, Self.batchByteLimit + perRow) : rows * perRow
+            if !reader.decoder.isReadingRow { wire.reserveCapacity(rows: rows, bytesPerRow: bytes / rows + 1) }
             block.wire = wire
         }
         guard var wire = block.wire else { return nil }

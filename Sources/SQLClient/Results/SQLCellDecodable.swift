@@ -28,7 +28,7 @@ public struct SQLCell: Sendable {
     public var isNull: Bool { storage.isNull(row: row, column: index) }
 
     /// The column's metadata (name, wire type), nil for a row built by code with more values than columns.
-    public var column: SQLColumn? { index < storage.columns.count ? storage.columns[index] : nil }
+    public var column: SQLColumn? { index >= 0 && index < storage.columns.count ? storage.columns[index] : nil }
 
     /// The error for a cell that cannot be decoded as `type`: NULL for a non-optional type, or a
     /// value that does not convert. Throw it from ``SQLCellDecodable/init(sqlCell:)``.
@@ -91,7 +91,7 @@ public struct SQLCell: Sendable {
     /// The error for column `index` of a row that has no such column (fewer values than asked for).
     @usableFromInline
     static func missing<T>(_ type: T.Type, _ storage: SQLRowStorage, _ index: Int) -> SQLClientError {
-        let column = index < storage.columns.count ? storage.columns[index] : nil
+        let column = index >= 0 && index < storage.columns.count ? storage.columns[index] : nil
         return SQLDecodingFailure(columnName: column?.name ?? "", columnIndex: index, sqlType: column?.typeName ?? "",
                                   swiftType: String(describing: type), reason: .noColumn)
             .error(detail: "the row has only \(storage.width) values")
@@ -439,10 +439,19 @@ extension Float: SQLCellArrayElement {
     /// The elements of a vector value, or of a JSON array of numbers held as json or character
     /// text (what a server that did not acknowledge VECTORSUPPORT sends): ``SQLVector``'s read.
     /// - Throws: `.decodingFailed` for NULL or another value.
-    public static func decodeArray(sqlCell cell: SQLCell) throws -> [Float] { try SQLVector(sqlCell: cell).values }
+    /// A vector cell of a row block is read straight from its wire bytes into the array (one
+    /// allocation, no ``SQLValue``).
+    public static func decodeArray(sqlCell cell: SQLCell) throws -> [Float] {
+        if case .value(let f) = cell.typed({ $0.floats(row: $1, column: $2) }) { return f }
+        return try SQLVector(sqlCell: cell).values
+    }
     /// As ``decodeArray(sqlCell:)``, nil for NULL.
     public static func decodeArrayIfPresent(sqlCell cell: SQLCell) throws -> [Float]? {
-        try SQLVector.decodeIfPresent(sqlCell: cell)?.values
+        switch cell.typed({ $0.floats(row: $1, column: $2) }) {
+        case .value(let f): return f
+        case .null: return nil
+        case .other: return try SQLVector.decodeIfPresent(sqlCell: cell)?.values
+        }
     }
 }
 

@@ -131,6 +131,10 @@ extension TokenStreamDecoder {
         return WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
     }
 
+    /// A row is being read by its scan state (a large value's chunks arriving): the next rows
+    /// appended start with it, whose bytes move into an empty block (reserve none for it).
+    package var isReadingRow: Bool { wireRowState != .none }
+
     /// Why ``appendBufferedRows(to:limit:byteLimit:)`` stopped.
     public enum RowRunEnd: Sendable, Equatable {
         /// `limit` rows or `byteLimit` bytes were appended.

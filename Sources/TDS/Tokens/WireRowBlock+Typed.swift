@@ -76,3 +76,43 @@ extension SQLValue {
         }
     }
 }
+
+extension WireRowBlock {
+    /// The bytes of the value of `column` in `row` where the block holds them, for `body` (valid
+    /// only inside it), as ``SQLValue/bytesValue`` gives them: a binary, varbinary, image,
+    /// timestamp or UDT value's bytes (varbinary(max) and image assembled, one kept apart
+    /// included), a json value's UTF-8, a vector's wire bytes (its 8-byte header and elements).
+    /// `.null` for NULL, `.other` for any other type (a sql_variant included: read its
+    /// ``SQLValue``). Every bound is checked against the block's bytes.
+    package func withValueBytes<R>(row: Int, column: Int, _ body: (UnsafeRawBufferPointer) -> R) -> WireTypedValue<R> {
+        typed(row: row, column: column) { c, p, available in
+            switch c.kind {
+            case .byteLength where c.family == .binary:
+                guard available >= 1 else { return .other }
+                let n = Int(p.load(as: UInt8.self))
+                if n == 0 { return .null }
+                guard n <= available &- 1 else { return .other }
+                return .value(body(UnsafeRawBufferPointer(start: p + 1, count: n)))
+            case .ushortBytes where c.family == .binary, .vector:
+                guard available >= 2 else { return .other }
+                let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+                if n == 0xFFFF { return .null }
+                guard n <= available &- 2 else { return .other }
+                return .value(body(UnsafeRawBufferPointer(start: p + 2, count: n)))
+            case .large where c.family == .binary || c.family == .udt || c.family == .json:
+                guard available >= WireColumn.largeHeaderSize else { return .other }
+                let n = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))
+                if n == WireColumn.largeNull { return .null }
+                let form = p.load(fromByteOffset: 4, as: UInt8.self)
+                if form == WireColumn.LargeForm.separate.rawValue {
+                    guard Int(n) < separate.count else { return .other }
+                    return .value(separate[Int(n)].withUnsafeBytes(body))
+                }
+                guard form == WireColumn.LargeForm.raw.rawValue, Int(n) <= available &- WireColumn.largeHeaderSize else { return .other }
+                return .value(body(UnsafeRawBufferPointer(start: p + WireColumn.largeHeaderSize, count: Int(n))))
+            default:
+                return .other
+            }
+        }
+    }
+}

@@ -5,8 +5,10 @@
 // malformed one), for a row read as a token (next()), and, streamed, for a row read in parts
 // (nextPart()). It assembles the row as a WireRowBlock holds it, value after value, consuming the
 // decoder's buffer as each value (and each piece of a large value, staged in its own array) is
-// read: a row over many packets is read once, in linear time; a large binary value is held once
-// (its staged array moves into the block). Streamed, a large value's pieces are handed out as
+// read: a row over many packets is read once, in linear time; a large value that fits the row
+// (binary of a known length under 64 KiB, code page 1252 text, json) is appended to the row's
+// bytes chunk by chunk as it arrives, and a longer binary value is held once (its staged array
+// moves into the block). Streamed, a large value's pieces are handed out as
 // they arrive instead of being assembled, and every other value is handed out as soon as it is
 // there (read by its family's codec).
 
@@ -47,6 +49,9 @@ struct WireRowProgress: Sendable {
     /// The large value being read: its chunk progress and its bytes so far (staged in its own
     /// array, grown by what arrives). For text/ntext/image, `start` is the absolute offset of the data.
     private var large: PLPProgress?
+    /// The large value being read in place (``keepsInPlace(_:_:declared:)``): where its header is
+    /// in `bytes`, its bytes appended after it as they arrive; -1 when it is staged in `large`.
+    private var largeAt = -1
     /// Large binary values kept apart (``WireColumn/LargeForm/separate``), in order, and where
     /// their headers are in `bytes` (the block rebases their indexes).
     private(set) var separate: [[UInt8]] = []
@@ -314,6 +319,32 @@ struct WireRowProgress: Sendable {
     /// array is moved into the block, and read back as the same array (no copy either time).
     static let separateSize = 64 << 10
 
+    /// Whether a large value of column `c` whose length is `declared` (PLP's total, a
+    /// text/image value's length) is read in place, its chunks appended to the row's bytes as
+    /// they arrive instead of staged in an array of their own and copied in when whole: a binary
+    /// or UDT value of a known length under ``separateSize`` (a longer one is kept apart), text in
+    /// a single-byte code page read as it is (``CharacterCodec/keepsSingleByteText(_:)``: nothing
+    /// to check), json (its UTF-8 checked in place once whole). UTF-16 text is transcoded from its
+    /// staged bytes; text in another code page is checked by the full decoder on them.
+    static func keepsInPlace(_ c: WireColumn, _ layout: ValueLayout, declared: UInt64) -> Bool {
+        switch c.family {
+        case .binary, .udt: return declared != PLPProgress.unknownPLPLength && declared < UInt64(separateSize)
+        case .character: return CharacterCodec.keepsSingleByteText(layout.collation)
+        case .json: return true
+        default: return false
+        }
+    }
+
+    /// Starts the large value `p` (not streamed): in place (its header written now, its count
+    /// when it is whole) when ``keepsInPlace(_:_:declared:)``, else staged.
+    private mutating func beginLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
+        large = p
+        guard !streams, WireRowProgress.keepsInPlace(c, layout, declared: p.declared) else { return }
+        try checkRowSize(adding: WireColumn.largeHeaderSize)
+        largeAt = bytes.count
+        appendLargeHeader(0, .raw)
+    }
+
     /// Reads the large value at `reader` (or goes on with the one begun): true when it is whole.
     private mutating func advanceLarge(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
         if large == nil {
@@ -338,7 +369,7 @@ struct WireRowProgress: Sendable {
                     throw columnError(TDSDecodingError(.invalidLength, offset: at, context: layout.type.name, "length \(length)"))
                 }
                 reader = p
-                large = PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true)
+                try beginLarge(c, layout, PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true))
             } else {
                 guard reader.remaining >= 8 else { return false }
                 let start = reader.absoluteOffset
@@ -350,7 +381,7 @@ struct WireRowProgress: Sendable {
                 do throws(TDSDecodingError) { try PLPProgress.checkTotal(total, at: start, maximumValueSize: maximumValueSize, bounded: !streams) } catch {
                     throw columnError(error)
                 }
-                large = PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start)
+                try beginLarge(c, layout, PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start))
             }
         }
         guard var p = large else { return false }
@@ -375,7 +406,23 @@ struct WireRowProgress: Sendable {
             let n = min(p.chunkRemaining, reader.remaining)
             if n == 0 { large = p; return false }
             if streams {
+                // One allocation per piece handed out: room for what the buffer holds of the value
+                // (bytes already in memory; all of it when its length is known), instead of growing
+                // piece by piece over the PLP chunks of a packet.
+                if chunk.isEmpty {
+                    let left = p.declared != PLPProgress.unknownPLPLength ? Int(clamping: p.declared) - p.received : p.chunkRemaining
+                    chunk.reserveCapacity(Swift.min(reader.remaining, Swift.max(left, n)))
+                }
                 chunk.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+            } else if largeAt >= 0 {
+                // In place: the chunk's bytes appended once, after the value's header.
+                try checkRowSize(adding: n)
+                if bytes.capacity - bytes.count < n {
+                    // Grown by what arrived, never by a declared length alone (see grownCapacity).
+                    bytes.reserveCapacity(largeAt + WireColumn.largeHeaderSize
+                                          + PLPProgress.grownCapacity(count: p.received, adding: n, declared: p.declared))
+                }
+                bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
             } else {
                 if p.bytes.capacity - p.bytes.count < n {
                     // Grown by what arrived, never by a declared length alone (see grownCapacity).
@@ -393,8 +440,31 @@ struct WireRowProgress: Sendable {
             parts.append(.largeValueEnd(column: index))
             return true
         }
-        try finishLarge(c, layout, &p)
+        if largeAt >= 0 {
+            try finishInPlace(c, layout, p)
+        } else {
+            try finishLarge(c, layout, &p)
+        }
         return true
+    }
+
+    /// Completes the large value read in place (``keepsInPlace(_:_:declared:)``): json's UTF-8
+    /// checked where it is (an invalid value by the full decoder, for its error), its count
+    /// written into its header.
+    private mutating func finishInPlace(_ c: WireColumn, _ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
+        let valueAt = largeAt
+        largeAt = -1
+        let dataAt = valueAt + WireColumn.largeHeaderSize
+        if c.family == .json, String(validating: bytes[dataAt...], as: UTF8.self) == nil {
+            var staged = p
+            staged.bytes = Array(bytes[dataAt...])
+            bytes.removeSubrange(valueAt...)
+            try checkByDecoder(layout, staged)
+            throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, context: "JSON", "json value is not UTF-8"))   // not reached
+        }
+        let n = UInt32(truncatingIfNeeded: bytes.count - dataAt)
+        for k in 0 ..< 4 { bytes[valueAt + k] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(k))) }
+        offsets.append(UInt32(truncatingIfNeeded: valueAt))
     }
 
     /// Checks the whole large value (staged in `p.bytes`) by its family's rule and appends it:

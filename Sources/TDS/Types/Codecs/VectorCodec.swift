@@ -60,6 +60,36 @@ enum VectorCodec: ColumnCodec {
     }
 }
 
+extension WireRowBlock {
+    /// The bytes of the vector value of `column` in `row` (header and elements, its USHORTLEN
+    /// read), bounded by the block's bytes, for `body`; `.null` for NULL, `.other` for another type.
+    @inline(__always)
+    func withVector<R>(row: Int, column: Int, _ body: (UnsafeRawPointer, Int) -> R) -> WireTypedValue<R> {
+        typed(row: row, column: column, accepts: { $0.kind == .vector }) { _, p, available in
+            guard available >= 2 else { return .other }
+            let n = Int(UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+            if n == 0xFFFF { return .null }
+            // Checked when the row was appended; bounded again here, never read past the block.
+            guard n >= SQLVector.headerSize, n <= available &- 2 else { return .other }
+            return .value(body(p + 2, n))
+        }
+    }
+
+    /// vector: its elements as `[Float]` straight from the block's wire bytes, in one allocation
+    /// (``SQLVector/scannedElements(at:count:)``: float32 copied as a block, float16 widened in
+    /// one pass); equal to the ``SQLValue/vector(_:)`` value's ``SQLVector/values``. `.other` for
+    /// any other type.
+    package func floats(row: Int, column: Int) -> WireTypedValue<[Float]> {
+        withVector(row: row, column: column) { SQLVector.scannedElements(at: $0, count: $1) }
+    }
+
+    /// vector: the ``SQLVector`` of ``value(row:column:)`` read straight from the block's wire
+    /// bytes (one allocation, its elements); `.other` for any other type.
+    package func vector(row: Int, column: Int) -> WireTypedValue<SQLVector> {
+        withVector(row: row, column: column) { SQLVector.scannedValue(at: $0, count: $1) }
+    }
+}
+
 extension TypeInfo {
     /// vector(dimensions[, float16]) (SQL Server 2025): VECTOR, maximum length 8 + dimensions ×
     /// element size, the element type kept in ``scale`` (see ``vectorElementType``).
@@ -219,36 +249,91 @@ extension SQLVector {
         if declaredLength > 0, count != declaredLength {
             return Fault(code: .invalidLength, at: 0, detail: "a vector value of \(count) bytes in a column of \(declaredLength)")
         }
-        let e = p + headerSize
-        var bad = -1
-        if element == .float32 {
-            for i in 0 ..< dimensions where UInt32(littleEndian: e.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)) & 0x7F80_0000 == 0x7F80_0000 {
-                bad = i
-                break
-            }
-        } else {
-            for i in 0 ..< dimensions where UInt16(littleEndian: e.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)) & 0x7C00 == 0x7C00 {
-                bad = i
-                break
-            }
-        }
+        let bad = firstNonFinite(at: p + headerSize, count: dimensions, element: element)
         if bad >= 0 {
             return Fault(code: .invalidValue, at: headerSize + bad * element.size, detail: "vector element \(bad) is not finite")
         }
         return nil
     }
 
+    /// The index of the first of the `count` elements at `e` (little-endian `element`s) that is
+    /// not finite (its exponent bits all ones: an infinity or a NaN), -1 when every one is finite.
+    ///
+    /// Vectorised: an element's exponent bits plus the exponent's lowest bit carry into the sign
+    /// bit only when they are all ones (float32: `(x & 0x7F80_0000) + 0x0080_0000`, float16:
+    /// `(x & 0x7C00) + 0x0400`), so the elements are OR-ed 8 or 16 at a time with no branch, and
+    /// only a value that holds a bad element is searched again, element by element. Reads exactly
+    /// `count × element.size` bytes.
+    static func firstNonFinite(at e: UnsafeRawPointer, count: Int, element: ElementType) -> Int {
+        var found = false
+        var i = 0
+        if element == .float32 {
+            #if _endian(little)
+            let mask = SIMD8<UInt32>(repeating: 0x7F80_0000), carry = SIMD8<UInt32>(repeating: 0x0080_0000)
+            var acc = SIMD8<UInt32>(repeating: 0)
+            while count &- i >= 8 {
+                acc |= (e.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<UInt32>.self) & mask) &+ carry
+                i &+= 8
+            }
+            found = acc.max() >= 0x8000_0000
+            #endif
+            var tail: UInt32 = 0
+            while i < count {
+                tail |= (UInt32(littleEndian: e.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)) & 0x7F80_0000) &+ 0x0080_0000
+                i &+= 1
+            }
+            found = found || tail >= 0x8000_0000
+        } else {
+            #if _endian(little)
+            let mask = SIMD16<UInt16>(repeating: 0x7C00), carry = SIMD16<UInt16>(repeating: 0x0400)
+            var acc = SIMD16<UInt16>(repeating: 0)
+            while count &- i >= 16 {
+                acc |= (e.loadUnaligned(fromByteOffset: i &* 2, as: SIMD16<UInt16>.self) & mask) &+ carry
+                i &+= 16
+            }
+            found = acc.max() >= 0x8000
+            #endif
+            var tail: UInt16 = 0
+            while i < count {
+                tail |= (UInt16(littleEndian: e.loadUnaligned(fromByteOffset: i &* 2, as: UInt16.self)) & 0x7C00) &+ 0x0400
+                i &+= 1
+            }
+            found = found || tail >= 0x8000
+        }
+        guard found else { return -1 }
+        for k in 0 ..< count {
+            let bad = element == .float32
+                ? UInt32(littleEndian: e.loadUnaligned(fromByteOffset: 4 &* k, as: UInt32.self)) & 0x7F80_0000 == 0x7F80_0000
+                : UInt16(littleEndian: e.loadUnaligned(fromByteOffset: 2 &* k, as: UInt16.self)) & 0x7C00 == 0x7C00
+            if bad { return k }
+        }
+        return -1   // not reached
+    }
+
     /// The value of the `count` bytes at `p`, which ``check(at:count:available:declaredLength:declaredElement:)``
     /// accepted (a row block's cell, or the token decoder's after its check): built without checks.
     static func scannedValue(at p: UnsafeRawPointer, count: Int) -> SQLVector {
         let element = ElementType(rawValue: p.load(fromByteOffset: 4, as: UInt8.self)) ?? .float32
-        let dimensions = (count - headerSize) / element.size
+        return SQLVector(scannedElements(at: p, count: count), elementType: element)
+    }
+
+    /// The elements of the checked value of `count` bytes at `p` (its header first) as `Float`, in
+    /// one allocation: float32 elements copied as one block of bytes (on a little-endian host;
+    /// element by element otherwise), float16 elements widened in one pass.
+    static func scannedElements(at p: UnsafeRawPointer, count: Int) -> [Float] {
+        let element = ElementType(rawValue: p.load(fromByteOffset: 4, as: UInt8.self)) ?? .float32
+        let dimensions = Swift.max(0, count &- headerSize) / element.size
         let e = p + headerSize
-        let values = [Float](unsafeUninitializedCapacity: dimensions) { out, n in
+        return [Float](unsafeUninitializedCapacity: dimensions) { out, n in
             if element == .float32 {
+                #if _endian(little)
+                // Float is IEEE 754 binary32 in the host's (little-endian) order: the wire's bytes are its bytes.
+                UnsafeMutableRawBufferPointer(out).copyMemory(from: UnsafeRawBufferPointer(start: e, count: dimensions &* 4))
+                #else
                 for i in 0 ..< dimensions {
                     out[i] = Float(bitPattern: UInt32(littleEndian: e.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)))
                 }
+                #endif
             } else {
                 for i in 0 ..< dimensions {
                     out[i] = SQLVector.float(fromFloat16Bits: UInt16(littleEndian: e.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)))
@@ -256,7 +341,6 @@ extension SQLVector {
             }
             n = dimensions
         }
-        return SQLVector(values, elementType: element)
     }
 
     // MARK: float16 (portable: Swift's Float16 is unavailable on some platforms)

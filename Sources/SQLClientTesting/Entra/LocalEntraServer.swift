@@ -74,10 +74,7 @@ public final class LocalEntraServer: @unchecked Sendable {
     /// The tenant in the paths (`/<tenant>/oauth2/v2.0/token`).
     public let tenant: String
     private let lock = NSLock()
-    private var listener: BlockingSocket?
-    private var open: [BlockingSocket] = []
-    private let group = DispatchGroup()
-    private var _port: UInt16 = 0
+    private var http: LoopbackHTTPServer!
     private var secrets: [String: String] = [:]
     private var assertions: [String: String] = [:]
     private var certificates: [String: String] = [:]
@@ -101,42 +98,16 @@ public final class LocalEntraServer: @unchecked Sendable {
     /// - Throws: when it cannot listen.
     public init(tenant: String = "00000000-0000-0000-0000-00000000abcd") throws {
         self.tenant = tenant
-        let (socket, port) = try BlockingSocket.listen(host: "127.0.0.1", port: 0)
-        listener = socket
-        _port = port
-        group.enter()
-        Thread.detachNewThread { [self] in
-            while let client = socket.accept() {
-                lock.withLock { open.append(client) }
-                group.enter()
-                Thread.detachNewThread { [self] in
-                    serve(client)
-                    client.close()
-                    lock.withLock { open.removeAll { $0 === client } }
-                    group.leave()
-                }
-            }
-            group.leave()
-        }
+        http = try LoopbackHTTPServer { [self] client, request in serve(client, request) }
     }
 
     deinit { stop() }
 
     /// Stops listening and closes every connection.
-    public func stop() {
-        let (l, clients) = lock.withLock { () -> (BlockingSocket?, [BlockingSocket]) in
-            let r = (listener, open)
-            listener = nil
-            return r
-        }
-        l?.shutdown()
-        l?.close()
-        for c in clients { c.shutdown() }
-        _ = group.wait(timeout: .now() + 5)
-    }
+    public func stop() { http.stop() }
 
     /// The port on 127.0.0.1.
-    public var port: UInt16 { lock.withLock { _port } }
+    public var port: UInt16 { http.port }
     /// `http://127.0.0.1:<port>`: the authority host.
     public var authorityHost: String { "http://127.0.0.1:\(port)" }
     /// The STSURL a TDS test server names: `http://127.0.0.1:<port>/<tenant>`.
@@ -209,34 +180,10 @@ public final class LocalEntraServer: @unchecked Sendable {
         var form: [String: String]
     }
 
-    private func serve(_ client: BlockingSocket) {
-        var buffer: [UInt8] = []
-        var headerEnd: Int?
-        while headerEnd == nil {
-            guard let chunk = try? client.read(), !chunk.isEmpty, buffer.count < 65_536 else { return }
-            buffer += chunk
-            headerEnd = Self.find([13, 10, 13, 10], in: buffer)
-        }
-        guard let end = headerEnd else { return }
-        let head = String(decoding: buffer[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let parts = head.first?.split(separator: " ") ?? []
-        guard parts.count >= 2 else { return }
-        var headers: [String: String] = [:]
-        for line in head.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        var body = Array(buffer[(end + 4)...])
-        let length = min(Int(headers["content-length"] ?? "0") ?? 0, 1 << 20)
-        while body.count < length {
-            guard let chunk = try? client.read(), !chunk.isEmpty else { return }
-            body += chunk
-        }
-        let target = String(parts[1])
-        let path = String(target.split(separator: "?", maxSplits: 1).first ?? "")
-        let query = target.contains("?") ? Self.decodeForm(String(target.split(separator: "?", maxSplits: 1)[1])) : [:]
-        let request = Request(method: String(parts[0]), path: path, query: query, headers: headers,
-                              form: Self.decodeForm(String(decoding: body, as: UTF8.self)))
+    private func serve(_ client: BlockingSocket, _ http: LoopbackHTTPRequest) {
+        let path = http.path
+        let request = Request(method: http.method, path: path, query: http.queryText.map(Self.decodeForm) ?? [:],
+                              headers: http.headers, form: Self.decodeForm(String(decoding: http.body, as: UTF8.self)))
         lock.withLock { _requests.append("\(request.method) \(path)") }
         switch hostile {
         case .slow(let seconds)?:
@@ -274,10 +221,7 @@ public final class LocalEntraServer: @unchecked Sendable {
     }
 
     private func reply(_ client: BlockingSocket, _ status: Int, _ body: String, extra: String = "") {
-        let reason = status == 200 ? "OK" : status == 400 ? "Bad Request" : status == 401 ? "Unauthorized" : "Error"
-        let bytes = Array(body.utf8)
-        let head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\(extra)Connection: close\r\n\r\n"
-        try? client.write(Array(head.utf8) + bytes)
+        LoopbackHTTPServer.reply(client, status, body, extra: extra)
     }
 
     private func error(_ status: Int, _ code: String, _ description: String) -> (Int, String) {
@@ -453,12 +397,6 @@ public final class LocalEntraServer: @unchecked Sendable {
         #else
         return "no OpenSSL"
         #endif
-    }
-
-    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for i in 0 ... haystack.count - needle.count where haystack[i ..< i + needle.count].elementsEqual(needle) { return i }
-        return nil
     }
 
     static func decodeForm(_ text: String) -> [String: String] {

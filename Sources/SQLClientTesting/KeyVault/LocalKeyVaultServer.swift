@@ -21,10 +21,7 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
     /// The STSURL the challenge names as its `authorization`.
     public let authority: String
     private let lock = NSLock()
-    private var listener: BlockingSocket?
-    private var open: [BlockingSocket] = []
-    private let group = DispatchGroup()
-    private var _port: UInt16 = 0
+    private var http: LoopbackHTTPServer!
     private var keys: [String: AERSAKey] = [:]   // "name/version"
     private var current: [String: String] = [:]  // name -> version
     private var granted: Set<String> = []
@@ -36,42 +33,16 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
     /// - Throws: when it cannot listen.
     public init(authority: String) throws {
         self.authority = authority
-        let (socket, port) = try BlockingSocket.listen(host: "127.0.0.1", port: 0)
-        listener = socket
-        _port = port
-        group.enter()
-        Thread.detachNewThread { [self] in
-            while let client = socket.accept() {
-                lock.withLock { open.append(client) }
-                group.enter()
-                Thread.detachNewThread { [self] in
-                    serve(client)
-                    client.close()
-                    lock.withLock { open.removeAll { $0 === client } }
-                    group.leave()
-                }
-            }
-            group.leave()
-        }
+        http = try LoopbackHTTPServer { [self] client, request in serve(client, request) }
     }
 
     deinit { stop() }
 
     /// Stops listening and closes every connection.
-    public func stop() {
-        let (l, clients) = lock.withLock { () -> (BlockingSocket?, [BlockingSocket]) in
-            let r = (listener, open)
-            listener = nil
-            return r
-        }
-        l?.shutdown()
-        l?.close()
-        for c in clients { c.shutdown() }
-        _ = group.wait(timeout: .now() + 5)
-    }
+    public func stop() { http.stop() }
 
     /// `http://127.0.0.1:<port>`: the vault's origin.
-    public var origin: String { "http://127.0.0.1:\(lock.withLock { _port })" }
+    public var origin: String { "http://127.0.0.1:\(http.port)" }
 
     /// Makes an RSA key of `bits` bits named `name` (a new version when the name exists).
     /// - Returns: the key's path, `<origin>/keys/<name>/<version>`.
@@ -119,37 +90,11 @@ public final class LocalKeyVaultServer: @unchecked Sendable {
 
     // MARK: - HTTP
 
-    private func serve(_ client: BlockingSocket) {
-        var buffer: [UInt8] = []
-        var headerEnd: Int?
-        while headerEnd == nil {
-            guard let chunk = try? client.read(), !chunk.isEmpty, buffer.count < 65_536 else { return }
-            buffer += chunk
-            headerEnd = LocalEntraServer.find([13, 10, 13, 10], in: buffer)
-        }
-        guard let end = headerEnd else { return }
-        let head = String(decoding: buffer[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let parts = head.first?.split(separator: " ") ?? []
-        guard parts.count >= 2 else { return }
-        var headers: [String: String] = [:]
-        for line in head.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        var body = Array(buffer[(end + 4)...])
-        let length = min(Int(headers["content-length"] ?? "0") ?? 0, 1 << 20)
-        while body.count < length {
-            guard let chunk = try? client.read(), !chunk.isEmpty else { return }
-            body += chunk
-        }
-        let method = String(parts[0])
-        let path = String(parts[1].split(separator: "?", maxSplits: 1).first ?? "")
+    private func serve(_ client: BlockingSocket, _ request: LoopbackHTTPRequest) {
+        let (method, path, headers, body) = (request.method, request.path, request.headers, request.body)
         lock.withLock { _requests.append("\(method) \(path)") }
         let (status, json, extra) = answer(method: method, path: path, headers: headers, body: body)
-        let reason = [200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found"][status] ?? "Error"
-        let bytes = Array(json.utf8)
-        let response = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\(extra)Connection: close\r\n\r\n"
-        try? client.write(Array(response.utf8) + bytes)
+        LoopbackHTTPServer.reply(client, status, json, extra: extra)
     }
 
     private func error(_ status: Int, _ code: String, _ message: String) -> (Int, String, String) {

@@ -300,7 +300,10 @@ extension SQLConnection {
         let id: RequestID
         switch source {
         case .request(let request): id = try await startRequest(request, timeout: timeout, reservation: reservation)
-        case .query(let query): id = try await startRequest(try self.request(for: query), timeout: timeout, reservation: reservation)
+        case .query(let query):
+            id = try await startRequest(try await self.request(encrypting: query), timeout: timeout, reservation: reservation)
+            // Always Encrypted off for this query: its encrypted columns read as ciphertext.
+            if query.columnEncryption == .disabled, session.columnEncryptionVersion > 0 { requestsWithoutDecryption.insert(id) }
         }
         // Its response is read only by its cursor (or, abandoned, by the drain), after this.
         if readsParts { partsRequest = id }

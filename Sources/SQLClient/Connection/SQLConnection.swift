@@ -68,9 +68,12 @@ public actor SQLConnection {
     /// A COLMETADATA with encrypted columns whose keys are still to be unwrapped (asynchronously,
     /// between two synchronous collections of a batch) before its rows are read.
     var pendingDecryption: ColMetadata?
-    /// The requests that do not decrypt (SQLColumnEncryptionOverride `.disabled`): their encrypted
+    /// The requests that do not decrypt (SQLQueryColumnEncryption `.disabled`): their encrypted
     /// columns read as varbinary ciphertext.
     var requestsWithoutDecryption: Set<RequestID> = []
+    /// What sp_describe_parameter_encryption said, by statement text and declaration (bounded:
+    /// ``ParameterEncryptionPlan/cacheLimit``).
+    var parameterEncryptionPlans: [String: ParameterEncryptionPlan] = [:]
     /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
     var partsRequest: RequestID?
     /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)

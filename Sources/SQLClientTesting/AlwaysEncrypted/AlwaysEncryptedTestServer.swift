@@ -158,7 +158,8 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
             return ColumnMetadata(flags: [.nullable, .encrypted], typeInfo: outer, cryptoMetadata: crypto, name: c.name)
         }
         var w = ByteWriter()
-        ColMetadata(columns: meta, cekTable: anyEncrypted ? [cekEntry] : nil).encode(into: &w, version: version)
+        // With COLUMNENCRYPTION negotiated every COLMETADATA has a CEK table, empty when no column is encrypted.
+        ColMetadata(columns: meta, cekTable: anyEncrypted ? [cekEntry] : columnEncryption ? [] : nil).encode(into: &w, version: version)
         for row in rows {
             var cells: [SQLValue] = []
             for (i, c) in columns.enumerated() {
@@ -171,6 +172,13 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
             w.writeBytes(try ServerTokens.row(cells, columns: meta))
         }
         return w.bytes + ServerTokens.done(status: .count, rowCount: UInt64(rows.count), version: version)
+    }
+
+    /// COLMETADATA of plaintext columns on a session with COLUMNENCRYPTION (an empty CEK table).
+    static func colMetadata(_ columns: [ColumnMetadata], version: TDSVersion) -> [UInt8] {
+        var w = ByteWriter()
+        ColMetadata(columns: columns, cekTable: []).encode(into: &w, version: version)
+        return w.bytes
     }
 
     /// The names in an sp_executesql declaration (`@P1 int, @P2 decimal(10, 2)`), in order.
@@ -221,14 +229,14 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         let described = names.enumerated().filter { encryptedParameters[$0.element] != nil }
         var t: [UInt8] = []
         do {
-            t += ServerTokens.colMetadata(keyColumns, version: version)
+            t += Self.colMetadata(keyColumns, version: version)
             if !described.isEmpty {
                 t += try ServerTokens.row([.int(1), .int(Int32(Self.databaseID)), .int(Int32(Self.cekID)), .int(Int32(Self.cekVersion)),
                                            .binary(md), .binary(key.encryptedKey), .string(key.keyStoreName), .string(key.keyPath),
                                            .string("RSA_OAEP")], columns: keyColumns)
             }
             t += ServerTokens.done(token: 0xFF, status: [.more, .count], rowCount: described.isEmpty ? 0 : 1, version: version)
-            t += ServerTokens.colMetadata(parameterColumns, version: version)
+            t += Self.colMetadata(parameterColumns, version: version)
             for (i, name) in names.enumerated() {
                 let e = encryptedParameters[name]
                 t += try ServerTokens.row([.int(Int32(i + 1)), .string(name), .tinyint(e == nil ? 0 : 2), .tinyint(e?.rawValue ?? 0),

@@ -247,4 +247,32 @@ final class AlwaysEncryptedReadTests: XCTestCase {
         XCTAssertEqual(try AEADAes256CbcHmacSha256(rootKey: server.key.rootKey).decrypt(bytes), [5, 0, 0, 0, 0, 0, 0, 0])
         await connection.close()
     }
+
+    /// `sqlclient --column-master-key-folder DIR`: the certificate-file provider unwraps the
+    /// published CEK (the swisscom fixture) with the key in DIR; the CLI prints the plaintext.
+    func testCLIDecryptsWithTheColumnMasterKeyFolder() async throws {
+        let dir = try AEFixtures.keyFolder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let encryptedKey = try AEFixtures.bytes("swisscom/cekv.key")
+        let rootKey = try await SQLCertificateFileKeyStoreProvider(folder: dir.path)
+            .decryptColumnEncryptionKey(masterKeyPath: AEFixtures.masterKeyPath, algorithm: "RSA_OAEP", encryptedKey: encryptedKey)
+        let key = AlwaysEncryptedTestServer.Key(rootKey: rootKey, encryptedKey: encryptedKey,
+                                                keyStoreName: SQLCertificateFileKeyStoreProvider.providerName,
+                                                keyPath: AEFixtures.masterKeyPath)
+        let server = try AlwaysEncryptedTestServer(key: key, columns: [.init("id", .int, .deterministic), .init("name", .nvarchar(100), .randomized)],
+                                                   rows: [[.int(41), .string("Grace")], [.int(42), .null]])
+        defer { server.stop() }
+        let args = ["-S", "127.0.0.1,\(server.port)", "-U", "u", "-P", "p", "--encrypt", "notsupported", "--format", "csv"]
+        let r = try CLI.run(args + ["--column-master-key-folder", dir.path, "-Q", "SELECT id, name FROM t"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("41,Grace"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("42,NULL") || r.stdout.contains("42,\n") || r.stdout.contains("42,\r"), r.stdout)
+        // Without the folder, the CLI does not ask for column encryption: ciphertext, no plaintext.
+        let plain = try CLI.run(args + ["-Q", "SELECT id, name FROM t"])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertFalse(plain.stdout.contains("Grace"), plain.stdout)
+        XCTAssertTrue(plain.stdout.contains("0x01"), plain.stdout)
+        let missing = try CLI.run(args + ["--column-master-key-folder", dir.path + "/nope", "-Q", "SELECT 1"])
+        XCTAssertNotEqual(missing.status, 0)
+    }
 }

@@ -111,10 +111,11 @@ extension SQLConnection {
     ///   `.unencryptedParameter` when a parameter the server describes as encrypted cannot be
     ///   encrypted (its type cannot be, its value does not fit its type, it is missing, it is
     ///   table-valued): never sent in clear; the key errors of the read path.
-    func request(encrypting query: SQLQuery) async throws -> OutgoingRequest {
+    /// Answers the request and the keys of its encrypted OUTPUT parameters by lowercased name.
+    func request(encrypting query: SQLQuery) async throws -> (OutgoingRequest, [String: AEADAes256CbcHmacSha256]) {
         let plain = try request(for: query)
         guard session.columnEncryptionVersion > 0, query.columnEncryption == .connectionSetting,
-              case .rpc(let calls) = plain, calls.count == 1, calls[0].parameters.count > 2 else { return plain }
+              case .rpc(let calls) = plain, calls.count == 1, calls[0].parameters.count > 2 else { return (plain, [:]) }
         var call = calls[0]
         let statement = call.parameters[0].value
         let declaration = call.parameters[1].value
@@ -138,15 +139,18 @@ extension SQLConnection {
             }
             parameterEncryptionPlans[cacheKey] = plan
         }
-        if plan.parameters.isEmpty { return plain }
+        if plan.parameters.isEmpty { return (plain, [:]) }
         var seen: Set<String> = []
+        var outputKeys: [String: AEADAes256CbcHmacSha256] = [:]
         do {
             let stores = SQLColumnEncryptionKeyStores(connection: configuration.columnEncryptionKeyStoreProviders)
             for index in 2 ..< call.parameters.count {
                 let parameter = call.parameters[index]
                 guard let described = plan.parameters[parameter.name.lowercased()] else { continue }
                 seen.insert(parameter.name.lowercased())
-                call.parameters[index] = try await encrypt(parameter, as: described, plan: plan, keyStores: stores)
+                let (encrypted, cipher) = try await encrypt(parameter, as: described, plan: plan, keyStores: stores)
+                call.parameters[index] = encrypted
+                if parameter.status.contains(.byRefValue) { outputKeys[parameter.name.lowercased()] = cipher }
             }
             if let missing = plan.parameters.keys.first(where: { !seen.contains($0) }) {
                 throw ColumnEncryptionError(.unencryptedParameter, "the server describes parameter \(plan.parameters[missing]?.name ?? missing)"
@@ -155,12 +159,12 @@ extension SQLConnection {
         } catch let error as ColumnEncryptionError {
             throw error.sqlClientError
         }
-        return .rpc([call])
+        return (.rpc([call]), outputKeys)
     }
 
     /// `parameter` encrypted as `described` says.
     private func encrypt(_ parameter: RPCParameter, as described: ParameterEncryptionPlan.Parameter, plan: ParameterEncryptionPlan,
-                         keyStores: SQLColumnEncryptionKeyStores) async throws(ColumnEncryptionError) -> RPCParameter {
+                         keyStores: SQLColumnEncryptionKeyStores) async throws(ColumnEncryptionError) -> (RPCParameter, AEADAes256CbcHmacSha256) {
         let name = parameter.name
         guard parameter.table == nil else {
             throw ColumnEncryptionError(.unencryptedParameter, "table-valued parameter \(name) cannot be encrypted", column: name)
@@ -194,6 +198,46 @@ extension SQLConnection {
                                                cekID: entry.cekID, cekVersion: entry.cekVersion,
                                                cekMetadataVersion: entry.cekMetadataVersion,
                                                normalizationVersion: described.normalizationVersion)
-        return encrypted
+        return (encrypted, cipher)
+    }
+}
+
+/// Encrypted OUTPUT parameters ([MS-TDS] 2.2.7.19 RETURNVALUE with CryptoMetaData, which has no
+/// CEK ordinal): decrypted with the key their input was encrypted with.
+enum OutputParameterDecryption {
+    /// `value` decrypted, typed by `crypto`'s base TYPE_INFO.
+    /// - Throws: ``ColumnEncryptionError`` naming the parameter: `.invalidMetadata` when no key
+    ///   is known for it (an encrypted output the client did not encrypt), the decryption's errors,
+    ///   `.invalidPlaintext`.
+    static func decrypt(_ value: ReturnValue, crypto: CryptoMetadata,
+                        cipher: AEADAes256CbcHmacSha256?) throws(ColumnEncryptionError) -> ReturnValue {
+        var out = value
+        out.typeInfo = crypto.baseType
+        out.userType = crypto.userType
+        switch value.value {
+        case .null:
+            out.value = .null
+            return out
+        case .binary(let ciphertext):
+            guard let cipher else {
+                throw ColumnEncryptionError(.invalidMetadata, "the encrypted output parameter has no column encryption key"
+                                            + " (it was not sent encrypted)", column: value.name)
+            }
+            let plaintext: [UInt8]
+            do {
+                plaintext = try cipher.decrypt(ciphertext)
+            } catch {
+                throw error.naming(column: value.name)
+            }
+            do {
+                out.value = try crypto.baseType.decodeNormalized(plaintext)
+            } catch {
+                throw ColumnEncryptionError(.invalidPlaintext, "the decrypted value is not a \(crypto.baseType.sqlTypeName): \(error.code)",
+                                            column: value.name)
+            }
+            return out
+        default:
+            throw ColumnEncryptionError(.invalidCiphertext, "an encrypted output parameter arrived as \(value.value.kindName)", column: value.name)
+        }
     }
 }

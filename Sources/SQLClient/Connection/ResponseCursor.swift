@@ -279,7 +279,7 @@ final class ResponseCursor: @unchecked Sendable {
             }
             if batch.ended {
                 // RETURNVALUE tokens (OUTPUT parameters), collected by the state machine: after the last statement.
-                for value in await connection.takeReturnValues(requestID) {
+                for value in try await connection.takeReturnValues(requestID) {
                     items.append(.event(.outputValue(SQLOutputValue(value))))
                 }
             }
@@ -301,7 +301,9 @@ extension SQLConnection {
         switch source {
         case .request(let request): id = try await startRequest(request, timeout: timeout, reservation: reservation)
         case .query(let query):
-            id = try await startRequest(try await self.request(encrypting: query), timeout: timeout, reservation: reservation)
+            let (request, outputKeys) = try await self.request(encrypting: query)
+            id = try await startRequest(request, timeout: timeout, reservation: reservation)
+            if !outputKeys.isEmpty { outputParameterKeys[id] = outputKeys }
             // Always Encrypted off for this query: its encrypted columns read as ciphertext.
             if query.columnEncryption == .disabled, session.columnEncryptionVersion > 0 { requestsWithoutDecryption.insert(id) }
         }

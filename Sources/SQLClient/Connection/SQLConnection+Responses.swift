@@ -535,6 +535,7 @@ extension SQLConnection {
             currentColumns = nil
             resultDecryption = nil
             requestsWithoutDecryption.remove(rid)
+            if error != nil { outputParameterKeys[rid] = nil }
             if rid == id {
                 if let error { batch.error = error } else { batch.ended = true }
                 return true
@@ -544,6 +545,7 @@ extension SQLConnection {
             currentColumns = nil
             resultDecryption = nil
             requestsWithoutDecryption.remove(rid)
+            outputParameterKeys[rid] = nil
             if rid == id {
                 batch.error = error
                 return true
@@ -617,9 +619,25 @@ extension SQLConnection {
 
     // MARK: - Results
 
-    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of completed request `id`, once.
-    func takeReturnValues(_ id: RequestID) -> [ReturnValue] {
-        machine.takeReturnValues(of: id)
+    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of completed request `id`, once;
+    /// encrypted ones (Always Encrypted) decrypted with the key their parameter was encrypted
+    /// with, typed by their base TYPE_INFO.
+    /// - Throws: ``SQLClientError`` with a ``ColumnEncryptionError`` underlying naming the
+    ///   parameter when an encrypted value cannot be decrypted.
+    func takeReturnValues(_ id: RequestID) throws -> [ReturnValue] {
+        var values = machine.takeReturnValues(of: id)
+        let keys = outputParameterKeys.removeValue(forKey: id)
+        guard session.columnEncryptionVersion > 0, !requestsWithoutDecryption.contains(id) else { return values }
+        for index in values.indices where values[index].flags.contains(.encrypted) {
+            guard let crypto = values[index].cryptoMetadata else { continue }
+            do {
+                values[index] = try OutputParameterDecryption.decrypt(values[index], crypto: crypto,
+                                                                      cipher: keys?[values[index].name.lowercased()])
+            } catch {
+                throw error.sqlClientError
+            }
+        }
+        return values
     }
 
     /// Sends `request` and buffers everything it returns: the fold of its events (``SQLResult/append(_:)``).

@@ -74,6 +74,9 @@ public actor SQLConnection {
     /// What sp_describe_parameter_encryption said, by statement text and declaration (bounded:
     /// ``ParameterEncryptionPlan/cacheLimit``).
     var parameterEncryptionPlans: [String: ParameterEncryptionPlan] = [:]
+    /// The keys of a running request's encrypted OUTPUT parameters, by lowercased name: their
+    /// RETURNVALUE tokens are decrypted with them (``takeReturnValues(_:)``).
+    var outputParameterKeys: [RequestID: [String: AEADAes256CbcHmacSha256]] = [:]
     /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
     var partsRequest: RequestID?
     /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)

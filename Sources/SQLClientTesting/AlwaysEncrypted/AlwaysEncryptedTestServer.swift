@@ -147,7 +147,8 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
     }
 
     /// COLMETADATA (with the CEK table when a column is encrypted), the rows, DONE.
-    private func resultSet(_ columns: [Column], rows: [[SQLValue]], version: TDSVersion, columnEncryption: Bool = true) throws -> [UInt8] {
+    private func resultSet(_ columns: [Column], rows: [[SQLValue]], version: TDSVersion, columnEncryption: Bool = true,
+                           done: UInt8 = 0xFD) throws -> [UInt8] {
         let anyEncrypted = columnEncryption && columns.contains { $0.encryption != nil }
         let meta = columns.map { c -> ColumnMetadata in
             guard let e = c.encryption else { return ColumnMetadata(typeInfo: c.type, name: c.name) }
@@ -171,7 +172,33 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
             }
             w.writeBytes(try ServerTokens.row(cells, columns: meta))
         }
-        return w.bytes + ServerTokens.done(status: .count, rowCount: UInt64(rows.count), version: version)
+        return w.bytes + ServerTokens.done(token: done, status: done == 0xFF ? [.more, .count] : .count, rowCount: UInt64(rows.count),
+                                           version: version)
+    }
+
+    /// RETURNVALUE ([MS-TDS] 2.2.7.19): an encrypted column's value as varbinary ciphertext with
+    /// CryptoMetaData (no ordinal), a plaintext one as it is.
+    private func returnValue(ordinal: UInt16, name: String, column: Column, value: SQLValue, version: TDSVersion) throws -> [UInt8] {
+        var w = ByteWriter()
+        w.writeUInt8(0xAC)
+        w.writeUInt16LE(ordinal)
+        w.writeBVarChar(name)
+        w.writeUInt8(0x01)
+        w.writeUInt32LE(0)
+        guard let e = column.encryption else {
+            w.writeUInt16LE(ColumnFlags.nullable.rawValue)
+            column.type.encode(into: &w, version: version)
+            try column.type.encodeValue(value, into: &w)
+            return w.bytes
+        }
+        w.writeUInt16LE(ColumnFlags([.nullable, .encrypted]).rawValue)
+        let outer: TypeInfo = column.type.isPLP ? .varbinary(nil) : .varbinary(8000)
+        outer.encode(into: &w, version: version)
+        CryptoMetadata(ordinal: nil, userType: 0, baseType: column.type, algorithm: 2, encryptionType: e.rawValue)
+            .encode(into: &w, version: version)
+        let cell: SQLValue = value.isNull ? .null : .binary(try cipher.encrypt(try column.type.normalized(value), type: e))
+        try outer.encodeValue(cell, into: &w)
+        return w.bytes
     }
 
     /// COLMETADATA of plaintext columns on a session with COLUMNENCRYPTION (an empty CEK table).
@@ -300,7 +327,12 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
             seen.encryptedNames = encryptedNames
         }
         do {
-            return try resultSet(echo, rows: [row], version: version)
+            // The row, then each OUTPUT parameter's value back (encrypted as it came) in RETURNVALUE.
+            var t = try resultSet(echo, rows: [row], version: version, done: 0xFF)
+            for (i, p) in values.enumerated() where p.status.contains(.byRefValue) {
+                t += try returnValue(ordinal: UInt16(i + 2), name: p.name, column: echo[i], value: row[i], version: version)
+            }
+            return t + ServerTokens.done(token: 0xFE, version: version)
         } catch {
             return self.error(50000, "the test server could not encode its answer", version: version)
         }

@@ -105,4 +105,22 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         XCTAssertEqual(plain.first?.values, [.int(5)])
         await connection.close()
     }
+
+    /// An encrypted OUTPUT parameter comes back (RETURNVALUE with CryptoMetaData) decrypted with
+    /// the key it was sent with, typed by its base type.
+    func testEncryptedOutputParametersAreDecrypted() async throws {
+        let server = try AlwaysEncryptedTestServer(key: Read.makeKey(), encryptedParameters: ["@P1": .randomized, "@P2": .deterministic])
+        defer { server.stop() }
+        let connection = try await Read.connect(server)
+        let query = SQLQuery(unsafeSQL: "SELECT @P1 = @P1, @P2 = @P2", parameters: [
+            SQLParameter(.decimal(SQLDecimal(precision: 10, scale: 2, magnitude: 12_345)), type: .decimal(precision: 10, scale: 2),
+                         direction: .inputOutput),
+            SQLParameter(.string("out"), type: .nvarchar(20), direction: .inputOutput),
+        ])
+        let result = try await connection.execute(query)
+        XCTAssertEqual(result.outputs.map(\.value), [.decimal(SQLDecimal(precision: 10, scale: 2, magnitude: 12_345)), .string("out")])
+        XCTAssertEqual(result.outputs.map(\.typeInfo), [.decimal(precision: 10, scale: 2), .nvarchar(20)])
+        XCTAssertEqual(result.output("@P2"), .string("out"))
+        await connection.close()
+    }
 }

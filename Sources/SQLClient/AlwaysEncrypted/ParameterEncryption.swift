@@ -18,8 +18,18 @@ struct ParameterEncryptionPlan: Sendable {
     /// The encrypted parameters, by lowercased name; plaintext ones are left out.
     var parameters: [String: Parameter] = [:]
 
-    /// The most entries a connection keeps (the oldest half dropped beyond it).
+    /// The most entries a connection keeps (all dropped beyond it).
     static let cacheLimit = 256
+
+    /// SQL Server's error 33514: the encryption metadata of a statement's parameters is out of
+    /// date (a key rotated, a column re-encrypted); SqlClient drops its cached description and
+    /// retries once (TCE_CONVERSION_ERROR_CLIENT_RETRY).
+    static let staleMetadataError: Int32 = 33514
+
+    /// Whether `error` is the server's 33514.
+    static func isStale(_ error: SQLClientError) -> Bool {
+        (error.serverMessages + [error.serverMessage].compactMap { $0 }).contains { $0.number == staleMetadataError }
+    }
 
     /// Reads the two result sets (columns by position, as the procedure documents them:
     /// column_encryption_key_ordinal, database_id, column_encryption_key_id,

@@ -525,6 +525,8 @@ extension SQLConnection {
             batch.items.append(.event(.statementDone(rowsAffected: count.map { Int(clamping: $0) })))
         case .forwardMessage(let message):
             flush(&block, &batch)
+            // Always Encrypted: stale parameter encryption metadata; described again next time.
+            if message.isError, message.number == ParameterEncryptionPlan.staleMetadataError { parameterEncryptionPlans = [:] }
             deliver(message)
             batch.items.append(.event(.message(message)))
         case .forwardReturnStatus(let status):

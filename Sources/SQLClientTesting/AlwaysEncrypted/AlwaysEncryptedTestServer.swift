@@ -53,6 +53,9 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         public var algorithm: UInt8?
         /// Flip a bit of each ciphertext cell (after its MAC was made).
         public var tamperCells = false
+        /// Refuse the first sp_executesql with error 33514 (stale encryption metadata), as a
+        /// server does after a key rotation.
+        public var staleMetadataOnce = false
         /// Nothing is a lie.
         public init() {}
     }
@@ -286,7 +289,15 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
     }
 
     /// sp_executesql: each parameter checked (and decrypted), then sent back as one row.
+    private var refusedStale = false
+
     private func execute(_ call: RPCCall, version: TDSVersion) -> [UInt8] {
+        if lies.staleMetadataOnce, lock.withLock({ () -> Bool in
+            defer { refusedStale = true }
+            return !refusedStale
+        }) {
+            return error(33514, "Operand type clash: the encryption metadata of the parameters is out of date", version: version)
+        }
         let values = call.parameters.dropFirst(2)
         var row: [SQLValue] = []
         var echo: [Column] = []

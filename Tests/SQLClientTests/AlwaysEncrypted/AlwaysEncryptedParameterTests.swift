@@ -123,4 +123,20 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         XCTAssertEqual(result.output("@P2"), .string("out"))
         await connection.close()
     }
+
+    /// Error 33514 (stale encryption metadata): the cached description is dropped and the
+    /// statement described and sent again, once.
+    func testStaleMetadataIsDescribedAgainAndRetriedOnce() async throws {
+        var lies = AlwaysEncryptedTestServer.Lies()
+        lies.staleMetadataOnce = true
+        let server = try AlwaysEncryptedTestServer(key: Read.makeKey(), encryptedParameters: ["@P1": .deterministic], lies: lies)
+        defer { server.stop() }
+        let connection = try await Read.connect(server)
+        let query = SQLQuery(unsafeSQL: "SELECT @P1", parameters: [SQLParameter(.int(3), type: .int)])
+        let result = try await connection.execute(query)
+        XCTAssertEqual(result.rows.first?.values, [.int(3)])
+        XCTAssertEqual(server.observed.described, ["SELECT @P1", "SELECT @P1"])
+        XCTAssertEqual(server.observed.parameters.count, 1)
+        await connection.close()
+    }
 }

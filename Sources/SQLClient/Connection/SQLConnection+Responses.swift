@@ -212,9 +212,16 @@ extension SQLConnection {
             batch.error = CancelReason.cancelled.error
             return batch
         }
+        // A drain discards what it reads: nothing of it is decrypted (no key is unwrapped for it).
+        if drainer { resultDecryption = nil }
         var received = 0
         while true {
             collect(id, into: &batch)
+            if drainer, pendingDecryption != nil {
+                pendingDecryption = nil
+                if batch.ended || batch.error != nil { return batch }
+                continue
+            }
             if let metadata = pendingDecryption {
                 // Always Encrypted: the keys of the result set's encrypted columns, unwrapped
                 // (through the cache, else a key store provider: I/O) before its rows are read.
@@ -439,20 +446,22 @@ extension SQLConnection {
             }
         case .chunk(let column, let chunk):
             block.partBytes += chunk.count
-            if let decryption = resultDecryption, decryption.isEncrypted(column) {
-                let held = decryption.pendingChunks[column]?.count ?? 0
+            // (No copy of `resultDecryption` is held while its chunks grow: they grow in place.)
+            if resultDecryption?.isEncrypted(column) == true {
+                let (total, overflow) = (resultDecryption?.pendingChunks[column]?.count ?? 0).addingReportingOverflow(chunk.count)
                 let cap = configuration.maximumValueSize
-                if held > cap - chunk.count {
+                if overflow || total > cap {
                     return ColumnEncryptionError(.invalidCiphertext, "an encrypted value longer than maximumValueSize (\(cap) bytes)",
-                                                 column: decryption.decryptor.columns[column].name)
+                                                 column: resultDecryption?.decryptor.columns[column].name)
                 }
                 resultDecryption?.pendingChunks[column, default: []] += chunk
                 return nil
             }
             streamed = .chunk(column: column, chunk)
         case .largeValueEnd(let column):
-            if let decryption = resultDecryption, decryption.isEncrypted(column) {
+            if resultDecryption?.isEncrypted(column) == true {
                 let ciphertext = resultDecryption?.pendingChunks.removeValue(forKey: column) ?? []
+                guard let decryption = resultDecryption else { return nil }
                 do { streamed = .value(column: column, try decryption.decrypt(ciphertext: ciphertext, column: column)) } catch { return error }
             } else {
                 streamed = .valueEnd(column: column)

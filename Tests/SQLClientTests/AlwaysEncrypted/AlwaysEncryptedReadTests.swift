@@ -191,6 +191,38 @@ final class AlwaysEncryptedReadTests: XCTestCase {
         try await assertFails(server, code: .authenticationFailed, column: "secret")
     }
 
+    /// The same typed error from the streaming paths (rows one at a time, values in parts), after
+    /// the rows before it; a large encrypted value (nvarchar(max), chunks gathered) included.
+    func testTamperedCiphertextFailsTheStreamingPaths() async throws {
+        var lies = AlwaysEncryptedTestServer.Lies()
+        lies.tamperCells = true
+        let server = try AlwaysEncryptedTestServer(key: Self.makeKey(), columns: [.init("id", .int, nil), .init("doc", .nvarchar(nil), .randomized)],
+                                                   rows: [[.int(1), .null], [.int(2), .string(String(repeating: "z", count: 6000))]], lies: lies)
+        defer { server.stop() }
+        let connection = try await Self.connect(server)
+        var seen: [SQLValue] = []
+        do {
+            for try await row in connection.query(SQLQuery(unsafeSQL: "SELECT * FROM t")) { seen.append(row.values[0]) }
+            XCTFail("no error")
+        } catch let error as SQLClientError {
+            XCTAssertEqual((error.underlying as? ColumnEncryptionError)?.code, .authenticationFailed, "\(error)")
+            XCTAssertEqual((error.underlying as? ColumnEncryptionError)?.column, "doc")
+        }
+        XCTAssertEqual(seen, [.int(1)], "the NULL row before the bad cell came through")
+        var values: [SQLValue] = []
+        do {
+            for try await part in connection.streamingValues(SQLQuery(unsafeSQL: "SELECT * FROM t")) {
+                if case .value(_, let v) = part { values.append(v) }
+                if case .chunk = part { XCTFail("an encrypted value's ciphertext was handed out") }
+            }
+            XCTFail("no error")
+        } catch let error as SQLClientError {
+            XCTAssertEqual((error.underlying as? ColumnEncryptionError)?.code, .authenticationFailed, "\(error)")
+        }
+        XCTAssertEqual(values.prefix(3), [.int(1), .null, .int(2)])
+        await connection.close()
+    }
+
     func testWrongKeyIsATypedError() async throws {
         let server = try AlwaysEncryptedTestServer(key: Self.makeKey(), columns: [.init("card", .nvarchar(20), .randomized)],
                                                    rows: [[.string("4111")]])

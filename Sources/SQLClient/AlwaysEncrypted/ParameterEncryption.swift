@@ -126,9 +126,31 @@ extension SQLConnection {
         let plain = try request(for: query)
         guard session.columnEncryptionVersion > 0, query.columnEncryption == .connectionSetting,
               case .rpc(let calls) = plain, calls.count == 1, calls[0].parameters.count > 2 else { return (plain, [:]) }
-        var call = calls[0]
-        let statement = call.parameters[0].value
-        let declaration = call.parameters[1].value
+        let call = calls[0]
+        let (encrypted, keys) = try await encryptParameters(of: call, statement: call.parameters[0].value,
+                                                            declaration: call.parameters[1].value, from: 2)
+        return (.rpc([encrypted]), keys)
+    }
+
+    /// ``request(encrypting:)`` for a stored procedure called by name with named parameters:
+    /// described as SqlClient describes one, `EXEC name @a=@a, @b=@b OUTPUT` with the
+    /// declaration `@a int, @b nvarchar(10) output`. A call with a positional parameter, or by
+    /// ProcID, goes as it is.
+    func request(encryptingProcedure call: RPCCall) async throws -> (OutgoingRequest, [String: AEADAes256CbcHmacSha256]) {
+        guard session.columnEncryptionVersion > 0, case .name(let name) = call.procedure, !call.parameters.isEmpty,
+              call.parameters.allSatisfy({ !$0.name.isEmpty && $0.table == nil }) else { return (.rpc([call]), [:]) }
+        let output = { (p: RPCParameter) in p.status.contains(.byRefValue) ? " output" : "" }
+        let statement = "EXEC \(name) " + call.parameters.map { "\($0.name)=\($0.name)\(output($0))" }.joined(separator: ", ")
+        let declaration = call.parameters.map { "\($0.name) \($0.typeInfo.sqlTypeName)\(output($0))" }.joined(separator: ", ")
+        let (encrypted, keys) = try await encryptParameters(of: call, statement: .string(statement), declaration: .string(declaration), from: 0)
+        return (.rpc([encrypted]), keys)
+    }
+
+    /// The parameters of `call` from index `start` on, encrypted as sp_describe_parameter_encryption
+    /// says for `statement` and `declaration` (asked once, then cached).
+    private func encryptParameters(of call: RPCCall, statement: SQLValue, declaration: SQLValue,
+                                   from start: Int) async throws -> (RPCCall, [String: AEADAes256CbcHmacSha256]) {
+        var call = call
         let cacheKey = (statement.canonicalText ?? "") + "\u{0}" + (declaration.canonicalText ?? "")
         let plan: ParameterEncryptionPlan
         if let cached = parameterEncryptionPlans[cacheKey] {
@@ -149,12 +171,12 @@ extension SQLConnection {
             }
             parameterEncryptionPlans[cacheKey] = plan
         }
-        if plan.parameters.isEmpty { return (plain, [:]) }
+        if plan.parameters.isEmpty { return (call, [:]) }
         var seen: Set<String> = []
         var outputKeys: [String: AEADAes256CbcHmacSha256] = [:]
         do {
             let stores = SQLColumnEncryptionKeyStores(connection: configuration.columnEncryptionKeyStoreProviders)
-            for index in 2 ..< call.parameters.count {
+            for index in start ..< call.parameters.count {
                 let parameter = call.parameters[index]
                 guard let described = plan.parameters[parameter.name.lowercased()] else { continue }
                 seen.insert(parameter.name.lowercased())
@@ -169,7 +191,7 @@ extension SQLConnection {
         } catch let error as ColumnEncryptionError {
             throw error.sqlClientError
         }
-        return (.rpc([call]), outputKeys)
+        return (call, outputKeys)
     }
 
     /// `parameter` encrypted as `described` says.

@@ -9,8 +9,9 @@ import TDS
 /// parameters are encrypted and how), and answers `sp_executesql` by checking each parameter
 /// (an encrypted one must come encrypted, with ParamCipherInfo and the right encryption type;
 /// a deterministic one must carry the IV derived from its plaintext) and sending the
-/// parameters back as one row, encrypted as they came: a round trip through the client's
-/// encryption and decryption.
+/// parameters back as one row, encrypted as they came (OUTPUT ones also in RETURNVALUE): a round
+/// trip through the client's encryption and decryption. Any other procedure called by name is
+/// answered as sp_executesql is (its parameters checked and sent back).
 ///
 /// A parameter sent in clear where the server describes it as encrypted is answered with error
 /// 206 ("Operand type clash"), as SQL Server does.
@@ -144,7 +145,9 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
             case .name(let name) where name.lowercased() == "sp_describe_parameter_encryption":
                 return describe(call, version: version)
             case .id(.spExecuteSQL):
-                return execute(call, version: version)
+                return execute(call, from: 2, version: version)
+            case .name:
+                return execute(call, from: 0, version: version)   // a stored procedure: its parameters back, as sp_executesql's
             default:
                 return nil
             }
@@ -291,14 +294,14 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
     /// sp_executesql: each parameter checked (and decrypted), then sent back as one row.
     private var refusedStale = false
 
-    private func execute(_ call: RPCCall, version: TDSVersion) -> [UInt8] {
+    private func execute(_ call: RPCCall, from start: Int, version: TDSVersion) -> [UInt8] {
         if lies.staleMetadataOnce, lock.withLock({ () -> Bool in
             defer { refusedStale = true }
             return !refusedStale
         }) {
             return error(33514, "Operand type clash: the encryption metadata of the parameters is out of date", version: version)
         }
-        let values = call.parameters.dropFirst(2)
+        let values = call.parameters.dropFirst(start)
         var row: [SQLValue] = []
         var echo: [Column] = []
         var decrypted: [String: SQLValue] = [:]
@@ -350,7 +353,7 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
             // The row, then each OUTPUT parameter's value back (encrypted as it came) in RETURNVALUE.
             var t = try resultSet(echo, rows: [row], version: version, done: 0xFF)
             for (i, p) in values.enumerated() where p.status.contains(.byRefValue) {
-                t += try returnValue(ordinal: UInt16(i + 2), name: p.name, column: echo[i], value: row[i], version: version)
+                t += try returnValue(ordinal: UInt16(i + start), name: p.name, column: echo[i], value: row[i], version: version)
             }
             return t + ServerTokens.done(token: 0xFE, version: version)
         } catch {

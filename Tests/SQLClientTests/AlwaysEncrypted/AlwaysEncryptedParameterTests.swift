@@ -139,4 +139,24 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         XCTAssertEqual(server.observed.parameters.count, 1)
         await connection.close()
     }
+
+    /// A stored procedure called by name: described as `EXEC name @a=@a, @b=@b output`, its
+    /// parameters for encrypted columns encrypted, its encrypted OUTPUT decrypted.
+    func testStoredProcedureParametersAreEncrypted() async throws {
+        let server = try AlwaysEncryptedTestServer(key: Read.makeKey(), encryptedParameters: ["@ssn": .deterministic, "@balance": .randomized])
+        defer { server.stop() }
+        let connection = try await Read.connect(server)
+        let balance = SQLValue.money(SQLMoney(units: 1_234_500))
+        let result = try await connection.callProcedure("dbo.open_account", parameters: [
+            .input("@ssn", SQLParameter(.string("795-73-9838"), type: .char(11))),
+            .input("@branch", SQLParameter(.int(7), type: .int)),
+            .inputOutput("@balance", SQLParameter(balance, type: .money)),
+        ])
+        XCTAssertEqual(server.observed.described, ["EXEC dbo.open_account @ssn=@ssn, @branch=@branch, @balance=@balance output"])
+        XCTAssertEqual(server.observed.encryptedNames, ["@ssn", "@balance"])
+        XCTAssertEqual(server.observed.parameters.last?["@ssn"], .string("795-73-9838"))
+        XCTAssertEqual(result.rows.first?.values, [.string("795-73-9838"), .int(7), balance])
+        XCTAssertEqual(result.output("@balance"), balance)
+        await connection.close()
+    }
 }

@@ -128,6 +128,10 @@ if arguments.count > 1, arguments[1] == "pool" || arguments[1] == "pool-serve" {
     do { try await PoolBench.main(arguments[1], arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
     exit(0)
 }
+if arguments.count > 1, arguments[1] == "ae-rows" {   // AERowsBench.swift: Always Encrypted on the read path
+    do { try await AERowsBench.main(arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
+    exit(0)
+}
 if arguments.count > 1, arguments[1] == "aead" {   // AEADBench.swift: Always Encrypted cell decryption
     do { try AEADBench.main(arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
     exit(0)

@@ -108,6 +108,11 @@ public final class LoginScenarioServer: @unchecked Sendable {
         /// batches change, acknowledge SESSIONRECOVERY and restore a session from a recovery LOGIN7
         /// (see ``SessionRecoveryScenario``); nil: the plain replies described above.
         public var sessionRecovery: SessionRecoveryScenario?
+        /// Acknowledge COLUMNENCRYPTION (Always Encrypted, version 1) when LOGIN7 asks for it.
+        public var acknowledgesColumnEncryption = false
+        /// Answers a request after login with the tokens it returns (nil: the replies described
+        /// above), given the session's TDS version and LOGIN7 (see ``AlwaysEncryptedTestServer``).
+        public var respond: (@Sendable (Request, TDSVersion, Login7) -> [UInt8]?)?
 
         /// A behaviour from its most used parts; the rest are set on the value.
         public init(tlsFirst: Certificate? = nil, encryption: Prelogin.Encryption = .notSupported,
@@ -391,6 +396,8 @@ public final class LoginScenarioServer: @unchecked Sendable {
             var response: [UInt8]
             if request.type == .attention {
                 response = ServerTokens.done(status: .attention, version: version)
+            } else if let respond = behaviour.respond, let answer = respond(Request(type: request.type, payload: request.payload), version, login) {
+                response = answer
             } else if let route = behaviour.routeAfterLogin, !routed {
                 routed = true
                 response = routingEnvChange(server: route.server, port: route.port) + ServerTokens.done(version: version)
@@ -426,6 +433,8 @@ public final class LoginScenarioServer: @unchecked Sendable {
             switch feature.id {
             case Login7Feature.utf8SupportID: acks.append(.init(id: .utf8Support, data: [1]))
             case Login7Feature.fedAuthID where !behaviour.omitFedAuthAcknowledgement: acks.append(.init(id: .fedAuth, data: []))
+            case Login7Feature.columnEncryptionID where behaviour.acknowledgesColumnEncryption:
+                acks.append(.init(id: .columnEncryption, data: [1]))
             default: break
             }
         }

@@ -68,6 +68,9 @@ struct QueryOptions {
     var workstation: String?
     /// --access-token-file: an Entra ID access token, read from the file (whitespace trimmed).
     var accessTokenFile: String?
+    /// --column-master-key-folder: Always Encrypted on, column master keys (certificates with
+    /// their private keys) read from this folder by the certificate-file key store provider.
+    var columnMasterKeyFolder: String?
     /// -G: Microsoft Entra ID sign-in (ActiveDirectoryDefault unless --authentication-method names another).
     var entra = false
     /// --authentication-method NAME: an `Authentication=` name (ActiveDirectoryDefault, …DeviceCodeFlow, …).
@@ -135,6 +138,7 @@ enum QueryArguments {
         "--host-name-in-certificate": "hostNameInCertificate", "--tds-version": "tdsVersion",
         "--text-size": "textSize", "-a": "packetSize", "--packet-size": "packetSize", "--app-name": "appName",
         "-H": "workstation", "--workstation-name": "workstation", "--access-token-file": "accessTokenFile",
+        "--column-master-key-folder": "columnMasterKeyFolder",
         "--server-spn": "serverSPN", "--authentication-method": "authenticationMethod",
         "-K": "applicationIntent", "--application-intent": "applicationIntent",
         "--json-support": "jsonSupport", "--vector-support": "vectorSupport",
@@ -315,6 +319,7 @@ enum QueryArguments {
             case "appName": options.applicationName = v
             case "workstation": options.workstation = v
             case "accessTokenFile": options.accessTokenFile = v
+            case "columnMasterKeyFolder": options.columnMasterKeyFolder = v
             case "authenticationMethod": options.authenticationMethod = v
             case "serverSPN": options.serverSPN = v
             case "applicationIntent":

@@ -52,6 +52,9 @@ enum QueryCommand {
       -C                    trust the server certificate without verifying it (--trust-server-certificate)
       --ca-file PEM  -F name (--host-name-in-certificate)  --tds-version 7.1|7.2|7.3|7.4 (or TDSVER)
       --text-size N  --app-name NAME
+      --column-master-key-folder DIR
+                            Always Encrypted: encrypted columns decrypted and parameters encrypted, the
+                            column master keys (certificate and private key files) read from DIR
       -U DOMAIN\\user       Windows authentication (NTLM) with -P's password
       -E                    trusted connection: Kerberos with the default ticket cache (kinit); no -P
                             (--trusted-connection; with -U DOMAIN\\user -P password, NTLM when Kerberos cannot start)
@@ -182,6 +185,14 @@ enum QueryCommand {
         if options.multiSubnetFailover { config.multiSubnetFailover = true }
         if let json = options.jsonSupport { config.typeSupport.json = json }
         if let vector = options.vectorSupport { config.typeSupport.vector = vector }
+        if let folder = options.columnMasterKeyFolder {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw UsageError("--column-master-key-folder \"\(folder)\" is not a folder")
+            }
+            config.columnEncryption = .enabled
+            config.columnEncryptionKeyStoreProviders = [SQLCertificateFileKeyStoreProvider.providerName: SQLCertificateFileKeyStoreProvider(folder: folder)]
+        }
         if let file = options.accessTokenFile {
             // The token is a credential: never echoed, only its file named.
             guard let data = FileManager.default.contents(atPath: file),

@@ -78,13 +78,19 @@ final class MessageRPCTests: XCTestCase {
                 XCTAssertEqual((e as? TDSDecodingError)?.context.isEmpty, false)
             }
         }
-        // Encrypted parameters are reported, not misread.
-        var enc = RPCRequest(RPCCall(procedure: .name("p"), parameters: [RPCParameter(name: "@e", status: [.encrypted], typeInfo: .int, value: .int(1))]), allHeaders: nil)
-        let encBytes = try enc.encode(version: .v7_1_1)
-        XCTAssertThrowsError(try RPCRequest.decode(from: encBytes, version: .v7_1_1)) { e in
-            XCTAssertEqual((e as? TDSDecodingError)?.code, .unsupported)
+        // An encrypted parameter (Always Encrypted): varbinary ciphertext, then ParamCipherInfo.
+        var encrypted = RPCParameter(name: "@e", status: [.encrypted], typeInfo: .varbinary(8000), value: .binary([1, 2, 3]))
+        encrypted.cipherInfo = ParamCipherInfo(baseType: .nvarchar(50), encryptionType: 1, databaseID: 5, cekID: 7, cekVersion: 1,
+                                               cekMetadataVersion: 0x0102_0304_0506_0708)
+        let enc = RPCRequest(RPCCall(procedure: .name("p"), parameters: [encrypted]), allHeaders: nil)
+        let encBytes = try enc.encode(version: .v7_4)
+        XCTAssertEqual(try RPCRequest.decode(from: encBytes, version: .v7_4).calls, enc.calls)
+        // Cut anywhere inside ParamCipherInfo: truncated, never misread.
+        for cut in 1 ..< 30 {
+            XCTAssertThrowsError(try RPCRequest.decode(from: Array(encBytes.dropLast(cut)), version: .v7_4)) { e in
+                XCTAssertEqual((e as? TDSDecodingError)?.code, .truncated, "cut \(cut)")
+            }
         }
-        enc.calls = []
     }
 
     func testSpecRPCRequest() throws {

@@ -87,7 +87,7 @@ public struct SQLColumnDecryptor: Sendable {
 
     /// The CEK of `entry` through the first of its values whose provider is registered and
     /// succeeds (a CEK may be encrypted under several master keys during key rotation).
-    private static func unwrap(_ entry: CEKEntry, column: String, keyStores: SQLColumnEncryptionKeyStores,
+    static func unwrap(_ entry: CEKEntry, column: String, keyStores: SQLColumnEncryptionKeyStores,
                                cache: ColumnEncryptionKeyCache) async throws(ColumnEncryptionError) -> (AEADAes256CbcHmacSha256, String) {
         guard !entry.values.isEmpty else {
             throw ColumnEncryptionError(.invalidMetadata, "the CEK table entry has no encrypted key", column: column)

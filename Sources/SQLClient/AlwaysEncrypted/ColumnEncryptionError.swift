@@ -19,6 +19,12 @@ public struct ColumnEncryptionError: Error, Sendable, Hashable, CustomStringConv
         public static let authenticationFailed = Code("authenticationFailed")
         /// The MAC verified but AES-CBC decryption failed (bad padding).
         public static let decryptionFailed = Code("decryptionFailed")
+        /// A decrypted value is not a value of its column's base type (a wrong width after
+        /// normalization, an integer out of range): the server's metadata and the cell disagree.
+        public static let invalidPlaintext = Code("invalidPlaintext")
+        /// A parameter bound for an encrypted column would be sent unencrypted (SqlClient's rule:
+        /// never send a value in clear to an encrypted column), or cannot be encrypted as asked.
+        public static let unencryptedParameter = Code("unencryptedParameter")
         /// A column encryption key (the AEAD root key) is not 32 bytes.
         public static let invalidKey = Code("invalidKey")
         /// The server names an encryption algorithm other than AEAD_AES_256_CBC_HMAC_SHA256.

@@ -64,3 +64,17 @@ public enum SQLColumnEncryptionSetting: String, Sendable, Hashable, CaseIterable
         return version
     }
 }
+
+/// Always Encrypted for one query (SqlClient's `SqlCommandColumnEncryptionSetting`), on a
+/// connection whose column encryption was negotiated (``SQLColumnEncryptionSetting/enabled``);
+/// on any other connection it changes nothing.
+public enum SQLQueryColumnEncryption: String, Sendable, Hashable, CaseIterable {
+    /// The connection's setting (the default): parameters for encrypted columns are encrypted
+    /// (`sp_describe_parameter_encryption`, cached per statement) and results decrypted.
+    case connectionSetting
+    /// Results are decrypted; parameters are sent as they are, without asking the server which
+    /// are encrypted (a query whose parameters meet no encrypted column saves the round trip).
+    case resultSetOnly
+    /// Neither: parameters go as they are and encrypted columns read as varbinary ciphertext.
+    case disabled
+}

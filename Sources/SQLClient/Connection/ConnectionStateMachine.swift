@@ -88,7 +88,7 @@ struct ConnectionStateMachine: Sendable {
         case closeConnection(CloseContext)
 
         /// A result set starts with these columns.
-        case forwardColumns([ColumnMetadata])
+        case forwardColumns(ColMetadata)
         /// A row of the current result set.
         case forwardRow([SQLValue])
         /// A statement finished; `rowsAffected` when DONE carried the COUNT flag.

@@ -131,7 +131,7 @@ struct RequestStateMachine: Sendable {
         let discarding = !forwardsResults
         switch token {
         case .colMetadata(let meta):
-            return discarding || meta.isNoMetadata ? .none : .forwardColumns(meta.columns)
+            return discarding || meta.isNoMetadata ? .none : .forwardColumns(meta)
         case .row, .nbcRow:
             guard !discarding, let values = token.rowValues else { return .none }
             return .forwardRow(values)

@@ -27,6 +27,9 @@ final class ResponseCursor: @unchecked Sendable {
         case request(OutgoingRequest)
         /// A parameterized query: a SQL batch without parameters, else `sp_executesql`.
         case query(SQLQuery)
+        /// A stored procedure called by name (``SQLConnection/callProcedure(_:parameters:options:timeout:)``):
+        /// its parameters for encrypted columns are encrypted (Always Encrypted).
+        case procedure(RPCCall)
     }
 
     let connection: SQLConnection
@@ -279,7 +282,7 @@ final class ResponseCursor: @unchecked Sendable {
             }
             if batch.ended {
                 // RETURNVALUE tokens (OUTPUT parameters), collected by the state machine: after the last statement.
-                for value in await connection.takeReturnValues(requestID) {
+                for value in try await connection.takeReturnValues(requestID) {
                     items.append(.event(.outputValue(SQLOutputValue(value))))
                 }
             }
@@ -300,7 +303,16 @@ extension SQLConnection {
         let id: RequestID
         switch source {
         case .request(let request): id = try await startRequest(request, timeout: timeout, reservation: reservation)
-        case .query(let query): id = try await startRequest(try self.request(for: query), timeout: timeout, reservation: reservation)
+        case .query(let query):
+            let (request, outputKeys) = try await self.request(encrypting: query)
+            id = try await startRequest(request, timeout: timeout, reservation: reservation)
+            if !outputKeys.isEmpty { outputParameterKeys[id] = outputKeys }
+            // Always Encrypted off for this query: its encrypted columns read as ciphertext.
+            if query.columnEncryption == .disabled, session.columnEncryptionVersion > 0 { requestsWithoutDecryption.insert(id) }
+        case .procedure(let call):
+            let (request, outputKeys) = try await self.request(encryptingProcedure: call)
+            id = try await startRequest(request, timeout: timeout, reservation: reservation)
+            if !outputKeys.isEmpty { outputParameterKeys[id] = outputKeys }
         }
         // Its response is read only by its cursor (or, abandoned, by the drain), after this.
         if readsParts { partsRequest = id }

@@ -212,9 +212,31 @@ extension SQLConnection {
             batch.error = CancelReason.cancelled.error
             return batch
         }
+        // A drain discards what it reads: nothing of it is decrypted (no key is unwrapped for it).
+        if drainer { resultDecryption = nil }
         var received = 0
         while true {
             collect(id, into: &batch)
+            if drainer, pendingDecryption != nil {
+                pendingDecryption = nil
+                if batch.ended || batch.error != nil { return batch }
+                continue
+            }
+            if let metadata = pendingDecryption {
+                // Always Encrypted: the keys of the result set's encrypted columns, unwrapped
+                // (through the cache, else a key store provider: I/O) before its rows are read.
+                pendingDecryption = nil
+                do {
+                    resultDecryption = try await ResultDecryption.make(
+                        for: metadata, keyStores: SQLColumnEncryptionKeyStores(connection: configuration.columnEncryptionKeyStoreProviders),
+                        cache: SQLColumnEncryption.keyCache)
+                } catch {
+                    failDecryption(id, error, &batch)
+                    return batch
+                }
+                if batch.ended || batch.error != nil { return batch }
+                continue
+            }
             if batch.ended || batch.error != nil { return batch }
             if !batch.items.isEmpty {
                 guard let serial, !machine.readAhead.isAwaited(serial), received < Self.batchByteLimit,
@@ -300,8 +322,16 @@ extension SQLConnection {
                 let action = machine.tokenReceived(token)
                 if case .none = action { continue }
                 if handle(action, id, &block, &batch) { return }
+                if pendingDecryption != nil {
+                    flush(&block, &batch)
+                    return   // readBatch unwraps the keys, then collects on
+                }
             case .part(let part):
-                append(part, &block, &batch)
+                if let failure = append(part, &block, &batch) {
+                    flush(&block, &batch)
+                    failDecryption(id, failure, &batch)
+                    return
+                }
             case .messageEnded:
                 // Every action is performed (after the request's end come its timers' and the
                 // next request's start), then the batch ends if the request did.
@@ -340,7 +370,9 @@ extension SQLConnection {
                 return .failed(error)
             }
         }
-        if machine.forwardsRows, let columns = currentColumns, let step = scanRows(columns, &block, &batch) { return step }
+        // A result set with encrypted columns takes the token path: each row is decrypted whole.
+        if machine.forwardsRows, resultDecryption == nil, let columns = currentColumns,
+           let step = scanRows(columns, &block, &batch) { return step }
         do {
             switch try reader.next() {
             case .token(let token): return .token(token)
@@ -398,22 +430,61 @@ extension SQLConnection {
         }
     }
 
-    /// Adds a part of a response read in parts (while rows are forwarded).
-    private func append(_ part: TokenStreamDecoder.RowPart, _ block: inout BlockBuilder, _ batch: inout ResponseBatch) {
-        guard machine.forwardsRows, currentColumns != nil else { return }
+    /// Adds a part of a response read in parts (while rows are forwarded). An encrypted column's
+    /// value is decrypted: a large one's chunks are gathered (up to ``SQLConnectionConfiguration/maximumValueSize``)
+    /// and its plaintext goes out as one `.value` at its end. Answers the decryption's error, if any.
+    private func append(_ part: TokenStreamDecoder.RowPart, _ block: inout BlockBuilder,
+                        _ batch: inout ResponseBatch) -> ColumnEncryptionError? {
+        guard machine.forwardsRows, currentColumns != nil else { return nil }
         let streamed: SQLStreamedPart
         switch part {
-        case .value(let column, let value): streamed = .value(column: column, value)
+        case .value(let column, let value):
+            if let decryption = resultDecryption, decryption.isEncrypted(column) {
+                do { streamed = .value(column: column, try decryption.decrypt(value, column: column)) } catch { return error }
+            } else {
+                streamed = .value(column: column, value)
+            }
         case .chunk(let column, let chunk):
             block.partBytes += chunk.count
+            // (No copy of `resultDecryption` is held while its chunks grow: they grow in place.)
+            if resultDecryption?.isEncrypted(column) == true {
+                let (total, overflow) = (resultDecryption?.pendingChunks[column]?.count ?? 0).addingReportingOverflow(chunk.count)
+                let cap = configuration.maximumValueSize
+                if overflow || total > cap {
+                    return ColumnEncryptionError(.invalidCiphertext, "an encrypted value longer than maximumValueSize (\(cap) bytes)",
+                                                 column: resultDecryption?.decryptor.columns[column].name)
+                }
+                resultDecryption?.pendingChunks[column, default: []] += chunk
+                return nil
+            }
             streamed = .chunk(column: column, chunk)
-        case .largeValueEnd(let column): streamed = .valueEnd(column: column)
+        case .largeValueEnd(let column):
+            if resultDecryption?.isEncrypted(column) == true {
+                let ciphertext = resultDecryption?.pendingChunks.removeValue(forKey: column) ?? []
+                guard let decryption = resultDecryption else { return nil }
+                do { streamed = .value(column: column, try decryption.decrypt(ciphertext: ciphertext, column: column)) } catch { return error }
+            } else {
+                streamed = .valueEnd(column: column)
+            }
         case .rowEnd:
             batch.rowCount += 1
             streamed = .rowEnd
-        case .token: return   // (a step of its own)
+        case .token: return nil   // (a step of its own)
         }
         batch.items.append(.part(streamed))
+        return nil
+    }
+
+    /// A cell or key of the result could not be decrypted: the request fails with the typed error
+    /// (``ColumnEncryptionError/sqlClientError``); the rest of its response is cancelled on the
+    /// server and drained.
+    private func failDecryption(_ id: RequestID, _ error: ColumnEncryptionError, _ batch: inout ResponseBatch) {
+        resultDecryption = nil
+        pendingDecryption = nil
+        batch.error = error.sqlClientError
+        // Unstructured: the drain reads the socket, whose one reader is this batch's read until
+        // it returns; the connection runs it after (as for a cancelled read above).
+        Task { await self.abandon(id) }
     }
 
     /// Performs `action` for the batch of request `id`; true when the batch ends (the request
@@ -421,18 +492,34 @@ extension SQLConnection {
     private func handle(_ action: ConnectionStateMachine.Action, _ id: RequestID,
                         _ block: inout BlockBuilder, _ batch: inout ResponseBatch) -> Bool {
         switch action {
-        case .forwardColumns(let columns):
+        case .forwardColumns(let metadata):
             flush(&block, &batch)
             reader.wireBlockHint = (0, 0)
+            resultDecryption = nil
+            var columns = metadata.columns
+            if session.columnEncryptionVersion > 0, !requestsWithoutDecryption.contains(id), ResultDecryption.needed(for: metadata) {
+                columns = ResultDecryption.plaintextColumns(columns)
+                pendingDecryption = metadata
+            }
             let cols = SQLColumns(columns.map(SQLColumn.init))
             currentColumns = cols
             batch.items.append(.event(.columns(cols)))
-        case .forwardRow(let rowValues) where block.parts:
+        case .forwardRow(var rowValues) where block.parts:
+            if let failure = decrypt(&rowValues) {
+                flush(&block, &batch)
+                failDecryption(id, failure, &batch)
+                return true
+            }
             for (column, value) in rowValues.enumerated() { batch.items.append(.part(.value(column: column, value))) }
             batch.items.append(.part(.rowEnd))
             batch.rowCount += 1
-        case .forwardRow(let rowValues):
+        case .forwardRow(var rowValues):
             guard let columns = currentColumns else { return false }
+            if let failure = decrypt(&rowValues) {
+                flush(&block, &batch)
+                failDecryption(id, failure, &batch)
+                return true
+            }
             if block.columns !== columns {
                 flush(&block, &batch)
                 block.columns = columns
@@ -443,9 +530,12 @@ extension SQLConnection {
         case .forwardStatementDone(let count):
             flush(&block, &batch)
             currentColumns = nil
+            resultDecryption = nil
             batch.items.append(.event(.statementDone(rowsAffected: count.map { Int(clamping: $0) })))
         case .forwardMessage(let message):
             flush(&block, &batch)
+            // Always Encrypted: stale parameter encryption metadata; described again next time.
+            if message.isError, message.number == ParameterEncryptionPlan.staleMetadataError { parameterEncryptionPlans = [:] }
             deliver(message)
             batch.items.append(.event(.message(message)))
         case .forwardReturnStatus(let status):
@@ -454,6 +544,9 @@ extension SQLConnection {
         case .requestCompleted(let rid, let error):
             flush(&block, &batch)
             currentColumns = nil
+            resultDecryption = nil
+            requestsWithoutDecryption.remove(rid)
+            if error != nil { outputParameterKeys[rid] = nil }
             if rid == id {
                 if let error { batch.error = error } else { batch.ended = true }
                 return true
@@ -461,6 +554,9 @@ extension SQLConnection {
         case .requestCancelled(let rid, let error):
             flush(&block, &batch)
             currentColumns = nil
+            resultDecryption = nil
+            requestsWithoutDecryption.remove(rid)
+            outputParameterKeys[rid] = nil
             if rid == id {
                 batch.error = error
                 return true
@@ -474,6 +570,13 @@ extension SQLConnection {
             performNow(action)
         }
         return false
+    }
+
+    /// Decrypts the encrypted cells of a row of the current result set; the error, if any.
+    private func decrypt(_ row: inout [SQLValue]) -> ColumnEncryptionError? {
+        guard let decryption = resultDecryption else { return nil }
+        do { try decryption.decrypt(row: &row) } catch { return error }
+        return nil
     }
 
     private func emitWire(_ block: inout BlockBuilder, _ batch: inout ResponseBatch) {
@@ -527,9 +630,25 @@ extension SQLConnection {
 
     // MARK: - Results
 
-    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of completed request `id`, once.
-    func takeReturnValues(_ id: RequestID) -> [ReturnValue] {
-        machine.takeReturnValues(of: id)
+    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of completed request `id`, once;
+    /// encrypted ones (Always Encrypted) decrypted with the key their parameter was encrypted
+    /// with, typed by their base TYPE_INFO.
+    /// - Throws: ``SQLClientError`` with a ``ColumnEncryptionError`` underlying naming the
+    ///   parameter when an encrypted value cannot be decrypted.
+    func takeReturnValues(_ id: RequestID) throws -> [ReturnValue] {
+        var values = machine.takeReturnValues(of: id)
+        let keys = outputParameterKeys.removeValue(forKey: id)
+        guard session.columnEncryptionVersion > 0, !requestsWithoutDecryption.contains(id) else { return values }
+        for index in values.indices where values[index].flags.contains(.encrypted) {
+            guard let crypto = values[index].cryptoMetadata else { continue }
+            do {
+                values[index] = try OutputParameterDecryption.decrypt(values[index], crypto: crypto,
+                                                                      cipher: keys?[values[index].name.lowercased()])
+            } catch {
+                throw error.sqlClientError
+            }
+        }
+        return values
     }
 
     /// Sends `request` and buffers everything it returns: the fold of its events (``SQLResult/append(_:)``).

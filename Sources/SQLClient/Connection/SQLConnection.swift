@@ -62,6 +62,21 @@ public actor SQLConnection {
     private var timerTasks: [TimerID: Task<Void, Never>] = [:]
     /// The columns of the result set being read.
     var currentColumns: SQLColumns?
+    /// Always Encrypted: the decryption of the result set being read, when it has encrypted
+    /// columns (``ResultDecryption``); rows then take the token path, each decrypted.
+    var resultDecryption: ResultDecryption?
+    /// A COLMETADATA with encrypted columns whose keys are still to be unwrapped (asynchronously,
+    /// between two synchronous collections of a batch) before its rows are read.
+    var pendingDecryption: ColMetadata?
+    /// The requests that do not decrypt (SQLQueryColumnEncryption `.disabled`): their encrypted
+    /// columns read as varbinary ciphertext.
+    var requestsWithoutDecryption: Set<RequestID> = []
+    /// What sp_describe_parameter_encryption said, by statement text and declaration (bounded:
+    /// ``ParameterEncryptionPlan/cacheLimit``).
+    var parameterEncryptionPlans: [String: ParameterEncryptionPlan] = [:]
+    /// The keys of a running request's encrypted OUTPUT parameters, by lowercased name: their
+    /// RETURNVALUE tokens are decrypted with them (``takeReturnValues(_:)``).
+    var outputParameterKeys: [RequestID: [String: AEADAes256CbcHmacSha256]] = [:]
     /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
     var partsRequest: RequestID?
     /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)
@@ -198,6 +213,8 @@ public actor SQLConnection {
         socket.close()
         reader.release()
         currentColumns = nil
+        resultDecryption = nil
+        pendingDecryption = nil
         for task in timerTasks.values { task.cancel() }
         timerTasks = [:]
         for id in context.failedRequests { performNow(.failRequest(id, context.error)) }

@@ -32,7 +32,7 @@ extension SQLConnection {
     public func callProcedure(_ procedure: RPCCall.Procedure, parameters: [SQLParameter] = [],
                               options: RPCCall.Options = [], timeout: Duration? = nil) async throws -> SQLResult {
         let call = try rpcCall(procedure, parameters: parameters, options: options)
-        return try await run(.rpc([call]), timeout: timeout)
+        return try await run(.procedure(call), timeout: timeout)
     }
 
     /// Sends RPC calls as they are (one request, calls separated by their separator flags) and

@@ -51,6 +51,17 @@ public struct SQLQuery: Sendable, Hashable, ExpressibleByStringInterpolation, Cu
     /// True when the query has no parameters and is sent as a SQL batch rather than an RPC.
     public var isBatch: Bool { parameters.isEmpty }
 
+    /// Always Encrypted for this query (default ``SQLQueryColumnEncryption/connectionSetting``):
+    /// whether its parameters are encrypted and its results decrypted.
+    public var columnEncryption: SQLQueryColumnEncryption = .connectionSetting
+
+    /// This query with ``columnEncryption`` set to `setting`.
+    public func columnEncryption(_ setting: SQLQueryColumnEncryption) -> SQLQuery {
+        var copy = self
+        copy.columnEncryption = setting
+        return copy
+    }
+
     /// Builds the text and the parameter list of a ``SQLQuery`` literal.
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
         /// The text so far, with `@Pn` placeholders.

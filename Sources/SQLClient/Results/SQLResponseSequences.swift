@@ -24,7 +24,14 @@ extension SQLConnection {
     ///   usable below severity 20; `.invalidParameter` when a value does not fit its type;
     ///   `.timeout`; `.cancelled` when the task was cancelled; connection errors.
     public func execute(_ query: SQLQuery, timeout: Duration? = nil) async throws -> SQLResult {
-        try await run(.query(query), timeout: timeout)
+        do {
+            return try await run(.query(query), timeout: timeout)
+        } catch let error as SQLClientError where !query.isBatch && ParameterEncryptionPlan.isStale(error) {
+            // Always Encrypted: the server refused the statement before running it because the
+            // parameters' encryption metadata changed (33514); the cached description is dropped
+            // (when the error was read) and the statement described and sent again, once.
+            return try await run(.query(query), timeout: timeout)
+        }
     }
 
     /// Streams the events of `query` (result set starts, rows, statement counts, messages, return

@@ -9,8 +9,8 @@
 ///   fEncrypted 0x08), TYPE_INFO and the value (TYPE_VARBYTE; PLP types in chunks; text, ntext
 ///   and image with a 4-byte length and no TextPtr).
 ///
-/// Table-valued parameters (TVP_TYPE_INFO, 0xF3) are read into ``TableValuedParameter``.
-/// Encrypted parameters (Always Encrypted) are not supported (`.unsupported`).
+/// Table-valued parameters (TVP_TYPE_INFO, 0xF3) are read into ``TableValuedParameter``;
+/// encrypted parameters (fEncrypted, Always Encrypted) with their ``ParamCipherInfo``.
 public struct RPCRequest: Hashable, Sendable {
     /// ALL_HEADERS; nil for TDS 7.1 and earlier, or for bodies recorded without it.
     public var allHeaders: AllHeaders?
@@ -45,7 +45,7 @@ public struct RPCRequest: Hashable, Sendable {
     /// - Parameter allHeaders: overrides the version rule (ALL_HEADERS from 7.2) when non-nil;
     ///   pass `false` for bodies that start at NameLenProcID.
     /// - Throws: `.truncated` when the input ends inside a call; TYPE_INFO/value errors;
-    ///   `.unsupported` for encrypted or table-valued parameters.
+    ///   `.unsupported` for a table-valued parameter before TDS 7.3.
     public static func decode(from reader: inout ByteReader, version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> RPCRequest {
         do throws(TDSDecodingError) {
             let headers = try AllHeaders.decodeIfPresent(from: &reader, version: version, present: allHeaders)
@@ -224,7 +224,7 @@ public struct RPCParameter: Hashable, Sendable {
         public static let byRefValue = Status(rawValue: 0x01)
         /// fDefaultValue: use the parameter's declared default (the value is sent NULL).
         public static let defaultValue = Status(rawValue: 0x02)
-        /// fEncrypted: the value is encrypted (Always Encrypted; not supported here).
+        /// fEncrypted: the value is encrypted (Always Encrypted): ``RPCParameter/cipherInfo`` follows it.
         public static let encrypted = Status(rawValue: 0x08)
     }
 
@@ -240,6 +240,10 @@ public struct RPCParameter: Hashable, Sendable {
     /// A table-valued parameter (TVP_TYPE_INFO, TDS 7.3+); nil for scalar parameters. When set,
     /// `typeInfo` is the TVP type byte 0xF3 and `value` is `.null`.
     public var table: TableValuedParameter?
+
+    /// ParamCipherInfo of an encrypted parameter (fEncrypted, TDS 7.4): `typeInfo` is then
+    /// varbinary and `value` the ciphertext (or NULL).
+    public var cipherInfo: ParamCipherInfo?
 
     /// A scalar parameter.
     public init(name: String = "", status: Status = [], typeInfo: TypeInfo, value: SQLValue) {
@@ -317,16 +321,20 @@ public struct RPCParameter: Hashable, Sendable {
         let start = reader.offset
         let name = try reader.readBVarChar()
         let status = Status(rawValue: try reader.readUInt8())
-        if status.contains(.encrypted) {
-            throw reader.error(.unsupported, at: start, "encrypted RPC parameter \(name)")
-        }
         if try reader.peekUInt8() == TableValuedParameter.typeByte {
+            guard !status.contains(.encrypted) else {
+                throw reader.error(.unsupported, at: start, "encrypted table-valued parameter \(name)")
+            }
             let table = try TableValuedParameter.decode(from: &reader, version: version)
             return RPCParameter(name: name, status: status, table: table)
         }
         let info = try TypeInfo.decode(from: &reader, version: version)
         let value = try decodeValue(info, from: &reader)
-        return RPCParameter(name: name, status: status, typeInfo: info, value: value)
+        var parameter = RPCParameter(name: name, status: status, typeInfo: info, value: value)
+        if status.contains(.encrypted) {
+            parameter.cipherInfo = try ParamCipherInfo.decode(from: &reader, version: version)
+        }
+        return parameter
     }
 
     /// Reads a PLP body (8-byte total length, chunks, 0 terminator). Nil for PLP NULL.
@@ -358,5 +366,74 @@ public struct RPCParameter: Hashable, Sendable {
         }
         typeInfo.encode(into: &w, version: version)
         try RPCParameter.encodeValue(value, typeInfo, into: &w)
+        if status.contains(.encrypted), let cipherInfo { cipherInfo.encode(into: &w, version: version) }
+    }
+}
+
+/// [MS-TDS] 2.2.6.6 ParamCipherInfo: how an encrypted RPC parameter was encrypted, after its
+/// (varbinary ciphertext) value: the plaintext TYPE_INFO, EncryptionAlgo (with AlgoName when 0),
+/// EncryptionType, the column encryption key's DatabaseId, CekId, CekVersion and CekMDVersion,
+/// and NormVersion.
+///
+/// The plaintext TYPE_INFO is preceded by its 4-byte UserType, as in COLMETADATA's
+/// CryptoMetaData and as Microsoft.Data.SqlClient writes it (the grammar of 2.2.6.6 names only
+/// TYPE_INFO).
+public struct ParamCipherInfo: Hashable, Sendable {
+    /// UserType of the plaintext (0 for base types).
+    public var userType: UInt32
+    /// The plaintext TYPE_INFO (as the parameter is declared).
+    public var baseType: TypeInfo
+    /// EncryptionAlgo: 2 = AEAD_AES_256_CBC_HMAC_SHA256; 0 = custom (see ``algorithmName``).
+    public var algorithm: UInt8
+    /// AlgoName when ``algorithm`` is 0.
+    public var algorithmName: String?
+    /// EncryptionType: 1 deterministic, 2 randomized.
+    public var encryptionType: UInt8
+    /// DatabaseId of the column encryption key.
+    public var databaseID: UInt32
+    /// CekId.
+    public var cekID: UInt32
+    /// CekVersion.
+    public var cekVersion: UInt32
+    /// CekMDVersion (8 bytes, little-endian as the server sent it).
+    public var cekMetadataVersion: UInt64
+    /// NormVersion: 1.
+    public var normalizationVersion: UInt8
+
+    /// ParamCipherInfo from its fields.
+    public init(userType: UInt32 = 0, baseType: TypeInfo, algorithm: UInt8 = 2, algorithmName: String? = nil, encryptionType: UInt8,
+                databaseID: UInt32, cekID: UInt32, cekVersion: UInt32, cekMetadataVersion: UInt64, normalizationVersion: UInt8 = 1) {
+        self.userType = userType; self.baseType = baseType; self.algorithm = algorithm; self.algorithmName = algorithmName
+        self.encryptionType = encryptionType; self.databaseID = databaseID; self.cekID = cekID; self.cekVersion = cekVersion
+        self.cekMetadataVersion = cekMetadataVersion; self.normalizationVersion = normalizationVersion
+    }
+
+    /// Writes ParamCipherInfo (see the type's description).
+    public func encode(into w: inout ByteWriter, version: TDSVersion) {
+        w.writeUInt32LE(userType)
+        baseType.encode(into: &w, version: version)
+        w.writeUInt8(algorithm)
+        if algorithm == 0 { w.writeBVarChar(algorithmName ?? "") }
+        w.writeUInt8(encryptionType)
+        w.writeUInt32LE(databaseID)
+        w.writeUInt32LE(cekID)
+        w.writeUInt32LE(cekVersion)
+        w.writeUInt64LE(cekMetadataVersion)
+        w.writeUInt8(normalizationVersion)
+    }
+
+    /// Reads ParamCipherInfo.
+    /// - Throws: ``TDSDecodingError`` (`.truncated`, TYPE_INFO errors).
+    public static func decode(from r: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> ParamCipherInfo {
+        let userType = try r.readUInt32LE()
+        let base = try TypeInfo.decode(from: &r, version: version)
+        let algorithm = try r.readUInt8()
+        let name = algorithm == 0 ? try r.readBVarChar() : nil
+        let type = try r.readUInt8()
+        let db = try r.readUInt32LE(), cek = try r.readUInt32LE(), cekVersion = try r.readUInt32LE()
+        let md = try r.readUInt64LE()
+        let norm = try r.readUInt8()
+        return ParamCipherInfo(userType: userType, baseType: base, algorithm: algorithm, algorithmName: name, encryptionType: type,
+                               databaseID: db, cekID: cek, cekVersion: cekVersion, cekMetadataVersion: md, normalizationVersion: norm)
     }
 }

@@ -53,7 +53,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         case .closeConnection(let c):
             let failing = c.failedRequests.isEmpty ? "" : "; failing \(c.failedRequests.map(\.description).joined(separator: ","))"
             return "close(\(c.error.code)\(c.error.number.map { " \($0)" } ?? "")\(failing))"
-        case .forwardColumns(let c): return "columns(\(c.map(\.name).joined(separator: ",")))"
+        case .forwardColumns(let c): return "columns(\(c.columns.map(\.name).joined(separator: ",")))"
         case .forwardRow(let v): return "row(\(v.map(\.description).joined(separator: ",")))"
         case .forwardStatementDone(let n): return "statementDone(\(n.map(String.init) ?? "nil"))"
         case .forwardMessage(let m): return "message(\(m.isError ? "error" : "info") \(m.number))"

@@ -20,7 +20,7 @@ extension ColumnEncryptionError.Code {
 /// one of ``trustedEndpoints``; any other host is refused before a request is made, so a server
 /// that names a key path cannot make the client send a token elsewhere.
 ///
-/// Unwrapping a column encryption key (see ``EncryptedColumnEncryptionKey`` for its layout):
+/// Unwrapping a column encryption key (see `EncryptedColumnEncryptionKey` for its layout):
 /// the key's public part is fetched once (`GET <path>`, cached), the blob's lengths are checked
 /// against the modulus size, its RS256 signature is verified here with that public key, and only
 /// then is the ciphertext sent to `POST <path>/unwrapkey` (`RSA-OAEP`). Wrapping uses `wrapkey`
@@ -59,7 +59,10 @@ public struct SQLAzureKeyVaultKeyStoreProvider: SQLColumnEncryptionKeyStoreProvi
 
     /// A provider asking Key Vault with tokens from `credential`.
     /// - Parameters:
+    ///   - credential: the Entra credential the vault's tokens are asked with.
     ///   - trustedEndpoints: the domains key paths may name (default ``defaultTrustedEndpoints``).
+    ///   - allowLoopbackEndpoints: only for tests: also accept key paths on a loopback host.
+    ///   - tokenCache: the cache tokens are asked through (default the process's shared one).
     ///   - transport: the HTTP transport (default URLSession).
     ///   - timeout: per operation (default 30 seconds).
     public init(credential: any EntraTokenCredential, trustedEndpoints: [String] = defaultTrustedEndpoints,
@@ -98,7 +101,7 @@ public struct SQLAzureKeyVaultKeyStoreProvider: SQLColumnEncryptionKeyStoreProvi
     }
 
     /// Wraps `columnEncryptionKey` (`wrapkey`, RSA-OAEP) and signs the blob (`sign`, RS256), in
-    /// the layout of ``EncryptedColumnEncryptionKey`` with the path lower-cased.
+    /// the layout of `EncryptedColumnEncryptionKey` with the path lower-cased.
     /// - Throws: ``ColumnEncryptionError`` as for decryption.
     public func encryptColumnEncryptionKey(masterKeyPath: String, algorithm: String, columnEncryptionKey: [UInt8]) async throws -> [UInt8] {
         try Self.checkAlgorithm(algorithm, masterKeyPath)

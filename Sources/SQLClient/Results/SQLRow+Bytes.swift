@@ -5,14 +5,14 @@ extension SQLRow {
     /// holds them, without copying them: the view is valid only inside `body` (do not keep it or
     /// let it escape), and reading a 100 MB varbinary(max) this way allocates nothing.
     ///
-    /// The bytes are those of ``SQLValue/bytesValue``:
+    /// The bytes are those of `SQLValue.bytesValue`:
     /// - binary, varbinary, varbinary(max), image, timestamp/rowversion and UDT values: their bytes
     ///   ([MS-TDS] 2.2.5.4.2 BINARYTYPE, BIGVARBINARYTYPE; PLP chunks of 2.2.5.2.3 assembled);
     /// - json (SQL Server 2025): its text as UTF-8;
     /// - vector (SQL Server 2025): its wire bytes, an 8-byte header (layout format 0xA9, version 1,
     ///   UInt16 little-endian dimension count, element type byte, three zero bytes) then the
     ///   elements little-endian (4 bytes each for float32, 2 for float16), as
-    ///   `CAST(v AS varbinary(8000))` gives them (see ``SQLVector``).
+    ///   `CAST(v AS varbinary(8000))` gives them (see `SQLVector`).
     ///
     /// A row built by code (``init(columns:values:)``) lends the bytes of its ``SQLValue`` (a
     /// vector's encoded first), so both kinds of row give the same bytes.

@@ -123,4 +123,25 @@ final class TypeInfoNormalizationTests: XCTestCase {
         XCTAssertEqual(try TypeInfo.varchar(4).decodeNormalized([0x68, 0x69]), .string("hi"))
         XCTAssertEqual(try TypeInfo.varbinary(3).decodeNormalized([1]), .binary([1]))
     }
+
+    /// The plaintext TYPE_INFO of a ParamCipherInfo in SqlClient's shapes (TdsParser.WriteSmiTypeInfo).
+    func testParamCipherTypeInfo() {
+        func bytes(_ t: TypeInfo) -> [UInt8] {
+            var w = ByteWriter()
+            t.encode(into: &w, version: .v7_4)
+            return w.bytes
+        }
+        XCTAssertEqual(bytes(TypeInfo.decimal(precision: 5, scale: 2).paramCipherTypeInfo), [0x6C, 17, 5, 2])
+        XCTAssertEqual(bytes(TypeInfo.numeric(precision: 38, scale: 0).paramCipherTypeInfo), [0x6C, 17, 38, 0])
+        XCTAssertEqual(bytes(TypeInfo(type: .int4, length: 4).paramCipherTypeInfo), [0x26, 4])
+        XCTAssertEqual(bytes(TypeInfo(type: .int1, length: 1).paramCipherTypeInfo), [0x26, 1])
+        XCTAssertEqual(bytes(TypeInfo(type: .bit, length: 1).paramCipherTypeInfo), [0x68, 1])
+        XCTAssertEqual(bytes(TypeInfo(type: .money4, length: 4).paramCipherTypeInfo), [0x6E, 4])
+        XCTAssertEqual(bytes(TypeInfo(type: .flt8, length: 8).paramCipherTypeInfo), [0x6D, 8])
+        XCTAssertEqual(bytes(TypeInfo(type: .datetim4, length: 4).paramCipherTypeInfo), [0x6F, 4])
+        // Already nullable or BIG: as they are.
+        XCTAssertEqual(TypeInfo.int.paramCipherTypeInfo, .int)
+        XCTAssertEqual(TypeInfo.nvarchar(50).paramCipherTypeInfo, .nvarchar(50))
+        XCTAssertEqual(TypeInfo.time(scale: 3).paramCipherTypeInfo, .time(scale: 3))
+    }
 }

@@ -115,7 +115,7 @@ extension SQLConnection {
     /// whose column encryption was negotiated, a parameterized query's statement and declaration
     /// are described by `sp_describe_parameter_encryption` (once, then from the cache), and each
     /// parameter it names is normalized (``TypeInfo/normalized(_:)``), encrypted with its column
-    /// encryption key as the server says (deterministic or randomized) and sent as varbinary
+    /// encryption key as the server says (deterministic or randomized) and sent as varbinary(max)
     /// with ParamCipherInfo ([MS-TDS] 2.2.6.6). A NULL is sent NULL, still marked encrypted.
     /// - Throws: ``SQLClientError`` with a ``ColumnEncryptionError`` underlying:
     ///   `.unencryptedParameter` when a parameter the server describes as encrypted cannot be
@@ -211,7 +211,9 @@ extension SQLConnection {
         }
         let (cipher, _) = try await SQLColumnDecryptor.unwrap(entry, column: name, keyStores: keyStores, cache: SQLColumnEncryption.keyCache)
         var value = SQLValue.null
-        var outer = TypeInfo.varbinary(8000)
+        // varbinary(max) whatever the ciphertext's size, NULL included, as SqlClient sends it
+        // (TdsParser.TdsExecuteRPC: the encrypted column's size on the server is not known).
+        let outer = TypeInfo.varbinary(nil)
         if !parameter.value.isNull {
             let plaintext: [UInt8]
             do {
@@ -221,11 +223,10 @@ extension SQLConnection {
                                             + " \(error.code)", column: name)
             }
             let ciphertext = try cipher.encrypt(plaintext, type: described.encryptionType)
-            if ciphertext.count > 8000 { outer = .varbinary(nil) }
             value = .binary(ciphertext)
         }
         var encrypted = RPCParameter(name: name, status: parameter.status.union(.encrypted), typeInfo: outer, value: value)
-        encrypted.cipherInfo = ParamCipherInfo(userType: 0, baseType: base, algorithm: described.algorithm,
+        encrypted.cipherInfo = ParamCipherInfo(baseType: base.paramCipherTypeInfo, algorithm: described.algorithm,
                                                encryptionType: described.encryptionType.rawValue, databaseID: entry.databaseID,
                                                cekID: entry.cekID, cekVersion: entry.cekVersion,
                                                cekMetadataVersion: entry.cekMetadataVersion,

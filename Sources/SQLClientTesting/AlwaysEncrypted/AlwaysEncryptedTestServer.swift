@@ -69,6 +69,9 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         public var parameters: [[String: SQLValue]] = []
         /// Encrypted parameters that arrived with their ParamCipherInfo, by name (last call).
         public var encryptedNames: Set<String> = []
+        /// The TYPE_INFO each encrypted parameter's ciphertext came as, by name (last call):
+        /// Microsoft.Data.SqlClient sends varbinary(max).
+        public var encryptedTypeInfos: [String: TypeInfo] = [:]
         /// What the server refused (a parameter in clear, a wrong IV), in words.
         public var refusals: [String] = []
     }
@@ -306,6 +309,7 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         var echo: [Column] = []
         var decrypted: [String: SQLValue] = [:]
         var encryptedNames: Set<String> = []
+        var encryptedTypeInfos: [String: TypeInfo] = [:]
         for p in values {
             let name = String(p.name.dropFirst())
             if let expected = encryptedParameters[p.name] {
@@ -316,6 +320,7 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
                     return error(206, text, version: version)
                 }
                 encryptedNames.insert(p.name)
+                encryptedTypeInfos[p.name] = p.typeInfo
                 guard info.encryptionType == expected.rawValue, info.algorithm == 2, info.databaseID == Self.databaseID,
                       info.cekID == Self.cekID, info.cekVersion == Self.cekVersion, info.cekMetadataVersion == Self.cekMetadataVersion,
                       info.normalizationVersion == 1 else {
@@ -348,6 +353,7 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         lock.withLock {
             seen.parameters.append(decrypted)
             seen.encryptedNames = encryptedNames
+            seen.encryptedTypeInfos = encryptedTypeInfos
         }
         do {
             // The row, then each OUTPUT parameter's value back (encrypted as it came) in RETURNVALUE.

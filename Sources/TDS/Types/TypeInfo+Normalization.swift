@@ -246,3 +246,33 @@ extension TypeInfo {
         return Int64(bitPattern: v)
     }
 }
+
+extension TypeInfo {
+    /// This type as the plaintext TYPE_INFO of a ParamCipherInfo ([MS-TDS] 2.2.6.6), in the
+    /// shapes Microsoft.Data.SqlClient writes (TdsParser.WriteSmiTypeInfo): the nullable form of
+    /// a fixed-length type (INTN, BITN, FLTN, MONEYN, DATETIMN), the BIG form of char, varchar,
+    /// binary, varbinary, and decimal/numeric as NUMERICN with length 17 whatever the precision
+    /// (precision and scale kept). Any other type as it is.
+    package var paramCipherTypeInfo: TypeInfo {
+        switch type {
+        case .int1: return TypeInfo(type: .intN, length: 1)
+        case .int2: return TypeInfo(type: .intN, length: 2)
+        case .int4: return TypeInfo(type: .intN, length: 4)
+        case .int8: return TypeInfo(type: .intN, length: 8)
+        case .bit: return TypeInfo(type: .bitN, length: 1)
+        case .flt4: return TypeInfo(type: .fltN, length: 4)
+        case .flt8: return TypeInfo(type: .fltN, length: 8)
+        case .money4: return TypeInfo(type: .moneyN, length: 4)
+        case .money: return TypeInfo(type: .moneyN, length: 8)
+        case .datetim4: return TypeInfo(type: .datetimN, length: 4)
+        case .datetime: return TypeInfo(type: .datetimN, length: 8)
+        case .decimal, .numeric, .decimalN, .numericN:
+            return TypeInfo(type: .numericN, length: 17, precision: precision, scale: scale)
+        case .char, .varchar, .binary, .varbinary:
+            var t = self
+            t.type = type == .char ? .bigChar : type == .varchar ? .bigVarChar : type == .binary ? .bigBinary : .bigVarBinary
+            return t
+        default: return self
+        }
+    }
+}

@@ -40,6 +40,9 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         XCTAssertEqual(seen.refusals, [])
         XCTAssertEqual(seen.parameters.count, 2)
         XCTAssertEqual(seen.encryptedNames, Set(described.keys))
+        // Ciphertext (and NULL) as varbinary(max), as SqlClient sends it.
+        XCTAssertEqual(Set(seen.encryptedTypeInfos.values), [.varbinary(nil)])
+        XCTAssertEqual(seen.encryptedTypeInfos.count, described.count)
         for (i, v) in expected.enumerated() { XCTAssertEqual(seen.parameters.last?["@P\(i + 1)"], v, "@P\(i + 1)") }
         await connection.close()
     }
@@ -119,7 +122,9 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         ])
         let result = try await connection.execute(query)
         XCTAssertEqual(result.outputs.map(\.value), [.decimal(SQLDecimal(precision: 10, scale: 2, magnitude: 12_345)), .string("out")])
-        XCTAssertEqual(result.outputs.map(\.typeInfo), [.decimal(precision: 10, scale: 2), .nvarchar(20)])
+        // The test server echoes the ParamCipherInfo TYPE_INFO: a decimal goes as SqlClient sends
+        // it, NUMERICN with length 17 (precision and scale kept).
+        XCTAssertEqual(result.outputs.map(\.typeInfo), [TypeInfo(type: .numericN, length: 17, precision: 10, scale: 2), .nvarchar(20)])
         XCTAssertEqual(result.output("@P2"), .string("out"))
         await connection.close()
     }

@@ -145,6 +145,42 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         await connection.close()
     }
 
+    /// parameter_name is matched as SqlClient matches it, with or without its '@' (and, as SQL
+    /// Server's names, without regard to case).
+    func testDescribedNamesMatchWithoutAtAndCase() async throws {
+        var lies = AlwaysEncryptedTestServer.Lies()
+        lies.parameterNamesUpperCasedWithoutAt = true
+        let server = try AlwaysEncryptedTestServer(key: Read.makeKey(), encryptedParameters: ["@P1": .deterministic], lies: lies)
+        defer { server.stop() }
+        let connection = try await Read.connect(server)
+        let query = SQLQuery(unsafeSQL: "SELECT @P1, @P2", parameters: [SQLParameter(.int(3), type: .int), SQLParameter(.int(4), type: .int)])
+        let result = try await connection.execute(query)
+        XCTAssertEqual(result.rows.first?.values, [.int(3), .int(4)])
+        XCTAssertEqual(server.observed.encryptedNames, ["@P1"])
+        XCTAssertEqual(server.observed.refusals, [])
+        await connection.close()
+    }
+
+    /// A parameter sp_describe_parameter_encryption does not describe (not even as plaintext) is
+    /// an error before anything is sent (SqlClient's ParamEncryptionMetadataMissing).
+    func testAnUndescribedParameterIsRefused() async throws {
+        var lies = AlwaysEncryptedTestServer.Lies()
+        lies.undescribedParameter = "@P2"
+        let server = try AlwaysEncryptedTestServer(key: Read.makeKey(), encryptedParameters: ["@P1": .deterministic], lies: lies)
+        defer { server.stop() }
+        let connection = try await Read.connect(server)
+        let query = SQLQuery(unsafeSQL: "SELECT @P1, @P2", parameters: [SQLParameter(.int(3), type: .int), SQLParameter(.int(4), type: .int)])
+        do {
+            _ = try await connection.execute(query)
+            XCTFail("sent")
+        } catch let error as SQLClientError {
+            XCTAssertEqual((error.underlying as? ColumnEncryptionError)?.code, .invalidMetadata, "\(error)")
+            XCTAssertEqual((error.underlying as? ColumnEncryptionError)?.column, "@P2")
+        }
+        XCTAssertEqual(server.observed.parameters.count, 0)
+        await connection.close()
+    }
+
     /// A stored procedure called by name: described as `EXEC name @a=@a, @b=@b output`, its
     /// parameters for encrypted columns encrypted, its encrypted OUTPUT decrypted.
     func testStoredProcedureParametersAreEncrypted() async throws {

@@ -93,6 +93,31 @@ final class MessageRPCTests: XCTestCase {
         }
     }
 
+    /// ParamCipherInfo as Microsoft.Data.SqlClient writes it (TdsParser.WriteEncryptionMetadata):
+    /// the plaintext TYPE_INFO with no UserType before it, EncryptionAlgo, EncryptionType,
+    /// DatabaseId, CekId, CekVersion (4 bytes each, little-endian), CekMDVersion (8), NormVersion.
+    func testParamCipherInfoBytes() throws {
+        let info = ParamCipherInfo(baseType: .int, encryptionType: 1, databaseID: 5, cekID: 7, cekVersion: 1,
+                                   cekMetadataVersion: 0x0102_0304_0506_0708)
+        var w = ByteWriter()
+        info.encode(into: &w, version: .v7_4)
+        let expected: [UInt8] = [0x26, 4,   // TYPE_INFO: INTN, 4
+                                 2,   // EncryptionAlgo: AEAD_AES_256_CBC_HMAC_SHA256
+                                 1,   // EncryptionType: deterministic
+                                 5, 0, 0, 0, 7, 0, 0, 0, 1, 0, 0, 0,   // DatabaseId, CekId, CekVersion
+                                 8, 7, 6, 5, 4, 3, 2, 1,   // CekMDVersion
+                                 1]   // NormVersion
+        XCTAssertEqual(w.bytes, expected)
+        var r = ByteReader(expected)
+        XCTAssertEqual(try ParamCipherInfo.decode(from: &r, version: .v7_4), info)
+        XCTAssertEqual(r.remaining, 0)
+        // A decimal's TYPE_INFO in SqlClient's shape: NUMERICN, 17, precision, scale.
+        var d = ByteWriter()
+        ParamCipherInfo(baseType: TypeInfo.decimal(precision: 18, scale: 4).paramCipherTypeInfo, encryptionType: 2, databaseID: 1, cekID: 1, cekVersion: 1,
+                        cekMetadataVersion: 0).encode(into: &d, version: .v7_4)
+        XCTAssertEqual(Array(d.bytes.prefix(5)), [0x6C, 17, 18, 4, 2])
+    }
+
     func testSpecRPCRequest() throws {
         let (header, body) = try MessageFixtures.packet("ms-tds-spec/08-rpc-client-request.hex")
         XCTAssertEqual(header.type, .rpc)

@@ -15,8 +15,17 @@ struct ParameterEncryptionPlan: Sendable {
 
     /// The CEK table, by the ordinal the server gave (column_encryption_key_ordinal).
     var keys: [Int: CEKEntry] = [:]
-    /// The encrypted parameters, by lowercased name; plaintext ones are left out.
+    /// The encrypted parameters, by ``key(_:)``; plaintext ones are left out.
     var parameters: [String: Parameter] = [:]
+    /// Every parameter the second result set names (plaintext ones too), by ``key(_:)``.
+    var described: Set<String> = []
+
+    /// A parameter name as matched against parameter_name: without its leading '@' (SqlClient's
+    /// SqlParameter.ParameterNamesEqual drops it on both sides), lowercased (SQL Server's
+    /// parameter names are not case-sensitive; SqlClient compares them ordinally).
+    static func key(_ name: String) -> String {
+        (name.hasPrefix("@") ? String(name.dropFirst()) : name).lowercased()
+    }
 
     /// The most entries a connection keeps (all dropped beyond it).
     static let cacheLimit = 256
@@ -88,6 +97,7 @@ struct ParameterEncryptionPlan: Sendable {
                   let norm = int(row, 5) else {
                 throw ColumnEncryptionError(.invalidMetadata, "a parameter row of sp_describe_parameter_encryption is malformed")
             }
+            described.insert(Self.key(name))
             if type == 0 { continue }   // plaintext
             guard let kind = AEADAes256CbcHmacSha256.EncryptionType(rawValue: UInt8(truncatingIfNeeded: type)), (0 ... 255).contains(type) else {
                 throw ColumnEncryptionError(.unknownEncryptionType, "parameter \(name): encryption type \(type) is neither"
@@ -104,7 +114,7 @@ struct ParameterEncryptionPlan: Sendable {
                 throw ColumnEncryptionError(.invalidMetadata, "parameter \(name) names column encryption key \(ordinal), which"
                                             + " sp_describe_parameter_encryption did not return")
             }
-            parameters[name.lowercased()] = Parameter(name: name, algorithm: UInt8(algorithm), encryptionType: kind, keyOrdinal: ordinal,
+            parameters[Self.key(name)] = Parameter(name: name, algorithm: UInt8(algorithm), encryptionType: kind, keyOrdinal: ordinal,
                                                       normalizationVersion: UInt8(norm))
         }
     }
@@ -115,7 +125,7 @@ extension SQLConnection {
     /// whose column encryption was negotiated, a parameterized query's statement and declaration
     /// are described by `sp_describe_parameter_encryption` (once, then from the cache), and each
     /// parameter it names is normalized (``TypeInfo/normalized(_:)``), encrypted with its column
-    /// encryption key as the server says (deterministic or randomized) and sent as varbinary
+    /// encryption key as the server says (deterministic or randomized) and sent as varbinary(max)
     /// with ParamCipherInfo ([MS-TDS] 2.2.6.6). A NULL is sent NULL, still marked encrypted.
     /// - Throws: ``SQLClientError`` with a ``ColumnEncryptionError`` underlying:
     ///   `.unencryptedParameter` when a parameter the server describes as encrypted cannot be
@@ -171,6 +181,13 @@ extension SQLConnection {
             }
             parameterEncryptionPlans[cacheKey] = plan
         }
+        // Every parameter must be described, plaintext or not (SqlClient's
+        // ParamEncryptionMetadataMissing): one the server did not describe might be one it
+        // expects encrypted.
+        if let undescribed = call.parameters.dropFirst(start).first(where: { !plan.described.contains(ParameterEncryptionPlan.key($0.name)) }) {
+            throw ColumnEncryptionError(.invalidMetadata, "sp_describe_parameter_encryption did not describe parameter \(undescribed.name)",
+                                        column: undescribed.name).sqlClientError
+        }
         if plan.parameters.isEmpty { return (call, [:]) }
         var seen: Set<String> = []
         var outputKeys: [String: AEADAes256CbcHmacSha256] = [:]
@@ -178,8 +195,9 @@ extension SQLConnection {
             let stores = SQLColumnEncryptionKeyStores(connection: configuration.columnEncryptionKeyStoreProviders)
             for index in start ..< call.parameters.count {
                 let parameter = call.parameters[index]
-                guard let described = plan.parameters[parameter.name.lowercased()] else { continue }
-                seen.insert(parameter.name.lowercased())
+                let key = ParameterEncryptionPlan.key(parameter.name)
+                guard let described = plan.parameters[key] else { continue }
+                seen.insert(key)
                 let (encrypted, cipher) = try await encrypt(parameter, as: described, plan: plan, keyStores: stores)
                 call.parameters[index] = encrypted
                 if parameter.status.contains(.byRefValue) { outputKeys[parameter.name.lowercased()] = cipher }
@@ -211,7 +229,9 @@ extension SQLConnection {
         }
         let (cipher, _) = try await SQLColumnDecryptor.unwrap(entry, column: name, keyStores: keyStores, cache: SQLColumnEncryption.keyCache)
         var value = SQLValue.null
-        var outer = TypeInfo.varbinary(8000)
+        // varbinary(max) whatever the ciphertext's size, NULL included, as SqlClient sends it
+        // (TdsParser.TdsExecuteRPC: the encrypted column's size on the server is not known).
+        let outer = TypeInfo.varbinary(nil)
         if !parameter.value.isNull {
             let plaintext: [UInt8]
             do {
@@ -221,11 +241,10 @@ extension SQLConnection {
                                             + " \(error.code)", column: name)
             }
             let ciphertext = try cipher.encrypt(plaintext, type: described.encryptionType)
-            if ciphertext.count > 8000 { outer = .varbinary(nil) }
             value = .binary(ciphertext)
         }
         var encrypted = RPCParameter(name: name, status: parameter.status.union(.encrypted), typeInfo: outer, value: value)
-        encrypted.cipherInfo = ParamCipherInfo(userType: 0, baseType: base, algorithm: described.algorithm,
+        encrypted.cipherInfo = ParamCipherInfo(baseType: base.paramCipherTypeInfo, algorithm: described.algorithm,
                                                encryptionType: described.encryptionType.rawValue, databaseID: entry.databaseID,
                                                cekID: entry.cekID, cekVersion: entry.cekVersion,
                                                cekMetadataVersion: entry.cekMetadataVersion,

@@ -57,6 +57,11 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         /// Refuse the first sp_executesql with error 33514 (stale encryption metadata), as a
         /// server does after a key rotation.
         public var staleMetadataOnce = false
+        /// Leave this parameter (by name, with '@') out of sp_describe_parameter_encryption's
+        /// second result set.
+        public var undescribedParameter: String?
+        /// Spell parameter_name in that result set upper-cased and without its '@'.
+        public var parameterNamesUpperCasedWithoutAt = false
         /// Nothing is a lie.
         public init() {}
     }
@@ -69,6 +74,9 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         public var parameters: [[String: SQLValue]] = []
         /// Encrypted parameters that arrived with their ParamCipherInfo, by name (last call).
         public var encryptedNames: Set<String> = []
+        /// The TYPE_INFO each encrypted parameter's ciphertext came as, by name (last call):
+        /// Microsoft.Data.SqlClient sends varbinary(max).
+        public var encryptedTypeInfos: [String: TypeInfo] = [:]
         /// What the server refused (a parameter in clear, a wrong IV), in words.
         public var refusals: [String] = []
     }
@@ -279,12 +287,14 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
             }
             t += ServerTokens.done(token: 0xFF, status: [.more, .count], rowCount: described.isEmpty ? 0 : 1, version: version)
             t += Self.colMetadata(parameterColumns, version: version)
-            for (i, name) in names.enumerated() {
+            for (i, name) in names.enumerated() where name != lies.undescribedParameter {
                 let e = encryptedParameters[name]
-                t += try ServerTokens.row([.int(Int32(i + 1)), .string(name), .tinyint(e == nil ? 0 : 2), .tinyint(e?.rawValue ?? 0),
+                let spelled = lies.parameterNamesUpperCasedWithoutAt ? String(name.dropFirst()).uppercased() : name
+                t += try ServerTokens.row([.int(Int32(i + 1)), .string(spelled), .tinyint(e == nil ? 0 : 2), .tinyint(e?.rawValue ?? 0),
                                            .int(e == nil ? 0 : 1), .tinyint(1)], columns: parameterColumns)
             }
-            t += ServerTokens.done(token: 0xFF, status: [.count], rowCount: UInt64(names.count), version: version)
+            t += ServerTokens.done(token: 0xFF, status: [.count], rowCount: UInt64(names.filter { $0 != lies.undescribedParameter }.count),
+                                   version: version)
         } catch {
             return self.error(50000, "the test server could not encode its answer", version: version)
         }
@@ -306,6 +316,7 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         var echo: [Column] = []
         var decrypted: [String: SQLValue] = [:]
         var encryptedNames: Set<String> = []
+        var encryptedTypeInfos: [String: TypeInfo] = [:]
         for p in values {
             let name = String(p.name.dropFirst())
             if let expected = encryptedParameters[p.name] {
@@ -316,6 +327,7 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
                     return error(206, text, version: version)
                 }
                 encryptedNames.insert(p.name)
+                encryptedTypeInfos[p.name] = p.typeInfo
                 guard info.encryptionType == expected.rawValue, info.algorithm == 2, info.databaseID == Self.databaseID,
                       info.cekID == Self.cekID, info.cekVersion == Self.cekVersion, info.cekMetadataVersion == Self.cekMetadataVersion,
                       info.normalizationVersion == 1 else {
@@ -348,6 +360,7 @@ public final class AlwaysEncryptedTestServer: @unchecked Sendable {
         lock.withLock {
             seen.parameters.append(decrypted)
             seen.encryptedNames = encryptedNames
+            seen.encryptedTypeInfos = encryptedTypeInfos
         }
         do {
             // The row, then each OUTPUT parameter's value back (encrypted as it came) in RETURNVALUE.

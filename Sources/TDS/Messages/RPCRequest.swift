@@ -375,12 +375,10 @@ public struct RPCParameter: Hashable, Sendable {
 /// EncryptionType, the column encryption key's DatabaseId, CekId, CekVersion and CekMDVersion,
 /// and NormVersion.
 ///
-/// The plaintext TYPE_INFO is preceded by its 4-byte UserType, as in COLMETADATA's
-/// CryptoMetaData and as Microsoft.Data.SqlClient writes it (the grammar of 2.2.6.6 names only
-/// TYPE_INFO).
+/// Unlike COLMETADATA's CryptoMetaData (2.2.7.4), there is no UserType before the TYPE_INFO:
+/// Microsoft.Data.SqlClient writes the TYPE_INFO first (TdsParser.WriteEncryptionMetadata), then
+/// the 1 + 1 + 4 + 4 + 4 + 8 + 1 bytes of the other fields.
 public struct ParamCipherInfo: Hashable, Sendable {
-    /// UserType of the plaintext (0 for base types).
-    public var userType: UInt32
     /// The plaintext TYPE_INFO (as the parameter is declared).
     public var baseType: TypeInfo
     /// EncryptionAlgo: 2 = AEAD_AES_256_CBC_HMAC_SHA256; 0 = custom (see ``algorithmName``).
@@ -401,16 +399,15 @@ public struct ParamCipherInfo: Hashable, Sendable {
     public var normalizationVersion: UInt8
 
     /// ParamCipherInfo from its fields.
-    public init(userType: UInt32 = 0, baseType: TypeInfo, algorithm: UInt8 = 2, algorithmName: String? = nil, encryptionType: UInt8,
+    public init(baseType: TypeInfo, algorithm: UInt8 = 2, algorithmName: String? = nil, encryptionType: UInt8,
                 databaseID: UInt32, cekID: UInt32, cekVersion: UInt32, cekMetadataVersion: UInt64, normalizationVersion: UInt8 = 1) {
-        self.userType = userType; self.baseType = baseType; self.algorithm = algorithm; self.algorithmName = algorithmName
+        self.baseType = baseType; self.algorithm = algorithm; self.algorithmName = algorithmName
         self.encryptionType = encryptionType; self.databaseID = databaseID; self.cekID = cekID; self.cekVersion = cekVersion
         self.cekMetadataVersion = cekMetadataVersion; self.normalizationVersion = normalizationVersion
     }
 
     /// Writes ParamCipherInfo (see the type's description).
     public func encode(into w: inout ByteWriter, version: TDSVersion) {
-        w.writeUInt32LE(userType)
         baseType.encode(into: &w, version: version)
         w.writeUInt8(algorithm)
         if algorithm == 0 { w.writeBVarChar(algorithmName ?? "") }
@@ -425,7 +422,6 @@ public struct ParamCipherInfo: Hashable, Sendable {
     /// Reads ParamCipherInfo.
     /// - Throws: ``TDSDecodingError`` (`.truncated`, TYPE_INFO errors).
     public static func decode(from r: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> ParamCipherInfo {
-        let userType = try r.readUInt32LE()
         let base = try TypeInfo.decode(from: &r, version: version)
         let algorithm = try r.readUInt8()
         let name = algorithm == 0 ? try r.readBVarChar() : nil
@@ -433,7 +429,7 @@ public struct ParamCipherInfo: Hashable, Sendable {
         let db = try r.readUInt32LE(), cek = try r.readUInt32LE(), cekVersion = try r.readUInt32LE()
         let md = try r.readUInt64LE()
         let norm = try r.readUInt8()
-        return ParamCipherInfo(userType: userType, baseType: base, algorithm: algorithm, algorithmName: name, encryptionType: type,
+        return ParamCipherInfo(baseType: base, algorithm: algorithm, algorithmName: name, encryptionType: type,
                                databaseID: db, cekID: cek, cekVersion: cekVersion, cekMetadataVersion: md, normalizationVersion: norm)
     }
 }

@@ -1,18 +1,25 @@
 // Always Encrypted normalization (CryptoMetaData NormVersion 1, [MS-TDS] 2.2.7.4): the bytes
-// that are encrypted are not always a value's TDS data bytes. The widths below are those
-// Microsoft.Data.SqlClient writes before encrypting (TdsParser.SerializeUnencryptedValue) and
-// reads after decrypting (TdsParser.DeserializeUnencryptedValue), read there, not copied:
+// that are encrypted are not always a value's TDS data bytes. The rules below are those
+// Microsoft.Data.SqlClient follows before encrypting (TdsParser.SerializeUnencryptedValue,
+// SerializeUnencryptedSqlValue) and after decrypting (TdsParser.DeserializeUnencryptedValue),
+// read there, not copied:
 //
 // - tinyint, smallint, int, bigint: a little-endian 8-byte integer (SerializeLong for every width).
-// - bit: a little-endian 8-byte integer, 0 or 1 (SerializeLong of the boolean).
+// - bit: a little-endian 8-byte integer, 0 or 1 (SerializeLong of the boolean); any non-zero
+//   integer reads as 1.
 // - decimal/numeric: the sign byte (1 = positive) and the magnitude as four 4-byte little-endian
-//   integers, 17 bytes whatever the precision (SerializeDecimal's layout).
-// - money: 8 bytes (high 4 bytes, then low 4, as on the wire); smallmoney: 4 bytes.
-// - real 4 bytes, float 8; datetime 8, smalldatetime 4; uniqueidentifier 16: as on the wire.
-// - date 3 bytes; time, datetime2 and datetimeoffset at the column's scale (time 3 to 5 bytes,
-//   then the date's 3, then the offset's 2): as on the wire for that scale.
+//   integers, 17 bytes whatever the precision (SerializeDecimal); a shorter magnitude (4, 8 or 12
+//   bytes) is read too.
+// - money and smallmoney: 8 bytes, the high 4 bytes then the low 4 (little-endian each), as
+//   money on the wire: smallmoney is widened to money (SerializeCurrency).
+// - real 4 bytes, float 8; datetime 8, smalldatetime 4; date 3; uniqueidentifier 16: as on the
+//   wire.
+// - time, datetime2, datetimeoffset: the time at scale 7 whatever the column's scale (the value
+//   at the column's scale, times 10^(7 - scale)) in 5 bytes, then the date's 3, then the offset's
+//   2: 5, 8 and 10 bytes (SerializeTime, SerializeDateTime2, SerializeDateTimeOffset).
 // - char, varchar, nchar, nvarchar, binary, varbinary (and their max forms): the bytes as they
-//   are (the column's code page, UTF-16LE for n-types).
+//   are, not padded (the column's code page, UTF-16LE for n-types); after decrypting, char and
+//   nchar are padded with spaces and binary with zeros to the declared length.
 //
 // Every other type (text, ntext, image, xml, sql_variant, timestamp, UDT, json, vector) cannot be
 // encrypted: `.unsupported`.
@@ -27,10 +34,17 @@ extension TypeInfo {
         case bit
         /// Sign byte and 16-byte magnitude, narrowed to `width` data bytes by precision.
         case decimal(width: Int)
+        /// money (`width` 8) or smallmoney (`width` 4): 8 bytes, high half first.
+        case money(width: Int)
+        /// time, datetime2, datetimeoffset: the time at scale 7 in 5 bytes, then `rest` bytes
+        /// (date, offset) as on the wire.
+        case time(rest: Int)
         /// Exactly these many bytes, as on the wire.
         case exact(Int)
-        /// The bytes as they are (strings, binary).
-        case asIs
+        /// The bytes as they are (strings, binary); after decrypting, padded with `pad` (a
+        /// repeated unit: a space, a UTF-16LE space, a zero) to the declared length when `pad`
+        /// is not empty (char, nchar, binary).
+        case asIs(pad: [UInt8])
         case unsupported
     }
 
@@ -48,9 +62,9 @@ extension TypeInfo {
             guard (1 ... 38).contains(precision) else { return .unsupported }
             // [MS-TDS] 2.2.5.5.1.3: the magnitude takes 4, 8, 12 or 16 bytes by precision.
             return .decimal(width: precision <= 9 ? 5 : precision <= 19 ? 9 : precision <= 28 ? 13 : 17)
-        case .money: return .exact(8)
-        case .money4: return .exact(4)
-        case .moneyN: return [4, 8].contains(length) ? .exact(length) : .unsupported
+        case .money: return .money(width: 8)
+        case .money4: return .money(width: 4)
+        case .moneyN: return [4, 8].contains(length) ? .money(width: length) : .unsupported
         case .flt4: return .exact(4)
         case .flt8: return .exact(8)
         case .fltN: return [4, 8].contains(length) ? .exact(length) : .unsupported
@@ -61,11 +75,12 @@ extension TypeInfo {
         case .dateN: return .exact(3)
         case .timeN, .datetime2N, .datetimeOffsetN:
             guard scale <= 7 else { return .unsupported }
-            // [MS-TDS] 2.2.5.5.1.8: time takes 3 bytes for scale 0-2, 4 for 3-4, 5 for 5-7.
-            let time = scale <= 2 ? 3 : scale <= 4 ? 4 : 5
-            return .exact(type == .timeN ? time : type == .datetime2N ? time + 3 : time + 5)
-        case .bigChar, .bigVarChar, .nchar, .nvarchar, .bigBinary, .bigVarBinary, .char, .varchar, .binary, .varbinary:
-            return .asIs
+            return .time(rest: type == .timeN ? 0 : type == .datetime2N ? 3 : 5)
+        case .bigChar, .char: return .asIs(pad: [0x20])
+        case .nchar: return .asIs(pad: [0x20, 0x00])
+        case .bigBinary, .binary: return .asIs(pad: [0x00])
+        case .bigVarChar, .nvarchar, .bigVarBinary, .varchar, .varbinary:
+            return .asIs(pad: [])
         default: return .unsupported
         }
     }
@@ -93,28 +108,54 @@ extension TypeInfo {
             }
             return Array(plaintext.prefix(width))
         case .bit:
-            let v = try Self.int64(plaintext, type.name)
-            guard v == 0 || v == 1 else {
-                throw TDSDecodingError(.invalidValue, offset: 0, context: type.name, "decrypted bit \(v) is neither 0 nor 1")
-            }
-            return [UInt8(v)]
+            return [try Self.int64(plaintext, type.name) != 0 ? 1 : 0]
         case .decimal(let width):
-            guard plaintext.count == 17 else {
-                throw TDSDecodingError(.invalidLength, offset: 0, context: type.name, "a decrypted decimal is 17 bytes, not \(plaintext.count)")
+            guard [5, 9, 13, 17].contains(plaintext.count) else {
+                throw TDSDecodingError(.invalidLength, offset: 0, context: type.name,
+                                       "a decrypted decimal is 17 bytes (or 5, 9, 13), not \(plaintext.count)")
             }
-            guard plaintext[width...].allSatisfy({ $0 == 0 }) else {
+            guard plaintext.dropFirst(width).allSatisfy({ $0 == 0 }) else {
                 throw TDSDecodingError(.invalidValue, offset: width, context: type.name,
                                        "decrypted decimal magnitude is longer than precision \(precision) allows")
             }
-            return Array(plaintext.prefix(width))
+            let data = Array(plaintext.prefix(width))
+            return data + [UInt8](repeating: 0, count: width - data.count)
+        case .money(let width):
+            guard plaintext.count == 8 else {
+                throw TDSDecodingError(.invalidLength, offset: 0, context: type.name, "a decrypted money is 8 bytes, not \(plaintext.count)")
+            }
+            if width == 8 { return plaintext }
+            // 8-byte money: the high 4 bytes first ([MS-TDS] 2.2.5.5.1.4).
+            let units = Int64(Self.int32LE(plaintext, 0)) << 32 | Int64(UInt32(bitPattern: Self.int32LE(plaintext, 4)))
+            guard let small = Int32(exactly: units) else {
+                throw TDSDecodingError(.invalidValue, offset: 0, context: type.name, "decrypted money \(units) does not fit smallmoney")
+            }
+            return Self.bytesLE(UInt64(UInt32(bitPattern: small)), count: 4)
+        case .time(let rest):
+            guard plaintext.count == 5 + rest else {
+                throw TDSDecodingError(.invalidLength, offset: 0, context: type.name,
+                                       "a decrypted \(sqlTypeName) is \(5 + rest) bytes (time at scale 7), not \(plaintext.count)")
+            }
+            var ticks: UInt64 = 0
+            for i in 0 ..< 5 { ticks |= UInt64(plaintext[i]) << (8 * UInt64(i)) }
+            ticks /= Civil.powersOf10[7 - Int(scale)]
+            return Self.bytesLE(ticks, count: SQLTime.wireLength(scale: scale)) + plaintext[5...]
         case .exact(let n):
             guard plaintext.count == n else {
                 throw TDSDecodingError(.invalidLength, offset: 0, context: type.name,
                                        "a decrypted \(sqlTypeName) is \(n) bytes, not \(plaintext.count)")
             }
             return plaintext
-        case .asIs:
-            return plaintext
+        case .asIs(let pad):
+            guard !pad.isEmpty else { return plaintext }
+            guard plaintext.count <= length else {
+                throw TDSDecodingError(.invalidLength, offset: 0, context: type.name,
+                                       "a decrypted \(sqlTypeName) is \(plaintext.count) bytes, more than its \(length)")
+            }
+            var padded = plaintext
+            padded.reserveCapacity(length)
+            while padded.count + pad.count <= length { padded += pad }
+            return padded
         }
     }
 
@@ -159,9 +200,41 @@ extension TypeInfo {
                 throw TDSDecodingError(.invalidLength, offset: 0, context: type.name, "\(data.count) data bytes for \(sqlTypeName)")
             }
             return data + [UInt8](repeating: 0, count: 17 - data.count)
+        case .money(let width):
+            guard data.count == width else {
+                throw TDSDecodingError(.invalidLength, offset: 0, context: type.name, "\(data.count) data bytes for \(sqlTypeName)")
+            }
+            if width == 8 { return data }
+            // smallmoney's 4 bytes are the whole value: as money, the sign-extended high half first.
+            let units = Int64(Self.int32LE(data, 0))
+            return Self.bytesLE(UInt64(UInt32(truncatingIfNeeded: units >> 32)), count: 4)
+                + Self.bytesLE(UInt64(UInt32(truncatingIfNeeded: units)), count: 4)
+        case .time(let rest):
+            let n = SQLTime.wireLength(scale: scale)
+            guard data.count == n + rest else {
+                throw TDSDecodingError(.invalidLength, offset: 0, context: type.name, "\(data.count) data bytes for \(sqlTypeName)")
+            }
+            var ticks: UInt64 = 0
+            for i in 0 ..< n { ticks |= UInt64(data[i]) << (8 * UInt64(i)) }
+            // At most 10^7 * 86,400 - 1 ticks at scale 7: 40 bits, 5 bytes.
+            let (scaled, overflow) = ticks.multipliedReportingOverflow(by: Civil.powersOf10[7 - Int(scale)])
+            guard !overflow, scaled < 1 << 40 else {
+                throw TDSDecodingError(.invalidValue, offset: 0, context: type.name, "time out of range for \(sqlTypeName)")
+            }
+            return Self.bytesLE(scaled, count: 5) + data[n...]
         default:
             return data
         }
+    }
+
+    private static func bytesLE(_ v: UInt64, count: Int) -> [UInt8] {
+        (0 ..< count).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }
+    }
+
+    private static func int32LE(_ b: [UInt8], _ at: Int) -> Int32 {
+        var v: UInt32 = 0
+        for i in 0 ..< 4 { v |= UInt32(b[at + i]) << (8 * UInt32(i)) }
+        return Int32(bitPattern: v)
     }
 
     private static func int64(_ bytes: [UInt8], _ name: String) throws(TDSDecodingError) -> Int64 {
@@ -171,5 +244,35 @@ extension TypeInfo {
         var v: UInt64 = 0
         for (i, b) in bytes.enumerated() { v |= UInt64(b) << (8 * UInt64(i)) }
         return Int64(bitPattern: v)
+    }
+}
+
+extension TypeInfo {
+    /// This type as the plaintext TYPE_INFO of a ParamCipherInfo ([MS-TDS] 2.2.6.6), in the
+    /// shapes Microsoft.Data.SqlClient writes (TdsParser.WriteSmiTypeInfo): the nullable form of
+    /// a fixed-length type (INTN, BITN, FLTN, MONEYN, DATETIMN), the BIG form of char, varchar,
+    /// binary, varbinary, and decimal/numeric as NUMERICN with length 17 whatever the precision
+    /// (precision and scale kept). Any other type as it is.
+    package var paramCipherTypeInfo: TypeInfo {
+        switch type {
+        case .int1: return TypeInfo(type: .intN, length: 1)
+        case .int2: return TypeInfo(type: .intN, length: 2)
+        case .int4: return TypeInfo(type: .intN, length: 4)
+        case .int8: return TypeInfo(type: .intN, length: 8)
+        case .bit: return TypeInfo(type: .bitN, length: 1)
+        case .flt4: return TypeInfo(type: .fltN, length: 4)
+        case .flt8: return TypeInfo(type: .fltN, length: 8)
+        case .money4: return TypeInfo(type: .moneyN, length: 4)
+        case .money: return TypeInfo(type: .moneyN, length: 8)
+        case .datetim4: return TypeInfo(type: .datetimN, length: 4)
+        case .datetime: return TypeInfo(type: .datetimN, length: 8)
+        case .decimal, .numeric, .decimalN, .numericN:
+            return TypeInfo(type: .numericN, length: 17, precision: precision, scale: scale)
+        case .char, .varchar, .binary, .varbinary:
+            var t = self
+            t.type = type == .char ? .bigChar : type == .varchar ? .bigVarChar : type == .binary ? .bigBinary : .bigVarBinary
+            return t
+        default: return self
+        }
     }
 }

@@ -40,6 +40,9 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         XCTAssertEqual(seen.refusals, [])
         XCTAssertEqual(seen.parameters.count, 2)
         XCTAssertEqual(seen.encryptedNames, Set(described.keys))
+        // Ciphertext (and NULL) as varbinary(max), as SqlClient sends it.
+        XCTAssertEqual(Set(seen.encryptedTypeInfos.values), [.varbinary(nil)])
+        XCTAssertEqual(seen.encryptedTypeInfos.count, described.count)
         for (i, v) in expected.enumerated() { XCTAssertEqual(seen.parameters.last?["@P\(i + 1)"], v, "@P\(i + 1)") }
         await connection.close()
     }
@@ -119,7 +122,9 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         ])
         let result = try await connection.execute(query)
         XCTAssertEqual(result.outputs.map(\.value), [.decimal(SQLDecimal(precision: 10, scale: 2, magnitude: 12_345)), .string("out")])
-        XCTAssertEqual(result.outputs.map(\.typeInfo), [.decimal(precision: 10, scale: 2), .nvarchar(20)])
+        // The test server echoes the ParamCipherInfo TYPE_INFO: a decimal goes as SqlClient sends
+        // it, NUMERICN with length 17 (precision and scale kept).
+        XCTAssertEqual(result.outputs.map(\.typeInfo), [TypeInfo(type: .numericN, length: 17, precision: 10, scale: 2), .nvarchar(20)])
         XCTAssertEqual(result.output("@P2"), .string("out"))
         await connection.close()
     }
@@ -137,6 +142,42 @@ final class AlwaysEncryptedParameterTests: XCTestCase {
         XCTAssertEqual(result.rows.first?.values, [.int(3)])
         XCTAssertEqual(server.observed.described, ["SELECT @P1", "SELECT @P1"])
         XCTAssertEqual(server.observed.parameters.count, 1)
+        await connection.close()
+    }
+
+    /// parameter_name is matched as SqlClient matches it, with or without its '@' (and, as SQL
+    /// Server's names, without regard to case).
+    func testDescribedNamesMatchWithoutAtAndCase() async throws {
+        var lies = AlwaysEncryptedTestServer.Lies()
+        lies.parameterNamesUpperCasedWithoutAt = true
+        let server = try AlwaysEncryptedTestServer(key: Read.makeKey(), encryptedParameters: ["@P1": .deterministic], lies: lies)
+        defer { server.stop() }
+        let connection = try await Read.connect(server)
+        let query = SQLQuery(unsafeSQL: "SELECT @P1, @P2", parameters: [SQLParameter(.int(3), type: .int), SQLParameter(.int(4), type: .int)])
+        let result = try await connection.execute(query)
+        XCTAssertEqual(result.rows.first?.values, [.int(3), .int(4)])
+        XCTAssertEqual(server.observed.encryptedNames, ["@P1"])
+        XCTAssertEqual(server.observed.refusals, [])
+        await connection.close()
+    }
+
+    /// A parameter sp_describe_parameter_encryption does not describe (not even as plaintext) is
+    /// an error before anything is sent (SqlClient's ParamEncryptionMetadataMissing).
+    func testAnUndescribedParameterIsRefused() async throws {
+        var lies = AlwaysEncryptedTestServer.Lies()
+        lies.undescribedParameter = "@P2"
+        let server = try AlwaysEncryptedTestServer(key: Read.makeKey(), encryptedParameters: ["@P1": .deterministic], lies: lies)
+        defer { server.stop() }
+        let connection = try await Read.connect(server)
+        let query = SQLQuery(unsafeSQL: "SELECT @P1, @P2", parameters: [SQLParameter(.int(3), type: .int), SQLParameter(.int(4), type: .int)])
+        do {
+            _ = try await connection.execute(query)
+            XCTFail("sent")
+        } catch let error as SQLClientError {
+            XCTAssertEqual((error.underlying as? ColumnEncryptionError)?.code, .invalidMetadata, "\(error)")
+            XCTAssertEqual((error.underlying as? ColumnEncryptionError)?.column, "@P2")
+        }
+        XCTAssertEqual(server.observed.parameters.count, 0)
         await connection.close()
     }
 

@@ -27,8 +27,9 @@ extension SQLConnection {
     static let batchRowLimit = 4096
     static let batchEventLimit = 512
     static let batchByteLimit = 1 << 20
-    /// Bytes asked of the socket per read.
-    static let readLength = 65_536
+    /// The most bytes asked of the socket per read (it asks 64 KiB, doubled while reads come
+    /// back full, up to this: a long result comes in fewer, larger batches).
+    static let readLength = 524_288
 
     // MARK: - Starting
 

@@ -42,6 +42,19 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
     private var nextWaiterID: UInt64 = 0
     /// The last `read` returned fewer bytes than it asked for (reads come one at a time).
     private var lastReadWasShort = false
+    /// The buffer the next `read` allocates (at most its `maxLength`): ``initialReadCapacity``,
+    /// doubled after each read that filled its buffer (a long response streaming in: fewer,
+    /// larger reads and batches), back to ``initialReadCapacity`` after one that did not (a short
+    /// answer is not given a large buffer).
+    private var readCapacity = SocketStream.initialReadCapacity
+    /// The first buffer of a `read`: 64 KiB.
+    static let initialReadCapacity = 65_536
+
+    /// The buffer of the read after one that received `received` bytes into `capacity`: twice
+    /// `capacity` when it was filled (at most 2 GiB), else ``initialReadCapacity``.
+    static func readCapacity(after received: Int, of capacity: Int) -> Int {
+        received < capacity ? initialReadCapacity : min(capacity, 1 << 30) * 2
+    }
 
     private final class Waiter {
         let source: DispatchSourceProtocol
@@ -231,10 +244,11 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
 
     // MARK: - Reading and writing
 
-    /// Reads up to `maxLength` bytes; `[]` when the peer closed the connection.
+    /// Reads up to `maxLength` bytes (64 KiB at first, more while reads come back full: see
+    /// `readCapacity`); `[]` when the peer closed the connection.
     /// - Throws: ``SQLClientError`` `.ioError`, `.connectionClosed` or `.cancelled`.
     package func read(maxLength: Int) async throws -> [UInt8] {
-        let capacity = max(1, maxLength)
+        let capacity = max(1, min(maxLength, readCapacity))
         // After a read that did not fill its buffer the socket is most likely empty: wait until
         // it is readable before allocating a buffer (rather than allocating one for a `recv`
         // that says EAGAIN).
@@ -257,6 +271,7 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
             endSyscall()
             if n > 0 {
                 lastReadWasShort = n < capacity
+                readCapacity = Self.readCapacity(after: n, of: capacity)
                 return buffer
             }
             if n == 0 { return [] }

@@ -55,6 +55,38 @@ final class SocketStreamTests: XCTestCase {
         XCTAssertEqual(received, payload)
     }
 
+    func testReadBuffersGrowWhileReadsComeBackFullAndStartOverAfterAShortOne() {
+        XCTAssertEqual(SocketStream.initialReadCapacity, 65_536)
+        XCTAssertEqual(SocketStream.readCapacity(after: 65_536, of: 65_536), 131_072)
+        XCTAssertEqual(SocketStream.readCapacity(after: 262_144, of: 262_144), 524_288)
+        XCTAssertEqual(SocketStream.readCapacity(after: 100, of: 524_288), 65_536)
+        XCTAssertEqual(SocketStream.readCapacity(after: 65_535, of: 65_536), 65_536)
+        // No overflow whatever the capacity.
+        XCTAssertEqual(SocketStream.readCapacity(after: Int.max, of: Int.max), 1 << 31)
+    }
+
+    func testAStreamOfMegabytesIsReadWholeInReadsNoLargerThanAsked() async throws {
+        // 4 MiB sent at once, read with maxLength 512 KiB: the buffers grow from 64 KiB while
+        // reads come back full, never past maxLength, and every byte arrives in order.
+        let payload = (0 ..< 4 * 1_048_576).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
+        let listener = try LoopbackListener { fd in LoopbackListener.writeAll(fd, payload) }
+        defer { listener.stop() }
+        let stream = try await SocketStream.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(10))
+        defer { stream.close() }
+        var received: [UInt8] = []
+        var sizes: [Int] = []
+        while received.count < payload.count {
+            let chunk = try await stream.read(maxLength: 524_288)
+            if chunk.isEmpty { break }
+            sizes.append(chunk.count)
+            received += chunk
+        }
+        XCTAssertEqual(received.count, payload.count)
+        XCTAssertTrue(received == payload)
+        XCTAssertLessThanOrEqual(sizes.first ?? 0, 65_536)
+        XCTAssertLessThanOrEqual(sizes.max() ?? 0, 524_288)
+    }
+
     func testEchoOverIPv6Loopback() async throws {
         let listener: LoopbackListener
         do { listener = try echoListener(address: "::1") } catch {

@@ -188,36 +188,33 @@ package final class AERSAKey: @unchecked Sendable {
     }
 
     private func oaep(encrypt: Bool, _ data: ArraySlice<UInt8>) -> [UInt8]? {
-        var out = [UInt8](repeating: 0, count: max(size, 1))
-        let n = data.withUnsafeBufferPointer { d in
-            out.withUnsafeMutableBufferPointer { o in
-                csqlclient_rsa_oaep(encrypt ? 1 : 0, key, d.baseAddress, d.count, o.baseAddress, o.count)
-            }
+        data.withUnsafeBufferPointer { d in
+            output(minimum: 0) { csqlclient_rsa_oaep(encrypt ? 1 : 0, key, d.baseAddress, d.count, $0.baseAddress, $0.count) }
         }
-        guard n >= 0, n <= out.count else { ERR_clear_error(); return nil }
-        out.removeSubrange(Int(n)...)
-        return out
     }
 
     /// An RSA PKCS #1 v1.5 signature with SHA-256 over `data`.
     package func signSHA256(_ data: ArraySlice<UInt8>) -> [UInt8]? {
-        var out = [UInt8](repeating: 0, count: max(size, 1))
-        let n = data.withUnsafeBufferPointer { d in
-            out.withUnsafeMutableBufferPointer { o in csqlclient_rsa_sign_sha256(key, d.baseAddress, d.count, o.baseAddress, o.count) }
+        data.withUnsafeBufferPointer { d in
+            output(minimum: 1) { csqlclient_rsa_sign_sha256(key, d.baseAddress, d.count, $0.baseAddress, $0.count) }
         }
-        guard n > 0, n <= out.count else { ERR_clear_error(); return nil }
-        out.removeSubrange(Int(n)...)
-        return out
     }
 
     /// An RSA PKCS #1 v1.5 signature of a SHA-256 digest computed elsewhere (32 bytes).
     package func signDigestSHA256(_ digest: [UInt8]) -> [UInt8]? {
-        var out = [UInt8](repeating: 0, count: max(size, 1))
-        let n = digest.withUnsafeBufferPointer { d in
-            out.withUnsafeMutableBufferPointer { o in csqlclient_rsa_sign_digest_sha256(key, d.baseAddress, d.count, o.baseAddress, o.count) }
+        digest.withUnsafeBufferPointer { d in
+            output(minimum: 1) { csqlclient_rsa_sign_digest_sha256(key, d.baseAddress, d.count, $0.baseAddress, $0.count) }
         }
-        guard n > 0, n <= out.count else { ERR_clear_error(); return nil }
-        out.removeSubrange(Int(n)...)
+    }
+
+    /// The bytes an OpenSSL call writes into a buffer of the key's size: `call` returns how many
+    /// (negative on failure); nil when that is below `minimum` or over the buffer (the error queue
+    /// is cleared).
+    private func output(minimum: Int, _ call: (UnsafeMutableBufferPointer<UInt8>) -> Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: max(size, 1))
+        let n = out.withUnsafeMutableBufferPointer { call($0) }
+        guard n >= minimum, n <= out.count else { ERR_clear_error(); return nil }
+        out.removeSubrange(n...)
         return out
     }
 

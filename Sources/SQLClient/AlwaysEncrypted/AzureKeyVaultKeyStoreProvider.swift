@@ -381,29 +381,49 @@ package enum RSAPublicKeyDER {
     private static func length(_ n: Int) -> [UInt8] {
         if n < 0x80 { return [UInt8(n)] }
         if n <= 0xFF { return [0x81, UInt8(n)] }
-        return [0x82, UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
+        if n <= 0xFFFF { return [0x82, UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] }
+        return [0x83, UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
     }
 
     /// The modulus and exponent (no leading zero bytes) of a PKCS #1 RSAPublicKey DER; nil when
     /// the bytes are not one (every length checked against the bytes present).
     package static func decode(_ der: [UInt8]) -> (modulus: [UInt8], exponent: [UInt8])? {
-        var i = 0
-        func header(_ tag: UInt8) -> Int? {
+        var reader = Reader(der)
+        guard reader.header(0x30) != nil, let m = reader.header(0x02) else { return nil }
+        let modulus = Array(reader.take(m).drop { $0 == 0 })
+        guard let e = reader.header(0x02) else { return nil }
+        let exponent = Array(reader.take(e).drop { $0 == 0 })
+        return (modulus, exponent)
+    }
+
+    /// A reader of DER tag-length headers (definite lengths of up to 3 bytes), each length
+    /// checked against the bytes left; the one DER reader of the key code (PKCS #1 here, PKCS #8
+    /// in the Apple key code).
+    package struct Reader {
+        private let der: [UInt8]
+        private var i = 0
+
+        package init(_ der: [UInt8]) { self.der = der }
+
+        /// The length of the element at the offset when its tag is `tag` (the offset moves to its
+        /// contents); nil when the tag differs or the length runs past the bytes.
+        package mutating func header(_ tag: UInt8) -> Int? {
             guard i + 2 <= der.count, der[i] == tag else { return nil }
             var n = Int(der[i + 1]); i += 2
             if n & 0x80 != 0 {
                 let count = n & 0x7F
-                guard (1 ... 2).contains(count), i + count <= der.count else { return nil }
+                guard (1 ... 3).contains(count), i + count <= der.count else { return nil }
                 n = 0
                 for _ in 0 ..< count { n = n << 8 | Int(der[i]); i += 1 }
             }
             return n <= der.count - i ? n : nil
         }
-        guard header(0x30) != nil, let m = header(0x02) else { return nil }
-        let modulus = Array(der[i ..< i + m].drop { $0 == 0 })
-        i += m
-        guard let e = header(0x02) else { return nil }
-        let exponent = Array(der[i ..< i + e].drop { $0 == 0 })
-        return (modulus, exponent)
+
+        /// The next `count` bytes (a length `header` returned), the offset moved past them.
+        package mutating func take(_ count: Int) -> ArraySlice<UInt8> {
+            let end = min(i + max(count, 0), der.count)
+            defer { i = end }
+            return der[i ..< end]
+        }
     }
 }

@@ -165,24 +165,13 @@ package final class AERSAKey: @unchecked Sendable {
     /// The privateKey OCTET STRING of a PKCS #8 PrivateKeyInfo (SEQUENCE { INTEGER, SEQUENCE,
     /// OCTET STRING }): the PKCS #1 key Security reads. Lengths are checked against the input.
     private static func pkcs8Inner(_ der: [UInt8]) -> [UInt8]? {
-        var i = 0
-        func header(_ tag: UInt8) -> Int? {
-            guard i + 2 <= der.count, der[i] == tag else { return nil }
-            var length = Int(der[i + 1]); i += 2
-            if length & 0x80 != 0 {
-                let n = length & 0x7F
-                guard n >= 1, n <= 3, i + n <= der.count else { return nil }
-                length = 0
-                for _ in 0 ..< n { length = length << 8 | Int(der[i]); i += 1 }
-            }
-            return length <= der.count - i ? length : nil
-        }
-        guard header(0x30) != nil, let v = header(0x02) else { return nil }
-        i += v
-        guard let a = header(0x30) else { return nil }
-        i += a
-        guard let k = header(0x04) else { return nil }
-        return Array(der[i ..< i + k])
+        var reader = RSAPublicKeyDER.Reader(der)
+        guard reader.header(0x30) != nil, let v = reader.header(0x02) else { return nil }
+        _ = reader.take(v)
+        guard let a = reader.header(0x30) else { return nil }
+        _ = reader.take(a)
+        guard let k = reader.header(0x04) else { return nil }
+        return Array(reader.take(k))
     }
 }
 #endif

@@ -5,7 +5,7 @@ import TDS
 ///
 /// It owns the request: it starts it on the first `next…()` call and cancels it (ATTENTION,
 /// drained in the background) if it is dropped, or its task cancelled, before the end. Events
-/// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:drainer:readsAhead:)``:
+/// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:readsAhead:)``:
 /// what the received bytes already hold), so a million-row result does not cross into the actor
 /// a million times. While the caller takes one batch, the connection reads and scans the next
 /// (one batch ahead at most: a bounded read-ahead, so the socket is read at most one batch
@@ -279,12 +279,6 @@ final class ResponseCursor: @unchecked Sendable {
             rowsReceived += batch.rowCount
             if (batch.ended || batch.error != nil), connection.configuration.eventLogger != nil {
                 await connection.logRequestFinished(requestID, rows: rowsReceived, error: batch.error)
-            }
-            if batch.ended {
-                // RETURNVALUE tokens (OUTPUT parameters), collected by the state machine: after the last statement.
-                for value in try await connection.takeReturnValues(requestID) {
-                    items.append(.event(.outputValue(SQLOutputValue(value))))
-                }
             }
             position = 0
             pendingError = batch.error

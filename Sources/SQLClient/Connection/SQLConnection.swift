@@ -75,16 +75,16 @@ public actor SQLConnection {
     /// ``ParameterEncryptionPlan/cacheLimit``).
     var parameterEncryptionPlans: [String: ParameterEncryptionPlan] = [:]
     /// The keys of a running request's encrypted OUTPUT parameters, by lowercased name: their
-    /// RETURNVALUE tokens are decrypted with them (``takeReturnValues(_:)``).
+    /// RETURNVALUE tokens (`ConnectionStateMachine.Action.requestCompleted`) are decrypted with them.
     var outputParameterKeys: [RequestID: [String: AEADAes256CbcHmacSha256]] = [:]
     /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
     var partsRequest: RequestID?
-    /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)
+    /// The one reader of the socket: whoever reads a response (``nextBatch(_:readsAhead:)``)
     /// holds it, the others wait in order.
     var readerBusy = false
     let readerWaiters = WaiterQueue<UInt64, Void>()
     /// Reading a streamed request's next batch while its cursor's caller takes the last one
-    /// (``nextBatch(_:drainer:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s (the
+    /// (``nextBatch(_:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s (the
     /// sub-state `machine.readAhead`); the reader's task, the cursor waiting for its batch, the
     /// reader waiting for its batch to be taken, and whoever watches for a batch read ahead
     /// (tests: ``batchReadAhead()``) are here.

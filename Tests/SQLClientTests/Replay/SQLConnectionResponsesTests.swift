@@ -357,7 +357,7 @@ final class SQLConnectionResponsesTests: XCTestCase {
     }
 
     /// The reader ahead is one task for the whole request, so a cancellation it received once
-    /// (``SQLConnection/nextBatch(_:drainer:readsAhead:)`` cancels it when the waiting caller's
+    /// (``SQLConnection/nextBatch(_:readsAhead:)`` cancels it when the waiting caller's
     /// task is cancelled, even when the batch then comes without error) stays with it: its next
     /// read that has to wait fails with `.cancelled` while nobody waits for it. That error is put
     /// aside for the cursor, the request cancelled and drained, and the drain lets go of what was

@@ -136,7 +136,6 @@ extension SQLConnection {
     /// reader waits until the cursor takes it. Ends after the request's last batch, or when
     /// stopped (``stopReadAhead(wait:)``: a drain, a dropped cursor).
     private func readAheadLoop(_ serial: UInt64) async {
-        defer { resumeAheadWatchers() }
         while let reader = machine.readAhead.reader, reader.serial == serial {
             let batch = await readBatch(reader.id, ahead: serial)
             switch machine.readAhead.batchRead(serial, batch) {
@@ -149,7 +148,6 @@ extension SQLConnection {
                 return
             case .park(let serial):
                 aheadParked.expect(serial)
-                resumeAheadWatchers()
                 let goOn = (try? await aheadParked.wait(serial)) ?? false
                 guard goOn else { return }
             }
@@ -168,21 +166,6 @@ extension SQLConnection {
             aheadTakers.resume(stop.reader.serial, with: .success(ResponseBatch(error: CancelReason.cancelled.error)))
         }
         if wait { await task?.value }
-    }
-
-    private func resumeAheadWatchers() {
-        aheadWatchers.resumeAll(with: .success(()))
-    }
-
-    /// The batch read ahead, once it is read (nil when nothing is read ahead, or it was taken).
-    /// For tests: what the connection holds while the caller takes the batch before.
-    func batchReadAhead() async -> ResponseBatch? {
-        while let reader = machine.readAhead.reader {
-            if let ready = machine.readAhead.readyBatch { return ready }
-            _ = try? await aheadWatchers.wait(aheadWatchers.expectNext())
-            if machine.readAhead.reader?.serial != reader.serial { return nil }
-        }
-        return nil
     }
 
     /// The one reading path (a cursor's, its reader ahead's, a drain's), by the one reader of

@@ -25,7 +25,8 @@ import TDS
 /// in `SQLConnection+Responses.swift` (over `ResponseReader`), the one cursor behind every
 /// streamed shape in `ResponseCursor.swift`. The read-ahead's decisions are
 /// `ReadAheadStateMachine`'s; everyone who waits (a request for its turn, a reader or writer for
-/// the socket, a cursor for the batch read ahead) waits in a `WaiterQueue`.
+/// the socket, a cursor for the batch read ahead, the reader ahead for its batch to be taken)
+/// waits in a `WaiterQueue`.
 public actor SQLConnection {
     /// The configuration the connection was opened with (validated; the password stays redacted).
     public nonisolated let configuration: SQLConnectionConfiguration
@@ -85,20 +86,11 @@ public actor SQLConnection {
     let readerWaiters = WaiterQueue<UInt64, Void>()
     /// Reading a streamed request's next batch while its cursor's caller takes the last one
     /// (``nextBatch(_:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s (the
-    /// sub-state `machine.readAhead`); the reader's task, the cursor waiting for its batch, the
-    /// reader waiting for its batch to be taken, and whoever watches for a batch read ahead
-    /// (tests: ``batchReadAhead()``) are here.
+    /// sub-state `machine.readAhead`); the reader's task, the cursor waiting for its batch and
+    /// the reader waiting for its batch to be taken are here.
     var aheadTask: Task<Void, Never>?
     let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()
     let aheadParked = WaiterQueue<UInt64, Bool>()
-    let aheadWatchers = WaiterQueue<UInt64, Void>()
-    /// The reader ahead, if any (tests).
-    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)? {
-        guard let reader = machine.readAhead.reader, let task = aheadTask else { return nil }
-        return (reader.id, reader.serial, task)
-    }
-    /// The number of readers ahead started so far (tests).
-    var readAheadSerial: UInt64 { machine.readAhead.serial }
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     let writeGateWaiters = WaiterQueue<UInt64, Void>()

@@ -538,3 +538,28 @@ final class SQLConnectionResponsesTests: XCTestCase {
         XCTAssertEqual(parked, 0, "the reader ahead is left waiting")
     }
 }
+
+/// What the tests see of the read-ahead (read from the connection's state; nothing in the
+/// connection exists for them).
+extension SQLConnection {
+    /// The reader ahead, if any.
+    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)? {
+        guard let reader = machine.readAhead.reader, let task = aheadTask else { return nil }
+        return (reader.id, reader.serial, task)
+    }
+
+    /// The number of readers ahead started so far.
+    var readAheadSerial: UInt64 { machine.readAhead.serial }
+
+    /// The batch read ahead, once it is read (nil when nothing is read ahead, or it was taken):
+    /// what the connection holds while the caller takes the batch before. Looks again after each
+    /// turn of the connection's executor (the reader ahead runs on it), no clock involved.
+    func batchReadAhead() async -> ResponseBatch? {
+        while let reader = machine.readAhead.reader {
+            if let ready = machine.readAhead.readyBatch { return ready }
+            await Task.yield()
+            if machine.readAhead.reader?.serial != reader.serial { return nil }
+        }
+        return nil
+    }
+}

@@ -74,6 +74,7 @@ final class ResponseCursor: @unchecked Sendable {
     deinit {
         if let requestID, !finished {
             let connection = self.connection
+            // Unstructured: a deinit cannot await; abandoning is the connection's and needs nothing of this object.
             Task { await connection.abandon(requestID) }
         }
     }
@@ -255,6 +256,7 @@ final class ResponseCursor: @unchecked Sendable {
         position = 0
         rowStorage = nil
         let connection = self.connection
+        // Unstructured: this check is synchronous, and its task is cancelled (the ATTENTION's write must not be).
         Task { await connection.abandon(requestID, reason: .cancelled) }
         throw SQLClientError(.cancelled, "the request was cancelled")
     }

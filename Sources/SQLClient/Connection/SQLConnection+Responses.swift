@@ -77,6 +77,7 @@ extension SQLConnection {
     private func waitForTurn(_ id: RequestID, after actions: [ConnectionStateMachine.Action]) async throws {
         await perform(actions)
         // Cancelled while waiting: the machine takes the request out of its queue and fails it.
+        // Unstructured: a cancellation handler runs synchronously, on any thread; it hops to the actor.
         try await turns.wait(id, onCancel: { Task { await self.abandon(id, reason: .cancelled) } })
     }
 
@@ -126,6 +127,8 @@ extension SQLConnection {
         let batch = await readBatch(id)
         let running = machine.isRunning(id)
         if readsAhead, let serial = machine.readAhead.start(id, after: batch, isRunning: running) {
+            // Unstructured: it reads beside the caller, who goes on; kept in `aheadTask`, awaited
+            // by a drain and stopped by the machine (``stopReadAhead(wait:)``).
             aheadTask = Task { await self.readAheadLoop(serial) }
         }
         return batch

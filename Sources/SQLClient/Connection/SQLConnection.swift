@@ -159,6 +159,7 @@ public actor SQLConnection {
         case .scheduleTimeout(let id, let deadline):
             timerTasks[id]?.cancel()
             let clock = self.clock
+            // Unstructured: a timer of the machine's; kept in `timerTasks`, cancelled when disarmed or closed.
             timerTasks[id] = Task { [weak self] in
                 do { try await clock.sleep(until: deadline) } catch { return }
                 await self?.timerFired(id)
@@ -166,8 +167,10 @@ public actor SQLConnection {
         case .cancelTimeout(let id):
             timerTasks.removeValue(forKey: id)?.cancel()
         case .sendAttention(let id):
+            // Unstructured: this is synchronous; the ATTENTION waits for the one write path.
             Task { await self.sendAttention(for: id) }
         case .drainRequest(let id):
+            // Unstructured: nobody waits for a drain; it reads after the socket's current reader.
             Task { await self.drain(id) }
         case .closeConnection(let context):
             closeTransport(context)

@@ -101,8 +101,9 @@ struct ConnectionStateMachine: Sendable {
         case packetSizeChanged(Int)
         /// The session changed (database, language, collation, transaction).
         case sessionChanged(SQLSessionInfo)
-        /// The request is over: the connection is ready again. `error` when the server reported one.
-        case requestCompleted(RequestID, error: SQLClientError?)
+        /// The request is over: the connection is ready again. `error` when the server reported one;
+        /// `returnValues`: its RETURNVALUE tokens (OUTPUT parameters, UDF results) in arrival order.
+        case requestCompleted(RequestID, error: SQLClientError?, returnValues: [ReturnValue] = [])
         /// The request was cancelled and the server acknowledged the ATTENTION: its reader gets `error`.
         case requestCancelled(RequestID, SQLClientError)
         /// The reservation is held now: resume whoever waits for it.
@@ -147,11 +148,6 @@ struct ConnectionStateMachine: Sendable {
     private(set) var timers: [TimerID: Duration] = [:]
     /// Why the connection closed; what a reader or writer of the running request then gets.
     private(set) var closeError: SQLClientError?
-    /// Running requests abandoned (their cursor dropped or cancelled) and drained: a cursor that
-    /// still asks after the drain ended one gets `.cancelled`, never a clean end. Bounded.
-    private var abandoned: Set<RequestID> = []
-    /// RETURNVALUE tokens of completed requests that had some (the last 16).
-    private var completedReturnValues: [RequestID: [ReturnValue]] = [:]
     /// ENVCHANGE type 18 tokens (RESETCONNECTION acknowledged, [MS-TDS] 2.2.7.9) received so far.
     private(set) var resetAcknowledgements = 0
     /// The session as the login left it: what RESETCONNECTION returns it to.
@@ -408,8 +404,6 @@ struct ConnectionStateMachine: Sendable {
         guard var running = request, running.id == id, !running.isAbandoned else { return [] }
         running.isAbandoned = true
         request = running
-        if abandoned.count >= 64 { abandoned.removeAll() }
-        abandoned.insert(id)
         var actions = running.forwardsResults ? cancelRequested(id, reason: .abandoned, now: now) : []
         actions.append(.drainRequest(id))
         return actions
@@ -420,18 +414,6 @@ struct ConnectionStateMachine: Sendable {
     mutating func requestNotSent(_ id: RequestID, now: Duration) -> [Action] {
         guard let running = request, running.id == id, running.phase == .writing else { return [] }
         return Array(finish(id, .none, now: now).dropFirst())
-    }
-
-    /// Whether running request `id` was abandoned (``requestAbandoned(_:now:)``; once: the
-    /// record is consumed).
-    mutating func takeAbandoned(_ id: RequestID) -> Bool {
-        abandoned.remove(id) != nil
-    }
-
-    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of request `id`, once it
-    /// completed (once: they are handed over).
-    mutating func takeReturnValues(of id: RequestID) -> [ReturnValue] {
-        completedReturnValues.removeValue(forKey: id) ?? []
     }
 
     // MARK: - Time
@@ -581,7 +563,7 @@ struct ConnectionStateMachine: Sendable {
             case .fatal(let error):
                 return [closeAll(error)]
             case .completed(let error):
-                return finish(running.id, .requestCompleted(running.id, error: error), now: now)
+                return finish(running.id, .requestCompleted(running.id, error: error, returnValues: running.returnValues), now: now)
             case .cancelled(let error):
                 return finish(running.id, .requestCancelled(running.id, error), now: now)
             }
@@ -593,12 +575,6 @@ struct ConnectionStateMachine: Sendable {
     /// The running request is over: stop its timers, end it, start the next one.
     private mutating func finish(_ id: RequestID, _ end: Action, now: Duration) -> [Action] {
         var actions: [Action] = [end]
-        if let values = request?.returnValues, !values.isEmpty {
-            if completedReturnValues.count >= 16, let oldest = completedReturnValues.keys.min() {
-                completedReturnValues[oldest] = nil
-            }
-            completedReturnValues[id] = values
-        }
         if let a = disarm(.query(id)) { actions.append(a) }
         if let a = disarm(.cancel(id)) { actions.append(a) }
         request = nil

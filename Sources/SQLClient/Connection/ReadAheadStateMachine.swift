@@ -1,6 +1,6 @@
 /// The read-ahead of a streamed request as a pure state machine (as PostgresNIO's
 /// `RowStreamStateMachine`): while a cursor's caller, off the connection, takes one batch, the
-/// connection reads and scans the next (``SQLConnection/nextBatch(_:drainer:readsAhead:)``).
+/// connection reads and scans the next (``SQLConnection/nextBatch(_:readsAhead:)``).
 /// At most one reader ahead per connection, reading one batch at a time, so a server that sends
 /// forever costs bounded memory.
 ///

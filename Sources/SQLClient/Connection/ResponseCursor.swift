@@ -5,7 +5,7 @@ import TDS
 ///
 /// It owns the request: it starts it on the first `next…()` call and cancels it (ATTENTION,
 /// drained in the background) if it is dropped, or its task cancelled, before the end. Events
-/// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:drainer:readsAhead:)``:
+/// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:readsAhead:)``:
 /// what the received bytes already hold), so a million-row result does not cross into the actor
 /// a million times. While the caller takes one batch, the connection reads and scans the next
 /// (one batch ahead at most: a bounded read-ahead, so the socket is read at most one batch
@@ -74,6 +74,7 @@ final class ResponseCursor: @unchecked Sendable {
     deinit {
         if let requestID, !finished {
             let connection = self.connection
+            // Unstructured: a deinit cannot await; abandoning is the connection's and needs nothing of this object.
             Task { await connection.abandon(requestID) }
         }
     }
@@ -255,6 +256,7 @@ final class ResponseCursor: @unchecked Sendable {
         position = 0
         rowStorage = nil
         let connection = self.connection
+        // Unstructured: this check is synchronous, and its task is cancelled (the ATTENTION's write must not be).
         Task { await connection.abandon(requestID, reason: .cancelled) }
         throw SQLClientError(.cancelled, "the request was cancelled")
     }
@@ -279,12 +281,6 @@ final class ResponseCursor: @unchecked Sendable {
             rowsReceived += batch.rowCount
             if (batch.ended || batch.error != nil), connection.configuration.eventLogger != nil {
                 await connection.logRequestFinished(requestID, rows: rowsReceived, error: batch.error)
-            }
-            if batch.ended {
-                // RETURNVALUE tokens (OUTPUT parameters), collected by the state machine: after the last statement.
-                for value in try await connection.takeReturnValues(requestID) {
-                    items.append(.event(.outputValue(SQLOutputValue(value))))
-                }
             }
             position = 0
             pendingError = batch.error

@@ -36,7 +36,7 @@ extension SQLConnection {
     /// Starts a request (SQL batch, RPC, Transaction Manager request, streamed message): waits for
     /// its turn, encodes it with the current transaction descriptor in ALL_HEADERS, writes it,
     /// and has its query timeout armed (`timeout`, else ``SQLConnectionConfiguration/queryTimeout``)
-    /// from when it starts to be written. Returns the request's id for ``nextBatch(_:drainer:readsAhead:)``.
+    /// from when it starts to be written. Returns the request's id for ``nextBatch(_:readsAhead:)``.
     ///
     /// Requests run one at a time, in the order they asked, whichever task asks: a request made
     /// while another's response is still being streamed waits until that stream ends, or is
@@ -77,6 +77,7 @@ extension SQLConnection {
     private func waitForTurn(_ id: RequestID, after actions: [ConnectionStateMachine.Action]) async throws {
         await perform(actions)
         // Cancelled while waiting: the machine takes the request out of its queue and fails it.
+        // Unstructured: a cancellation handler runs synchronously, on any thread; it hops to the actor.
         try await turns.wait(id, onCancel: { Task { await self.abandon(id, reason: .cancelled) } })
     }
 
@@ -87,7 +88,9 @@ extension SQLConnection {
     /// first, then adds what the bytes already received hold (the socket is not read for them),
     /// up to ``batchRowLimit`` rows and ``batchEventLimit`` other events. `ended`: the request
     /// completed after these; `error`: what it failed with after these (deliver them first).
-    /// `drainer`: the background reader of an abandoned request (its own reader is refused).
+    /// A request abandoned (its cursor dropped or cancelled, see `RequestStateMachine/isAbandoned`)
+    /// is the connection's to drain: its cursor gets `.cancelled` at once; a request no longer
+    /// running whose end its cursor did not get (abandoned and drained) the same.
     ///
     /// `readsAhead` (a cursor whose caller runs off the connection): when the batch neither ends
     /// nor fails the request, the next one is read and scanned at once, on the connection, while
@@ -99,27 +102,33 @@ extension SQLConnection {
     /// A caller cancelled while it waits for the batch read ahead cancels that read (as when it
     /// reads itself: ATTENTION, then `.cancelled`); a drain, or the next request, waits for it
     /// and drops it: the socket has one reader at a time (`readerBusy`).
-    func nextBatch(_ id: RequestID, drainer: Bool = false, readsAhead: Bool = false) async -> ResponseBatch {
+    func nextBatch(_ id: RequestID, readsAhead: Bool = false) async -> ResponseBatch {
         // Only this request's own batch: another request's (read to its end while its caller was
         // still busy, after which this one could start) stays for its cursor. A drain has
         // stopped this request's reader ahead first (``drain(_:)``).
-        if !drainer {
-            switch machine.readAhead.next(id) {
-            case .read:
-                break
-            case .take(let batch, let wakeReader):
-                if let wakeReader { aheadParked.resume(wakeReader, with: .success(true)) }
-                return batch
-            case .wait(let serial):
-                aheadTakers.expect(serial)
-                let task = aheadTask
-                let batch = try? await aheadTakers.wait(serial, onCancel: { task?.cancel() })
-                return batch ?? ResponseBatch(error: CancelReason.cancelled.error)   // (never: it is always resumed with a batch)
-            }
+        switch machine.readAhead.next(id) {
+        case .read:
+            break
+        case .take(let batch, let wakeReader):
+            if let wakeReader { aheadParked.resume(wakeReader, with: .success(true)) }
+            return batch
+        case .wait(let serial):
+            aheadTakers.expect(serial)
+            let task = aheadTask
+            let batch = try? await aheadTakers.wait(serial, onCancel: { task?.cancel() })
+            return batch ?? ResponseBatch(error: CancelReason.cancelled.error)   // (never: it is always resumed with a batch)
         }
-        let batch = await readBatch(id, drainer: drainer)
+        guard machine.isRunning(id), machine.request?.isAbandoned != true else {
+            // Abandoned: the connection drains it (``drain(_:)``); over without its cursor seeing
+            // the end (a cursor that got its end asks no more; one whose end was read ahead took
+            // it above): abandoned and drained.
+            return ResponseBatch(error: CancelReason.cancelled.error)
+        }
+        let batch = await readBatch(id)
         let running = machine.isRunning(id)
-        if readsAhead, !drainer, let serial = machine.readAhead.start(id, after: batch, isRunning: running) {
+        if readsAhead, let serial = machine.readAhead.start(id, after: batch, isRunning: running) {
+            // Unstructured: it reads beside the caller, who goes on; kept in `aheadTask`, awaited
+            // by a drain and stopped by the machine (``stopReadAhead(wait:)``).
             aheadTask = Task { await self.readAheadLoop(serial) }
         }
         return batch
@@ -130,9 +139,8 @@ extension SQLConnection {
     /// reader waits until the cursor takes it. Ends after the request's last batch, or when
     /// stopped (``stopReadAhead(wait:)``: a drain, a dropped cursor).
     private func readAheadLoop(_ serial: UInt64) async {
-        defer { resumeAheadWatchers() }
         while let reader = machine.readAhead.reader, reader.serial == serial {
-            let batch = await readBatch(reader.id, drainer: false, ahead: serial)
+            let batch = await readBatch(reader.id, ahead: serial)
             switch machine.readAhead.batchRead(serial, batch) {
             case .discard:
                 return   // stopped: nobody takes it
@@ -143,7 +151,6 @@ extension SQLConnection {
                 return
             case .park(let serial):
                 aheadParked.expect(serial)
-                resumeAheadWatchers()
                 let goOn = (try? await aheadParked.wait(serial)) ?? false
                 guard goOn else { return }
             }
@@ -164,22 +171,9 @@ extension SQLConnection {
         if wait { await task?.value }
     }
 
-    private func resumeAheadWatchers() {
-        aheadWatchers.resumeAll(with: .success(()))
-    }
-
-    /// The batch read ahead, once it is read (nil when nothing is read ahead, or it was taken).
-    /// For tests: what the connection holds while the caller takes the batch before.
-    func batchReadAhead() async -> ResponseBatch? {
-        while let reader = machine.readAhead.reader {
-            if let ready = machine.readAhead.readyBatch { return ready }
-            _ = try? await aheadWatchers.wait(aheadWatchers.expectNext())
-            if machine.readAhead.reader?.serial != reader.serial { return nil }
-        }
-        return nil
-    }
-
-    /// ``nextBatch(_:drainer:readsAhead:)``'s reading, by the one reader of the socket.
+    /// The one reading path (a cursor's, its reader ahead's, a drain's), by the one reader of
+    /// the socket. What the bytes hold for a request cancelled or abandoned is discarded by the
+    /// state machine (`RequestStateMachine/forwardsResults`): no key is unwrapped for it.
     ///
     /// `ahead`: the serial of the reader ahead reading this batch, which nobody may be waiting
     /// for yet. It goes on reading while its caller does not wait for it and the batch has room
@@ -189,7 +183,7 @@ extension SQLConnection {
     /// what it holds is in the read-ahead state (`ReadAheadStateMachine/readWaits(_:holding:)`),
     /// which the caller takes when it comes (rows already received are never held back waiting
     /// for more).
-    private func readBatch(_ id: RequestID, drainer: Bool, ahead serial: UInt64? = nil) async -> ResponseBatch {
+    private func readBatch(_ id: RequestID, ahead serial: UInt64? = nil) async -> ResponseBatch {
         if readerBusy {
             _ = try? await readerWaiters.wait(readerWaiters.expectNext())   // handed over by the reader before
         } else {
@@ -199,30 +193,11 @@ extension SQLConnection {
             if !readerWaiters.resumeFirst(with: .success(())) { readerBusy = false }
         }
         var batch = ResponseBatch()
-        guard machine.isRunning(id) else {
-            // Over without its cursor seeing the end: abandoned and drained (the drain lets go
-            // of an error put aside for the cursor, e.g. a cancelled read ahead).
-            if machine.takeAbandoned(id) {
-                batch.error = CancelReason.cancelled.error
-            } else {
-                batch.ended = true
-            }
-            return batch
-        }
-        if !drainer, machine.request?.isAbandoned == true {
-            batch.error = CancelReason.cancelled.error
-            return batch
-        }
-        // A drain discards what it reads: nothing of it is decrypted (no key is unwrapped for it).
-        if drainer { resultDecryption = nil }
+        // Over while this reader waited for the socket (read by the reader before): see nextBatch.
+        guard machine.isRunning(id) else { return ResponseBatch(error: CancelReason.cancelled.error) }
         var received = 0
         while true {
             collect(id, into: &batch)
-            if drainer, pendingDecryption != nil {
-                pendingDecryption = nil
-                if batch.ended || batch.error != nil { return batch }
-                continue
-            }
             if let metadata = pendingDecryption {
                 // Always Encrypted: the keys of the result set's encrypted columns, unwrapped
                 // (through the cache, else a key store provider: I/O) before its rows are read.
@@ -264,8 +239,10 @@ extension SQLConnection {
                     reader.append(bytes)
                 }
             } catch let error as SQLClientError where error.code == .cancelled && machine.state != .closed {
-                // The reading task was cancelled: cancel on the server and drain, off this task.
-                if !drainer { Task { await self.abandon(id, reason: .cancelled) } }
+                // The reading task was cancelled: cancel on the server and drain. Unstructured: not
+                // on this task, whose cancellation would fail the ATTENTION's write; and after this
+                // read lets go of the socket (abandoning an abandoned request does nothing).
+                Task { await self.abandon(id, reason: .cancelled) }
                 batch.error = error
                 return batch
             } catch {
@@ -542,14 +519,25 @@ extension SQLConnection {
         case .forwardReturnStatus(let status):
             flush(&block, &batch)
             batch.items.append(.event(.returnStatus(status)))
-        case .requestCompleted(let rid, let error):
+        case .requestCompleted(let rid, let error, let values):
             flush(&block, &batch)
             currentColumns = nil
             resultDecryption = nil
-            requestsWithoutDecryption.remove(rid)
-            if error != nil { outputParameterKeys[rid] = nil }
+            let decrypts = requestsWithoutDecryption.remove(rid) == nil
+            let keys = outputParameterKeys.removeValue(forKey: rid)
             if rid == id {
                 if let error { batch.error = error } else { batch.ended = true }
+                // RETURNVALUE tokens (OUTPUT parameters): after the last statement.
+                if error == nil, !values.isEmpty {
+                    do {
+                        for value in try outputValues(values, keys: keys, decrypts: decrypts) {
+                            batch.items.append(.event(.outputValue(SQLOutputValue(value))))
+                        }
+                    } catch {
+                        batch.ended = false
+                        batch.error = error
+                    }
+                }
                 return true
             }
         case .requestCancelled(let rid, let error):
@@ -624,22 +612,22 @@ extension SQLConnection {
         // What was read ahead for the request's cursor, which is gone (even when it holds the end).
         if machine.readAhead.reader?.id == id { await stopReadAhead(wait: true) }
         while machine.isRunning(id), machine.state != .closed {
-            let batch = await nextBatch(id, drainer: true)
+            let batch = await readBatch(id)
             if batch.ended || batch.error != nil { return }
         }
     }
 
     // MARK: - Results
 
-    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of completed request `id`, once;
-    /// encrypted ones (Always Encrypted) decrypted with the key their parameter was encrypted
-    /// with, typed by their base TYPE_INFO.
+    /// The RETURNVALUE tokens (OUTPUT parameters, UDF results) of a completed request; encrypted
+    /// ones (Always Encrypted) decrypted with the key their parameter was encrypted with (`keys`,
+    /// by lowercased name), typed by their base TYPE_INFO, unless the request does not decrypt.
     /// - Throws: ``SQLClientError`` with a ``ColumnEncryptionError`` underlying naming the
     ///   parameter when an encrypted value cannot be decrypted.
-    func takeReturnValues(_ id: RequestID) throws -> [ReturnValue] {
-        var values = machine.takeReturnValues(of: id)
-        let keys = outputParameterKeys.removeValue(forKey: id)
-        guard session.columnEncryptionVersion > 0, !requestsWithoutDecryption.contains(id) else { return values }
+    private func outputValues(_ values: [ReturnValue], keys: [String: AEADAes256CbcHmacSha256]?,
+                              decrypts: Bool) throws -> [ReturnValue] {
+        var values = values
+        guard session.columnEncryptionVersion > 0, decrypts else { return values }
         for index in values.indices where values[index].flags.contains(.encrypted) {
             guard let crypto = values[index].cryptoMetadata else { continue }
             do {

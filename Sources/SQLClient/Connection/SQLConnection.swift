@@ -25,7 +25,8 @@ import TDS
 /// in `SQLConnection+Responses.swift` (over `ResponseReader`), the one cursor behind every
 /// streamed shape in `ResponseCursor.swift`. The read-ahead's decisions are
 /// `ReadAheadStateMachine`'s; everyone who waits (a request for its turn, a reader or writer for
-/// the socket, a cursor for the batch read ahead) waits in a `WaiterQueue`.
+/// the socket, a cursor for the batch read ahead, the reader ahead for its batch to be taken)
+/// waits in a `WaiterQueue`.
 public actor SQLConnection {
     /// The configuration the connection was opened with (validated; the password stays redacted).
     public nonisolated let configuration: SQLConnectionConfiguration
@@ -75,30 +76,21 @@ public actor SQLConnection {
     /// ``ParameterEncryptionPlan/cacheLimit``).
     var parameterEncryptionPlans: [String: ParameterEncryptionPlan] = [:]
     /// The keys of a running request's encrypted OUTPUT parameters, by lowercased name: their
-    /// RETURNVALUE tokens are decrypted with them (``takeReturnValues(_:)``).
+    /// RETURNVALUE tokens (`ConnectionStateMachine.Action.requestCompleted`) are decrypted with them.
     var outputParameterKeys: [RequestID: [String: AEADAes256CbcHmacSha256]] = [:]
     /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
     var partsRequest: RequestID?
-    /// The one reader of the socket: whoever reads a response (``nextBatch(_:drainer:readsAhead:)``)
+    /// The one reader of the socket: whoever reads a response (``nextBatch(_:readsAhead:)``)
     /// holds it, the others wait in order.
     var readerBusy = false
     let readerWaiters = WaiterQueue<UInt64, Void>()
     /// Reading a streamed request's next batch while its cursor's caller takes the last one
-    /// (``nextBatch(_:drainer:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s (the
-    /// sub-state `machine.readAhead`); the reader's task, the cursor waiting for its batch, the
-    /// reader waiting for its batch to be taken, and whoever watches for a batch read ahead
-    /// (tests: ``batchReadAhead()``) are here.
+    /// (``nextBatch(_:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s (the
+    /// sub-state `machine.readAhead`); the reader's task, the cursor waiting for its batch and
+    /// the reader waiting for its batch to be taken are here.
     var aheadTask: Task<Void, Never>?
     let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()
     let aheadParked = WaiterQueue<UInt64, Bool>()
-    let aheadWatchers = WaiterQueue<UInt64, Void>()
-    /// The reader ahead, if any (tests).
-    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)? {
-        guard let reader = machine.readAhead.reader, let task = aheadTask else { return nil }
-        return (reader.id, reader.serial, task)
-    }
-    /// The number of readers ahead started so far (tests).
-    var readAheadSerial: UInt64 { machine.readAhead.serial }
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     let writeGateWaiters = WaiterQueue<UInt64, Void>()
@@ -167,6 +159,7 @@ public actor SQLConnection {
         case .scheduleTimeout(let id, let deadline):
             timerTasks[id]?.cancel()
             let clock = self.clock
+            // Unstructured: a timer of the machine's; kept in `timerTasks`, cancelled when disarmed or closed.
             timerTasks[id] = Task { [weak self] in
                 do { try await clock.sleep(until: deadline) } catch { return }
                 await self?.timerFired(id)
@@ -174,8 +167,10 @@ public actor SQLConnection {
         case .cancelTimeout(let id):
             timerTasks.removeValue(forKey: id)?.cancel()
         case .sendAttention(let id):
+            // Unstructured: this is synchronous; the ATTENTION waits for the one write path.
             Task { await self.sendAttention(for: id) }
         case .drainRequest(let id):
+            // Unstructured: nobody waits for a drain; it reads after the socket's current reader.
             Task { await self.drain(id) }
         case .closeConnection(let context):
             closeTransport(context)

@@ -357,7 +357,7 @@ final class SQLConnectionResponsesTests: XCTestCase {
     }
 
     /// The reader ahead is one task for the whole request, so a cancellation it received once
-    /// (``SQLConnection/nextBatch(_:drainer:readsAhead:)`` cancels it when the waiting caller's
+    /// (``SQLConnection/nextBatch(_:readsAhead:)`` cancels it when the waiting caller's
     /// task is cancelled, even when the batch then comes without error) stays with it: its next
     /// read that has to wait fails with `.cancelled` while nobody waits for it. That error is put
     /// aside for the cursor, the request cancelled and drained, and the drain lets go of what was
@@ -536,5 +536,30 @@ final class SQLConnectionResponsesTests: XCTestCase {
         XCTAssertTrue(letGo, "the batch of a dropped cursor is let go after close()")
         let parked = await connection.aheadParked.count
         XCTAssertEqual(parked, 0, "the reader ahead is left waiting")
+    }
+}
+
+/// What the tests see of the read-ahead (read from the connection's state; nothing in the
+/// connection exists for them).
+extension SQLConnection {
+    /// The reader ahead, if any.
+    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)? {
+        guard let reader = machine.readAhead.reader, let task = aheadTask else { return nil }
+        return (reader.id, reader.serial, task)
+    }
+
+    /// The number of readers ahead started so far.
+    var readAheadSerial: UInt64 { machine.readAhead.serial }
+
+    /// The batch read ahead, once it is read (nil when nothing is read ahead, or it was taken):
+    /// what the connection holds while the caller takes the batch before. Looks again after each
+    /// turn of the connection's executor (the reader ahead runs on it), no clock involved.
+    func batchReadAhead() async -> ResponseBatch? {
+        while let reader = machine.readAhead.reader {
+            if let ready = machine.readAhead.readyBatch { return ready }
+            await Task.yield()
+            if machine.readAhead.reader?.serial != reader.serial { return nil }
+        }
+        return nil
     }
 }

@@ -60,7 +60,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         case .forwardReturnStatus(let s): return "returnStatus(\(s))"
         case .packetSizeChanged(let n): return "packetSize(\(n))"
         case .sessionChanged(let s): return "session(db: \(s.database))"
-        case .requestCompleted(let id, let e): return "completed\(id)(\(e.map { "\($0.code) \($0.number ?? 0)" } ?? "ok"))"
+        case .requestCompleted(let id, let e, _): return "completed\(id)(\(e.map { "\($0.code) \($0.number ?? 0)" } ?? "ok"))"
         case .requestCancelled(let id, let e): return "cancelled\(id)(\(e.code))"
         case .reservationGranted(let key): return "granted(\(key))"
         case .failReservation(let key, let e): return "failReservation(\(key))(\(e.code))"
@@ -564,7 +564,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(forwarded.last, "message(error 1500)")
         XCTAssertEqual(Set(forwarded.map { $0.hasPrefix("message(error ") }), [true])
         let end = machine.messageEnded(now: .zero)
-        guard case .requestCompleted(_, let error?)? = end.first else { return XCTFail("\(end.map(Self.summary))") }
+        guard case .requestCompleted(_, let error?, _)? = end.first else { return XCTFail("\(end.map(Self.summary))") }
         XCTAssertEqual(error.serverMessage?.number, 1)
         XCTAssertEqual(error.serverMessages.count, 1000)
         XCTAssertEqual(error.serverMessages.last?.number, 1000)

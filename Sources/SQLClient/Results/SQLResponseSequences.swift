@@ -112,29 +112,64 @@ public struct SQLResponseEventSequence: AsyncSequence, Sendable {
     }
 }
 
-/// The rows of one request (all its result sets), streamed. See ``SQLConnection/query(_:timeout:)``.
+/// The rows of one request (all its result sets), streamed: a connection's
+/// (``SQLConnection/query(_:timeout:)``, ``SQLTransaction/query(_:timeout:)``) or a pool's
+/// (``SQLConnectionPool/query(_:timeout:)``, on a connection leased for the request alone).
 public struct SQLRowSequence: AsyncSequence, Sendable {
     /// ``SQLRow``.
     public typealias Element = SQLRow
-    let connection: SQLConnection
+    /// The connection that runs the request; nil when ``pool`` leases one for it.
+    let connection: SQLConnection?
     let source: ResponseCursor.Source
     let timeout: Duration?
     /// The transaction the request belongs to: the one the creating task worked under (inside
     /// ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``, or an ``SQLTransaction``'s
     /// request), else the iterating task's.
     let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
+    /// The pool a connection is leased from when iteration starts (given back when the rows end,
+    /// iteration throws, or the iterator is dropped); nil for a connection's request.
+    let pool: SQLConnectionPool?
+
+    init(connection: SQLConnection, source: ResponseCursor.Source, timeout: Duration?) {
+        self.connection = connection
+        self.source = source
+        self.timeout = timeout
+        self.pool = nil
+    }
+
+    init(pool: SQLConnectionPool, query: SQLQuery, timeout: Duration?) {
+        self.connection = nil
+        self.source = .query(query)
+        self.timeout = timeout
+        self.pool = pool
+    }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
-                                             reservation: reservation))
+        if let connection {
+            return AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
+                                                        reservation: reservation))
+        }
+        guard let pool, case .query(let query) = source else { return AsyncIterator(pooled: nil) }
+        return AsyncIterator(pooled: PooledRows(pool: pool, query: query, timeout: timeout))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        @usableFromInline let cursor: ResponseCursor
-        init(cursor: ResponseCursor) { self.cursor = cursor }
+        /// The connection's cursor; nil for a pool's request (its rows come from ``pooled``).
+        @usableFromInline let cursor: ResponseCursor?
+        /// A pool's request: its lease and the leased connection's rows.
+        let pooled: PooledRows?
+        init(cursor: ResponseCursor) {
+            self.cursor = cursor
+            self.pooled = nil
+        }
+        init(pooled: PooledRows?) {
+            self.cursor = nil
+            self.pooled = pooled
+        }
 
         @inlinable
         public mutating func next() async throws -> SQLRow? {
+            guard let cursor else { return try await nextPooled() }
             if let row = try cursor.takeBufferedRow() { return row }
             return try await cursor.nextRow()
         }
@@ -144,8 +179,15 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
         /// caller's loop: no asynchronous call per row).
         @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLRow? {
+            guard let cursor else { return try await nextPooled(isolation: actor) }
             if let row = try cursor.takeBufferedRow() { return row }
             return try await cursor.nextRow(isolation: actor)
+        }
+
+        /// A pool's request: the next row of the leased connection (the lease is taken at the
+        /// first row).
+        @usableFromInline func nextPooled(isolation actor: isolated (any Actor)? = #isolation) async throws -> SQLRow? {
+            try await pooled?.next(isolation: actor)
         }
     }
 }

@@ -47,15 +47,15 @@ extension SQLConnectionPool {
 /// an error, or when the iterator is dropped.
 final class PooledRows {
     let pool: SQLConnectionPool
-    let query: SQLQuery
+    let source: ResponseCursor.Source
     let timeout: Duration?
     private var lease: SQLConnectionPool.Lease?
     private var rows: SQLRowSequence.AsyncIterator?
     private var finished = false
 
-    init(pool: SQLConnectionPool, query: SQLQuery, timeout: Duration?) {
+    init(pool: SQLConnectionPool, source: ResponseCursor.Source, timeout: Duration?) {
         self.pool = pool
-        self.query = query
+        self.source = source
         self.timeout = timeout
     }
 
@@ -66,7 +66,7 @@ final class PooledRows {
         if lease == nil {
             let granted = try await pool.observedLease()
             lease = granted
-            rows = granted.connection.query(query, timeout: timeout).makeAsyncIterator()
+            rows = SQLRowSequence(connection: granted.connection, source: source, timeout: timeout).makeAsyncIterator()
         }
         do {
             if let row = try await rows?.next(isolation: actor) { return row }

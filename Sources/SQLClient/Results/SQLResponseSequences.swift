@@ -118,39 +118,40 @@ public struct SQLResponseEventSequence: AsyncSequence, Sendable {
 public struct SQLRowSequence: AsyncSequence, Sendable {
     /// ``SQLRow``.
     public typealias Element = SQLRow
-    /// The connection that runs the request; nil when ``pool`` leases one for it.
-    let connection: SQLConnection?
+    /// Who runs the request: a connection, or a pool that leases one when iteration starts (and
+    /// takes it back when the rows end, iteration throws, or the iterator is dropped).
+    enum Origin: Sendable {
+        case connection(SQLConnection)
+        case pool(SQLConnectionPool)
+    }
+    let origin: Origin
     let source: ResponseCursor.Source
     let timeout: Duration?
     /// The transaction the request belongs to: the one the creating task worked under (inside
     /// ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``, or an ``SQLTransaction``'s
     /// request), else the iterating task's.
     let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
-    /// The pool a connection is leased from when iteration starts (given back when the rows end,
-    /// iteration throws, or the iterator is dropped); nil for a connection's request.
-    let pool: SQLConnectionPool?
 
     init(connection: SQLConnection, source: ResponseCursor.Source, timeout: Duration?) {
-        self.connection = connection
+        self.origin = .connection(connection)
         self.source = source
         self.timeout = timeout
-        self.pool = nil
     }
 
     init(pool: SQLConnectionPool, query: SQLQuery, timeout: Duration?) {
-        self.connection = nil
+        self.origin = .pool(pool)
         self.source = .query(query)
         self.timeout = timeout
-        self.pool = pool
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        if let connection {
-            return AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
-                                                        reservation: reservation))
+        switch origin {
+        case .connection(let connection):
+            AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
+                                                 reservation: reservation))
+        case .pool(let pool):
+            AsyncIterator(pooled: PooledRows(pool: pool, source: source, timeout: timeout))
         }
-        guard let pool, case .query(let query) = source else { return AsyncIterator(pooled: nil) }
-        return AsyncIterator(pooled: PooledRows(pool: pool, query: query, timeout: timeout))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -162,7 +163,7 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
             self.cursor = cursor
             self.pooled = nil
         }
-        init(pooled: PooledRows?) {
+        init(pooled: PooledRows) {
             self.cursor = nil
             self.pooled = pooled
         }

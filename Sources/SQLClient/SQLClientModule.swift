@@ -2,7 +2,10 @@ import TDS
 
 // The value types a user of SQLClient needs, reachable with `import SQLClient` alone. The wire
 // codec (packets, messages, tokens and their decoders) stays in the TDS module: `import TDS`
-// for it. Each name is the TDS type itself (no wrapper, no conversion).
+// for it. Each name is the TDS type itself (no wrapper, no conversion). The wire-level names
+// (Collation, TDSVersion, TDSDataType, ColumnFlags, RPCCall, RPCParameter) are `package`: the
+// package's own targets spell them short; a user names them `TDS.…` after `import TDS`
+// (issue 39: a smaller public surface).
 
 /// A message the server sent in an ERROR or INFO token ([MS-TDS] 2.2.7.10 ERROR, 2.2.7.13 INFO):
 /// the TDS module's one message type. `severity` is the token's Class byte (0–10 informational,
@@ -16,21 +19,21 @@ public typealias SQLDecimal = TDS.SQLDecimal
 /// money/smallmoney, exact to 4 decimal places (see `TDS.SQLMoney`).
 public typealias SQLMoney = TDS.SQLMoney
 /// A collation (LCID, flags, sort id), as in TYPE_INFO and ENVCHANGE (see `TDS.Collation`).
-public typealias Collation = TDS.Collation
+package typealias Collation = TDS.Collation
 /// A TDS protocol version (7.1–7.4) (see `TDS.TDSVersion`).
-public typealias TDSVersion = TDS.TDSVersion
+package typealias TDSVersion = TDS.TDSVersion
 /// A column's or parameter's wire type, with length, precision, scale and collation (see `TDS.TypeInfo`).
 public typealias TypeInfo = TDS.TypeInfo
 /// The data type byte of a TYPE_INFO (see `TDS.TDSDataType`).
-public typealias TDSDataType = TDS.TDSDataType
+package typealias TDSDataType = TDS.TDSDataType
 /// COLMETADATA column flags (see `TDS.ColumnFlags`).
-public typealias ColumnFlags = TDS.ColumnFlags
+package typealias ColumnFlags = TDS.ColumnFlags
 /// A password kept out of descriptions and logs (see `TDS.RedactedPassword`).
 public typealias RedactedPassword = TDS.RedactedPassword
 /// One RPC call: procedure, options, parameters (see `TDS.RPCCall`).
-public typealias RPCCall = TDS.RPCCall
+package typealias RPCCall = TDS.RPCCall
 /// One RPC parameter on the wire (see `TDS.RPCParameter`).
-public typealias RPCParameter = TDS.RPCParameter
+package typealias RPCParameter = TDS.RPCParameter
 /// sql_variant: a value with its base type (see `TDS.SQLVariant`).
 public typealias SQLVariant = TDS.SQLVariant
 /// date (see `TDS.SQLDate`).

@@ -58,7 +58,7 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     /// The requested packet size in bytes (512–32767; default 4096). The server may answer another.
     public var packetSize: Int
     /// The TDS version requested in LOGIN7 (default 7.4; 7.1, 7.2, 7.3A, 7.3B on request).
-    public var tdsVersion: TDSVersion
+    public var tdsVersion: TDS.TDSVersion
     /// The login language (empty: the login's default).
     public var language: String
     /// When set, `SET TEXTSIZE n` runs right after login: the maximum bytes returned for
@@ -107,7 +107,7 @@ public struct SQLConnectionConfiguration: Sendable, CustomStringConvertible {
     public init(address: SQLServerAddress, user: String, password: String, database: String = "",
                 encryption: SQLEncryption = .on, tls: TLSConfiguration = TLSConfiguration(),
                 connectTimeout: Duration = .seconds(15), applicationName: String = "SQLClient",
-                packetSize: Int = Packet.defaultSize, tdsVersion: TDSVersion = .v7_4, textSize: Int? = nil) {
+                packetSize: Int = Packet.defaultSize, tdsVersion: TDS.TDSVersion = .v7_4, textSize: Int? = nil) {
         self.address = address
         self.user = user
         self.password = RedactedPassword(password)

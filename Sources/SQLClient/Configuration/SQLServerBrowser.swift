@@ -14,16 +14,19 @@ import TDS
 ///
 /// Sends CLNT_UCAST_INST (0x04, the instance name, NUL) and reads SVR_RESP (0x05, a 2-byte
 /// little-endian size, then `ServerName;…;InstanceName;…;IsClustered;…;Version;…;tcp;PORT;…;;`).
-public enum SQLServerBrowser {
+///
+/// `package` (issue 39): a user connects to `host\instance` and the port is resolved here; the
+/// instance list is the `sqlclient -L` command's.
+package enum SQLServerBrowser {
     /// [MC-SQLR] 2.2.4 CLNT_UCAST_INST for `instance`.
-    public static func request(instance: String) -> [UInt8] {
+    package static func request(instance: String) -> [UInt8] {
         [0x04] + Array(instance.utf8) + [0x00]
     }
 
     /// Parses an SVR_RESP ([MC-SQLR] 2.2.5) and returns the instances it describes, each a
     /// dictionary of its `key;value` pairs with lowercase keys (`servername`, `instancename`, `tcp`, …).
     /// - Throws: ``SQLClientError`` `.protocolError` when the response is malformed.
-    public static func parseResponse(_ bytes: [UInt8]) throws -> [[String: String]] {
+    package static func parseResponse(_ bytes: [UInt8]) throws -> [[String: String]] {
         var reader = ByteReader(bytes)
         do {
             guard try reader.readUInt8() == 0x05 else {
@@ -57,7 +60,7 @@ public enum SQLServerBrowser {
     /// - Throws: ``SQLClientError`` `.instanceNotFound` when there is no answer within `timeout`,
     ///   or the answer names no TCP port; `.hostNotFound` when `host` does not resolve;
     ///   `.timeout` when resolving `host` takes the whole `timeout`.
-    public static func resolvePort(host: String, instance: String, browserPort: Int = 1434,
+    package static func resolvePort(host: String, instance: String, browserPort: Int = 1434,
                                    timeout: Duration = .seconds(2)) async throws -> Int {
         let limit = min(max(timeout, .zero), SQLConnectionConfiguration.maximumTimeout)
         let clock = ContinuousClock()
@@ -123,7 +126,7 @@ public enum SQLServerBrowser {
 extension SQLServerBrowser {
     /// [MC-SQLR] 2.2.2 CLNT_BCAST_EX (0x02, broadcast to every Browser on the network) or 2.2.3
     /// CLNT_UCAST_EX (0x03, sent to one host): asks for every instance a Browser knows.
-    public static func listRequest(broadcast: Bool) -> [UInt8] { [broadcast ? 0x02 : 0x03] }
+    package static func listRequest(broadcast: Bool) -> [UInt8] { [broadcast ? 0x02 : 0x03] }
 
     /// The instances SQL Server Browsers announce ([MC-SQLR] SSRP, UDP): with `host` nil, a
     /// CLNT_BCAST_EX broadcast to 255.255.255.255 and every answer that arrives within `timeout`;
@@ -134,7 +137,7 @@ extension SQLServerBrowser {
     /// - Returns: the instances (empty when no Browser answered).
     /// - Throws: ``SQLClientError`` `.hostNotFound` when `host` does not resolve, `.connectionFailed`
     ///   when no UDP socket can be opened.
-    public static func listInstances(host: String? = nil, browserPort: Int = 1434,
+    package static func listInstances(host: String? = nil, browserPort: Int = 1434,
                                      timeout: Duration = .seconds(1)) async throws -> [[String: String]] {
         let limit = min(max(timeout, .zero), SQLConnectionConfiguration.maximumTimeout)
         let clock = ContinuousClock()

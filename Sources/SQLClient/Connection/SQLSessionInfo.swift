@@ -56,11 +56,11 @@ public struct SQLSessionInfo: Sendable, Hashable {
     /// The current language (ENVCHANGE type 2).
     public var language: String = ""
     /// The session's default collation (ENVCHANGE type 7), 5 bytes on the wire.
-    public var collation: Collation?
+    public var collation: TDS.Collation?
     /// The negotiated packet size in bytes (ENVCHANGE type 4).
     public var packetSize: Int = Packet.defaultSize
     /// The TDS version the server accepted (LOGINACK).
-    public var tdsVersion: TDSVersion = .v7_4
+    public var tdsVersion: TDS.TDSVersion = .v7_4
     /// The server's program name from LOGINACK (for example "Microsoft SQL Server"), without the
     /// NUL padding SQL Server sends.
     public var serverProgramName: String = ""

@@ -17,9 +17,10 @@ extension SQLConnectionPool {
 
     /// Streams the rows of `query` from a pooled connection, leased when iteration starts and
     /// returned when the rows end, iteration throws, or the iterator is dropped (breaking out of
-    /// the loop cancels the rest with ATTENTION first, as on a connection).
-    public func query(_ query: SQLQuery, timeout: Duration? = nil) -> SQLPooledRowSequence {
-        SQLPooledRowSequence(pool: self, query: query, timeout: timeout)
+    /// the loop cancels the rest with ATTENTION first, as on a connection). The same
+    /// ``SQLRowSequence`` as ``SQLConnection/query(_:timeout:)`` (`decode((A, B).self)` included).
+    public func query(_ query: SQLQuery, timeout: Duration? = nil) -> SQLRowSequence {
+        SQLRowSequence(pool: self, query: query, timeout: timeout)
     }
 
     /// Runs `body` in a transaction on a pooled connection (``SQLConnection/withTransaction(isolationLevel:isolation:_:)``):
@@ -42,51 +43,33 @@ extension SQLConnectionPool {
     }
 }
 
-/// The rows of one query on a pooled connection. See ``SQLConnectionPool/query(_:timeout:)``.
-public struct SQLPooledRowSequence: AsyncSequence, Sendable {
-    public typealias Element = SQLRow
-    let pool: SQLConnectionPool
-    let query: SQLQuery
-    let timeout: Duration?
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(state: PooledRows(pool: pool, query: query, timeout: timeout))
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let state: PooledRows
-
-        public mutating func next() async throws -> SQLRow? {
-            try await state.next()
-        }
-    }
-}
-
 /// The lease behind one pooled row sequence: taken at the first row, given back at the end, on
 /// an error, or when the iterator is dropped.
 final class PooledRows {
     let pool: SQLConnectionPool
-    let query: SQLQuery
+    let source: ResponseCursor.Source
     let timeout: Duration?
     private var lease: SQLConnectionPool.Lease?
     private var rows: SQLRowSequence.AsyncIterator?
     private var finished = false
 
-    init(pool: SQLConnectionPool, query: SQLQuery, timeout: Duration?) {
+    init(pool: SQLConnectionPool, source: ResponseCursor.Source, timeout: Duration?) {
         self.pool = pool
-        self.query = query
+        self.source = source
         self.timeout = timeout
     }
 
-    func next() async throws -> SQLRow? {
+    /// The next row, in the caller's isolation (the rows' iterator is this object's, not sent
+    /// anywhere): the lease is taken at the first row and given back after the last one.
+    func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> SQLRow? {
         if finished { return nil }
         if lease == nil {
             let granted = try await pool.observedLease()
             lease = granted
-            rows = granted.connection.query(query, timeout: timeout).makeAsyncIterator()
+            rows = SQLRowSequence(connection: granted.connection, source: source, timeout: timeout).makeAsyncIterator()
         }
         do {
-            if let row = try await rows?.next() { return row }
+            if let row = try await rows?.next(isolation: actor) { return row }
         } catch {
             await giveBack()
             throw error
@@ -95,7 +78,7 @@ final class PooledRows {
         return nil
     }
 
-    private func giveBack() async {
+    private func giveBack(isolation actor: isolated (any Actor)? = #isolation) async {
         finished = true
         rows = nil
         if let lease {

@@ -22,15 +22,15 @@ extension SQLConnection {
     /// - Parameter options: RPC OptionFlags (`.withRecompile`, `.noMetadata`, `.reuseMetadata`).
     /// - Parameter timeout: overrides ``SQLConnectionConfiguration/queryTimeout`` for this request.
     /// - Throws: as ``execute(_:timeout:)``.
-    public func callProcedure(_ name: String, parameters: [SQLParameter] = [], options: RPCCall.Options = [],
+    public func callProcedure(_ name: String, parameters: [SQLParameter] = [], options: TDS.RPCCall.Options = [],
                               timeout: Duration? = nil) async throws -> SQLResult {
         try await callProcedure(.name(name), parameters: parameters, options: options, timeout: timeout)
     }
 
     /// Calls a procedure by name or by well-known ProcID (`.id(.spExecuteSQL)`, `.id(.spPrepExec)`…).
     /// - Throws: as ``execute(_:timeout:)``.
-    public func callProcedure(_ procedure: RPCCall.Procedure, parameters: [SQLParameter] = [],
-                              options: RPCCall.Options = [], timeout: Duration? = nil) async throws -> SQLResult {
+    public func callProcedure(_ procedure: TDS.RPCCall.Procedure, parameters: [SQLParameter] = [],
+                              options: TDS.RPCCall.Options = [], timeout: Duration? = nil) async throws -> SQLResult {
         let call = try rpcCall(procedure, parameters: parameters, options: options)
         return try await run(.procedure(call), timeout: timeout)
     }
@@ -38,15 +38,15 @@ extension SQLConnection {
     /// Sends RPC calls as they are (one request, calls separated by their separator flags) and
     /// collects everything they return.
     /// - Throws: as ``execute(_:timeout:)``.
-    public func execute(rpc calls: [RPCCall], timeout: Duration? = nil) async throws -> SQLResult {
+    public func execute(rpc calls: [TDS.RPCCall], timeout: Duration? = nil) async throws -> SQLResult {
         try await run(.rpc(calls), timeout: timeout)
     }
 
     /// The RPC call SQLClient sends for `procedure` and `parameters` with this connection's TDS
     /// version and collation (what `callProcedure` sends).
     /// - Throws: `.invalidParameter`.
-    public func rpcCall(_ procedure: RPCCall.Procedure, parameters: [SQLParameter],
-                        options: RPCCall.Options = []) throws -> RPCCall {
+    public func rpcCall(_ procedure: TDS.RPCCall.Procedure, parameters: [SQLParameter],
+                        options: TDS.RPCCall.Options = []) throws -> TDS.RPCCall {
         let version = session.tdsVersion
         let collation = session.collation ?? .sqlLatin1GeneralCP1CIAS
         var wire: [RPCParameter] = []

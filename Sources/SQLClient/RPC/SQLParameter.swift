@@ -160,23 +160,23 @@ public struct SQLParameter: Sendable, Hashable, CustomStringConvertible {
     /// on a Cyrillic_General_CI_AS session "Привет" goes as cp1251 bytes. Encoding fails
     /// (`.invalidParameter`) when a character has no representation in that code page; send such
     /// text as ``nvarchar(_:length:collation:)`` (or an interpolated `String`, which is nvarchar).
-    public static func varchar(_ value: String?, length: Int? = 8000, collation: Collation? = nil) -> SQLParameter {
+    public static func varchar(_ value: String?, length: Int? = 8000, collation: TDS.Collation? = nil) -> SQLParameter {
         sessionCollated(value, .varchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
     /// `nvarchar(length)` (1...4000 characters), `nvarchar(max)` when `length` is nil; `collation`
     /// nil declares the session's collation.
-    public static func nvarchar(_ value: String?, length: Int? = 4000, collation: Collation? = nil) -> SQLParameter {
+    public static func nvarchar(_ value: String?, length: Int? = 4000, collation: TDS.Collation? = nil) -> SQLParameter {
         sessionCollated(value, .nvarchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
     /// `char(length)` in bytes, in the code page of `collation` (nil: the session's, as for ``varchar(_:length:collation:)``).
-    public static func char(_ value: String?, length: Int, collation: Collation? = nil) -> SQLParameter {
+    public static func char(_ value: String?, length: Int, collation: TDS.Collation? = nil) -> SQLParameter {
         sessionCollated(value, .char(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 
     /// `nchar(length)` in characters; `collation` nil declares the session's collation.
-    public static func nchar(_ value: String?, length: Int, collation: Collation? = nil) -> SQLParameter {
+    public static func nchar(_ value: String?, length: Int, collation: TDS.Collation? = nil) -> SQLParameter {
         sessionCollated(value, .nchar(length, collation: collation ?? .sqlLatin1GeneralCP1CIAS), collation)
     }
 

@@ -112,11 +112,19 @@ public struct SQLResponseEventSequence: AsyncSequence, Sendable {
     }
 }
 
-/// The rows of one request (all its result sets), streamed. See ``SQLConnection/query(_:timeout:)``.
+/// The rows of one request (all its result sets), streamed: a connection's
+/// (``SQLConnection/query(_:timeout:)``, ``SQLTransaction/query(_:timeout:)``) or a pool's
+/// (``SQLConnectionPool/query(_:timeout:)``, on a connection leased for the request alone).
 public struct SQLRowSequence: AsyncSequence, Sendable {
     /// ``SQLRow``.
     public typealias Element = SQLRow
-    let connection: SQLConnection
+    /// Who runs the request: a connection, or a pool that leases one when iteration starts (and
+    /// takes it back when the rows end, iteration throws, or the iterator is dropped).
+    enum Origin: Sendable {
+        case connection(SQLConnection)
+        case pool(SQLConnectionPool)
+    }
+    let origin: Origin
     let source: ResponseCursor.Source
     let timeout: Duration?
     /// The transaction the request belongs to: the one the creating task worked under (inside
@@ -124,17 +132,45 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
     /// request), else the iterating task's.
     let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
 
+    init(connection: SQLConnection, source: ResponseCursor.Source, timeout: Duration?) {
+        self.origin = .connection(connection)
+        self.source = source
+        self.timeout = timeout
+    }
+
+    init(pool: SQLConnectionPool, query: SQLQuery, timeout: Duration?) {
+        self.origin = .pool(pool)
+        self.source = .query(query)
+        self.timeout = timeout
+    }
+
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
-                                             reservation: reservation))
+        switch origin {
+        case .connection(let connection):
+            AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
+                                                 reservation: reservation))
+        case .pool(let pool):
+            AsyncIterator(pooled: PooledRows(pool: pool, source: source, timeout: timeout))
+        }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        @usableFromInline let cursor: ResponseCursor
-        init(cursor: ResponseCursor) { self.cursor = cursor }
+        /// The connection's cursor; nil for a pool's request (its rows come from ``pooled``).
+        @usableFromInline let cursor: ResponseCursor?
+        /// A pool's request: its lease and the leased connection's rows.
+        let pooled: PooledRows?
+        init(cursor: ResponseCursor) {
+            self.cursor = cursor
+            self.pooled = nil
+        }
+        init(pooled: PooledRows) {
+            self.cursor = nil
+            self.pooled = pooled
+        }
 
         @inlinable
         public mutating func next() async throws -> SQLRow? {
+            guard let cursor else { return try await nextPooled() }
             if let row = try cursor.takeBufferedRow() { return row }
             return try await cursor.nextRow()
         }
@@ -144,8 +180,15 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
         /// caller's loop: no asynchronous call per row).
         @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLRow? {
+            guard let cursor else { return try await nextPooled(isolation: actor) }
             if let row = try cursor.takeBufferedRow() { return row }
             return try await cursor.nextRow(isolation: actor)
+        }
+
+        /// A pool's request: the next row of the leased connection (the lease is taken at the
+        /// first row).
+        @usableFromInline func nextPooled(isolation actor: isolated (any Actor)? = #isolation) async throws -> SQLRow? {
+            try await pooled?.next(isolation: actor)
         }
     }
 }

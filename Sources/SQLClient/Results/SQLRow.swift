@@ -15,7 +15,7 @@ public struct SQLColumn: Sendable, Hashable {
     /// ([MS-TDS] 2.2.7.4).
     public internal(set) var userType: UInt32 = 0
     /// COLMETADATA Flags: nullable, identity, computed, updatable… ([MS-TDS] 2.2.7.4).
-    public internal(set) var flags: ColumnFlags = []
+    public internal(set) var flags: TDS.ColumnFlags = []
 
     /// A column as COLMETADATA describes it.
     public init(name: String, typeInfo: TypeInfo, isNullable: Bool) {

@@ -1,10 +1,11 @@
 import Foundation
 import TDS
 
-/// Why the server's TLS certificate was refused. Every `TLSProvider` reports a refusal through
+/// Why the server's TLS certificate was refused (package: the user sees the `SQLClientError` it
+/// becomes, whose text names the cause and the fix). Every `TLSProvider` reports a refusal through
 /// `SQLClientError/certificateRefused(_:serverName:detail:)` with one of these, so the error
 /// names the cause and suggests the fix that keeps verification on.
-public enum CertificateRefusal: Sendable, Hashable {
+package enum CertificateRefusal: Sendable, Hashable {
     /// The certificate does not carry the expected name (the host connected to, or
     /// ``TLSConfiguration/hostNameInCertificate``).
     case hostNameMismatch(expected: String)

@@ -68,7 +68,7 @@ public struct SQLTransaction: Sendable {
 
     /// `SQLConnection.callProcedure(_:parameters:options:timeout:)` (by name) inside the transaction.
     /// - Throws: as ``SQLConnection/execute(_:timeout:)``.
-    public func callProcedure(_ name: String, parameters: [SQLParameter] = [], options: RPCCall.Options = [],
+    public func callProcedure(_ name: String, parameters: [SQLParameter] = [], options: TDS.RPCCall.Options = [],
                               timeout: Duration? = nil) async throws -> SQLResult {
         try await inside {
             try await connection.callProcedure(name, parameters: parameters, options: options, timeout: timeout)
@@ -77,8 +77,8 @@ public struct SQLTransaction: Sendable {
 
     /// `SQLConnection.callProcedure(_:parameters:options:timeout:)` (a name or a well-known procedure) inside the transaction.
     /// - Throws: as ``SQLConnection/execute(_:timeout:)``.
-    public func callProcedure(_ procedure: RPCCall.Procedure, parameters: [SQLParameter] = [],
-                              options: RPCCall.Options = [], timeout: Duration? = nil) async throws -> SQLResult {
+    public func callProcedure(_ procedure: TDS.RPCCall.Procedure, parameters: [SQLParameter] = [],
+                              options: TDS.RPCCall.Options = [], timeout: Duration? = nil) async throws -> SQLResult {
         try await inside {
             try await connection.callProcedure(procedure, parameters: parameters, options: options, timeout: timeout)
         }
@@ -86,7 +86,7 @@ public struct SQLTransaction: Sendable {
 
     /// ``SQLConnection/execute(rpc:timeout:)`` inside the transaction.
     /// - Throws: as ``SQLConnection/execute(_:timeout:)``.
-    public func execute(rpc calls: [RPCCall], timeout: Duration? = nil) async throws -> SQLResult {
+    public func execute(rpc calls: [TDS.RPCCall], timeout: Duration? = nil) async throws -> SQLResult {
         try await inside { try await connection.execute(rpc: calls, timeout: timeout) }
     }
 

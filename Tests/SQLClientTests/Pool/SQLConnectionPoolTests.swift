@@ -370,6 +370,32 @@ final class SQLConnectionPoolTests: XCTestCase {
         await pool.close()
     }
 
+    /// A pool's rows are the connection's `SQLRowSequence` (issue 39: no second sequence type), so
+    /// they decode to tuples too, with the lease held until the last row.
+    func testPooledRowsDecodeAsTypedTuples() async throws {
+        let columns = Self.intColumn
+        let session = ReplaySession(name: "typed rows", exchanges: [
+            RPCTokens.batch("SELECT n FROM t", [RPCTokens.colMetadata(columns)] + (try (1 ... 3).map {
+                try RPCTokens.row([.int(Int32($0 * 10))], columns)
+            }) + [RPCTokens.done([.count], count: 3)]),
+        ])
+        let server = try startReplay(session)
+        defer { server.stop() }
+        let pool = try pool(server)
+        let rows: SQLRowSequence = pool.query("SELECT n FROM t")
+        var values: [Int] = []
+        var leasedDuring: [Int] = []
+        for try await n in rows.decode(Int.self) {
+            values.append(n)
+            leasedDuring.append(pool.metrics.leased)
+        }
+        XCTAssertEqual(values, [10, 20, 30])
+        XCTAssertEqual(leasedDuring, [1, 1, 1])
+        XCTAssertEqual(pool.metrics.leased, 0)
+        XCTAssertEqual(pool.metrics.idle, 1)
+        await pool.close()
+    }
+
     func testAConnectionThatCannotBeOpenedFailsTheLeaseWithTheConnectError() async throws {
         let listener = try LoopbackListener(accepting: false)
         let port = listener.port

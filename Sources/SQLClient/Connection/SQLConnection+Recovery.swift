@@ -235,7 +235,7 @@ extension SQLConnection {
     /// closed stand-in, so that its end closes nothing that was handed over.
     private func handOverForRecovery() -> RecoveredTransport {
         let handOver = RecoveredTransport(socket: socket, transport: transport, reader: reader, packetSize: packetSize,
-                                          session: session, ack: machine.login.featureExtAck)
+                                          session: session, ack: machine.featureExtAck)
         let standIn = HandedOverStream()
         socket = standIn
         transport = standIn

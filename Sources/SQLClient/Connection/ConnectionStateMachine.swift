@@ -89,15 +89,19 @@ struct ConnectionStateMachine: Sendable {
     /// A field, not a state's: it follows the session (its initial state, each SESSIONSTATE, the
     /// recoveries made) over the connection's whole logged-in life; its own phase, while it
     /// reconnects the running request's connection, is what ``state`` reports as `recovering`.
-    var recovery = ConnectionRecoveryStateMachine()
+    /// Changed only through the machine's events (the recovery ones are in
+    /// `SQLConnection+Recovery.swift`, hence no `private(set)`) and ``sessionRecoveryRequested()``.
+    var recovery: ConnectionRecoveryStateMachine
     /// A streamed request's rows read ahead of its cursor (waiting for rows, for demand, for a
     /// read). A field, not `executing`'s: it outlives its request, holding the batch that ended
     /// it until its cursor takes it while the next request may already run.
     var readAhead = ReadAheadStateMachine()
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
-         cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4) {
+         cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4,
+         recovery: ConnectionRecoveryStateMachine = ConnectionRecoveryStateMachine()) {
         self.phase = .initialized(LoginStateMachine(requestedVersion: requestedVersion, expectsSSPI: expectsSSPI))
+        self.recovery = recovery
         self.encryption = encryption
         self.trustServerCertificate = trustServerCertificate
         self.verifyWhenLoginOnly = verifyWhenLoginOnly
@@ -153,6 +157,9 @@ struct ConnectionStateMachine: Sendable {
             if let expectsFedAuthInfo { login.expectsFedAuthInfo = expectsFedAuthInfo }
         }
     }
+
+    /// LOGIN7 asks for SESSIONRECOVERY ([MS-TDS] 2.2.6.4; the first login, when ConnectRetryCount > 0).
+    mutating func sessionRecoveryRequested() { recovery.featureRequested() }
 
     /// Changes the running request in place; nil (and nothing done) when none runs.
     private mutating func withRequest<R>(_ body: (inout RequestStateMachine) -> R) -> R? {

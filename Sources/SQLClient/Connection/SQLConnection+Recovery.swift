@@ -89,7 +89,7 @@ extension SQLConnection {
         } else {
             guard machine.recovery.retryCount > 0 else { return }
             feature = .sessionRecoveryRequest
-            machine.recovery.featureRequested()
+            machine.sessionRecoveryRequested()
         }
         var features = login.featureExt ?? []
         features.removeAll { $0.id == Login7Feature.sessionRecoveryID }

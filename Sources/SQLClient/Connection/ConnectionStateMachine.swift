@@ -13,6 +13,13 @@ import TDS
 /// States: `initialized` → `preloginSent` → (`tlsHandshake`) → `loginSent` → `ready` ⇄ `executing`
 /// (→ `cancelling` after a cancel) → `closed`; `executing` → `recovering` → `executing` when an idle
 /// connection found dropped is logged in again (``ConnectionRecoveryStateMachine``).
+///
+/// Nested as PostgresNIO's: the stored phase carries the sub-machine of the state it belongs to,
+/// so none exists outside it: the login (``LoginStateMachine``) in the login states, the running
+/// request (``RequestStateMachine``, with its cancellation) in `executing`, and in `closed` the
+/// request the close interrupted (its reader or writer gets the close error from the transport).
+/// ``State`` is the summary callers compare. Two sub-machines stay fields, as they outlive any
+/// one state: `recovery` and `readAhead` (see their comments).
 struct ConnectionStateMachine: Sendable {
     enum State: Sendable, Equatable {
         case initialized
@@ -28,90 +35,6 @@ struct ConnectionStateMachine: Sendable {
         case closed
     }
 
-    /// What closing fails: the error for everyone, the queued requests to fail with it, the
-    /// timers to stop. A request being run gets the error from its own reader or writer.
-    struct CloseContext: Sendable {
-        var error: SQLClientError
-        var failedRequests: [RequestID] = []
-        var cancelledTimers: [TimerID] = []
-        /// Reservations still waiting for the connection (see ``reserve(_:)``): they fail too.
-        var failedReservations: [ReservationID] = []
-    }
-
-    /// Who holds the connection between requests (``SQLConnection/withTransaction(isolationLevel:isolation:_:)``):
-    /// while a reservation is held, only requests made under it start; the others wait in the
-    /// queue until it is released.
-    struct ReservationID: Hashable, Sendable, CustomStringConvertible {
-        var value: UInt64
-        var description: String { "reservation\(value)" }
-    }
-
-    /// What the driver must do next.
-    enum Action: Sendable {
-        /// Nothing to do (keep reading when a request or login is in progress).
-        case none
-        /// Send a PRELOGIN message with this ENCRYPTION value.
-        case sendPrelogin(Prelogin.Encryption)
-        /// Run the TLS handshake inside PRELOGIN packets; then send `tlsEstablished`.
-        /// `fullSession`: keep TLS for every packet; otherwise only for LOGIN7. `verify`: check the certificate.
-        case startTLSHandshake(fullSession: Bool, verify: Bool)
-        /// Send LOGIN7 (through TLS when encryption was negotiated).
-        case sendLogin7(throughTLS: Bool)
-        /// Login completed.
-        case loginSucceeded(SQLSessionInfo)
-        /// The login response carried a routing ENVCHANGE (type 20): this connection is over (its
-        /// timers stopped); log in again at the routing target.
-        case loginRouted(EnvChange.Routing)
-        /// The server's SSPI token (NTLM challenge): answer it with an SSPI message (packet type
-        /// 0x11), then keep reading the login response.
-        case sspiChallenge([UInt8])
-        /// The server's FEDAUTHINFO ([MS-TDS] 2.2.7.12) in the FEDAUTH MSAL workflow: get a token for
-        /// its SPN from its STSURL and send it in a FEDAUTH token message (packet type 0x08,
-        /// [MS-TDS] 2.2.6.3), then keep reading the login response.
-        case fedAuthInfoReceived(FedAuthInfo)
-
-        /// The request may be written now (its turn came): resume whoever waits for it.
-        case startRequest(RequestID)
-        /// A request that was not running fails (cancelled while queued, connection closed).
-        case failRequest(RequestID, SQLClientError)
-        /// Start (or restart) a timer; fire `timeoutFired(id, now:)` at `deadline`.
-        case scheduleTimeout(TimerID, deadline: Duration)
-        /// Stop a timer.
-        case cancelTimeout(TimerID)
-        /// Stop writing the request: send its last packet with EOM|IGNORE ([MS-TDS] 2.2.3.1.2).
-        case endRequestWithIgnore(RequestID)
-        /// Send an ATTENTION packet ([MS-TDS] 2.2.1.7) for the request, after its last packet.
-        case sendAttention(RequestID)
-        /// Nobody reads the request's response any more: read it to its end in the background.
-        case drainRequest(RequestID)
-        /// The connection cannot be used: close the transport, fail the listed requests and stop the timers.
-        case closeConnection(CloseContext)
-
-        /// A result set starts with these columns.
-        case forwardColumns(ColMetadata)
-        /// A row of the current result set.
-        case forwardRow([SQLValue])
-        /// A statement finished; `rowsAffected` when DONE carried the COUNT flag.
-        case forwardStatementDone(rowsAffected: UInt64?)
-        /// A server message (INFO or ERROR) to hand to the caller.
-        case forwardMessage(SQLServerMessage)
-        /// A RETURNSTATUS value of a procedure.
-        case forwardReturnStatus(Int32)
-        /// The packet size changed (ENVCHANGE type 4); use it for the next requests.
-        case packetSizeChanged(Int)
-        /// The session changed (database, language, collation, transaction).
-        case sessionChanged(SQLSessionInfo)
-        /// The request is over: the connection is ready again. `error` when the server reported one;
-        /// `returnValues`: its RETURNVALUE tokens (OUTPUT parameters, UDF results) in arrival order.
-        case requestCompleted(RequestID, error: SQLClientError?, returnValues: [ReturnValue] = [])
-        /// The request was cancelled and the server acknowledged the ATTENTION: its reader gets `error`.
-        case requestCancelled(RequestID, SQLClientError)
-        /// The reservation is held now: resume whoever waits for it.
-        case reservationGranted(ReservationID)
-        /// A reservation that was waiting fails (the connection closed).
-        case failReservation(ReservationID, SQLClientError)
-    }
-
     /// A request waiting for its turn.
     private struct Queued: Sendable {
         var id: RequestID
@@ -120,26 +43,36 @@ struct ConnectionStateMachine: Sendable {
         var reservation: ReservationID? = nil
     }
 
-    private enum Phase: Sendable, Equatable {
-        case initialized, preloginSent, tlsHandshake(fullSession: Bool), loginSent, ready, closed
+    /// The stored state, carrying its sub-machine.
+    private enum Phase: Sendable {
+        case initialized(LoginStateMachine)
+        case preloginSent(LoginStateMachine)
+        case tlsHandshake(fullSession: Bool, LoginStateMachine)
+        case loginSent(LoginStateMachine)
+        case ready
+        /// A request runs (``State/cancelling`` once it is cancelled, ``State/recovering`` while
+        /// `recovery` reconnects before its first byte).
+        case executing(RequestStateMachine)
+        /// `interrupted`: the request running when the connection closed.
+        case closed(interrupted: RequestStateMachine?)
+        /// Only inside ``withRequest(_:)`` and ``withLogin(_:)``, while the sub-machine taken out
+        /// is changed (so that the state holds no second reference to its arrays: no copy on write).
+        case modifying
     }
 
-    private var phase: Phase = .initialized
+    private var phase: Phase
     private(set) var session = SQLSessionInfo()
     let encryption: SQLEncryption
     let verifyWhenLoginOnly: Bool
     let trustServerCertificate: Bool
     /// How long a cancelled request waits for the ATTENTION acknowledgement.
     let cancelTimeout: Duration
-    /// The login response's progress and what the login may still receive (a sub-state, as
-    /// `recovery` and `readAhead` are). Its `maximumSSPITokens` and `expectsFedAuthInfo` are set
-    /// by the driver before connecting; its `featureExtAck` and `sspiAnswered` are read after.
-    var login: LoginStateMachine
+    /// The login's FEATUREEXTACK, kept past the login: the driver checks it against what LOGIN7
+    /// asked for, and a recovery login hands it over.
+    private(set) var featureExtAck: FeatureExtAck?
     /// The login's time budget, named in its timeout's message.
     private var loginLimit: Duration?
 
-    /// The running request, if any.
-    private(set) var request: RequestStateMachine?
     private var queue: [Queued] = []
     /// The reservation holding the connection, and those waiting for it in order.
     private(set) var reservation: ReservationID?
@@ -153,14 +86,22 @@ struct ConnectionStateMachine: Sendable {
     /// The session as the login left it: what RESETCONNECTION returns it to.
     private var loginSession: SQLSessionInfo?
     /// Idle connection resiliency (SESSIONRECOVERY): the session to restore, and the recovery.
-    var recovery = ConnectionRecoveryStateMachine()
-    /// The running request's rows read ahead of its cursor (waiting for rows, for demand, for a
-    /// read): a sub-state, as `recovery` is.
+    /// A field, not a state's: it follows the session (its initial state, each SESSIONSTATE, the
+    /// recoveries made) over the connection's whole logged-in life; its own phase, while it
+    /// reconnects the running request's connection, is what ``state`` reports as `recovering`.
+    /// Changed only through the machine's events (the recovery ones are in
+    /// `SQLConnection+Recovery.swift`, hence no `private(set)`) and ``sessionRecoveryRequested()``.
+    var recovery: ConnectionRecoveryStateMachine
+    /// A streamed request's rows read ahead of its cursor (waiting for rows, for demand, for a
+    /// read). A field, not `executing`'s: it outlives its request, holding the batch that ended
+    /// it until its cursor takes it while the next request may already run.
     var readAhead = ReadAheadStateMachine()
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
-         cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4) {
-        self.login = LoginStateMachine(requestedVersion: requestedVersion, expectsSSPI: expectsSSPI)
+         cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4,
+         recovery: ConnectionRecoveryStateMachine = ConnectionRecoveryStateMachine()) {
+        self.phase = .initialized(LoginStateMachine(requestedVersion: requestedVersion, expectsSSPI: expectsSSPI))
+        self.recovery = recovery
         self.encryption = encryption
         self.trustServerCertificate = trustServerCertificate
         self.verifyWhenLoginOnly = verifyWhenLoginOnly
@@ -171,13 +112,84 @@ struct ConnectionStateMachine: Sendable {
         switch phase {
         case .initialized: return .initialized
         case .preloginSent: return .preloginSent
-        case .tlsHandshake(let full): return .tlsHandshake(fullSession: full)
+        case .tlsHandshake(let full, _): return .tlsHandshake(fullSession: full)
         case .loginSent: return .loginSent
         case .closed: return .closed
-        case .ready:
+        case .ready: return recovery.phase != .idle ? .recovering : .ready
+        case .executing(let request):
             if recovery.phase != .idle { return .recovering }
-            guard let request else { return .ready }
             return request.forwardsResults ? .executing : .cancelling
+        case .modifying: return .executing   // (never seen: only inside a mutating method)
+        }
+    }
+
+    /// The running request (also the one a close interrupted), if any. Read-only: it changes
+    /// through the machine's events.
+    var request: RequestStateMachine? {
+        switch phase {
+        case .executing(let request): return request
+        case .closed(let interrupted): return interrupted
+        default: return nil
+        }
+    }
+
+    /// The login, from `init` until LOGINACK or the close (nil after). Read-only: it changes through the machine's events and
+    /// ``configureLogin(maximumSSPITokens:expectsFedAuthInfo:)``.
+    var login: LoginStateMachine? {
+        switch phase {
+        case .initialized(let login), .preloginSent(let login), .tlsHandshake(_, let login), .loginSent(let login):
+            return login
+        default: return nil
+        }
+    }
+
+    /// Whether the connection is closed.
+    private var isClosed: Bool {
+        if case .closed = phase { return true }
+        return false
+    }
+
+    /// What the login may receive, set by the driver before LOGIN7 goes out: the SSPI tokens
+    /// (NTLM one, Kerberos a few) and whether LOGIN7 asks for the FEDAUTH MSAL workflow.
+    mutating func configureLogin(maximumSSPITokens: Int? = nil, expectsFedAuthInfo: Bool? = nil) {
+        withLogin { login in
+            if let maximumSSPITokens { login.maximumSSPITokens = maximumSSPITokens }
+            if let expectsFedAuthInfo { login.expectsFedAuthInfo = expectsFedAuthInfo }
+        }
+    }
+
+    /// LOGIN7 asks for SESSIONRECOVERY ([MS-TDS] 2.2.6.4; the first login, when ConnectRetryCount > 0).
+    mutating func sessionRecoveryRequested() { recovery.featureRequested() }
+
+    /// Changes the running request in place; nil (and nothing done) when none runs.
+    private mutating func withRequest<R>(_ body: (inout RequestStateMachine) -> R) -> R? {
+        guard case .executing(var running) = phase else { return nil }
+        phase = .modifying
+        defer { phase = .executing(running) }
+        return body(&running)
+    }
+
+    /// Changes the login in place, in whichever login state; nil (and nothing done) outside them.
+    private mutating func withLogin<R>(_ body: (inout LoginStateMachine) -> R) -> R? {
+        switch phase {
+        case .initialized(var login):
+            phase = .modifying
+            defer { phase = .initialized(login) }
+            return body(&login)
+        case .preloginSent(var login):
+            phase = .modifying
+            defer { phase = .preloginSent(login) }
+            return body(&login)
+        case .tlsHandshake(let full, var login):
+            phase = .modifying
+            defer { phase = .tlsHandshake(fullSession: full, login) }
+            return body(&login)
+        case .loginSent(var login):
+            phase = .modifying
+            defer { phase = .loginSent(login) }
+            return body(&login)
+        default:
+            return nil
         }
     }
 
@@ -192,8 +204,8 @@ struct ConnectionStateMachine: Sendable {
     /// The transport is connected: send PRELOGIN, and bound the login by `deadline` (nil: no
     /// bound); `budget`: the configured limit, named in the timeout's message.
     mutating func connected(now: Duration = .zero, deadline: Duration? = nil, budget: Duration? = nil) -> [Action] {
-        guard phase == .initialized else { return [invalid("connected")] }
-        phase = .preloginSent
+        guard case .initialized(let login) = phase else { return [invalid("connected")] }
+        phase = .preloginSent(login)
         var actions: [Action] = [.sendPrelogin(encryption.preloginValue)]
         if let deadline {
             loginLimit = budget ?? (deadline - now)
@@ -204,13 +216,13 @@ struct ConnectionStateMachine: Sendable {
 
     /// The server's PRELOGIN response arrived ([MS-TDS] 2.2.6.5; answered in a TABULAR_RESULT packet).
     mutating func preloginReceived(_ response: Prelogin) -> Action {
-        guard phase == .preloginSent else { return invalid("PRELOGIN response") }
+        guard case .preloginSent(let login) = phase else { return invalid("PRELOGIN response") }
         let server = response.encryption?.mode ?? .notSupported
         let verify = !trustServerCertificate
         switch encryption {
         case .on, .required:
             if server == .on || server == .required {
-                phase = .tlsHandshake(fullSession: true)
+                phase = .tlsHandshake(fullSession: true, login)
                 session.encryption = .full
                 return .startTLSHandshake(fullSession: true, verify: verify)
             }
@@ -219,22 +231,22 @@ struct ConnectionStateMachine: Sendable {
                                        + " connect with encrypt=off or notSupported to allow it"))
         case .off:
             if server == .on || server == .required {
-                phase = .tlsHandshake(fullSession: true)
+                phase = .tlsHandshake(fullSession: true, login)
                 session.encryption = .full
                 return .startTLSHandshake(fullSession: true, verify: verify && verifyWhenLoginOnly)
             }
             if server == .off {
-                phase = .tlsHandshake(fullSession: false)
+                phase = .tlsHandshake(fullSession: false, login)
                 session.encryption = .loginOnly
                 return .startTLSHandshake(fullSession: false, verify: verify && verifyWhenLoginOnly)
             }
-            phase = .loginSent
+            phase = .loginSent(login)
             session.encryption = .unencrypted
             return .sendLogin7(throughTLS: false)
         case .strict:
             // TDS 8.0: the TLS session came first and covers everything; the server's ENCRYPTION
             // answer does not apply (Microsoft.Data.SqlClient ignores it too).
-            phase = .loginSent
+            phase = .loginSent(login)
             session.encryption = .strict
             return .sendLogin7(throughTLS: false)
         case .notSupported:
@@ -246,7 +258,7 @@ struct ConnectionStateMachine: Sendable {
                                            "the server requires encryption (PRELOGIN \(server == .on ? "ENCRYPT_ON" : "ENCRYPT_REQ")) "
                                            + "but this client was configured with encryption not supported"))
             }
-            phase = .loginSent
+            phase = .loginSent(login)
             session.encryption = .unencrypted
             return .sendLogin7(throughTLS: false)
         }
@@ -254,8 +266,8 @@ struct ConnectionStateMachine: Sendable {
 
     /// The TLS handshake inside PRELOGIN completed.
     mutating func tlsEstablished() -> Action {
-        guard case .tlsHandshake = phase else { return invalid("TLS established") }
-        phase = .loginSent
+        guard case .tlsHandshake(_, let login) = phase else { return invalid("TLS established") }
+        phase = .loginSent(login)
         return .sendLogin7(throughTLS: true)
     }
 
@@ -275,7 +287,7 @@ struct ConnectionStateMachine: Sendable {
             return [.failRequest(id, SQLClientError(.connectionClosed,
                                                     "the connection is closed" + (closeError.map { ": \($0.message)" } ?? ""),
                                                     underlying: closeError))]
-        case .ready:
+        case .ready, .executing:
             break
         default:
             return [.failRequest(id, SQLClientError(.invalidState, "the connection is not logged in"))]
@@ -286,7 +298,7 @@ struct ConnectionStateMachine: Sendable {
             return [.failRequest(id, Self.endedReservationError)]
         }
         let queued = Queued(id: id, timeout: timeout, reservation: key)
-        if request == nil, mayStart(queued) { return start(queued, now: now) }
+        if case .ready = phase, mayStart(queued) { return start(queued, now: now) }
         queue.append(queued)
         return []
     }
@@ -303,7 +315,7 @@ struct ConnectionStateMachine: Sendable {
 
     /// Starts the first queued request the reservation lets run, if the connection is idle.
     private mutating func startNext(now: Duration) -> [Action] {
-        guard request == nil, phase == .ready, let index = queue.firstIndex(where: mayStart) else { return [] }
+        guard case .ready = phase, let index = queue.firstIndex(where: mayStart) else { return [] }
         return start(queue.remove(at: index), now: now)
     }
 
@@ -314,7 +326,7 @@ struct ConnectionStateMachine: Sendable {
     /// running or queued when it is granted and not made under it wait until ``release(_:now:)``
     /// (the running one finishes first).
     mutating func reserve(_ key: ReservationID) -> [Action] {
-        if phase == .closed {
+        if isClosed {
             return [.failReservation(key, SQLClientError(.connectionClosed, "the connection is closed"))]
         }
         if reservation == nil {
@@ -350,7 +362,7 @@ struct ConnectionStateMachine: Sendable {
     }
 
     private mutating func start(_ next: Queued, now: Duration) -> [Action] {
-        request = RequestStateMachine(id: next.id, timeout: next.timeout)
+        phase = .executing(RequestStateMachine(id: next.id, timeout: next.timeout))
         return [.startRequest(next.id)]
     }
 
@@ -367,9 +379,7 @@ struct ConnectionStateMachine: Sendable {
     /// Answers `endRequestWithIgnore` + `sendAttention` when a cancel came while writing and
     /// packets remain, `sendAttention` when it came during the last packets, else nothing.
     mutating func packetsWritten(_ id: RequestID, complete: Bool) -> [Action] {
-        guard var running = request, running.id == id else { return [] }
-        let step = running.packetsWritten(complete: complete)
-        request = running
+        guard request?.id == id, let step = withRequest({ $0.packetsWritten(complete: complete) }) else { return [] }
         switch step {
         case .proceed: return []
         case .endWithIgnore: return [.endRequestWithIgnore(id), .sendAttention(id)]
@@ -386,9 +396,8 @@ struct ConnectionStateMachine: Sendable {
             queue.remove(at: index)
             return [.failRequest(id, reason.error)]
         }
-        guard var running = request, id == nil || running.id == id else { return [] }
-        let sendNow = running.cancel(reason)
-        request = running
+        guard let runningID = request?.id, id == nil || runningID == id,
+              let (sendNow, running) = withRequest({ ($0.cancel(reason), $0) }) else { return [] }
         guard running.cancellation.reason == reason else { return [] }   // cancelled already
         var actions: [Action] = []
         if sendNow { actions.append(.sendAttention(running.id)) }
@@ -401,9 +410,8 @@ struct ConnectionStateMachine: Sendable {
     /// drained by the driver.
     mutating func requestAbandoned(_ id: RequestID, now: Duration) -> [Action] {
         if queue.contains(where: { $0.id == id }) { return cancelRequested(id, reason: .abandoned, now: now) }
-        guard var running = request, running.id == id, !running.isAbandoned else { return [] }
-        running.isAbandoned = true
-        request = running
+        guard let running = request, running.id == id, !running.isAbandoned else { return [] }
+        withRequest { $0.isAbandoned = true }
         var actions = running.forwardsResults ? cancelRequested(id, reason: .abandoned, now: now) : []
         actions.append(.drainRequest(id))
         return actions
@@ -425,7 +433,10 @@ struct ConnectionStateMachine: Sendable {
         timers[id] = nil
         switch id {
         case .login:
-            guard [.preloginSent, .loginSent].contains(phase) || isTLSHandshake else { return [] }
+            switch phase {
+            case .preloginSent, .tlsHandshake, .loginSent: break
+            default: return []
+            }
             let limit = loginLimit.map { " within \($0)" } ?? ""
             return [closeAll(SQLClientError(.timeout, "the login did not finish\(limit)"))]
         case .query(let rid):
@@ -451,11 +462,6 @@ struct ConnectionStateMachine: Sendable {
         return actions
     }
 
-    private var isTLSHandshake: Bool {
-        if case .tlsHandshake = phase { return true }
-        return false
-    }
-
     private mutating func arm(_ id: TimerID, _ deadline: Duration) -> Action {
         timers[id] = deadline
         return .scheduleTimeout(id, deadline: deadline)
@@ -471,19 +477,19 @@ struct ConnectionStateMachine: Sendable {
     /// The caller closes the connection: every queued request fails with `.connectionClosed`;
     /// the running request's reader or writer gets it when the transport closes under it.
     mutating func closeRequested() -> [Action] {
-        guard phase != .closed else { return [] }
+        guard !isClosed else { return [] }
         return [closeAll(SQLClientError(.connectionClosed, "the connection was closed"))]
     }
 
     /// The transport failed or the peer closed it.
     mutating func transportFailed(_ error: SQLClientError) -> Action {
-        guard phase != .closed else { return .none }
+        guard !isClosed else { return .none }
         return closeAll(error)
     }
 
     private mutating func closeAll(_ error: SQLClientError) -> Action {
-        guard phase != .closed else { return .none }   // the first reason stays
-        phase = .closed
+        guard !isClosed else { return .none }   // the first reason stays
+        phase = .closed(interrupted: request)
         closeError = error
         let context = CloseContext(error: error, failedRequests: queue.map(\.id),
                                    cancelledTimers: Array(timers.keys), failedReservations: reservationQueue)
@@ -500,20 +506,26 @@ struct ConnectionStateMachine: Sendable {
     /// ``tokenReceived(_:)`` answers `.forwardRow` for it. The driver's batch reader relies on
     /// this to hand rows over without passing each one through ``tokenReceived(_:)``: rows
     /// change no state here.
-    var forwardsRows: Bool { phase == .ready && request?.forwardsResults == true }
+    var forwardsRows: Bool {
+        if case .executing(let request) = phase { return request.forwardsResults }
+        return false
+    }
 
     /// One token of the server's response.
     mutating func tokenReceived(_ token: Token) -> Action {
-        if case .sessionState(let state) = token, phase == .loginSent || phase == .ready { recovery.sessionStateReceived(state) }
         switch phase {
         case .loginSent:
+            if case .sessionState(let state) = token { recovery.sessionStateReceived(state) }
             return loginToken(token)
         case .ready:
-            guard request != nil else {
-                return fail(SQLClientError(.protocolError, "the server sent \(token.name) with no request running"))
+            return fail(SQLClientError(.protocolError, "the server sent \(token.name) with no request running"))
+        case .executing:
+            switch token {
+            case .sessionState(let state): recovery.sessionStateReceived(state)
+            case .envChange(let change): return applyEnvChange(change)
+            default: break
             }
-            if case .envChange(let change) = token { return applyEnvChange(change) }
-            let action = request!.token(token)
+            let action = withRequest { $0.token(token) } ?? .none
             if case .closeConnection(let context) = action { return closeAll(context.error) }
             return action
         case .closed:
@@ -528,18 +540,19 @@ struct ConnectionStateMachine: Sendable {
         switch phase {
         case .loginSent:
             let ack: LoginAck, routing: EnvChange.Routing?
-            switch login.messageEnded() {
-            case .keepReading: return []
-            case .failed(let error): return [fail(error)]
-            case .loggedIn(let a, let r): (ack, routing) = (a, r)
+            switch withLogin({ $0.messageEnded() }) {
+            case .keepReading?, nil: return []
+            case .failed(let error)?: return [fail(error)]
+            case .loggedIn(let a, let r)?: (ack, routing) = (a, r)
             }
+            featureExtAck = login?.featureExtAck
             phase = .ready
             session.tdsVersion = ack.tdsVersion
             session.serverProgramName = ack.trimmedProgramName
             session.serverVersion = ack.serverVersion.description
             if let routing {
                 // [MS-TDS] 2.2.7.9 type 20: this server hands the client to another one.
-                phase = .closed
+                phase = .closed(interrupted: nil)
                 closeError = SQLClientError(.connectionClosed, "the server redirected the login to \(routing.server):\(routing.port)")
                 var actions: [Action] = [.loginRouted(routing)]
                 for id in timers.keys { actions.append(.cancelTimeout(id)) }
@@ -547,16 +560,14 @@ struct ConnectionStateMachine: Sendable {
                 return actions
             }
             loginSession = session
-            recovery.loggedIn(session: session, ack: login.featureExtAck)
+            recovery.loggedIn(session: session, ack: featureExtAck)
             var actions: [Action] = [.loginSucceeded(session)]
             if let stop = disarm(.login) { actions.append(stop) }
             return actions
         case .ready:
-            guard var running = request else {
-                return [fail(SQLClientError(.protocolError, "the server sent a response with no request running"))]
-            }
-            let end = running.messageEnded()
-            request = running
+            return [fail(SQLClientError(.protocolError, "the server sent a response with no request running"))]
+        case .executing:
+            guard let (end, running) = withRequest({ ($0.messageEnded(), $0) }) else { return [] }
             switch end {
             case .keepReading:
                 return []
@@ -577,19 +588,19 @@ struct ConnectionStateMachine: Sendable {
         var actions: [Action] = [end]
         if let a = disarm(.query(id)) { actions.append(a) }
         if let a = disarm(.cancel(id)) { actions.append(a) }
-        request = nil
+        phase = .ready
         actions += startNext(now: now)
         return actions
     }
 
     private mutating func loginToken(_ token: Token) -> Action {
-        switch login.token(token) {
-        case .none: return .none
-        case .forwardMessage(let m): return .forwardMessage(m)
-        case .envChange(let change): return applyEnvChange(change)
-        case .sspiChallenge(let bytes): return .sspiChallenge(bytes)
-        case .fedAuthInfo(let info): return .fedAuthInfoReceived(info)
-        case .fail(let error): return fail(error)
+        switch withLogin({ $0.token(token) }) {
+        case .none?, nil: return .none
+        case .forwardMessage(let m)?: return .forwardMessage(m)
+        case .envChange(let change)?: return applyEnvChange(change)
+        case .sspiChallenge(let bytes)?: return .sspiChallenge(bytes)
+        case .fedAuthInfo(let info)?: return .fedAuthInfoReceived(info)
+        case .fail(let error)?: return fail(error)
         }
     }
 
@@ -602,7 +613,8 @@ struct ConnectionStateMachine: Sendable {
         if change.type == .resetConnectionAck { resetAcknowledgements &+= 1 }
         let (packetSize, changed) = session.apply(change)
         if let packetSize { return .packetSizeChanged(packetSize) }
-        return changed && phase != .loginSent ? .sessionChanged(session) : .none
+        if case .loginSent = phase { return .none }
+        return changed ? .sessionChanged(session) : .none
     }
 
     /// RESETCONNECTION goes out on the next request ([MS-TDS] 2.2.3.1.2): the session returns to

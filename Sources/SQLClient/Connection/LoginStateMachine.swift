@@ -1,8 +1,8 @@
 import TDS
 
-/// The login response as a sub-machine of ``ConnectionStateMachine`` (as `recovery` and
-/// `readAhead` are): the tokens after LOGIN7 ([MS-TDS] 2.2.7.14 LOGINACK, 2.2.7.10 ERROR,
-/// 2.2.7.11 FEATUREEXTACK, 2.2.7.9 ENVCHANGE type 20 routing, 2.2.7.22 SSPI, 2.2.7.12
+/// The login response as a sub-machine of ``ConnectionStateMachine``, carried by its login states
+/// (`initialized` to `loginSent`; gone once logged in): the tokens after LOGIN7 ([MS-TDS]
+/// 2.2.7.14 LOGINACK, 2.2.7.10 ERROR, 2.2.7.11 FEATUREEXTACK, 2.2.7.9 ENVCHANGE type 20 routing, 2.2.7.22 SSPI, 2.2.7.12
 /// FEDAUTHINFO), what the login may still receive (the SSPI rounds, the one FEDAUTHINFO), and
 /// how its message's end reads: keep reading (a challenge's message), failed, or logged in.
 /// Pure: tokens in, outcomes out; the connection machine applies them to its phase and session.

@@ -201,8 +201,8 @@ extension SQLConnection {
         }
         var authentication = LoginAuthentication(configuration.authentication)
         try await authentication.prepare(address: configuration.address, port: port, timeout: max(.zero, deadline - clock.now()))
-        machine.login.maximumSSPITokens = authentication.maximumSSPITokens
-        machine.login.expectsFedAuthInfo = configuration.authentication.usesFedAuthWorkflow
+        machine.configureLogin(maximumSSPITokens: authentication.maximumSSPITokens,
+                               expectsFedAuthInfo: configuration.authentication.usesFedAuthWorkflow)
         if configuration.encryption == .strict {
             try await strictTLSHandshake()
         }
@@ -298,11 +298,11 @@ extension SQLConnection {
                 throw LoginRedirect(routing: routing)
 
             case .loginSucceeded:
-                try authentication.check(machine.login.featureExtAck)
-                let types = try configuration.typeSupport.negotiated(by: machine.login.featureExtAck)
+                try authentication.check(machine.featureExtAck)
+                let types = try configuration.typeSupport.negotiated(by: machine.featureExtAck)
                 let columnEncryption: UInt8
                 do {
-                    columnEncryption = try configuration.columnEncryption.negotiated(by: machine.login.featureExtAck)
+                    columnEncryption = try configuration.columnEncryption.negotiated(by: machine.featureExtAck)
                 } catch {
                     throw error.sqlClientError   // secure enclaves asked for: not supported
                 }
@@ -358,13 +358,13 @@ extension SQLConnection {
             case .needBytes:
                 let bytes = try await transport.read(maxLength: 65_536)
                 if bytes.isEmpty {
-                    if machine.login.expectsSSPI, !machine.login.sspiAnswered {
+                    if machine.login?.expectsSSPI == true, machine.login?.sspiAnswered != true {
                         // Kerberos refused: the server closes after LOGIN7's token (pysqlbridge does).
                         return [machine.transportFailed(SQLClientError(.loginFailed,
                             "the server closed the connection after the Windows authentication token in LOGIN7:"
                             + " it refused the Kerberos ticket (is the SPN's key in the server's keytab?) or the NTLM message"))]
                     }
-                    if machine.login.sspiAnswered {
+                    if machine.login?.sspiAnswered == true {
                         // A server that refuses the NTLM answer may just close (pysqlbridge does).
                         return [machine.transportFailed(SQLClientError(.loginFailed,
                             "the server closed the connection after the Windows (NTLM) authentication message:"

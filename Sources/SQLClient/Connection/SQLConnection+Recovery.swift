@@ -89,7 +89,7 @@ extension SQLConnection {
         } else {
             guard machine.recovery.retryCount > 0 else { return }
             feature = .sessionRecoveryRequest
-            machine.recovery.featureRequested()
+            machine.sessionRecoveryRequested()
         }
         var features = login.featureExt ?? []
         features.removeAll { $0.id == Login7Feature.sessionRecoveryID }
@@ -235,7 +235,7 @@ extension SQLConnection {
     /// closed stand-in, so that its end closes nothing that was handed over.
     private func handOverForRecovery() -> RecoveredTransport {
         let handOver = RecoveredTransport(socket: socket, transport: transport, reader: reader, packetSize: packetSize,
-                                          session: session, ack: machine.login.featureExtAck)
+                                          session: session, ack: machine.featureExtAck)
         let standIn = HandedOverStream()
         socket = standIn
         transport = standIn

@@ -117,8 +117,8 @@ public actor SQLConnection {
                                               verifyWhenLoginOnly: configuration.verifyCertificateWhenLoginOnly,
                                               cancelTimeout: configuration.cancelTimeout,
                                               expectsSSPI: configuration.authentication.usesSSPI,
-                                              requestedVersion: configuration.tdsVersion)
-        self.machine.recovery = Self.recoveryMachine(configuration)
+                                              requestedVersion: configuration.tdsVersion,
+                                              recovery: Self.recoveryMachine(configuration))
         var options = TokenStreamDecoder.Options(maximumValueSize: configuration.maximumValueSize)
         options.acceptsShortDoneBeforeLoginAck = true   // a TDS 7.1 server refusing a 7.4 login
         self.reader = ResponseReader(version: configuration.tdsVersion, options: options)

@@ -14,7 +14,7 @@ final class EntraFedAuthWorkflowTests: XCTestCase {
 
     func machine(expectsFedAuthInfo: Bool) -> ConnectionStateMachine {
         var m = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
-        m.login.expectsFedAuthInfo = expectsFedAuthInfo
+        m.configureLogin(expectsFedAuthInfo: expectsFedAuthInfo)
         _ = m.connected()
         _ = m.preloginReceived(Prelogin(encryption: .notSupported))
         return m

@@ -126,7 +126,7 @@ final class KerberosSSPILegTests: XCTestCase {
     func testSSPITokensPerLoginAreBounded() {
         for limit in [1, KerberosAuthenticator.maximumLegs] {
             var machine = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false, expectsSSPI: true)
-            machine.login.maximumSSPITokens = limit
+            machine.configureLogin(maximumSSPITokens: limit)
             _ = machine.connected()
             _ = machine.preloginReceived(Prelogin(encryption: .notSupported))
             let token = Token.sspi(SSPIToken(buffer: [0xA1, 0x00]))

@@ -47,9 +47,9 @@ final class ConnectionRecoveryStateMachineTests: XCTestCase {
     /// one request changing the database, the language and state 0, then started request 2.
     func machine(retryCount: Int = 3, interval: Duration = .seconds(10), acknowledged: Bool = true,
                  extraTokens: [Token] = []) -> ConnectionStateMachine {
-        var m = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false)
-        m.recovery = ConnectionRecoveryStateMachine(retryCount: retryCount, interval: interval)
-        if retryCount > 0 { m.recovery.featureRequested() }
+        var m = ConnectionStateMachine(encryption: .notSupported, trustServerCertificate: false,
+                                       recovery: ConnectionRecoveryStateMachine(retryCount: retryCount, interval: interval))
+        if retryCount > 0 { m.sessionRecoveryRequested() }
         _ = m.connected(now: .zero)
         _ = m.preloginReceived(Prelogin(encryption: .notSupported))
         var login = [T.ack, T.env(.database, "shop", "master"), T.env(.language, "us_english")]

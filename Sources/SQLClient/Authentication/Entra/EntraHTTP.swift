@@ -138,11 +138,12 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
             return
         }
         self.continuation = nil
-        let task = self.task
         lock.unlock()
+        // The transfer itself is stopped by `send`'s session.invalidateAndCancel(), which runs as
+        // soon as this resumes it: one cancel per task. A second, task.cancel() from here, raced it
+        // in FoundationNetworking (a task cancelled after it left the session's registry traps:
+        // "not in the registry", seen once in a loaded test run).
         continuation.resume(throwing: error)
-        // Not from here: on Linux, cancel() waits for the session's queue, which may be delivering to us.
-        if let task { DispatchQueue.global().async { task.cancel() } }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

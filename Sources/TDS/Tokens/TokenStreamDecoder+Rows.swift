@@ -51,9 +51,8 @@ extension TokenStreamDecoder {
     /// its values one at a time as each is complete, a large value as the chunks of its bytes as
     /// they are appended (never held whole: such a value is not bounded by
     /// ``Options/maximumValueSize``; memory stays at what was appended and not yet taken), then
-    /// `.rowEnd`. Nil when more bytes are needed (a row none of whose parts can be handed out yet
-    /// is not begun). The parts of a row are the same however the input is split, but for where
-    /// its chunks are cut. Throws as ``next()`` does. Every value is read by the one row reader
+    /// `.rowEnd`. Nil when more bytes are needed. The parts of a row are the same however the
+    /// input is split, but for where its chunks are cut. Throws as ``next()`` does. Every value is read by the one row reader
     /// (``WireRowProgress``, in its streamed mode), as ``next()`` and
     /// ``appendBufferedRows(to:limit:byteLimit:)`` read it. In ``RowMode/whole`` (see
     /// ``startResponse(rows:)``), every token comes whole, a row as `.token(.row)`/`.token(.nbcRow)`.
@@ -63,10 +62,10 @@ extension TokenStreamDecoder {
         if let failure { throw failure }
         do throws(TDSDecodingError) {
             if wireRowState == .row { return try advanceStreamedRow() }
-            if wireRowState == .none, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty, buffer.count != waitingAtCount {
+            if wireRowState == .none, pendingTokens.isEmpty, readIndex < buffer.count, !wireColumns.isEmpty, buffer.count != waitingAtCount {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
-                    let n = type == .nbcRow ? (rowTypes.count + 7) / 8 : 0
+                    let n = type == .nbcRow ? (wireColumns.count + 7) / 8 : 0
                     guard buffer.count - readIndex > n else { return nil }
                     let bitmap = Array(buffer[(readIndex + 1) ..< (readIndex + 1 + n)])
                     wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, columns: wireColumns,
@@ -90,8 +89,7 @@ extension TokenStreamDecoder {
         // The row writes its parts into the queue's storage (empty: every part was taken), lent
         // for the call: no array per row.
         swap(&queuedParts, &wireRow!.parts)
-        let done = try advanceWireRow()
-        guard wireRowState != .none else { return nil }
+        let done = try advanceWireRow()   // on an error the row and its parts are dropped
         swap(&queuedParts, &wireRow!.parts)
         queuedPartIndex = 0
         if done {
@@ -121,7 +119,7 @@ extension TokenStreamDecoder {
     /// An empty ``WireRowBlock`` for the rows of the current result (whatever its columns: large
     /// values are assembled into it); nil before the first COLMETADATA with columns.
     public func makeWireRowBlock() -> WireRowBlock? {
-        guard rowsTakeWirePath else { return nil }
+        guard !wireColumns.isEmpty else { return nil }
         return WireRowBlock(columns: wireColumns, result: resultNumber)
     }
 
@@ -172,7 +170,7 @@ extension TokenStreamDecoder {
     /// value is bounded as the token decoder bounds it (``Options/maximumValueSize``; a PLP total
     /// above 2^31-1 is `.invalidLength`).
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
-        guard failure == nil, pendingTokens.isEmpty, rowsTakeWirePath, block.result == resultNumber,
+        guard failure == nil, pendingTokens.isEmpty, !wireColumns.isEmpty, block.result == resultNumber,
               rowMode == .whole, wireRowState != .other else { return (0, .incremental) }
         var total = 0
         while true {
@@ -464,7 +462,7 @@ extension TokenStreamDecoder {
             columns = meta.columns.map { WireColumn($0.metadata.typeInfo) }
             prefix = 2
         } else {
-            guard !rowTypes.isEmpty else {
+            guard !wireColumns.isEmpty else {
                 throw TDSDecodingError(.unexpectedToken, offset: tokenStart, context: type.name,
                                        "a row without a preceding COLMETADATA")
             }
@@ -478,7 +476,7 @@ extension TokenStreamDecoder {
             if block.byteCount <= TokenStreamDecoder.textScratchLimit { tokenBlock = consume block }   // not kept large
             if let values { return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values)) }
             if type == .nbcRow {
-                prefix = (rowTypes.count + 7) / 8
+                prefix = (wireColumns.count + 7) / 8
                 guard buffer.count - readIndex > prefix else { return nil }
             }
         }

@@ -8,7 +8,8 @@
 /// - ROW, NBCROW and ALTROW are decoded incrementally: the column index, the values so far and
 ///   the PLP chunks so far are kept between calls, so a row that spans many packets (a multi-MB
 ///   varchar(max)) is read once, in linear time. Nothing is allocated by a declared length
-///   before the bytes are present. Consumed bytes are dropped so memory stays bounded.
+///   before the bytes are present. Consumed bytes are dropped so memory stays bounded. Rows are
+///   read whole or in parts, one mode per response (``RowMode``, ``startResponse(rows:)``).
 /// - Errors are ``TDSDecodingError`` with the absolute offset in the token stream (counted from
 ///   the first byte appended, reset by `finish()`), `context` = the [MS-TDS] token name. After a
 ///   non-`.truncated` error the decoder is failed: every later `next()` throws the same error.
@@ -70,7 +71,6 @@ public struct TokenStreamDecoder: Sendable {
     /// ALTMETADATA by Id, for ALTROW (cleared by the next COLMETADATA).
     public private(set) var altMetadata: [UInt16: AltMetadata] = [:]
 
-    var rowTypes: [TypeInfo] = []
     var buffer: [UInt8] = []
     /// Index in `buffer` of the next unconsumed byte.
     var readIndex = 0
@@ -87,8 +87,6 @@ public struct TokenStreamDecoder: Sendable {
     private var sawLoginAck = false
     /// The current result's columns as every row reader reads them (``WireColumn``).
     var wireColumns: [WireColumn] = []
-    /// Rows of the current result can be kept as wire bytes (``makeWireRowBlock()``).
-    var rowsTakeWirePath = false
     /// Counts COLMETADATA tokens applied (a ``WireRowBlock`` belongs to one result).
     var resultNumber = 0
     /// Value offsets of the rows being scanned, reused from run to run.
@@ -177,9 +175,7 @@ public struct TokenStreamDecoder: Sendable {
     /// received earlier and the server sends NoMetaData).
     public mutating func setColumns(_ columns: [ColumnMetadata]) {
         self.columns = columns
-        self.rowTypes = columns.map(\.typeInfo)
-        self.wireColumns = rowTypes.map(WireColumn.init(_:))
-        self.rowsTakeWirePath = !wireColumns.isEmpty
+        self.wireColumns = columns.map { WireColumn($0.typeInfo) }
         self.rowsHaveText = wireColumns.contains { $0.kind == .utf16 }
         self.resultNumber &+= 1
     }

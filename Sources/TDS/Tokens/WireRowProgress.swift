@@ -71,13 +71,6 @@ struct WireRowProgress: Sendable {
     /// The row's column count.
     var columnCount: Int { scan.count }
 
-    /// Streamed: the parts read so far, moved out.
-    mutating func takeParts() -> [TokenStreamDecoder.RowPart] {
-        var taken: [TokenStreamDecoder.RowPart] = []
-        swap(&taken, &parts)
-        return taken
-    }
-
     /// The values of the whole row token at `reader` (after its token byte and its prefix: NBCROW's
     /// `bitmap`, ALTROW's Id, RETURNVALUE's header), one per `types`: nil when the input ends
     /// inside it (`reader` is then unchanged); else `reader` is left after it. For the decoders
@@ -137,7 +130,7 @@ struct WireRowProgress: Sendable {
 
     /// Reads what `reader` holds of the row. True when every column is read; false when more
     /// bytes are needed (`reader` is left after what was consumed: every whole value and the
-    /// part of a large value that arrived). Streamed, what was read is in ``takeParts()``.
+    /// part of a large value that arrived). Streamed, what was read is in ``parts``.
     /// - Throws: the row's error (see the type's doc).
     mutating func advance(_ reader: inout ByteReader) throws(TDSDecodingError) -> Bool {
         let done = try scan.withUnsafeBufferPointer { (columns) throws(TDSDecodingError) -> Bool in

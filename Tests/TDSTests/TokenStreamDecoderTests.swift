@@ -439,6 +439,7 @@ extension TokenStreamDecoderTests {
     /// and the other tokens, feeding `bytes` cut at `cuts`.
     static func rowsFromParts(_ bytes: [UInt8], cuts: [Int], maximumValueSize: Int = 1 << 30) throws -> (rows: [[SQLValue]], tokens: [Token], largestChunk: Int) {
         var d = TokenStreamDecoder(version: .v7_4, options: .init(maximumValueSize: maximumValueSize))
+        d.startResponse(rows: .parts)
         var rows: [[SQLValue]] = [], tokens: [Token] = []
         var row: [SQLValue?] = Array(repeating: nil, count: partColumns.count)
         var large: [Int: [UInt8]] = [:]

@@ -582,9 +582,9 @@ final class TypesValueTests: XCTestCase {
 
     // MARK: The row paths' direct reads
 
-    /// The full decoder for one value without ``ValueLayout/quickValue(at:available:size:)``: the
-    /// length rules, then ``ValueLayout/decodeData(from:count:inVariant:)``.
-    static func reference(_ l: ValueLayout, _ bytes: [UInt8]) -> (value: SQLValue, size: Int)? {
+    /// The full decoder for one value without ``WireColumn/quickValue(at:available:size:)``: the
+    /// length rules, then ``WireColumn/decodeData(from:count:inVariant:)``.
+    static func reference(_ l: WireColumn, _ bytes: [UInt8]) -> (value: SQLValue, size: Int)? {
         var r = ByteReader(bytes)
         do {
             switch l.type.rawValue {
@@ -620,7 +620,7 @@ final class TypesValueTests: XCTestCase {
         var rng = SystemRandomNumberGenerator()
         var quick = 0, declinedValid = 0
         for info in types {
-            let l = ValueLayout(info)
+            let l = WireColumn(info)
             let fixed = info.type.rawValue == 0x3D || info.type.rawValue == 0x3A
             for k in 0 ..< 2000 {
                 var bytes: [UInt8]
@@ -675,7 +675,7 @@ final class TypesValueTests: XCTestCase {
     /// smallmoney min/max, datetime2 and time at 23:59:59.9999999, dates at both ends.
     func testQuickValueEdges() throws {
         func quick(_ info: TypeInfo, _ bytes: [UInt8]) -> SQLValue? {
-            bytes.withUnsafeBytes { ValueLayout(info).quickValue(at: $0.baseAddress!, available: $0.count)?.value }
+            bytes.withUnsafeBytes { WireColumn(info).quickValue(at: $0.baseAddress!, available: $0.count)?.value }
         }
         func le(_ v: UInt128, _ n: Int) -> [UInt8] { (0 ..< n).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
         let max = SQLDecimal.maxMagnitude

@@ -37,7 +37,7 @@ final class WireRowBlockTypedTests: XCTestCase {
             if got == .other && orOther { declined += 1; return }
             // A NULL of a type a read does not take may read as `.other` (the caller then reads the SQLValue).
             if v.isNull && got == .other { return }
-            out.append("\(name) of \(v) (\(b.layouts[column].sqlTypeName)): \(got), expected \(want)")
+            out.append("\(name) of \(v) (\(b.scan[column].sqlTypeName)): \(got), expected \(want)")
         }
         let null: Read? = v.isNull ? .null : nil
         func integer() -> Read {
@@ -74,7 +74,7 @@ final class WireRowBlockTypedTests: XCTestCase {
         case .decimal(let d):
             // The quick decoder leaves a magnitude beyond the column's precision to the full one.
             var limit: UInt128 = 1
-            for _ in 0 ..< min(Int(b.layouts[column].precision), 38) { limit *= 10 }
+            for _ in 0 ..< min(Int(b.scan[column].precision), 38) { limit *= 10 }
             expect("decimal", read(b.decimal(row: row, column: column), bits), .value(bits(d.decimalValue)), orOther: d.magnitude >= limit)
         case .money(let m), .smallMoney(let m): expect("decimal", read(b.decimal(row: row, column: column), bits), .value(bits(m.decimalValue)))
         default: expect("decimal", read(b.decimal(row: row, column: column), bits), null ?? .other)

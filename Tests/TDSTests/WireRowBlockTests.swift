@@ -144,7 +144,7 @@ final class WireRowBlockTests: XCTestCase {
     }
 
     /// The scan's check-only path (``WireColumn/checkedSize(at:available:)``) accepts exactly the
-    /// values ``ValueLayout/quickValue(at:available:size:)`` builds, with the same size: random
+    /// values ``WireColumn/quickValue(at:available:size:)`` builds, with the same size: random
     /// and edge values of every `.decode` type, each also cut short at every length.
     func testCheckedSizeAcceptsExactlyWhatQuickValueAccepts() {
         var rng = SystemRandomNumberGenerator()
@@ -152,8 +152,7 @@ final class WireRowBlockTests: XCTestCase {
         func le128(_ v: UInt128, _ n: Int) -> [UInt8] { (0 ..< n).map { UInt8(truncatingIfNeeded: v >> (8 * UInt128($0))) } }
         var checked = 0, accepted = 0
         for type in Self.types {
-            let layout = ValueLayout(type)
-            let column = WireColumn(layout)
+            let column = WireColumn(type)
             guard column.kind == .decode else { continue }
             var samples: [[UInt8]] = (0 ..< 400).map { _ in Self.valueBytes(type, &rng) }
             // Edges: each field just inside and just outside its range.
@@ -192,7 +191,7 @@ final class WireRowBlockTests: XCTestCase {
             for bytes in samples {
                 for available in 1 ... bytes.count {
                     let size = bytes.withUnsafeBytes { column.checkedSize(at: $0.baseAddress!, available: available) }
-                    let quick = bytes.withUnsafeBytes { layout.quickValue(at: $0.baseAddress!, available: available) }
+                    let quick = bytes.withUnsafeBytes { column.quickValue(at: $0.baseAddress!, available: available) }
                     XCTAssertEqual(size, quick?.size ?? 0, "\(type) \(bytes) available \(available): quickValue gives \(String(describing: quick))")
                     checked += 1
                     if size > 0 { accepted += 1 }

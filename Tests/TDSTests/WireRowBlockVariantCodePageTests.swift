@@ -294,7 +294,7 @@ final class WireRowBlockVariantCodePageTests: XCTestCase {
         var rng = SystemRandomNumberGenerator()
         var accepted = 0, variantsInPlace = 0
         for type in [TypeInfo.sqlVariant] + Self.textTypes {
-            let column = WireColumn(ValueLayout(type))
+            let column = WireColumn(type)
             for _ in 0 ..< (type.type == .ssVariant ? 1000 : 300) {
                 let bytes = type.type == .ssVariant ? try Self.variantBytes(&rng) : Self.textBytes(type, &rng)
                 for available in 1 ... bytes.count {

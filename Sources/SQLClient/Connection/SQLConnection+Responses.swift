@@ -287,6 +287,7 @@ extension SQLConnection {
     /// of chunks).
     private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
         var block = BlockBuilder(parts: id == partsRequest)
+        reader.decoder.startResponse(rows: block.parts ? .parts : .whole)   // the same for every batch of a response
         while hasRoom(block, batch) {
             if machine.state == .closed {
                 flush(&block, &batch)

@@ -2,15 +2,35 @@
 // rows appended to a block as their wire bytes (``TokenStreamDecoder/appendBufferedRows(to:limit:byteLimit:)``
 // with its run scan and UTF-16 transcoder), and the row token read by its scan state
 // (``WireRowProgress``) for ``TokenStreamDecoder/next()``. Every value is read by that one scan state
-// or by the run scan's rules, which check what it checks.
+// or by the run scan's rules, which check what it checks. Which reader takes the rows is fixed
+// for a response (``TokenStreamDecoder/RowMode``): a row is never begun by one and finished by another.
 
 extension TokenStreamDecoder {
+    // MARK: - The row mode
+
+    /// How the ROW and NBCROW tokens of a response are read ([MS-TDS] 2.2.7.20, 2.2.7.15).
+    public enum RowMode: Sendable, Hashable {
+        /// Each row whole: as its token from ``next()``, or into a block from
+        /// ``appendBufferedRows(to:limit:byteLimit:)`` (the two share the row being read: a row
+        /// begun by one is finished by the other). ``nextPart()`` gives every token whole.
+        case whole
+        /// Each row in parts, by ``nextPart()``: its values one at a time, a large value in pieces.
+        /// ``next()`` passes rows over; ``appendBufferedRows(to:limit:byteLimit:)`` appends none.
+        case parts
+    }
+
+    /// Fixes how the rows of the response that follows are read (the default is
+    /// ``RowMode/whole``); call it before the response's first bytes are read. The mode cannot
+    /// change inside a row: while a ROW or NBCROW is being read, the call is ignored.
+    public mutating func startResponse(rows mode: RowMode) {
+        if wireRowState != .row { rowMode = mode }
+    }
+
     // MARK: - Rows in parts, large values in pieces
 
     /// One piece of a row read by ``nextPart()``, in the order of the stream.
     public enum RowPart: Hashable, Sendable {
-        /// Any token but a ROW or NBCROW of the current result (a row that was already being read
-        /// one value at a time when parts were asked for also comes whole, as `.row`/`.nbcRow`).
+        /// Any token but a ROW or NBCROW of the current result (in ``RowMode/whole``, every token).
         case token(Token)
         /// The whole value of `column` of the current row: every column but the large ones, and a
         /// large value that is NULL.
@@ -31,63 +51,36 @@ extension TokenStreamDecoder {
     /// its values one at a time as each is complete, a large value as the chunks of its bytes as
     /// they are appended (never held whole: such a value is not bounded by
     /// ``Options/maximumValueSize``; memory stays at what was appended and not yet taken), then
-    /// `.rowEnd`. Nil when more bytes are needed (a row none of whose parts can be handed out yet
-    /// is not begun). The parts of a row are the same however the input is split, but for where
-    /// its chunks are cut. Throws as ``next()`` does. Every value is read by the one row reader
+    /// `.rowEnd`. Nil when more bytes are needed. The parts of a row are the same however the
+    /// input is split, but for where its chunks are cut. Throws as ``next()`` does. Every value is read by the one row reader
     /// (``WireRowProgress``, in its streamed mode), as ``next()`` and
-    /// ``appendBufferedRows(to:limit:byteLimit:)`` read it.
-    ///
-    /// Mixing readers: ``next()`` after a part of a row (before its `.rowEnd`) skips the rest of
-    /// that row, parts already read included, and returns the token after it;
-    /// ``appendBufferedRows(to:limit:byteLimit:)`` returns `.incremental` then.
+    /// ``appendBufferedRows(to:limit:byteLimit:)`` read it. In ``RowMode/whole`` (see
+    /// ``startResponse(rows:)``), every token comes whole, a row as `.token(.row)`/`.token(.nbcRow)`.
     public mutating func nextPart() throws(TDSDecodingError) -> RowPart? {
+        guard rowMode == .parts else { return try nextToken().map(RowPart.token) }
         if let part = takeQueuedPart() { return part }
         if let failure { throw failure }
         do throws(TDSDecodingError) {
-            if wireRowState == .rowInParts, skipsRowInParts {
-                // The row next() began skipping: finished and dropped, then on in parts.
-                guard try advanceWireRow() else {
-                    _ = wireRow!.takeParts()
-                    return nil
-                }
-                wireRow = nil
-                wireRowState = .none
-                skipsRowInParts = false
-            }
-            if wireRowState == .rowInParts {
-                return try advanceStreamedRow()
-            }
-            if wireRowState == .none, pendingTokens.isEmpty, readIndex < buffer.count, !rowTypes.isEmpty, buffer.count != waitingAtCount {
+            if wireRowState == .row { return try advanceStreamedRow() }
+            if wireRowState == .none, pendingTokens.isEmpty, readIndex < buffer.count, !wireColumns.isEmpty, buffer.count != waitingAtCount {
                 let type = TokenType(rawValue: buffer[readIndex])
                 if type == .row || type == .nbcRow {
-                    let n = type == .nbcRow ? (rowTypes.count + 7) / 8 : 0
+                    let n = type == .nbcRow ? (wireColumns.count + 7) / 8 : 0
                     guard buffer.count - readIndex > n else { return nil }
                     let bitmap = Array(buffer[(readIndex + 1) ..< (readIndex + 1 + n)])
-                    let start = readIndex
-                    wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
+                    wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, columns: wireColumns,
                                               maximumValueSize: options.maximumValueSize, streams: true)
-                    wireRowState = .rowInParts
+                    wireRowState = .row
                     readIndex += 1 + n
                     waitingAtCount = -1
-                    if let part = try advanceStreamedRow() { return part }
-                    if wireRowState != .none {
-                        // Nothing of the row to hand out yet: not begun (its bytes stay
-                        // buffered), so that a row none of whose parts was seen is never
-                        // skipped by a next() or appendBufferedRows that follows.
-                        wireRow = nil
-                        wireRowState = .none
-                        readIndex = start
-                        waitingAtCount = buffer.count
-                    }
-                    return nil
+                    return try advanceStreamedRow()
                 }
             }
         } catch {
             failure = error
             throw error
         }
-        guard let token = try next() else { return nil }
-        return .token(token)
+        return try nextToken().map(RowPart.token)
     }
 
     /// Advances the row read in parts, queues what it read (and `.rowEnd` once it is whole) and
@@ -96,8 +89,7 @@ extension TokenStreamDecoder {
         // The row writes its parts into the queue's storage (empty: every part was taken), lent
         // for the call: no array per row.
         swap(&queuedParts, &wireRow!.parts)
-        let done = try advanceWireRow()
-        guard wireRowState != .none else { return nil }
+        let done = try advanceWireRow()   // on an error the row and its parts are dropped
         swap(&queuedParts, &wireRow!.parts)
         queuedPartIndex = 0
         if done {
@@ -127,8 +119,8 @@ extension TokenStreamDecoder {
     /// An empty ``WireRowBlock`` for the rows of the current result (whatever its columns: large
     /// values are assembled into it); nil before the first COLMETADATA with columns.
     public func makeWireRowBlock() -> WireRowBlock? {
-        guard rowsTakeWirePath else { return nil }
-        return WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)
+        guard !wireColumns.isEmpty else { return nil }
+        return WireRowBlock(columns: wireColumns, result: resultNumber)
     }
 
     /// A row is being read by its scan state (a large value's chunks arriving): the next rows
@@ -144,10 +136,10 @@ extension TokenStreamDecoder {
         /// The buffer ends (between rows or inside one): append the next packet, then call again.
         case needBytes
         /// Read the next token with ``next()``: a row that is malformed (the decoder is failed:
-        /// `next()` throws its error, the one it gives for the same bytes, code and offset), a row
-        /// begun by ``nextPart()`` (``next()`` skips the rest of it), an ALTROW or RETURNVALUE
-        /// being read, or a row of another result than the block's. (A ROW or NBCROW begun by
-        /// ``next()`` is finished into the block.)
+        /// `next()` throws its error, the one it gives for the same bytes, code and offset), an
+        /// ALTROW or RETURNVALUE being read, or a row of another result than the block's; or the
+        /// rows are read in parts (``RowMode/parts``). (A ROW or NBCROW begun by ``next()`` is
+        /// finished into the block.)
         case incremental
     }
 
@@ -178,9 +170,8 @@ extension TokenStreamDecoder {
     /// value is bounded as the token decoder bounds it (``Options/maximumValueSize``; a PLP total
     /// above 2^31-1 is `.invalidLength`).
     public mutating func appendBufferedRows(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
-        guard failure == nil, pendingTokens.isEmpty, rowsTakeWirePath, block.result == resultNumber,
-              queuedPartIndex >= queuedParts.count else { return (0, .incremental) }
-        if wireRowState == .rowInParts || wireRowState == .other { return (0, .incremental) }
+        guard failure == nil, pendingTokens.isEmpty, !wireColumns.isEmpty, block.result == resultNumber,
+              rowMode == .whole, wireRowState != .other else { return (0, .incremental) }
         var total = 0
         while true {
             if wireRowState == .none {
@@ -190,10 +181,10 @@ extension TokenStreamDecoder {
                 // A row the run cannot take whole: read by its scan state.
                 guard total < limit, block.byteCount < byteLimit else { return (total, .limit) }
                 let type = TokenType(rawValue: buffer[readIndex])
-                let bitmapCount = type == .nbcRow ? (rowLayouts.count + 7) >> 3 : 0
+                let bitmapCount = type == .nbcRow ? (wireColumns.count + 7) >> 3 : 0
                 guard buffer.count - readIndex > bitmapCount else { return (total, .needBytes) }
                 let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + bitmapCount)]) : []
-                wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, layouts: rowLayouts, scan: wireColumns,
+                wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, columns: wireColumns,
                                           maximumValueSize: options.maximumValueSize)
                 wireRowState = .row
                 readIndex += 1 + bitmapCount
@@ -275,7 +266,7 @@ extension TokenStreamDecoder {
         /// bytes) becomes at most 3 bytes of UTF-8.
         var growth = 0
         let runStart = readIndex
-        let count = rowLayouts.count
+        let count = wireColumns.count
         var rows = 0
         var end = RowRunEnd.limit
         var i = runStart
@@ -283,96 +274,94 @@ extension TokenStreamDecoder {
         let blockBytes = block.byteCount   // values kept apart count toward byteLimit
         buffer.withUnsafeBufferPointer { p in
             wireColumns.withUnsafeBufferPointer { cols in
-                rowLayouts.withUnsafeBufferPointer { layouts in
-                    let n = p.count
-                    rowLoop: while rows < limit {
-                        if blockBytes + (i - runStart) + growth >= byteLimit { end = .limit; break }
-                        guard i < n else { end = .needBytes; break }
-                        let t = p[i]
-                        guard t == TokenType.row.rawValue || t == TokenType.nbcRow.rawValue else { end = .otherToken; break }
-                        let first = scratch.count
-                        let rowGrowth = growth
-                        var j = i + 1
-                        var bitmap = -1
-                        var stop = RowRunEnd.limit   // .needBytes: incomplete; .incremental: malformed
-                        columns: do {
-                            if t == TokenType.nbcRow.rawValue {
-                                let bn = (count + 7) >> 3
-                                guard n - j >= bn else { stop = .needBytes; break columns }
-                                bitmap = j
-                                j += bn
+                let n = p.count
+                rowLoop: while rows < limit {
+                    if blockBytes + (i - runStart) + growth >= byteLimit { end = .limit; break }
+                    guard i < n else { end = .needBytes; break }
+                    let t = p[i]
+                    guard t == TokenType.row.rawValue || t == TokenType.nbcRow.rawValue else { end = .otherToken; break }
+                    let first = scratch.count
+                    let rowGrowth = growth
+                    var j = i + 1
+                    var bitmap = -1
+                    var stop = RowRunEnd.limit   // .needBytes: incomplete; .incremental: malformed
+                    columns: do {
+                        if t == TokenType.nbcRow.rawValue {
+                            let bn = (count + 7) >> 3
+                            guard n - j >= bn else { stop = .needBytes; break columns }
+                            bitmap = j
+                            j += bn
+                        }
+                        for c in 0 ..< count {
+                            if bitmap >= 0, p[bitmap + c >> 3] & (1 << UInt8(c & 7)) != 0 {
+                                scratch.append(WireRowBlock.nullOffset)
+                                continue
                             }
-                            for c in 0 ..< count {
-                                if bitmap >= 0, p[bitmap + c >> 3] & (1 << UInt8(c & 7)) != 0 {
-                                    scratch.append(WireRowBlock.nullOffset)
-                                    continue
-                                }
-                                let at = j
-                                let col = cols.baseAddress.unsafelyUnwrapped + c   // read in place: no copy of the column per value
-                                if col.pointee.kind == .fixed {
-                                    // The commonest rule in the loop itself (scannedSize's `.fixed`).
-                                    guard n - j >= col.pointee.size else { stop = .needBytes; break columns }
-                                    j += col.pointee.size
-                                    scratch.append(UInt32(truncatingIfNeeded: at - runStart))
-                                    continue
-                                }
-                                let size = WireColumn.scannedSize(col, p.baseAddress.unsafelyUnwrapped, at: j, end: n)
-                                if size >= 0 {
-                                    // Transcoded (and so checked) below, as it is copied.
-                                    if col.pointee.kind == .utf16 { growth &+= (size &- 2) >> 1 }
-                                    j += size
-                                } else if size == WireColumn.needsBytes {
-                                    stop = .needBytes
-                                    break columns
-                                } else if col.pointee.kind == .decode {
-                                    // The rest (malformed, rare) by the full decoder.
-                                    reader.offset = j
-                                    do throws(TDSDecodingError) {
-                                        _ = try layouts[c].decodeValue(from: &reader)
-                                        j = reader.offset
-                                    } catch {
-                                        stop = error.code == .truncated ? .needBytes : .incremental
-                                        break columns
-                                    }
-                                } else {
-                                    stop = .incremental
-                                    break columns
-                                }
+                            let at = j
+                            let col = cols.baseAddress.unsafelyUnwrapped + c   // read in place: no copy of the column per value
+                            if col.pointee.kind == .fixed {
+                                // The commonest rule in the loop itself (scannedSize's `.fixed`).
+                                guard n - j >= col.pointee.size else { stop = .needBytes; break columns }
+                                j += col.pointee.size
                                 scratch.append(UInt32(truncatingIfNeeded: at - runStart))
+                                continue
                             }
+                            let size = WireColumn.scannedSize(col, p.baseAddress.unsafelyUnwrapped, at: j, end: n)
+                            if size >= 0 {
+                                // Transcoded (and so checked) below, as it is copied.
+                                if col.pointee.kind == .utf16 { growth &+= (size &- 2) >> 1 }
+                                j += size
+                            } else if size == WireColumn.needsBytes {
+                                stop = .needBytes
+                                break columns
+                            } else if col.pointee.kind == .decode {
+                                // The rest (malformed, rare) by the full decoder.
+                                reader.offset = j
+                                do throws(TDSDecodingError) {
+                                    _ = try col.pointee.decodeValue(from: &reader)
+                                    j = reader.offset
+                                } catch {
+                                    stop = error.code == .truncated ? .needBytes : .incremental
+                                    break columns
+                                }
+                            } else {
+                                stop = .incremental
+                                break columns
+                            }
+                            scratch.append(UInt32(truncatingIfNeeded: at - runStart))
                         }
-                        if stop != .limit {
-                            scratch.removeSubrange(first...)
-                            growth = rowGrowth
-                            end = stop
-                            if stop == .needBytes, n - i > TokenStreamDecoder.wireRowWaitLimit { end = .incremental }
-                            break rowLoop
-                        }
-                        if hasText { starts.append(UInt32(truncatingIfNeeded: i - runStart)) }
-                        rows += 1
-                        i = j
                     }
-                    if rows > 0, !hasText {
-                        block.append(p, from: runStart, count: i - runStart, offsets: scratch[...])
-                    } else if rows > 0 {
-                        // Transcoded into a scratch buffer, then appended in one piece: the
-                        // block grows by what the UTF-8 takes, not by its worst case.
-                        let room = i - runStart + growth + TextCodec.transcodeSlack
-                        if text.count < room { text = [UInt8](repeating: 0, count: Swift.max(room, 2 * text.count)) }
-                        let (kept, used) = text.withUnsafeMutableBufferPointer { out in
-                            TokenStreamDecoder.transcodeRun(p, from: runStart, count: i - runStart, rows: rows, columns: cols,
-                                                            offsets: &scratch, starts: starts, into: out.baseAddress.unsafelyUnwrapped)
-                        }
-                        if kept > 0 {
-                            text.withUnsafeBufferPointer { block.append($0, from: 0, count: used, offsets: scratch[..<(kept * count)]) }
-                        }
-                        if kept < rows {
-                            // A value that is not valid UTF-16: the rows before it are kept, it
-                            // is read (and its error reported) incrementally.
-                            rows = kept
-                            i = runStart + Int(starts[kept])
-                            end = .incremental
-                        }
+                    if stop != .limit {
+                        scratch.removeSubrange(first...)
+                        growth = rowGrowth
+                        end = stop
+                        if stop == .needBytes, n - i > TokenStreamDecoder.wireRowWaitLimit { end = .incremental }
+                        break rowLoop
+                    }
+                    if hasText { starts.append(UInt32(truncatingIfNeeded: i - runStart)) }
+                    rows += 1
+                    i = j
+                }
+                if rows > 0, !hasText {
+                    block.append(p, from: runStart, count: i - runStart, offsets: scratch[...])
+                } else if rows > 0 {
+                    // Transcoded into a scratch buffer, then appended in one piece: the
+                    // block grows by what the UTF-8 takes, not by its worst case.
+                    let room = i - runStart + growth + TextCodec.transcodeSlack
+                    if text.count < room { text = [UInt8](repeating: 0, count: Swift.max(room, 2 * text.count)) }
+                    let (kept, used) = text.withUnsafeMutableBufferPointer { out in
+                        TokenStreamDecoder.transcodeRun(p, from: runStart, count: i - runStart, rows: rows, columns: cols,
+                                                        offsets: &scratch, starts: starts, into: out.baseAddress.unsafelyUnwrapped)
+                    }
+                    if kept > 0 {
+                        text.withUnsafeBufferPointer { block.append($0, from: 0, count: used, offsets: scratch[..<(kept * count)]) }
+                    }
+                    if kept < rows {
+                        // A value that is not valid UTF-16: the rows before it are kept, it
+                        // is read (and its error reported) incrementally.
+                        rows = kept
+                        i = runStart + Int(starts[kept])
+                        end = .incremental
                     }
                 }
             }
@@ -462,7 +451,7 @@ extension TokenStreamDecoder {
         let tokenStart = offset
         var prefix = 0
         var altID: UInt16 = 0
-        var layouts = rowLayouts, scan = wireColumns
+        var columns = wireColumns
         if type == .altRow {
             guard buffer.count - readIndex >= 3 else { return nil }
             altID = UInt16(buffer[readIndex + 1]) | UInt16(buffer[readIndex + 2]) << 8
@@ -470,30 +459,29 @@ extension TokenStreamDecoder {
                 throw TDSDecodingError(.unexpectedToken, offset: tokenStart + 1, context: type.name,
                                        "no ALTMETADATA with Id \(altID)")
             }
-            layouts = meta.columns.map { ValueLayout($0.metadata.typeInfo) }
-            scan = layouts.map(WireColumn.init)
+            columns = meta.columns.map { WireColumn($0.metadata.typeInfo) }
             prefix = 2
         } else {
-            guard !rowTypes.isEmpty else {
+            guard !wireColumns.isEmpty else {
                 throw TDSDecodingError(.unexpectedToken, offset: tokenStart, context: type.name,
                                        "a row without a preceding COLMETADATA")
             }
             // A whole row: scanned as the run of rows scans it (one row), into a block reused
             // from row to row; any other row by its scan state below.
-            var block = tokenBlock.take() ?? WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber)   // moved out, not copied
-            if block.result != resultNumber { block = WireRowBlock(layouts: rowLayouts, scan: wireColumns, result: resultNumber) }
+            var block = tokenBlock.take() ?? WireRowBlock(columns: wireColumns, result: resultNumber)   // moved out, not copied
+            if block.result != resultNumber { block = WireRowBlock(columns: wireColumns, result: resultNumber) }
             block.removeAll()
             let (rows, _) = scanRun(to: &block, limit: 1, byteLimit: Int.max)
             let values = rows == 1 ? block.values(row: 0) : nil
             if block.byteCount <= TokenStreamDecoder.textScratchLimit { tokenBlock = consume block }   // not kept large
             if let values { return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values)) }
             if type == .nbcRow {
-                prefix = (rowTypes.count + 7) / 8
+                prefix = (wireColumns.count + 7) / 8
                 guard buffer.count - readIndex > prefix else { return nil }
             }
         }
         let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + prefix)]) : []
-        wireRow = WireRowProgress(type: type, tokenStart: tokenStart, bitmap: bitmap, layouts: layouts, scan: scan,
+        wireRow = WireRowProgress(type: type, tokenStart: tokenStart, bitmap: bitmap, columns: columns,
                                   maximumValueSize: options.maximumValueSize)
         wireRow!.altID = altID
         wireRowState = type == .altRow ? .other : .row

@@ -8,7 +8,8 @@
 /// - ROW, NBCROW and ALTROW are decoded incrementally: the column index, the values so far and
 ///   the PLP chunks so far are kept between calls, so a row that spans many packets (a multi-MB
 ///   varchar(max)) is read once, in linear time. Nothing is allocated by a declared length
-///   before the bytes are present. Consumed bytes are dropped so memory stays bounded.
+///   before the bytes are present. Consumed bytes are dropped so memory stays bounded. Rows are
+///   read whole or in parts, one mode per response (``RowMode``, ``startResponse(rows:)``).
 /// - Errors are ``TDSDecodingError`` with the absolute offset in the token stream (counted from
 ///   the first byte appended, reset by `finish()`), `context` = the [MS-TDS] token name. After a
 ///   non-`.truncated` error the decoder is failed: every later `next()` throws the same error.
@@ -70,7 +71,6 @@ public struct TokenStreamDecoder: Sendable {
     /// ALTMETADATA by Id, for ALTROW (cleared by the next COLMETADATA).
     public private(set) var altMetadata: [UInt16: AltMetadata] = [:]
 
-    var rowTypes: [TypeInfo] = []
     var buffer: [UInt8] = []
     /// Index in `buffer` of the next unconsumed byte.
     var readIndex = 0
@@ -85,12 +85,8 @@ public struct TokenStreamDecoder: Sendable {
     var failure: TDSDecodingError?
     /// A LOGINACK was decoded (until then the server's TDS version is not known).
     private var sawLoginAck = false
-    /// `rowTypes` without their reference-counted parts, for the fast path.
-    var rowLayouts: [ValueLayout] = []
-    /// How the wire-bytes row scan checks each column (``appendBufferedRows(to:limit:byteLimit:)``).
+    /// The current result's columns as every row reader reads them (``WireColumn``).
     var wireColumns: [WireColumn] = []
-    /// Rows of the current result can be kept as wire bytes (``makeWireRowBlock()``).
-    var rowsTakeWirePath = false
     /// Counts COLMETADATA tokens applied (a ``WireRowBlock`` belongs to one result).
     var resultNumber = 0
     /// Value offsets of the rows being scanned, reused from run to run.
@@ -106,24 +102,24 @@ public struct TokenStreamDecoder: Sendable {
     /// A column of the current result is nchar or nvarchar (``WireColumn/Kind/utf16``): the row
     /// scan transcodes it into the block rather than copying the run whole.
     var rowsHaveText = false
+    /// How ROW and NBCROW tokens are read, fixed for a response (``startResponse(rows:)``).
+    public internal(set) var rowMode = RowMode.whole
     /// The row token being read by its scan state (``WireRowProgress``, the one reader of row
     /// values): a ROW/NBCROW the run of whole rows cannot take (see
-    /// ``appendBufferedRows(to:limit:byteLimit:)``) or read by ``next()``, an ALTROW, a
-    /// RETURNVALUE's value, or, streamed, a ROW/NBCROW read by ``nextPart()``; whole once
+    /// ``appendBufferedRows(to:limit:byteLimit:)``) or read by ``next()``, or, streamed in
+    /// ``RowMode/parts``, read by ``nextPart()``; an ALTROW or a RETURNVALUE's value; whole once
     /// ``WireRowProgress/isComplete``, until it is taken.
     var wireRow: WireRowProgress?
     /// What `wireRow` holds, kept beside it: read on every call, where reading the optional
     /// itself would copy the row's state (a large struct) each time.
     var wireRowState = WireRowState.none
-    enum WireRowState: Sendable { case none, row, rowInParts, other }
+    enum WireRowState: Sendable { case none, row, other }
     /// The block a whole ROW/NBCROW read by ``next()`` is scanned into (one row at a time, its
     /// storage reused from row to row).
     var tokenBlock: WireRowBlock?
     /// Parts read and not yet returned by ``nextPart()``, from `queuedPartIndex` on.
     var queuedParts: [RowPart] = []
     var queuedPartIndex = 0
-    /// ``next()`` began skipping the row being read in parts: ``nextPart()`` finishes dropping it.
-    var skipsRowInParts = false
 
     /// Bytes (re-)read by the attempts to decode tokens other than rows, counted from where each
     /// attempt began to where it stopped (the end of what it consumed, or the read that ran out
@@ -179,10 +175,7 @@ public struct TokenStreamDecoder: Sendable {
     /// received earlier and the server sends NoMetaData).
     public mutating func setColumns(_ columns: [ColumnMetadata]) {
         self.columns = columns
-        self.rowTypes = columns.map(\.typeInfo)
-        self.rowLayouts = rowTypes.map(ValueLayout.init)
-        self.wireColumns = rowLayouts.map(WireColumn.init)
-        self.rowsTakeWirePath = !wireColumns.isEmpty
+        self.wireColumns = columns.map { WireColumn($0.typeInfo) }
         self.rowsHaveText = wireColumns.contains { $0.kind == .utf16 }
         self.resultNumber &+= 1
     }
@@ -224,12 +217,19 @@ public struct TokenStreamDecoder: Sendable {
     /// Throws ``TDSDecodingError``: `.unknownToken` for a token byte [MS-TDS] does not define,
     /// `.invalidLength`, `.invalidValue`, … for malformed tokens, `.unexpectedToken` for a row
     /// without COLMETADATA.
+    ///
+    /// In ``RowMode/parts`` rows come only in parts: `next()` is ``nextPart()`` without them (it
+    /// returns the next token that is not a ROW or NBCROW of the current result).
     public mutating func next() throws(TDSDecodingError) -> Token? {
-        // Parts of a row read by nextPart() not taken yet: dropped with the rest of the row.
-        if queuedPartIndex < queuedParts.count {
-            queuedParts.removeAll(keepingCapacity: true)
-            queuedPartIndex = 0
+        if rowMode == .parts {
+            while let part = try nextPart() { if case .token(let token) = part { return token } }
+            return nil
         }
+        return try nextToken()
+    }
+
+    /// The next whole token (``next()``), a ROW or NBCROW read whole.
+    mutating func nextToken() throws(TDSDecodingError) -> Token? {
         if let failure { throw failure }
         do throws(TDSDecodingError) {
             return try step()
@@ -307,22 +307,8 @@ public struct TokenStreamDecoder: Sendable {
 
     private mutating func step() throws(TDSDecodingError) -> Token? {
         if wireRowState != .none {
-            let streams = wireRowState == .rowInParts
-            guard try advanceWireRow() else {
-                if streams {
-                    _ = wireRow!.takeParts()
-                    skipsRowInParts = true
-                }
-                return nil
-            }
-            if streams {
-                // A row begun by nextPart(): finished and skipped (its parts are dropped).
-                wireRow = nil
-                wireRowState = .none
-                skipsRowInParts = false
-                return try step()
-            }
-            return takeWireRowToken()
+            // Never a row in parts: nextPart() reads it before it asks for a token.
+            return try advanceWireRow() ? takeWireRowToken() : nil
         }
         if !pendingTokens.isEmpty { return try continuePendingToken() }
         guard readIndex < buffer.count else { return nil }
@@ -440,9 +426,8 @@ public struct TokenStreamDecoder: Sendable {
                 examinedByteCount += reader.absoluteOffset - begin
                 readIndex = reader.offset
                 waitingAtCount = -1
-                let layout = ValueLayout(header.typeInfo)
-                wireRow = WireRowProgress(type: .returnValue, tokenStart: tokenStart, bitmap: [], layouts: [layout],
-                                          scan: [WireColumn(layout)], maximumValueSize: options.maximumValueSize)
+                wireRow = WireRowProgress(type: .returnValue, tokenStart: tokenStart, bitmap: [], columns: [WireColumn(header.typeInfo)],
+                                          maximumValueSize: options.maximumValueSize)
                 wireRow!.returnValue = header
                 wireRowState = .other
                 return try advanceWireRow() ? takeWireRowToken() : nil

@@ -27,7 +27,6 @@ struct WireRowProgress: Sendable {
     /// NBCROW's null bitmap (empty for the others).
     let bitmap: [UInt8]
     /// The row's columns: how each value is decoded and scanned (one per value).
-    let layouts: [ValueLayout]
     let scan: [WireColumn]
     /// ALTROW: the ALTMETADATA Id.
     var altID: UInt16 = 0
@@ -59,26 +58,18 @@ struct WireRowProgress: Sendable {
     /// The largest large value accepted (``TokenStreamDecoder/Options/maximumValueSize``).
     let maximumValueSize: Int
 
-    init(type: TokenType, tokenStart: Int, bitmap: [UInt8], layouts: [ValueLayout], scan: [WireColumn],
+    init(type: TokenType, tokenStart: Int, bitmap: [UInt8], columns: [WireColumn],
          maximumValueSize: Int, streams: Bool = false) {
         self.type = type
         self.tokenStart = tokenStart
         self.bitmap = bitmap
-        self.layouts = layouts
-        self.scan = scan
+        self.scan = columns
         self.maximumValueSize = maximumValueSize
         self.streams = streams
     }
 
     /// The row's column count.
     var columnCount: Int { scan.count }
-
-    /// Streamed: the parts read so far, moved out.
-    mutating func takeParts() -> [TokenStreamDecoder.RowPart] {
-        var taken: [TokenStreamDecoder.RowPart] = []
-        swap(&taken, &parts)
-        return taken
-    }
 
     /// The values of the whole row token at `reader` (after its token byte and its prefix: NBCROW's
     /// `bitmap`, ALTROW's Id, RETURNVALUE's header), one per `types`: nil when the input ends
@@ -89,9 +80,7 @@ struct WireRowProgress: Sendable {
     ///   by ``TokenStreamDecoder/Options/defaultMaximumValueSize``).
     static func values(of type: TokenType, tokenStart: Int, bitmap: [UInt8] = [], types: [TypeInfo],
                        from reader: inout ByteReader) throws(TDSDecodingError) -> [SQLValue]? {
-        let layouts = types.map(ValueLayout.init)
-        var row = WireRowProgress(type: type, tokenStart: tokenStart, bitmap: bitmap, layouts: layouts,
-                                  scan: layouts.map(WireColumn.init),
+        var row = WireRowProgress(type: type, tokenStart: tokenStart, bitmap: bitmap, columns: types.map(WireColumn.init(_:)),
                                   maximumValueSize: TokenStreamDecoder.Options.defaultMaximumValueSize)
         var r = reader
         guard try row.advance(&r) else { return nil }
@@ -101,7 +90,7 @@ struct WireRowProgress: Sendable {
 
     /// The whole row's values (the row is complete; its bytes are moved out).
     mutating func values() -> [SQLValue] {
-        var block = WireRowBlock(layouts: layouts, scan: scan, result: 0)
+        var block = WireRowBlock(columns: scan, result: 0)
         block.appendRow(take())
         return block.values(row: 0)
     }
@@ -141,20 +130,17 @@ struct WireRowProgress: Sendable {
 
     /// Reads what `reader` holds of the row. True when every column is read; false when more
     /// bytes are needed (`reader` is left after what was consumed: every whole value and the
-    /// part of a large value that arrived). Streamed, what was read is in ``takeParts()``.
+    /// part of a large value that arrived). Streamed, what was read is in ``parts``.
     /// - Throws: the row's error (see the type's doc).
     mutating func advance(_ reader: inout ByteReader) throws(TDSDecodingError) -> Bool {
         let done = try scan.withUnsafeBufferPointer { (columns) throws(TDSDecodingError) -> Bool in
-            try layouts.withUnsafeBufferPointer { (layouts) throws(TDSDecodingError) -> Bool in
-                try advance(&reader, columns: columns, layouts: layouts)
-            }
+            try advance(&reader, columns: columns)
         }
         if streams { flushChunk() }
         return done
     }
 
-    private mutating func advance(_ reader: inout ByteReader, columns: UnsafeBufferPointer<WireColumn>,
-                                  layouts: UnsafeBufferPointer<ValueLayout>) throws(TDSDecodingError) -> Bool {
+    private mutating func advance(_ reader: inout ByteReader, columns: UnsafeBufferPointer<WireColumn>) throws(TDSDecodingError) -> Bool {
         while index < columns.count {
             try checkRowSize(adding: 0)
             if !bitmap.isEmpty, bitmap[index >> 3] & (1 << UInt8(index & 7)) != 0 {
@@ -165,11 +151,11 @@ struct WireRowProgress: Sendable {
             let done: Bool
             let column = columns.baseAddress.unsafelyUnwrapped + index
             if column.pointee.kind == .large {
-                done = try advanceLarge(&reader, column.pointee, layouts[index])
+                done = try advanceLarge(&reader, column.pointee)
             } else if streams {
-                done = try streamBounded(&reader, column, layouts[index])
+                done = try streamBounded(&reader, column)
             } else {
-                done = try appendBounded(&reader, column, layouts[index])
+                done = try appendBounded(&reader, column)
             }
             if !done { return false }
             index += 1
@@ -183,9 +169,9 @@ struct WireRowProgress: Sendable {
     /// not yet), read by its family's codec: a value the scan's rule takes (fixed size, BYTELEN,
     /// binary and code page 1252 text, the common case of dates, times and decimals) checked by it
     /// and read as a row block reads it (``WireRowBlock/decode(_:at:)``), any other by the full
-    /// decoder (``ValueLayout/decodeValue(from:)``, what a block reads a value the scan leaves to
+    /// decoder (``WireColumn/decodeValue(from:)``, what a block reads a value the scan leaves to
     /// it with; the same value and the same error).
-    private mutating func streamBounded(_ reader: inout ByteReader, _ column: UnsafePointer<WireColumn>, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+    private mutating func streamBounded(_ reader: inout ByteReader, _ column: UnsafePointer<WireColumn>) throws(TDSDecodingError) -> Bool {
         let c = column.pointee
         if c.kind == .fixed || c.kind == .byteLength || c.kind == .ushortBytes || c.kind == .decode {
             let at = reader.offset, end = reader.endIndex
@@ -206,7 +192,7 @@ struct WireRowProgress: Sendable {
             }
         }
         do throws(TDSDecodingError) {
-            parts.append(.value(column: index, try layout.decodeValue(from: &reader)))
+            parts.append(.value(column: index, try column.pointee.decodeValue(from: &reader)))
             return true
         } catch {
             if error.code == .truncated { return false }
@@ -225,7 +211,7 @@ struct WireRowProgress: Sendable {
     }
 
     /// Appends the bounded value at `reader` once it is all there (false: not yet).
-    private mutating func appendBounded(_ reader: inout ByteReader, _ column: UnsafePointer<WireColumn>, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+    private mutating func appendBounded(_ reader: inout ByteReader, _ column: UnsafePointer<WireColumn>) throws(TDSDecodingError) -> Bool {
         let at = reader.offset
         let c = column.pointee
         var size = reader.bytes.withUnsafeBufferPointer { p in
@@ -238,7 +224,7 @@ struct WireRowProgress: Sendable {
             // The full decoder: the value, or its error (the token decoder's).
             var r = reader
             do throws(TDSDecodingError) {
-                _ = try layout.decodeValue(from: &r)
+                _ = try column.pointee.decodeValue(from: &r)
             } catch {
                 if error.code == .truncated { return false }
                 throw columnError(error)
@@ -247,7 +233,7 @@ struct WireRowProgress: Sendable {
         }
         let valueAt = bytes.count
         if c.kind == .utf16, size > 2 {
-            try appendUTF16(reader, at: at, byteCount: size - 2, layout)
+            try appendUTF16(reader, at: at, byteCount: size - 2, column)
         } else if c.kind == .utf16 && size == 2 && reader.bytes[at] == 0xFF && reader.bytes[at + 1] == 0xFF {
             bytes.append(0xFF); bytes.append(0xFF)
         } else if c.kind == .utf16 {
@@ -262,9 +248,9 @@ struct WireRowProgress: Sendable {
 
     /// Appends the nchar/nvarchar value of `n` UTF-16 bytes at `at` (its length at `at`) as UTF-8
     /// (``WireColumn/Kind/utf16``: the long form past 32,766 bytes).
-    private mutating func appendUTF16(_ reader: ByteReader, at: Int, byteCount n: Int, _ layout: ValueLayout) throws(TDSDecodingError) {
+    private mutating func appendUTF16(_ reader: ByteReader, at: Int, byteCount n: Int, _ column: UnsafePointer<WireColumn>) throws(TDSDecodingError) {
         let valueAt = bytes.count
-        if n & 1 != 0 { try throwValueError(reader, at: at, layout) }
+        if n & 1 != 0 { try throwValueError(reader, at: at, column.pointee) }
         let room = n / 2 * 3 + TextCodec.transcodeSlack
         bytes.append(contentsOf: repeatElement(0, count: 6 + room))
         let u = reader.bytes.withUnsafeBytes { src in
@@ -275,7 +261,7 @@ struct WireRowProgress: Sendable {
         }
         guard u >= 0 else {
             bytes.removeSubrange(valueAt...)
-            try throwValueError(reader, at: at, layout)
+            try throwValueError(reader, at: at, column.pointee)
         }
         if u < CharacterCodec.utf16LongForm {
             let header = UInt16(truncatingIfNeeded: u) | (u == n >> 1 ? 0x8000 : 0)
@@ -292,11 +278,11 @@ struct WireRowProgress: Sendable {
     }
 
     /// Throws the full decoder's error for the bounded value at `at` (one the scan found invalid).
-    private func throwValueError(_ reader: ByteReader, at: Int, _ layout: ValueLayout) throws(TDSDecodingError) -> Never {
+    private func throwValueError(_ reader: ByteReader, at: Int, _ c: WireColumn) throws(TDSDecodingError) -> Never {
         var r = reader
         r.offset = at
-        do throws(TDSDecodingError) { _ = try layout.decodeValue(from: &r) } catch { throw columnError(error) }
-        throw columnError(TDSDecodingError(.invalidEncoding, offset: reader.baseOffset + at, context: layout.type.name, "invalid UTF-16"))   // not reached
+        do throws(TDSDecodingError) { _ = try c.decodeValue(from: &r) } catch { throw columnError(error) }
+        throw columnError(TDSDecodingError(.invalidEncoding, offset: reader.baseOffset + at, context: c.type.name, "invalid UTF-16"))   // not reached
     }
 
     /// Appends a `.large` value's header (count `n`, form `form`) at `bytes`' end.
@@ -326,10 +312,10 @@ struct WireRowProgress: Sendable {
     /// a single-byte code page read as it is (``CharacterCodec/keepsSingleByteText(_:)``: nothing
     /// to check), json (its UTF-8 checked in place once whole). UTF-16 text is transcoded from its
     /// staged bytes; text in another code page is checked by the full decoder on them.
-    static func keepsInPlace(_ c: WireColumn, _ layout: ValueLayout, declared: UInt64) -> Bool {
+    static func keepsInPlace(_ c: WireColumn, declared: UInt64) -> Bool {
         switch c.family {
         case .binary, .udt: return declared != PLPProgress.unknownPLPLength && declared < UInt64(separateSize)
-        case .character: return CharacterCodec.keepsSingleByteText(layout.collation)
+        case .character: return CharacterCodec.keepsSingleByteText(c.collation)
         case .json: return true
         default: return false
         }
@@ -337,16 +323,16 @@ struct WireRowProgress: Sendable {
 
     /// Starts the large value `p` (not streamed): in place (its header written now, its count
     /// when it is whole) when ``keepsInPlace(_:_:declared:)``, else staged.
-    private mutating func beginLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
+    private mutating func beginLarge(_ c: WireColumn, _ p: PLPProgress) throws(TDSDecodingError) {
         large = p
-        guard !streams, WireRowProgress.keepsInPlace(c, layout, declared: p.declared) else { return }
+        guard !streams, WireRowProgress.keepsInPlace(c, declared: p.declared) else { return }
         try checkRowSize(adding: WireColumn.largeHeaderSize)
         largeAt = bytes.count
         appendLargeHeader(0, .raw)
     }
 
     /// Reads the large value at `reader` (or goes on with the one begun): true when it is whole.
-    private mutating func advanceLarge(_ reader: inout ByteReader, _ c: WireColumn, _ layout: ValueLayout) throws(TDSDecodingError) -> Bool {
+    private mutating func advanceLarge(_ reader: inout ByteReader, _ c: WireColumn) throws(TDSDecodingError) -> Bool {
         if large == nil {
             if c.type.lengthKind == .longLength {   // text, ntext, image: TextPtr, Timestamp, LONG length
                 let prefix: (reader: ByteReader, length: UInt32, at: Int)??
@@ -366,10 +352,10 @@ struct WireRowProgress: Sendable {
                     return true
                 }
                 guard length <= UInt32(Int32.max) else {
-                    throw columnError(TDSDecodingError(.invalidLength, offset: at, context: layout.type.name, "length \(length)"))
+                    throw columnError(TDSDecodingError(.invalidLength, offset: at, context: c.type.name, "length \(length)"))
                 }
                 reader = p
-                try beginLarge(c, layout, PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true))
+                try beginLarge(c, PLPProgress(bytes: [], declared: UInt64(length), chunkRemaining: Int(length), start: p.absoluteOffset, legacy: true))
             } else {
                 guard reader.remaining >= 8 else { return false }
                 let start = reader.absoluteOffset
@@ -381,7 +367,7 @@ struct WireRowProgress: Sendable {
                 do throws(TDSDecodingError) { try PLPProgress.checkTotal(total, at: start, maximumValueSize: maximumValueSize, bounded: !streams) } catch {
                     throw columnError(error)
                 }
-                try beginLarge(c, layout, PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start))
+                try beginLarge(c, PLPProgress(bytes: [], declared: total, chunkRemaining: 0, start: start))
             }
         }
         guard var p = large else { return false }
@@ -441,9 +427,9 @@ struct WireRowProgress: Sendable {
             return true
         }
         if largeAt >= 0 {
-            try finishInPlace(c, layout, p)
+            try finishInPlace(c, p)
         } else {
-            try finishLarge(c, layout, &p)
+            try finishLarge(c, &p)
         }
         return true
     }
@@ -451,7 +437,7 @@ struct WireRowProgress: Sendable {
     /// Completes the large value read in place (``keepsInPlace(_:_:declared:)``): json's UTF-8
     /// checked where it is (an invalid value by the full decoder, for its error), its count
     /// written into its header.
-    private mutating func finishInPlace(_ c: WireColumn, _ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
+    private mutating func finishInPlace(_ c: WireColumn, _ p: PLPProgress) throws(TDSDecodingError) {
         let valueAt = largeAt
         largeAt = -1
         let dataAt = valueAt + WireColumn.largeHeaderSize
@@ -459,7 +445,7 @@ struct WireRowProgress: Sendable {
             var staged = p
             staged.bytes = Array(bytes[dataAt...])
             bytes.removeSubrange(valueAt...)
-            try checkByDecoder(layout, staged)
+            try checkByDecoder(c, staged)
             throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, context: "JSON", "json value is not UTF-8"))   // not reached
         }
         let n = UInt32(truncatingIfNeeded: bytes.count - dataAt)
@@ -470,7 +456,7 @@ struct WireRowProgress: Sendable {
     /// Checks the whole large value (staged in `p.bytes`) by its family's rule and appends it:
     /// UTF-16 text transcoded to UTF-8 into the row, a large binary value moved apart, any other
     /// value copied after its header.
-    private mutating func finishLarge(_ c: WireColumn, _ layout: ValueLayout, _ p: inout PLPProgress) throws(TDSDecodingError) {
+    private mutating func finishLarge(_ c: WireColumn, _ p: inout PLPProgress) throws(TDSDecodingError) {
         let count = p.bytes.count
         let valueAt = bytes.count
         switch c.family {
@@ -508,13 +494,13 @@ struct WireRowProgress: Sendable {
                 }
                 bytes.removeSubrange(valueAt...)
             }
-            try checkByDecoder(layout, p)
+            try checkByDecoder(c, p)
             throw columnError(TDSDecodingError(.invalidEncoding, offset: p.start, "invalid UTF-16"))   // not reached
         case .character:
-            if !CharacterCodec.keepsSingleByteText(layout.collation) { try checkByDecoder(layout, p) }
+            if !CharacterCodec.keepsSingleByteText(c.collation) { try checkByDecoder(c, p) }
         default:
             // json (UTF-8), or a type whose decoder refuses it.
-            try checkByDecoder(layout, p)
+            try checkByDecoder(c, p)
         }
         try checkRowSize(adding: WireColumn.largeHeaderSize + count)
         offsets.append(UInt32(truncatingIfNeeded: valueAt))
@@ -524,18 +510,18 @@ struct WireRowProgress: Sendable {
 
     /// Decodes the whole large value (staged in `p.bytes`) as the token decoder does (the value is
     /// dropped: the block reads it again when asked), throwing its error.
-    private func checkByDecoder(_ layout: ValueLayout, _ p: PLPProgress) throws(TDSDecodingError) {
+    private func checkByDecoder(_ c: WireColumn, _ p: PLPProgress) throws(TDSDecodingError) {
         if p.legacy {
-            // As ValueLayout.decodeValue reads it in place: offsets from the data's own.
+            // As WireColumn.decodeValue reads it in place: offsets from the data's own.
             var r = ByteReader(p.bytes, start: 0, baseOffset: p.start)
             do throws(TDSDecodingError) {
-                _ = try layout.decodeData(from: &r, count: p.bytes.count)
+                _ = try c.decodeData(from: &r, count: p.bytes.count)
             } catch {
-                throw columnError(error.withContext(layout.type.name))
+                throw columnError(error.withContext(c.type.name))
             }
         } else {
             do throws(TDSDecodingError) {
-                _ = try layout.decodePLPValue(p.bytes)
+                _ = try c.decodePLPValue(p.bytes)
             } catch {
                 var e = error
                 e.offset = p.start

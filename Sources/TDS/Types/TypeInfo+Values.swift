@@ -23,7 +23,7 @@ extension TypeInfo {
     /// On any error the reader is left where it was, so an incremental caller can retry the value
     /// when more bytes arrive.
     public func decodeValue(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
-        try ValueLayout(self).decodeValue(from: &reader)
+        try WireColumn(decoding: self).decodeValue(from: &reader)
     }
 
     /// Decodes a PLP value ([MS-TDS] 2.2.5.2.3) from all its chunks concatenated; `nil` is PLP NULL.
@@ -32,16 +32,16 @@ extension TypeInfo {
     /// (raw bytes). Error offsets count from the start of `bytes`. Throws `.unsupported` if this
     /// TYPE_INFO is not a PLP type.
     public func decodePLPValue(_ bytes: [UInt8]?) throws(TDSDecodingError) -> SQLValue {
-        try ValueLayout(self).decodePLPValue(bytes)
+        try WireColumn(decoding: self).decodePLPValue(bytes)
     }
 }
 
 
-// The decoding itself works on ``ValueLayout`` (TYPE_INFO without its reference-counted parts), so
+// The decoding itself works on ``WireColumn`` (TYPE_INFO without its reference-counted parts), so
 // that a row decoder can copy a column's layout per value for free. The length prefix is the type
 // byte's rule ([MS-TDS] 2.2.5.2, ``TDSDataType/lengthKind``); the data is its family's codec's
 // (``TDSDataType/codec``, the one dispatch).
-extension ValueLayout {
+extension WireColumn {
     /// ``TypeInfo/decodeValue(from:)``.
     func decodeValue(from reader: inout ByteReader) throws(TDSDecodingError) -> SQLValue {
         let start = reader.offset
@@ -175,7 +175,7 @@ extension TypeInfo {
     /// non-PLP value of a type that cannot be empty is an error, never NULL.
     /// - Throws: the family's ``TDSDecodingError`` (offsets from the start of `bytes`).
     package func decodeValue(data bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue {
-        let layout = ValueLayout(self)
+        let layout = WireColumn(decoding: self)
         if type.lengthKind == .plp || isPLP { return try layout.decodePLPValue(bytes) }
         var reader = ByteReader(bytes)
         do throws(TDSDecodingError) {

@@ -78,7 +78,7 @@ extension BinaryCodec: ColumnCodec {
         t.type == .image ? "image" : sizedName(t, t.type == .binary || t.type == .bigBinary ? "binary" : "varbinary", t.length)
     }
 
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         switch l.type.lengthKind {
         case .byteLength?: return WireColumn.Rule(kind: .byteLength, allowed: byteLengths, declared: l.length)   // legacy
         case .ushortLength?: return WireColumn.Rule(kind: .ushortBytes, declared: l.length)
@@ -86,11 +86,11 @@ extension BinaryCodec: ColumnCodec {
         }
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)
     }
 
-    static func plpValue(_ l: ValueLayout, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue { plpValue(bytes) }
+    static func plpValue(_ l: WireColumn, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue { plpValue(bytes) }
 
     static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
         switch v {

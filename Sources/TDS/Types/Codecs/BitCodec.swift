@@ -32,12 +32,12 @@ extension BitCodec: ColumnCodec {
 
     static func sqlTypeName(_ t: TypeInfo) -> String { "bit" }
 
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         // BITN has no declared-length rule.
         l.type == .bit ? WireColumn.Rule(kind: .fixed, size: 1) : WireColumn.Rule(kind: .byteLength, allowed: byteLengths)
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)
     }
 

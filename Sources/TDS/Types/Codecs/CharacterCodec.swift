@@ -130,7 +130,7 @@ extension CharacterCodec: ColumnCodec {
 
     /// Code page 1252 kept as its bytes; any other code page checked by the scan
     /// (``checkedCodePageSize(at:available:prefix:declared:)``); text assembled.
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         if l.type == .text { return WireColumn.Rule(kind: .large, declared: l.length) }
         let keeps = keepsSingleByteText(l.collation)
         if l.type == .varchar || l.type == .char {   // legacy BYTELEN
@@ -141,7 +141,7 @@ extension CharacterCodec: ColumnCodec {
             : WireColumn.Rule(kind: .decode, declared: l.length, check: .codePageUShortLength)
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try readSingleByte(from: &reader, count: n, collation: l.collation)
     }
 
@@ -169,11 +169,11 @@ enum NationalCharacterCodec: ColumnCodec {
         t.type == .ntext ? "ntext" : sizedName(t, t.type == .nchar ? "nchar" : "nvarchar", t.length / 2)
     }
 
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         WireColumn.Rule(kind: l.type == .ntext ? .large : .utf16, declared: l.length)
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try CharacterCodec.readUTF16(from: &reader, count: n)
     }
 

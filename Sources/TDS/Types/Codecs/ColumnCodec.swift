@@ -13,7 +13,7 @@
 /// - the **encoding** (``encode(_:as:into:)``: the data bytes of a value, no length prefix).
 ///
 /// The length prefixes themselves are [MS-TDS] 2.2.5.2's rules of the type byte
-/// (``TDSDataType/lengthKind``), read once by ``ValueLayout/decodeValue(from:)`` and written
+/// (``TDSDataType/lengthKind``), read once by ``WireColumn/decodeValue(from:)`` and written
 /// once by ``TypeInfo/encodeValue(_:into:)``.
 ///
 /// Static only: a codec is a namespace, never an instance. The row block's hot loops do not go
@@ -31,25 +31,25 @@ protocol ColumnCodec {
 
     /// The row scan's rule for a column of layout `l` (not PLP: a PLP column is always
     /// ``WireColumn/Kind/large``).
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule
 
     /// The common case of a whole value at `p` (its length prefix first, `available` bytes
     /// readable, at least 1) read in place with no reader and no allocation: the value and its
     /// byte count in `size`, or nil (incomplete, malformed, not the common case: the caller then
     /// decodes it with ``read(_:from:count:inVariant:)``, which gives the same value for everything
     /// this accepts). Default: nil.
-    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue?
+    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue?
 
     /// The value of the next `n` data bytes of `reader` (the length prefix already read), checked;
     /// nil, nothing consumed, when `n` is not a length the type can have (the caller reports it).
     /// `inVariant`: the base value of a sql_variant.
     /// - Throws: the family's ``TDSDecodingError`` (`.truncated` when the bytes are not all there,
     ///   `.invalidValue`, `.invalidLength`, `.invalidEncoding`).
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue?
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue?
 
     /// The value whose PLP chunks, assembled, are `bytes` (error offsets from the start of
     /// `bytes`). Default: ``read(_:from:count:inVariant:)`` of the bytes.
-    static func plpValue(_ l: ValueLayout, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue
+    static func plpValue(_ l: WireColumn, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue
 
     /// The type of `t` as SQL Server declares it (``TypeInfo/sqlTypeName``).
     static func sqlTypeName(_ t: TypeInfo) -> String
@@ -60,9 +60,9 @@ protocol ColumnCodec {
 }
 
 extension ColumnCodec {
-    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? { nil }
+    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? { nil }
 
-    static func plpValue(_ l: ValueLayout, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue {
+    static func plpValue(_ l: WireColumn, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue {
         var reader = ByteReader(bytes)
         do throws(TDSDecodingError) {
             guard let v = try read(l, from: &reader, count: bytes.count, inVariant: false) else {
@@ -114,12 +114,12 @@ protocol FixedOrByteLengthCodec: ColumnCodec {
 }
 
 extension FixedOrByteLengthCodec {
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         if case .fixed(let n)? = l.type.lengthKind { return WireColumn.Rule(kind: .fixed, size: n) }
         return WireColumn.Rule(kind: .byteLength, allowed: byteLengths, declared: l.length)
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         if case .fixed(let size)? = l.type.lengthKind, size != n { return nil }   // a FIXEDLEN type's own size
         return try read(from: &reader, count: n)
     }
@@ -168,8 +168,8 @@ extension TDSDataType {
 enum NullCodec: ColumnCodec {
     static var family: TypeFamily { .null }
     static func sqlTypeName(_ t: TypeInfo) -> String { "null" }
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule { WireColumn.Rule(kind: .fixed, size: 0) }
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule { WireColumn.Rule(kind: .fixed, size: 0) }
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         n == 0 ? .null : nil
     }
     static func encode(_ value: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {

@@ -251,7 +251,7 @@ extension DateTime73Codec: ColumnCodec {
             : t.type == .datetime2N ? "datetime2(\(t.scale))" : "datetimeoffset(\(t.scale))"
     }
 
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         var rule = WireColumn.Rule(kind: .decode, declared: l.length)
         if let r = scanRule(l.type, scale: l.scale) {
             (rule.check, rule.dataLength, rule.timeLength, rule.ticksLimit) = r
@@ -259,7 +259,7 @@ extension DateTime73Codec: ColumnCodec {
         return rule
     }
 
-    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
         let n = Int(p.load(as: UInt8.self))
         if n == 0 { size = 1; return .null }
         guard available > n, l.length <= 0 || n <= l.length else { return nil }
@@ -275,7 +275,7 @@ extension DateTime73Codec: ColumnCodec {
         return v
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(l.type, from: &reader, count: n, scale: l.scale)
     }
 

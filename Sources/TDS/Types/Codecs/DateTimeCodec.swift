@@ -102,13 +102,13 @@ extension DateTimeCodec: ColumnCodec {
         t.type == .datetim4 || (t.type == .datetimN && t.length == 4) ? "smalldatetime" : "datetime"
     }
 
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         let check: WireColumn.Check = l.type == .datetime ? .datetime : l.type == .datetim4 ? .smallDateTime : .datetimeN
         return WireColumn.Rule(kind: .decode, declared: l.length, check: check)
     }
 
     /// DATETIME and DATETIM4 are FIXEDLEN (no length byte), DATETIMN BYTELEN.
-    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
         if l.type == .datetime {
             guard available >= 8, let v = value(at: p, count: 8) else { return nil }
             size = 8; return v
@@ -124,7 +124,7 @@ extension DateTimeCodec: ColumnCodec {
         return v
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)
     }
 

@@ -157,7 +157,7 @@ extension DecimalCodec: ColumnCodec {
         (t.type == .numeric || t.type == .numericN ? "numeric" : "decimal") + "(\(t.precision),\(t.scale))"
     }
 
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         var rule = WireColumn.Rule(kind: .decode, declared: l.length)
         if let limits = scanLimits(precision: l.precision) {
             rule.check = .decimal
@@ -166,7 +166,7 @@ extension DecimalCodec: ColumnCodec {
         return rule
     }
 
-    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
         let n = Int(p.load(as: UInt8.self))
         if n == 0 { size = 1; return .null }
         guard available > n, l.length <= 0 || n <= l.length,
@@ -175,7 +175,7 @@ extension DecimalCodec: ColumnCodec {
         return v
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n, precision: l.precision, scale: l.scale, inVariant: inVariant)
     }
 

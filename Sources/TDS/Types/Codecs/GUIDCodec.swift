@@ -39,11 +39,11 @@ extension GUIDCodec: ColumnCodec {
 
     static func sqlTypeName(_ t: TypeInfo) -> String { "uniqueidentifier" }
 
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         WireColumn.Rule(kind: .byteLength, allowed: byteLengths, declared: l.length)
     }
 
-    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
         let n = Int(p.load(as: UInt8.self))
         if n == 0 { size = 1; return .null }
         guard available > n, l.length <= 0 || n <= l.length, n == 16 else { return nil }
@@ -51,7 +51,7 @@ extension GUIDCodec: ColumnCodec {
         return value(at: p + 1)
     }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)
     }
 

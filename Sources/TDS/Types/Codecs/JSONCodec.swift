@@ -51,17 +51,17 @@ extension JSONCodec: ColumnCodec {
     static var family: TypeFamily { .json }
 
     static func sqlTypeName(_ t: TypeInfo) -> String { "json" }
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule { WireColumn.Rule(kind: .large, declared: l.length) }
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule { WireColumn.Rule(kind: .large, declared: l.length) }
 
     /// Only when the bytes come as one run (a PLP value's assembled chunks, a bulk-load row).
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         let start = reader.offset
         try reader.require(n)
         let bytes = try reader.readBytes(n)
         do { return .json(try decode(bytes)) } catch { throw error.shifted(by: reader.baseOffset + start) }
     }
 
-    static func plpValue(_ l: ValueLayout, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue { .json(try decode(bytes)) }
+    static func plpValue(_ l: WireColumn, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue { .json(try decode(bytes)) }
 
     static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
         switch v {

@@ -54,7 +54,7 @@ extension MoneyCodec: FixedOrByteLengthCodec {
     }
 
     /// MONEYN (BYTELEN) in place.
-    static func quickValue(_ l: ValueLayout, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
+    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
         guard l.type == .moneyN else { return nil }
         let n = Int(p.load(as: UInt8.self))
         if n == 0 { size = 1; return .null }
@@ -64,7 +64,7 @@ extension MoneyCodec: FixedOrByteLengthCodec {
     }
 
     /// Any 4 or 8 bytes (a FIXEDLEN type's own size is not required).
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)
     }
 

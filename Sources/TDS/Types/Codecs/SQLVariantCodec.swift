@@ -102,7 +102,7 @@ enum SQLVariantCodec {
         default:
             throw reader.error(.invalidValue, at: start, "\(base.name) is not a sql_variant base type")
         }
-        let value = try ValueLayout(info).decodeData(from: &reader, count: reader.remaining, inVariant: true)
+        let value = try WireColumn(decoding: info).decodeData(from: &reader, count: reader.remaining, inVariant: true)
         return .variant(SQLVariant(baseType: info, value: value))
     }
 }
@@ -111,10 +111,10 @@ extension SQLVariantCodec: ColumnCodec {
     static var family: TypeFamily { .variant }
 
     static func sqlTypeName(_ t: TypeInfo) -> String { "sql_variant" }
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule { WireColumn.Rule(kind: .decode, declared: l.length, check: .variant) }
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule { WireColumn.Rule(kind: .decode, declared: l.length, check: .variant) }
 
     /// The body of a sql_variant of `n` bytes (its LONGLEN already read; ``read(from:)`` reads both).
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         guard !inVariant else { return nil }
         if n == 0 { return .null }
         var sub = try reader.subReader(n)

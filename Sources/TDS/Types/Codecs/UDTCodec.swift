@@ -24,11 +24,11 @@ extension UDTCodec: ColumnCodec {
     static var family: TypeFamily { .udt }
 
     static func sqlTypeName(_ t: TypeInfo) -> String { t.udt.map { $0.typeName.isEmpty ? "udt" : $0.typeName } ?? "udt" }
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule { WireColumn.Rule(kind: .large, declared: l.length) }
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule { WireColumn.Rule(kind: .large, declared: l.length) }
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)
     }
-    static func plpValue(_ l: ValueLayout, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue { plpValue(bytes) }
+    static func plpValue(_ l: WireColumn, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue { plpValue(bytes) }
     static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
         try BinaryCodec.encode(v, as: t, into: &writer)
     }

@@ -17,9 +17,9 @@ enum VectorCodec: ColumnCodec {
         return e == .float32 ? "vector(\(n))" : "vector(\(n), float16)"
     }
 
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule { WireColumn.Rule(kind: .vector, declared: l.length) }
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule { WireColumn.Rule(kind: .vector, declared: l.length) }
 
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         guard !inVariant else { throw reader.error(.invalidValue, "vector is not a sql_variant base type") }
         return .vector(try SQLVector.decode(from: &reader, count: n, declaredLength: l.length,
                                             declaredElement: SQLVector.ElementType(rawValue: l.scale)))

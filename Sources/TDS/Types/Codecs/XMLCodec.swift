@@ -17,8 +17,8 @@ extension XMLCodec: ColumnCodec {
     static var family: TypeFamily { .xml }
 
     static func sqlTypeName(_ t: TypeInfo) -> String { "xml" }
-    static func scanRule(_ l: ValueLayout) -> WireColumn.Rule { WireColumn.Rule(kind: .large, declared: l.length) }
-    static func read(_ l: ValueLayout, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
+    static func scanRule(_ l: WireColumn) -> WireColumn.Rule { WireColumn.Rule(kind: .large, declared: l.length) }
+    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)
     }
     static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {

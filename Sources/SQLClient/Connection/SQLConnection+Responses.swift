@@ -310,6 +310,7 @@ extension SQLConnection {
     /// of chunks).
     private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
         var block = BlockBuilder(parts: id == partsRequest)
+        reader.decoder.assemblesLargeBinaryAsData = id == dataRequest
         while hasRoom(block, batch) {
             if machine.state == .closed {
                 flush(&block, &batch)

@@ -123,10 +123,13 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
     /// ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``, or an ``SQLTransaction``'s
     /// request), else the iterating task's.
     let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
+    /// Read by a typed read (``SQLTypedRowSequence``): large binary values assembled as `Data`,
+    /// which its `Data` reads share.
+    var assemblesData = false
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
-                                             reservation: reservation))
+                                             assemblesData: assemblesData, reservation: reservation))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

@@ -41,7 +41,7 @@ public struct WireRowBlock: Sendable {
     /// Per value, row by row, its offset in `bytes` (``nullOffset`` for a bitmap NULL).
     @usableFromInline private(set) var offsets: [UInt32] = []
     /// Large binary values kept apart (``WireColumn/LargeForm/separate``), by index.
-    private(set) var separate: [[UInt8]] = []
+    private(set) var separate: [SeparateValue] = []
     /// Values per row (at least 1).
     public let columnCount: Int
 
@@ -243,7 +243,7 @@ public struct WireRowBlock: Sendable {
         let count = Int(n), data = p + WireColumn.largeHeaderSize
         let form = p.load(fromByteOffset: 4, as: UInt8.self)
         if form == WireColumn.LargeForm.separate.rawValue {
-            return c.family == .udt ? UDTCodec.plpValue(separate[count]) : BinaryCodec.plpValue(separate[count])
+            return c.family == .udt ? UDTCodec.plpValue(separate[count].array) : BinaryCodec.plpValue(separate[count].array)
         }
         switch c.family {
         case .binary: return BinaryCodec.value(at: data, count: count)
@@ -286,7 +286,7 @@ public struct WireRowBlock: Sendable {
     struct AssembledRow {
         var bytes: [UInt8]
         var offsets: [UInt32]
-        var separate: [[UInt8]]
+        var separate: [SeparateValue]
         var separateAt: [Int]
     }
 

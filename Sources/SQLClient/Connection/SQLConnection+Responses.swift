@@ -402,7 +402,9 @@ extension SQLConnection {
             let rows = Swift.min(Swift.max(hint.rows + hint.rows / 2, 256), Self.batchRowLimit)
             let perRow = hint.rows > 0 ? hint.bytes / hint.rows + 1 : 8 * columns.count
             let bytes = hint.rows > 0 ? Swift.min(hint.bytes + hint.bytes / 2 + perRow, Self.batchByteLimit + perRow) : rows * perRow
-            if !reader.decoder.isReadingRow { wire.reserveCapacity(rows: rows, bytesPerRow: bytes / rows + 1) }
+            // Made when rows are appended: a block begun while a row is being read (a large
+            // value's chunks arriving) reserves nothing for it (issue 43).
+            wire.reserveOnAppend(rows: rows, bytesPerRow: bytes / rows + 1)
             block.wire = wire
         }
         guard var wire = block.wire else { return nil }

@@ -62,8 +62,10 @@ struct WireRowProgress: Sendable {
     /// `Data` instead of staged in an array (``TokenStreamDecoder/assemblesLargeBinaryAsData``):
     /// kept apart as that `Data` (64 KiB or more), a typed read of `Data` takes it with no copy.
     var assemblesData = false
-    /// The large binary value being assembled as `Data` (``assemblesData``): its bytes so far.
+    /// The large binary value being assembled as `Data` (``assemblesData``): its bytes so far,
+    /// and the capacity it was made with (`Data(capacity:)`: appends up to it do not reallocate).
     private var stagedData: Data?
+    private var stagedCapacity = 0
     /// The largest large value accepted (``TokenStreamDecoder/Options/maximumValueSize``).
     let maximumValueSize: Int
 
@@ -349,9 +351,9 @@ struct WireRowProgress: Sendable {
         large = p
         guard !streams else { return }
         guard WireRowProgress.keepsInPlace(c, layout, declared: p.declared) else {
-            // Grown by what arrives (Data's own growth, by realloc), never by the declared length alone.
             if assemblesData && c.family == .binary {
-                stagedData = Data(capacity: PLPProgress.grownCapacity(count: 0, adding: 1, declared: p.declared))
+                stagedCapacity = PLPProgress.grownCapacity(count: 0, adding: 1, declared: p.declared)
+                stagedData = Data(capacity: stagedCapacity)
             }
             return
         }
@@ -438,9 +440,18 @@ struct WireRowProgress: Sendable {
                                           + PLPProgress.grownCapacity(count: p.received, adding: n, declared: p.declared))
                 }
                 bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
-            } else if stagedData != nil {
+            } else if var data = stagedData {
+                stagedData = nil   // uniquely referenced while it grows
+                if stagedCapacity - data.count < n {
+                    // Grown as the array is (see grownCapacity), by what arrived, never by a declared length alone.
+                    stagedCapacity = PLPProgress.grownCapacity(count: data.count, adding: n, declared: p.declared)
+                    var grown = Data(capacity: stagedCapacity)
+                    grown.append(data)
+                    data = grown
+                }
                 let at = reader.offset
-                reader.bytes.withUnsafeBufferPointer { stagedData?.append($0.baseAddress.unsafelyUnwrapped + at, count: n) }
+                reader.bytes.withUnsafeBufferPointer { data.append($0.baseAddress.unsafelyUnwrapped + at, count: n) }
+                stagedData = data
             } else {
                 if p.bytes.capacity - p.bytes.count < n {
                     // Grown by what arrived, never by a declared length alone (see grownCapacity).

@@ -37,6 +37,9 @@ final class ResponseCursor: @unchecked Sendable {
     private let timeout: Duration?
     /// The response is read in parts, large values in pieces (``nextPart()``).
     private let readsParts: Bool
+    /// A typed read's rows: large binary values assembled as `Data` (see
+    /// ``TokenStreamDecoder/assemblesLargeBinaryAsData``).
+    private let assemblesData: Bool
     /// The transaction the request belongs to (nil: the one the task that starts it works under).
     private let reservation: SQLConnection.ReservationID?
     private(set) var requestID: RequestID?
@@ -63,11 +66,12 @@ final class ResponseCursor: @unchecked Sendable {
     private var rowsReceived = 0
 
     init(connection: SQLConnection, request: Source, timeout: Duration? = nil, readsParts: Bool = false,
-         reservation: SQLConnection.ReservationID? = nil) {
+         assemblesData: Bool = false, reservation: SQLConnection.ReservationID? = nil) {
         self.connection = connection
         self.source = request
         self.timeout = timeout
         self.readsParts = readsParts
+        self.assemblesData = assemblesData
         self.reservation = reservation
     }
 
@@ -271,7 +275,7 @@ final class ResponseCursor: @unchecked Sendable {
         if finished { return false }
         do {
             if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout, readsParts: readsParts,
-                                                                                  reservation: reservation) }
+                                                                                  assemblesData: assemblesData, reservation: reservation) }
             guard let requestID else { return false }
             // Read ahead unless the caller is the connection itself (the buffered shapes): nothing
             // would run beside it.
@@ -295,7 +299,7 @@ final class ResponseCursor: @unchecked Sendable {
 extension SQLConnection {
     /// Starts the request of a cursor's source.
     func startRequest(_ source: ResponseCursor.Source, timeout: Duration?, readsParts: Bool = false,
-                      reservation: ReservationID? = nil) async throws -> RequestID {
+                      assemblesData: Bool = false, reservation: ReservationID? = nil) async throws -> RequestID {
         let id: RequestID
         switch source {
         case .request(let request): id = try await startRequest(request, timeout: timeout, reservation: reservation)
@@ -312,6 +316,7 @@ extension SQLConnection {
         }
         // Its response is read only by its cursor (or, abandoned, by the drain), after this.
         if readsParts { partsRequest = id }
+        if assemblesData { dataRequest = id }
         return id
     }
 }

@@ -288,6 +288,9 @@ extension SQLConnection {
     private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
         var block = BlockBuilder(parts: id == partsRequest)
         reader.decoder.startResponse(rows: block.parts ? .parts : .whole)   // the same for every batch of a response
+        reader.decoder.assemblesLargeBinaryAsData = id == dataRequest
+        // Parts: room for a batch's chunks at once, not grown by doubling from 1 (issue 43 item 2).
+        if block.parts && batch.items.isEmpty { batch.items.reserveCapacity(64) }
         while hasRoom(block, batch) {
             if machine.state == .closed {
                 flush(&block, &batch)
@@ -379,7 +382,8 @@ extension SQLConnection {
             let rows = Swift.min(Swift.max(hint.rows + hint.rows / 2, 256), Self.batchRowLimit)
             let perRow = hint.rows > 0 ? hint.bytes / hint.rows + 1 : 8 * columns.count
             let bytes = hint.rows > 0 ? Swift.min(hint.bytes + hint.bytes / 2 + perRow, Self.batchByteLimit + perRow) : rows * perRow
-            if !reader.decoder.isReadingRow { wire.reserveCapacity(rows: rows, bytesPerRow: bytes / rows + 1) }
+            // Made when rows are appended (none for a large value's row being read, issue 43).
+            wire.reserveOnAppend(rows: rows, bytesPerRow: bytes / rows + 1)
             block.wire = wire
         }
         guard var wire = block.wire else { return nil }

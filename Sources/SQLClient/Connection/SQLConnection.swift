@@ -80,6 +80,9 @@ public actor SQLConnection {
     var outputParameterKeys: [RequestID: [String: AEADAes256CbcHmacSha256]] = [:]
     /// The request whose response is read in parts, large values in pieces (``streamingValues(_:timeout:)``).
     var partsRequest: RequestID?
+    /// The request whose rows a typed read takes: large binary values assembled as `Data`
+    /// (``TokenStreamDecoder/assemblesLargeBinaryAsData``, issue 43).
+    var dataRequest: RequestID?
     /// The one reader of the socket: whoever reads a response (``nextBatch(_:readsAhead:)``)
     /// holds it, the others wait in order.
     var readerBusy = false

@@ -131,6 +131,9 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
     /// ``SQLConnection/withTransaction(isolationLevel:isolation:_:)``, or an ``SQLTransaction``'s
     /// request), else the iterating task's.
     let reservation: SQLConnection.ReservationID? = SQLConnection.currentReservation
+    /// Read by a typed read (``SQLTypedRowSequence``): large binary values assembled as `Data`,
+    /// which its `Data` reads share.
+    var assemblesData = false
 
     init(connection: SQLConnection, source: ResponseCursor.Source, timeout: Duration?) {
         self.origin = .connection(connection)
@@ -148,7 +151,7 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
         switch origin {
         case .connection(let connection):
             AsyncIterator(cursor: ResponseCursor(connection: connection, request: source, timeout: timeout,
-                                                 reservation: reservation))
+                                                 assemblesData: assemblesData, reservation: reservation))
         case .pool(let pool):
             AsyncIterator(pooled: PooledRows(pool: pool, source: source, timeout: timeout))
         }

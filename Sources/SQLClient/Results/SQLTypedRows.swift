@@ -65,6 +65,9 @@ public struct SQLTypedRowSequence<Element>: AsyncSequence, Sendable {
     @usableFromInline let decodeRow: @Sendable (SQLRow) throws -> Element
 
     @usableFromInline init(rows: SQLRowSequence, decodeRow: @escaping @Sendable (SQLRow) throws -> Element) {
+        // Large binary values as `Data`: a `Data` cell takes the value with no copy (issue 43).
+        var rows = rows
+        rows.assemblesData = true
         self.rows = rows
         self.decodeRow = decodeRow
     }

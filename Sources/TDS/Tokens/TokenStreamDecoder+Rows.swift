@@ -186,6 +186,7 @@ extension TokenStreamDecoder {
                 let bitmap = type == .nbcRow ? Array(buffer[(readIndex + 1) ..< (readIndex + 1 + bitmapCount)]) : []
                 wireRow = WireRowProgress(type: type, tokenStart: offset, bitmap: bitmap, columns: wireColumns,
                                           maximumValueSize: options.maximumValueSize)
+                wireRow!.assemblesData = assemblesLargeBinaryAsData
                 wireRowState = .row
                 readIndex += 1 + bitmapCount
                 waitingAtCount = -1

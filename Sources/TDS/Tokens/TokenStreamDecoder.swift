@@ -66,6 +66,11 @@ public struct TokenStreamDecoder: Sendable {
     public private(set) var version: TDSVersion
     /// The caps in effect (see ``Options``).
     public private(set) var options: Options
+    /// Large binary values (varbinary(max), image) of rows read into a ``WireRowBlock`` are
+    /// assembled as `Data` (a block's typed read of `Data` then shares it, no copy; its
+    /// ``SQLValue`` copies it into an array) instead of an array (shared by its ``SQLValue``).
+    /// The connection sets it per request: true while a typed read's rows are read.
+    package var assemblesLargeBinaryAsData = false
     /// The current result's columns (from the last COLMETADATA); rows are decoded with these.
     public private(set) var columns: [ColumnMetadata] = []
     /// ALTMETADATA by Id, for ALTROW (cleared by the next COLMETADATA).

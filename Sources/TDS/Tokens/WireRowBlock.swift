@@ -39,7 +39,7 @@ public struct WireRowBlock: Sendable {
     /// Per value, row by row, its offset in `bytes` (``nullOffset`` for a bitmap NULL).
     @usableFromInline private(set) var offsets: [UInt32] = []
     /// Large binary values kept apart (``WireColumn/LargeForm/separate``), by index.
-    private(set) var separate: [[UInt8]] = []
+    private(set) var separate: [SeparateValue] = []
     /// Values per row (at least 1).
     public let columnCount: Int
 
@@ -240,7 +240,7 @@ public struct WireRowBlock: Sendable {
         let count = Int(n), data = p + WireColumn.largeHeaderSize
         let form = p.load(fromByteOffset: 4, as: UInt8.self)
         if form == WireColumn.LargeForm.separate.rawValue {
-            return c.family == .udt ? UDTCodec.plpValue(separate[count]) : BinaryCodec.plpValue(separate[count])
+            return c.family == .udt ? UDTCodec.plpValue(separate[count].array) : BinaryCodec.plpValue(separate[count].array)
         }
         switch c.family {
         case .binary: return BinaryCodec.value(at: data, count: count)
@@ -273,8 +273,8 @@ public struct WireRowBlock: Sendable {
     /// (`offsets`, relative to `start`); used by the decoder only.
     mutating func append(_ source: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, offsets new: ArraySlice<UInt32>) {
         let base = UInt32(truncatingIfNeeded: bytes.count)
+        makeRoom(bytes: count, offsets: new.count)
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start ..< start + count]))
-        offsets.reserveCapacity(offsets.count + new.count)
         for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
     }
 
@@ -283,7 +283,7 @@ public struct WireRowBlock: Sendable {
     struct AssembledRow {
         var bytes: [UInt8]
         var offsets: [UInt32]
-        var separate: [[UInt8]]
+        var separate: [SeparateValue]
         var separateAt: [Int]
     }
 
@@ -306,8 +306,8 @@ public struct WireRowBlock: Sendable {
             return
         }
         let base = UInt32(truncatingIfNeeded: bytes.count)
+        makeRoom(bytes: row.bytes.count, offsets: row.offsets.count)
         bytes.append(contentsOf: row.bytes)
-        offsets.reserveCapacity(offsets.count + row.offsets.count)
         for o in row.offsets { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
     }
 
@@ -323,5 +323,30 @@ public struct WireRowBlock: Sendable {
     public mutating func reserveCapacity(rows: Int, bytesPerRow: Int) {
         offsets.reserveCapacity(offsets.count + rows * columnCount)
         bytes.reserveCapacity(bytes.count + rows * bytesPerRow)
+    }
+
+    /// As ``reserveCapacity(rows:bytesPerRow:)``, but only when rows are appended (nothing is
+    /// allocated for a block that gets none, or only a row the scan state assembled: a large
+    /// value's row is moved in as it is). Issue 43: a block begun while a row was being read
+    /// used to grow by doubling from that row's size.
+    package mutating func reserveOnAppend(rows: Int, bytesPerRow: Int) {
+        wantedOffsets = offsets.count + rows * columnCount
+        wantedBytes = bytes.count + rows * bytesPerRow
+    }
+
+    /// Room asked by ``reserveOnAppend(rows:bytesPerRow:)``, made by the next append that needs room.
+    private var wantedBytes = 0, wantedOffsets = 0
+
+    /// Room for `n` more bytes and `k` more offsets: at least what ``reserveOnAppend(rows:bytesPerRow:)``
+    /// asked, else twice the capacity (offsets used to be reserved to the exact count, a
+    /// reallocation per row a scan state appended).
+    @inline(__always)
+    private mutating func makeRoom(bytes n: Int, offsets k: Int) {
+        if bytes.capacity &- bytes.count < n {
+            bytes.reserveCapacity(Swift.max(bytes.count &+ n, bytes.capacity &* 2, wantedBytes))
+        }
+        if offsets.capacity &- offsets.count < k {
+            offsets.reserveCapacity(Swift.max(offsets.count &+ k, offsets.capacity &* 2, wantedOffsets))
+        }
     }
 }

@@ -12,6 +12,8 @@
 // they arrive instead of being assembled, and every other value is handed out as soon as it is
 // there (read by its family's codec).
 
+import Foundation
+
 /// A row being assembled into ``WireRowBlock`` form (see the file's header).
 ///
 /// Every bounded value is checked by the scan's rule (``WireColumn/scannedSize(_:_:at:end:)``, then
@@ -53,8 +55,16 @@ struct WireRowProgress: Sendable {
     private var largeAt = -1
     /// Large binary values kept apart (``WireColumn/LargeForm/separate``), in order, and where
     /// their headers are in `bytes` (the block rebases their indexes).
-    private(set) var separate: [[UInt8]] = []
+    private(set) var separate: [WireRowBlock.SeparateValue] = []
     private(set) var separateAt: [Int] = []
+    /// A large binary value (varbinary(max), image) that is not read in place is assembled as
+    /// `Data` instead of staged in an array (``TokenStreamDecoder/assemblesLargeBinaryAsData``):
+    /// kept apart as that `Data` (64 KiB or more), a typed read of `Data` takes it with no copy.
+    var assemblesData = false
+    /// The large binary value being assembled as `Data` (``assemblesData``): its bytes so far,
+    /// and the capacity it was made with (`Data(capacity:)`: appends up to it do not reallocate).
+    private var stagedData: Data?
+    private var stagedCapacity = 0
     /// The largest large value accepted (``TokenStreamDecoder/Options/maximumValueSize``).
     let maximumValueSize: Int
 
@@ -325,7 +335,14 @@ struct WireRowProgress: Sendable {
     /// when it is whole) when ``keepsInPlace(_:_:declared:)``, else staged.
     private mutating func beginLarge(_ c: WireColumn, _ p: PLPProgress) throws(TDSDecodingError) {
         large = p
-        guard !streams, WireRowProgress.keepsInPlace(c, declared: p.declared) else { return }
+        guard !streams else { return }
+        guard WireRowProgress.keepsInPlace(c, declared: p.declared) else {
+            if assemblesData && c.family == .binary {
+                stagedCapacity = PLPProgress.grownCapacity(count: 0, adding: 1, declared: p.declared)
+                stagedData = Data(capacity: stagedCapacity)
+            }
+            return
+        }
         try checkRowSize(adding: WireColumn.largeHeaderSize)
         largeAt = bytes.count
         appendLargeHeader(0, .raw)
@@ -409,6 +426,18 @@ struct WireRowProgress: Sendable {
                                           + PLPProgress.grownCapacity(count: p.received, adding: n, declared: p.declared))
                 }
                 bytes.append(contentsOf: reader.bytes[reader.offset ..< reader.offset + n])
+            } else if var data = stagedData {
+                stagedData = nil   // uniquely referenced while it grows
+                if stagedCapacity - data.count < n {
+                    // Grown as the array is (see grownCapacity), by what arrived, never by a declared length alone.
+                    stagedCapacity = PLPProgress.grownCapacity(count: data.count, adding: n, declared: p.declared)
+                    var grown = Data(capacity: stagedCapacity)
+                    grown.append(data)
+                    data = grown
+                }
+                let at = reader.offset
+                reader.bytes.withUnsafeBufferPointer { data.append($0.baseAddress.unsafelyUnwrapped + at, count: n) }
+                stagedData = data
             } else {
                 if p.bytes.capacity - p.bytes.count < n {
                     // Grown by what arrived, never by a declared length alone (see grownCapacity).
@@ -457,15 +486,20 @@ struct WireRowProgress: Sendable {
     /// UTF-16 text transcoded to UTF-8 into the row, a large binary value moved apart, any other
     /// value copied after its header.
     private mutating func finishLarge(_ c: WireColumn, _ p: inout PLPProgress) throws(TDSDecodingError) {
-        let count = p.bytes.count
         let valueAt = bytes.count
+        if let data = stagedData {
+            stagedData = nil
+            if data.count >= WireRowProgress.separateSize {
+                appendSeparate(.data(data))
+                return
+            }
+            p.bytes = [UInt8](data)   // under 64 KiB: into the row's bytes, below
+        }
+        let count = p.bytes.count
         switch c.family {
         case .binary, .udt:
             if count >= WireRowProgress.separateSize {
-                offsets.append(UInt32(truncatingIfNeeded: valueAt))
-                separateAt.append(valueAt)
-                appendLargeHeader(UInt32(truncatingIfNeeded: separate.count), .separate)
-                separate.append(p.bytes)
+                appendSeparate(.array(p.bytes))
                 p.bytes = []
                 return
             }
@@ -506,6 +540,16 @@ struct WireRowProgress: Sendable {
         offsets.append(UInt32(truncatingIfNeeded: valueAt))
         appendLargeHeader(UInt32(truncatingIfNeeded: count), .raw)
         bytes.append(contentsOf: p.bytes)
+    }
+
+    /// Keeps the large binary value `value` apart (``WireColumn/LargeForm/separate``): its header
+    /// in the row's bytes, its index in the count field.
+    private mutating func appendSeparate(_ value: WireRowBlock.SeparateValue) {
+        let valueAt = bytes.count
+        offsets.append(UInt32(truncatingIfNeeded: valueAt))
+        separateAt.append(valueAt)
+        appendLargeHeader(UInt32(truncatingIfNeeded: separate.count), .separate)
+        separate.append(value)
     }
 
     /// Decodes the whole large value (staged in `p.bytes`) as the token decoder does (the value is

@@ -58,15 +58,64 @@ extension WireRowBlock {
         }
     }
 
-    /// binary, varbinary, varbinary(max) and image: the bytes of `.binary`; `.other` for any other type.
+    /// binary, varbinary, varbinary(max) and image: the bytes of `.binary`; `.other` for any other
+    /// type. A value kept apart as an array is that array (shared, no copy); any other is copied.
     package func bytes(row: Int, column: Int) -> WireTypedValue<[UInt8]> {
-        withBinary(row: row, column: column) { [UInt8]($0) }
+        if scan[column].kind == .large, scan[column].family == .binary, case .array(let a)? = separateValue(row: row, column: column) { return .value(a) }
+        return withBinary(row: row, column: column) { [UInt8]($0) }
     }
 
-    /// binary, varbinary, varbinary(max) and image as `Data` (one copy of the bytes: equal to `Data(bytes)` of
-    /// `.binary(bytes)`); `.other` for any other type.
+    /// binary, varbinary, varbinary(max) and image as `Data` (equal to `Data(bytes)` of
+    /// `.binary(bytes)`); `.other` for any other type. A value kept apart as `Data` (assembled so
+    /// for a typed read, ``TokenStreamDecoder/assemblesLargeBinaryAsData``) is that `Data`,
+    /// shared (copy-on-write: the block's stays as it is); any other is copied.
     package func data(row: Int, column: Int) -> WireTypedValue<Data> {
-        withBinary(row: row, column: column) { Data($0) }
+        if scan[column].kind == .large, scan[column].family == .binary, case .data(let d)? = separateValue(row: row, column: column) { return .value(d) }
+        return withBinary(row: row, column: column) { Data($0) }
+    }
+
+    /// The value of `column` in `row` when it is a large binary value kept apart
+    /// (``WireColumn/LargeForm/separate``), else nil.
+    func separateValue(row: Int, column: Int) -> SeparateValue? {
+        let o = offsets[row &* columnCount &+ column]
+        guard o != WireRowBlock.nullOffset, Int(o) &+ WireColumn.largeHeaderSize <= bytes.count,
+              bytes[Int(o) &+ 4] == WireColumn.LargeForm.separate.rawValue else { return nil }
+        let i = Int(bytes[Int(o)]) | Int(bytes[Int(o) &+ 1]) << 8 | Int(bytes[Int(o) &+ 2]) << 16 | Int(bytes[Int(o) &+ 3]) << 24
+        return i < separate.count ? separate[i] : nil
+    }
+
+    /// A large binary value (varbinary(max), image, UDT) of at least 64 KiB, kept apart from the
+    /// block's bytes (``WireColumn/LargeForm/separate``): the array the scan assembled (read as
+    /// ``SQLValue/binary(_:)`` with no copy), or, when the request's rows are read by a typed read
+    /// (``TokenStreamDecoder/assemblesLargeBinaryAsData``), the `Data` it assembled (read as `Data`
+    /// with no copy). Never changed once in the block.
+    enum SeparateValue: Sendable {
+        case array([UInt8])
+        case data(Data)
+
+        /// Bytes.
+        var count: Int {
+            switch self {
+            case .array(let a): return a.count
+            case .data(let d): return d.count
+            }
+        }
+
+        /// The bytes as an array (the array itself; a `Data`'s bytes copied).
+        var array: [UInt8] {
+            switch self {
+            case .array(let a): return a
+            case .data(let d): return [UInt8](d)
+            }
+        }
+
+        /// `body` given the bytes.
+        func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+            switch self {
+            case .array(let a): return a.withUnsafeBytes(body)
+            case .data(let d): return d.withUnsafeBytes(body)
+            }
+        }
     }
 }
 

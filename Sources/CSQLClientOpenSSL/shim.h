@@ -78,12 +78,6 @@ static inline int csqlclient_md4(const unsigned char *data, size_t length, unsig
     return ok;
 }
 
-/* MD5 of `length` bytes into `out` (16 bytes). Returns 1 on success. */
-static inline int csqlclient_md5(const unsigned char *data, size_t length, unsigned char *out) {
-    unsigned int written = 0;
-    return EVP_Digest(data, length, out, &written, EVP_md5(), NULL) == 1 && written == 16;
-}
-
 /* HMAC-MD5 (RFC 2104) into `out` (16 bytes). Returns 1 on success. */
 static inline int csqlclient_hmac_md5(const unsigned char *key, size_t keyLength,
                                       const unsigned char *data, size_t length, unsigned char *out) {

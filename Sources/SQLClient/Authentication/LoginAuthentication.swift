@@ -152,9 +152,6 @@ struct LoginAuthentication: Sendable {
         return FedAuthTokenMessage(accessToken: token.token, nonce: serverPrelogin?.nonce).encode()
     }
 
-    /// True when LOGIN7 needs TDS 7.4 for this authentication (FEDAUTH lives in FeatureExt).
-    var needsFeatureExt: Bool { authentication.usesFedAuth }
-
     /// The SSPI message answering the server's SSPI token; empty when there is nothing to send
     /// (Kerberos: the server's last token completed the context).
     /// - Throws: ``SQLClientError`` `.protocolError` when no SSPI exchange is running or the

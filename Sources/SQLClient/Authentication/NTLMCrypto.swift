@@ -33,24 +33,6 @@ enum NTLMCrypto {
         return out
     }
 
-    /// MD5 of `data` (16 bytes).
-    static func md5(_ data: [UInt8]) throws(SQLClientError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 16)
-        #if canImport(CSQLClientOpenSSL)
-        let ok = data.withUnsafeBufferPointer { d in
-            out.withUnsafeMutableBufferPointer { csqlclient_md5(d.baseAddress, d.count, $0.baseAddress) }
-        }
-        guard ok == 1 else { throw SQLClientError(.unsupported, "MD5 is not available") }
-        #elseif canImport(CommonCrypto)
-        data.withUnsafeBufferPointer { d in
-            out.withUnsafeMutableBufferPointer { _ = CC_MD5(d.baseAddress, CC_LONG(d.count), $0.baseAddress) }
-        }
-        #else
-        throw SQLClientError(.unsupported, "MD5 is not available on this platform")
-        #endif
-        return out
-    }
-
     /// HMAC-MD5 of `data` under `key` (16 bytes).
     static func hmacMD5(key: [UInt8], _ data: [UInt8]) throws(SQLClientError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 16)

@@ -94,30 +94,11 @@ package enum SQLServerBrowser {
         for address in addresses {
             let left = remaining()
             guard left > .zero else { break }
-            // Whole milliseconds, at least 1 (SO_RCVTIMEO of zero would mean no timeout).
-            let timeoutMilliseconds = max(1, Int(left.components.seconds) * 1000
-                                          + Int(left.components.attoseconds / 1_000_000_000_000_000))
-            #if canImport(Darwin)
-            let fd = socket(address.family, SOCK_DGRAM, 0)
-            #else
-            let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue), 0)
-            #endif
+            let fd = udpSocket(address)
             guard fd >= 0 else { continue }
             defer { _ = systemClose(fd) }
-            var tv = timeval()
-            tv.tv_sec = .init(timeoutMilliseconds / 1000)
-            tv.tv_usec = .init((timeoutMilliseconds % 1000) * 1000)
-            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-            let sent = address.storage.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return -1 }
-                return payload.withUnsafeBytes { p in
-                    sendto(fd, p.baseAddress, p.count, 0, base.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
-                }
-            }
-            guard sent == payload.count else { continue }
-            var buffer = [UInt8](repeating: 0, count: 65_535)
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { return Array(buffer[0 ..< n]) }
+            guard send(payload, to: address, from: fd) else { continue }
+            if let answer = receive(on: fd, waiting: left) { return answer }
         }
         throw SQLClientError(.instanceNotFound, "no answer from the SQL Server Browser (UDP) for \(what)")
     }
@@ -172,38 +153,53 @@ extension SQLServerBrowser {
                                 remaining: () -> Duration) throws -> [[UInt8]] {
         var answers: [[UInt8]] = []
         for address in targets {
-            #if canImport(Darwin)
-            let fd = socket(address.family, SOCK_DGRAM, 0)
-            #else
-            let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue), 0)
-            #endif
+            let fd = udpSocket(address)
             guard fd >= 0 else { throw SQLClientError(.connectionFailed, "socket(SOCK_DGRAM) failed for the SQL Server Browser") }
             defer { _ = systemClose(fd) }
             var one: Int32 = 1
             _ = setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, socklen_t(MemoryLayout<Int32>.size))
-            let sent = address.storage.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return -1 }
-                return payload.withUnsafeBytes { p in
-                    sendto(fd, p.baseAddress, p.count, 0, base.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
-                }
-            }
-            guard sent == payload.count else { continue }
+            guard send(payload, to: address, from: fd) else { continue }
             while true {
                 let left = remaining()
-                guard left > .zero else { break }
-                let milliseconds = max(1, Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))
-                var tv = timeval()
-                tv.tv_sec = .init(milliseconds / 1000)
-                tv.tv_usec = .init((milliseconds % 1000) * 1000)
-                _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-                var buffer = [UInt8](repeating: 0, count: 65_535)
-                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                guard n > 0 else { break }
-                answers.append(Array(buffer[0 ..< n]))
+                guard left > .zero, let answer = receive(on: fd, waiting: left) else { break }
+                answers.append(answer)
                 if untilFirst { break }
             }
             if untilFirst, !answers.isEmpty { break }
         }
         return answers
+    }
+
+    /// A UDP socket of `address`'s family; -1 when the system gives none.
+    private static func udpSocket(_ address: SocketStream.ResolvedAddress) -> Int32 {
+        #if canImport(Darwin)
+        return socket(address.family, SOCK_DGRAM, 0)
+        #else
+        return socket(address.family, Int32(SOCK_DGRAM.rawValue), 0)
+        #endif
+    }
+
+    /// Sends `payload` from `fd` to `address`; true when all of it went.
+    private static func send(_ payload: [UInt8], to address: SocketStream.ResolvedAddress, from fd: Int32) -> Bool {
+        let sent = address.storage.withUnsafeBytes { raw -> Int in
+            guard let base = raw.baseAddress else { return -1 }
+            return payload.withUnsafeBytes { p in
+                sendto(fd, p.baseAddress, p.count, 0, base.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+            }
+        }
+        return sent == payload.count
+    }
+
+    /// One datagram from `fd`, waiting at most `left` (whole milliseconds, at least 1: an
+    /// SO_RCVTIMEO of zero would mean no timeout); nil when none came in time.
+    private static func receive(on fd: Int32, waiting left: Duration) -> [UInt8]? {
+        let milliseconds = max(1, Int(left.components.seconds) * 1000 + Int(left.components.attoseconds / 1_000_000_000_000_000))
+        var tv = timeval()
+        tv.tv_sec = .init(milliseconds / 1000)
+        tv.tv_usec = .init((milliseconds % 1000) * 1000)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65_535)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? Array(buffer[0 ..< n]) : nil
     }
 }

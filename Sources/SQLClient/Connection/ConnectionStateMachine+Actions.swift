@@ -3,12 +3,11 @@ import TDS
 // The connection machine's outputs (``ConnectionStateMachine``): what its driver must do, and
 // what closing fails. Apart from the machine's file to keep each under the size limit.
 extension ConnectionStateMachine {
-    /// What closing fails: the error for everyone, the queued requests to fail with it, the
-    /// timers to stop. A request being run gets the error from its own reader or writer.
+    /// What closing fails: the error for everyone and the queued requests to fail with it (the
+    /// driver stops all its timers). A request being run gets the error from its own reader or writer.
     struct CloseContext: Sendable {
         var error: SQLClientError
         var failedRequests: [RequestID] = []
-        var cancelledTimers: [TimerID] = []
         /// Reservations still waiting for the connection (see ``reserve(_:)``): they fail too.
         var failedReservations: [ReservationID] = []
     }

@@ -491,8 +491,7 @@ struct ConnectionStateMachine: Sendable {
         guard !isClosed else { return .none }   // the first reason stays
         phase = .closed(interrupted: request)
         closeError = error
-        let context = CloseContext(error: error, failedRequests: queue.map(\.id),
-                                   cancelledTimers: Array(timers.keys), failedReservations: reservationQueue)
+        let context = CloseContext(error: error, failedRequests: queue.map(\.id), failedReservations: reservationQueue)
         queue = []
         reservationQueue = []
         reservation = nil

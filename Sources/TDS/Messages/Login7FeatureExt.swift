@@ -69,21 +69,10 @@ public struct Login7Feature: Hashable, Sendable, CustomStringConvertible, Custom
         Login7Feature(id: fedAuthID, data: [FedAuth.Library.adal.rawValue << 1 | (echo ? 1 : 0), workflow])
     }
 
-    /// The [MS-TDS] name of the feature.
+    /// The [MS-TDS] name of the feature (``FeatureID/name``), or `FEATURE_0xN` for another id.
     public var name: String {
-        switch id {
-        case 0x01: return "SESSIONRECOVERY"
-        case 0x02: return "FEDAUTH"
-        case 0x04: return "COLUMNENCRYPTION"
-        case 0x05: return "GLOBALTRANSACTIONS"
-        case 0x08: return "AZURESQLSUPPORT"
-        case 0x09: return "DATACLASSIFICATION"
-        case 0x0A: return "UTF8_SUPPORT"
-        case 0x0B: return "AZURESQLDNSCACHING"
-        case 0x0D: return "JSONSUPPORT"
-        case 0x0E: return "VECTORSUPPORT"
-        default: return "FEATURE_0x" + String(id, radix: 16, uppercase: true)
-        }
+        let known = FeatureID(rawValue: id).name
+        return id == 0xFF || known.hasPrefix("0x") ? "FEATURE_0x" + String(id, radix: 16, uppercase: true) : known
     }
 
     /// The name and the data length; never the data (FEDAUTH data can hold an access token).

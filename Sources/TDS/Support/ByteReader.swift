@@ -88,47 +88,41 @@ public struct ByteReader: Sendable {
 
     /// Reads 2 bytes, little-endian.
     /// - Throws: `.truncated`.
-    @inlinable public mutating func readUInt16LE() throws(TDSDecodingError) -> UInt16 {
-        try require(2)
-        let v = bytes.withUnsafeBytes { UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
-        offset += 2
-        return v
-    }
+    @inlinable public mutating func readUInt16LE() throws(TDSDecodingError) -> UInt16 { try readLE(UInt16.self) }
 
     /// Reads 2 bytes, big-endian (packet headers, PRELOGIN offsets).
     /// - Throws: `.truncated`.
-    public mutating func readUInt16BE() throws(TDSDecodingError) -> UInt16 {
-        try require(2)
-        let v = UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1])
-        offset += 2
-        return v
-    }
+    public mutating func readUInt16BE() throws(TDSDecodingError) -> UInt16 { try readBE(UInt16.self) }
 
     /// Reads 4 bytes, little-endian.
     /// - Throws: `.truncated`.
-    @inlinable public mutating func readUInt32LE() throws(TDSDecodingError) -> UInt32 {
-        try require(4)
-        let v = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
-        offset += 4
-        return v
-    }
+    @inlinable public mutating func readUInt32LE() throws(TDSDecodingError) -> UInt32 { try readLE(UInt32.self) }
 
     /// Reads 4 bytes, big-endian.
     /// - Throws: `.truncated`.
-    public mutating func readUInt32BE() throws(TDSDecodingError) -> UInt32 {
-        try require(4)
-        var v: UInt32 = 0
-        for i in 0..<4 { v = v << 8 | UInt32(bytes[offset + i]) }
-        offset += 4
-        return v
-    }
+    public mutating func readUInt32BE() throws(TDSDecodingError) -> UInt32 { try readBE(UInt32.self) }
 
     /// Reads 8 bytes, little-endian.
     /// - Throws: `.truncated`.
-    @inlinable public mutating func readUInt64LE() throws(TDSDecodingError) -> UInt64 {
-        try require(8)
-        let v = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
-        offset += 8
+    @inlinable public mutating func readUInt64LE() throws(TDSDecodingError) -> UInt64 { try readLE(UInt64.self) }
+
+    /// Reads `T`'s size in bytes, little-endian. Throws `.truncated` when fewer remain.
+    @inlinable @inline(__always)
+    mutating func readLE<T: FixedWidthInteger>(_: T.Type) throws(TDSDecodingError) -> T {
+        let size = MemoryLayout<T>.size
+        try require(size)
+        let v = bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+        offset += size
+        return v
+    }
+
+    /// Reads `T`'s size in bytes, big-endian. Throws `.truncated` when fewer remain.
+    mutating func readBE<T: FixedWidthInteger & UnsignedInteger>(_: T.Type) throws(TDSDecodingError) -> T {
+        let size = MemoryLayout<T>.size
+        try require(size)
+        var v: T = 0
+        for i in 0..<size { v = v << 8 | T(bytes[offset + i]) }
+        offset += size
         return v
     }
 

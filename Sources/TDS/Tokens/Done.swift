@@ -39,42 +39,40 @@ public struct DoneStatus: OptionSet, Hashable, Sendable, CustomStringConvertible
     public var description: String { rawValue == 0 ? "FINAL" : flagNames.joined(separator: "|") }
 }
 
-/// Status, CurCmd and DoneRowCount, the body shared by DONE, DONEPROC and DONEINPROC.
-///
-/// DoneRowCount is a 4-byte LONG before TDS 7.2 and an 8-byte ULONGLONG from 7.2 on.
-struct DoneBody: Hashable, Sendable {
-    var status: DoneStatus
-    var currentCommand: UInt16
-    var rowCount: UInt64
-
-    static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> DoneBody {
-        let status = DoneStatus(rawValue: try reader.readUInt16LE())
-        let cmd = try reader.readUInt16LE()
-        let count: UInt64
-        if version.hasLongRowCounts {
-            count = try reader.readUInt64LE()
-        } else {
-            count = UInt64(try reader.readUInt32LE())
-        }
-        return DoneBody(status: status, currentCommand: cmd, rowCount: count)
-    }
-
-    func encode(into writer: inout ByteWriter, version: TDSVersion) {
-        writer.writeUInt16LE(status.rawValue)
-        writer.writeUInt16LE(currentCommand)
-        if version.hasLongRowCounts {
-            writer.writeUInt64LE(rowCount)
-        } else {
-            writer.writeUInt32LE(UInt32(truncatingIfNeeded: rowCount))
-        }
-    }
+/// A marker naming one token type, for a token struct that several token types share
+/// (``DoneToken`` for DONE, DONEPROC and DONEINPROC; ``MessageToken`` for ERROR and INFO).
+public protocol TokenKind: Sendable {
+    /// The token byte the kind stands for.
+    static var tokenType: TokenType { get }
 }
 
-/// [MS-TDS] 2.2.7.6 DONE — completion of a SQL statement (token 0xFD).
+/// The kinds of ``DoneToken`` and ``MessageToken``, one per token type.
+public enum TokenKinds {
+    /// DONE (0xFD), [MS-TDS] 2.2.7.6.
+    public enum Done: TokenKind { public static var tokenType: TokenType { .done } }
+    /// DONEINPROC (0xFF), [MS-TDS] 2.2.7.7.
+    public enum DoneInProc: TokenKind { public static var tokenType: TokenType { .doneInProc } }
+    /// DONEPROC (0xFE), [MS-TDS] 2.2.7.8.
+    public enum DoneProc: TokenKind { public static var tokenType: TokenType { .doneProc } }
+    /// ERROR (0xAA), [MS-TDS] 2.2.7.10.
+    public enum Error: TokenKind { public static var tokenType: TokenType { .error } }
+    /// INFO (0xAB), [MS-TDS] 2.2.7.13.
+    public enum Info: TokenKind { public static var tokenType: TokenType { .info } }
+}
+
+/// [MS-TDS] 2.2.7.6 DONE (0xFD) — completion of a SQL statement.
+public typealias Done = DoneToken<TokenKinds.Done>
+/// [MS-TDS] 2.2.7.7 DONEINPROC (0xFF) — completion of a SQL statement inside a stored procedure.
+public typealias DoneInProc = DoneToken<TokenKinds.DoneInProc>
+/// [MS-TDS] 2.2.7.8 DONEPROC (0xFE) — completion of a stored procedure.
+public typealias DoneProc = DoneToken<TokenKinds.DoneProc>
+
+/// [MS-TDS] 2.2.7.6-8 DONE, DONEINPROC and DONEPROC: one layout, told apart by `Kind`
+/// (use the names ``Done``, ``DoneInProc``, ``DoneProc``).
 ///
 /// Wire shape after the token byte: Status USHORT, CurCmd USHORT, DoneRowCount (LONG before
 /// TDS 7.2, ULONGLONG from 7.2). `rowCount` is meaningful only when `status` has `.count`.
-public struct Done: Hashable, Sendable {
+public struct DoneToken<Kind: TokenKind>: Hashable, Sendable {
     /// The status bits (MORE, ERROR, INXACT, COUNT, ATTN, SRVERROR).
     public var status: DoneStatus
     /// The token of the current SQL statement (CurCmd), e.g. 0xC1 for SELECT.
@@ -82,7 +80,7 @@ public struct Done: Hashable, Sendable {
     /// Rows affected or returned; valid only when `status.contains(.count)`.
     public var rowCount: UInt64
 
-    /// A DONE from its fields.
+    /// A token from its fields.
     public init(status: DoneStatus, currentCommand: UInt16 = 0, rowCount: UInt64 = 0) {
         self.status = status
         self.currentCommand = currentCommand
@@ -92,17 +90,25 @@ public struct Done: Hashable, Sendable {
     /// The row count when `.count` is set, else nil.
     public var affectedRows: UInt64? { status.contains(.count) ? rowCount : nil }
 
-    /// Decodes the body (after the 0xFD byte). Throws `.truncated` if the input ends early.
-    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> Done {
+    /// Decodes the body (after the token byte). Throws `.truncated` if the input ends early.
+    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> DoneToken {
         do throws(TDSDecodingError) {
-            let b = try DoneBody.decode(from: &reader, version: version)
-            return Done(status: b.status, currentCommand: b.currentCommand, rowCount: b.rowCount)
-        } catch { throw error.inToken("DONE") }
+            let status = DoneStatus(rawValue: try reader.readUInt16LE())
+            let command = try reader.readUInt16LE()
+            let count = try version.hasLongRowCounts ? reader.readUInt64LE() : UInt64(reader.readUInt32LE())
+            return DoneToken(status: status, currentCommand: command, rowCount: count)
+        } catch { throw error.inToken(Kind.tokenType.name) }
     }
 
-    /// Writes the token byte 0xFD and the body.
+    /// Writes the token byte (0xFD, 0xFF or 0xFE) and the body.
     public func encode(into writer: inout ByteWriter, version: TDSVersion) {
-        writer.writeUInt8(TokenType.done.rawValue)
-        DoneBody(status: status, currentCommand: currentCommand, rowCount: rowCount).encode(into: &writer, version: version)
+        writer.writeUInt8(Kind.tokenType.rawValue)
+        writer.writeUInt16LE(status.rawValue)
+        writer.writeUInt16LE(currentCommand)
+        if version.hasLongRowCounts {
+            writer.writeUInt64LE(rowCount)
+        } else {
+            writer.writeUInt32LE(UInt32(truncatingIfNeeded: rowCount))
+        }
     }
 }

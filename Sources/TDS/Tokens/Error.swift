@@ -78,27 +78,32 @@ public struct ServerMessage: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// [MS-TDS] 2.2.7.10 ERROR — an error message from the server (token 0xAA).
-///
-/// See ``ServerMessage`` for the fields and wire shape.
-public struct ErrorToken: Hashable, Sendable {
+/// [MS-TDS] 2.2.7.10 ERROR (0xAA) — an error message from the server.
+public typealias ErrorToken = MessageToken<TokenKinds.Error>
+/// [MS-TDS] 2.2.7.13 INFO (0xAB) — an informational message from the server, such as
+/// 5701 "Changed database context" or a PRINT statement's text.
+public typealias InfoToken = MessageToken<TokenKinds.Info>
+
+/// [MS-TDS] 2.2.7.10 ERROR and 2.2.7.13 INFO: one layout, told apart by `Kind` (use the names
+/// ``ErrorToken`` and ``InfoToken``). See ``ServerMessage`` for the fields and wire shape.
+public struct MessageToken<Kind: TokenKind>: Hashable, Sendable {
     /// The message's fields.
     public var message: ServerMessage
-    /// An ERROR token carrying `message` (its `isError` set).
+    /// A token carrying `message` (its `isError` set for ERROR, cleared for INFO).
     public init(_ message: ServerMessage) {
         self.message = message
-        self.message.isError = true
+        self.message.isError = Kind.tokenType == .error
     }
 
-    /// Decodes the body after the 0xAA byte. Throws `.truncated` until the declared length is
+    /// Decodes the body after the token byte. Throws `.truncated` until the declared length is
     /// present, `.invalidLength` if the content does not fit that length.
-    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> ErrorToken {
-        ErrorToken(try ServerMessage.decode(from: &reader, version: version, name: "ERROR"))
+    public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> MessageToken {
+        MessageToken(try ServerMessage.decode(from: &reader, version: version, name: Kind.tokenType.name))
     }
 
-    /// Writes the token byte 0xAA, the length and the body.
+    /// Writes the token byte (0xAA or 0xAB), the length and the body.
     public func encode(into writer: inout ByteWriter, version: TDSVersion) {
-        writer.writeUInt8(TokenType.error.rawValue)
+        writer.writeUInt8(Kind.tokenType.rawValue)
         message.encodeBody(into: &writer, version: version)
     }
 }

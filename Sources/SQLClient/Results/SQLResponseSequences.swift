@@ -173,25 +173,25 @@ public struct SQLRowSequence: AsyncSequence, Sendable {
 
         @inlinable
         public mutating func next() async throws -> SQLRow? {
-            guard let cursor else { return try await nextPooled() }
-            if let row = try cursor.takeBufferedRow() { return row }
-            return try await cursor.nextRow()
+            if let row = try cursor?.takeBufferedRow() { return row }
+            return try await fetch()
         }
 
         /// As ``next()``, run in the caller's isolation (`for try await` calls this): rows
         /// already fetched are taken without leaving the caller's executor (inlined into the
-        /// caller's loop: no asynchronous call per row).
+        /// caller's loop: no asynchronous call per row; the one `await` is the batch fetch, so
+        /// that the inliner keeps taking it).
         @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> SQLRow? {
-            guard let cursor else { return try await nextPooled(isolation: actor) }
-            if let row = try cursor.takeBufferedRow() { return row }
-            return try await cursor.nextRow(isolation: actor)
+            if let row = try cursor?.takeBufferedRow() { return row }
+            return try await fetch(isolation: actor)
         }
 
-        /// A pool's request: the next row of the leased connection (the lease is taken at the
-        /// first row).
-        @usableFromInline func nextPooled(isolation actor: isolated (any Actor)? = #isolation) async throws -> SQLRow? {
-            try await pooled?.next(isolation: actor)
+        /// The next batch's first row: the connection's cursor fetches it, or for a pool's
+        /// request the leased connection's rows (the lease is taken at the first row).
+        @usableFromInline func fetch(isolation actor: isolated (any Actor)? = #isolation) async throws -> SQLRow? {
+            if let cursor { return try await cursor.nextRow(isolation: actor) }
+            return try await pooled?.next(isolation: actor)
         }
     }
 }

@@ -31,6 +31,7 @@ struct ResponseReader: Sendable {
     init(version: TDSVersion, options: TokenStreamDecoder.Options) {
         self.options = options
         self.decoder = TokenStreamDecoder(version: version, options: options)
+        decoder.lendsRowBytes = true   // every wire block is settled as it is handed on (emitWire)
     }
 
     /// Bounds every following message by `cap` bytes (nil: no bound), naming `capName` when passed.
@@ -47,6 +48,7 @@ struct ResponseReader: Sendable {
     mutating func release() {
         framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
         decoder = TokenStreamDecoder(version: decoder.version, options: options)
+        decoder.lendsRowBytes = true
         endOfMessagePending = false
         messageEndedAfterToken = false
     }

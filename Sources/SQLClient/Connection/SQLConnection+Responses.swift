@@ -574,7 +574,10 @@ extension SQLConnection {
     }
 
     private func emitWire(_ block: inout BlockBuilder, _ batch: inout ResponseBatch) {
-        if let columns = block.columns, let wire = block.wire, !wire.isEmpty {
+        if let columns = block.columns, var wire = block.wire {
+            block.wire = nil
+            reader.decoder.settle(&wire)   // its rows lent from the decoder's buffer move in
+            guard !wire.isEmpty else { return }
             batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: wire))))
             reader.wireBlockHint = (Swift.min(wire.rowCount, Self.batchRowLimit), Swift.min(wire.byteCount, Self.batchByteLimit))
         }

@@ -175,7 +175,7 @@ extension TokenStreamDecoder {
         var total = 0
         while true {
             if wireRowState == .none {
-                let (rows, end) = scanRun(to: &block, limit: limit - total, byteLimit: byteLimit)
+                let (rows, end) = scanRun(to: &block, limit: limit - total, byteLimit: byteLimit, lending: lendsRowBytes)
                 total += rows
                 guard end == .incremental else { return (total, end) }
                 // A row the run cannot take whole: read by its scan state.
@@ -201,6 +201,7 @@ extension TokenStreamDecoder {
             if !block.isEmpty, block.addressedByteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
             wireRow = nil
             wireRowState = .none
+            if block.lent != nil { settle(&block) }   // the lent rows come before it
             block.appendRow(row.take())
             total += 1
             if total >= limit || block.byteCount >= byteLimit { return (total, .limit) }
@@ -245,8 +246,9 @@ extension TokenStreamDecoder {
     }
 
     /// ``appendBufferedRows(to:limit:byteLimit:)``'s run of whole rows, in one pass: stops
-    /// `.incremental` at a row it cannot take whole.
-    private mutating func scanRun(to block: inout WireRowBlock, limit: Int, byteLimit: Int) -> (rows: Int, end: RowRunEnd) {
+    /// `.incremental` at a row it cannot take whole. `lending`: rows without text are lent to the
+    /// block (see `lendsRowBytes`) rather than copied.
+    private mutating func scanRun(to block: inout WireRowBlock, limit: Int, byteLimit: Int, lending: Bool) -> (rows: Int, end: RowRunEnd) {
         if readIndex >= buffer.count { return (0, .needBytes) }
         var scratch: [UInt32] = []
         swap(&scratch, &offsetScratch)
@@ -273,6 +275,9 @@ extension TokenStreamDecoder {
         var i = runStart
         var reader = ByteReader(buffer, start: runStart, baseOffset: bufferBase)
         let blockBytes = block.byteCount   // values kept apart count toward byteLimit
+        // Without text the run's bytes go to the block as they are: lent (left in the buffer
+        // until the block is settled) or copied.
+        let lends = !hasText && lending && prepareLend(&block)
         buffer.withUnsafeBufferPointer { p in
             wireColumns.withUnsafeBufferPointer { cols in
                 let n = p.count
@@ -343,7 +348,13 @@ extension TokenStreamDecoder {
                     rows += 1
                     i = j
                 }
-                if rows > 0, !hasText {
+                if rows > 0, lends, var lent = block.lent {   // (set by prepareLend)
+                    block.lent = nil   // uniquely referenced while it grows
+                    let base = UInt32(truncatingIfNeeded: runStart)
+                    for o in scratch { lent.offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
+                    lent.high = i
+                    block.lent = lent
+                } else if rows > 0, !hasText {
                     block.append(p, from: runStart, count: i - runStart, offsets: scratch[...])
                 } else if rows > 0 {
                     // Transcoded into a scratch buffer, then appended in one piece: the
@@ -372,6 +383,76 @@ extension TokenStreamDecoder {
             waitingAtCount = -1
         }
         return (rows, end)
+    }
+
+    // MARK: - Rows lent to a block
+
+    /// Moves the rows lent to `block` (see `lendsRowBytes`) into it:
+    /// the block takes the buffer they are in as its bytes when they fill at least half of it
+    /// (no copy; the decoder goes on with a new buffer holding the bytes after them), else they
+    /// are copied. Call it before the block is read or handed on. A block with no lent rows is
+    /// left as it is; one whose lend ended (the decoder was replaced, or a later block began
+    /// lending: the connection settles every block it hands on first) loses its lent rows.
+    public mutating func settle(_ block: inout WireRowBlock) {
+        guard let rows = block.lent else { return }
+        block.lent = nil
+        guard let current = lend, current.serial == rows.serial else { return }
+        lend = nil
+        let used = rows.high &- rows.low
+        if current.inDetached {
+            var source: [UInt8] = []
+            swap(&source, &detached)
+            if used > 0, used * 2 >= source.capacity {
+                source.removeSubrange(rows.high...)
+                block.adopt(source, lent: rows)
+            } else {
+                source.withUnsafeBufferPointer { block.appendLent($0, rows) }
+            }
+        } else if used > 0, used * 2 >= buffer.capacity {
+            // The bytes after the rows (a partial row, the next tokens) start a buffer with
+            // room for as much again as this one held.
+            var taken: [UInt8] = []
+            taken.reserveCapacity(Swift.max(buffer.count &- readIndex, buffer.count + buffer.count / 4))
+            taken.append(contentsOf: buffer[readIndex...])
+            swap(&taken, &buffer)
+            bufferBase += readIndex
+            readIndex = 0
+            waitingAtCount = -1
+            taken.removeSubrange(rows.high...)
+            block.adopt(taken, lent: rows)
+        } else {
+            buffer.withUnsafeBufferPointer { block.appendLent($0, rows) }
+        }
+    }
+
+    /// True when the next run's rows can be lent to `block`: its lend goes on in the buffer, or
+    /// a new one begins (the block holds nothing yet). A block whose lent rows were set aside
+    /// is settled first (its next rows are copied).
+    private mutating func prepareLend(_ block: inout WireRowBlock) -> Bool {
+        if let rows = block.lent {
+            if let lend, lend.serial == rows.serial, !lend.inDetached { return true }
+            settle(&block)
+            return false
+        }
+        guard block.canAdopt else { return false }
+        // An earlier block's lend not settled: that block was dropped.
+        detached = []
+        lendSerial &+= 1
+        lend = Lend(serial: lendSerial)
+        block.startLend(serial: lendSerial, at: readIndex)
+        return true
+    }
+
+    /// Sets the buffer aside with the lent rows in it (for ``settle(_:)``); the bytes after
+    /// them start a new buffer.
+    mutating func detachLend() {
+        let rest = Array(buffer[readIndex...])
+        detached = buffer
+        buffer = rest
+        bufferBase += readIndex
+        readIndex = 0
+        waitingAtCount = -1
+        lend?.inDetached = true
     }
 
     /// The longest nchar/nvarchar value (its UTF-16 bytes) the row scan keeps as UTF-8 in the
@@ -472,7 +553,7 @@ extension TokenStreamDecoder {
             var block = tokenBlock.take() ?? WireRowBlock(columns: wireColumns, result: resultNumber)   // moved out, not copied
             if block.result != resultNumber { block = WireRowBlock(columns: wireColumns, result: resultNumber) }
             block.removeAll()
-            let (rows, _) = scanRun(to: &block, limit: 1, byteLimit: Int.max)
+            let (rows, _) = scanRun(to: &block, limit: 1, byteLimit: Int.max, lending: false)
             let values = rows == 1 ? block.values(row: 0) : nil
             if block.byteCount <= TokenStreamDecoder.textScratchLimit { tokenBlock = consume block }   // not kept large
             if let values { return type == .nbcRow ? .nbcRow(NBCRow(values: values)) : .row(Row(values: values)) }

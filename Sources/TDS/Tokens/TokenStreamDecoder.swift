@@ -77,6 +77,27 @@ public struct TokenStreamDecoder: Sendable {
     public private(set) var altMetadata: [UInt16: AltMetadata] = [:]
 
     var buffer: [UInt8] = []
+    /// Rows appended to a block are lent to it, left in place in the buffer, rather than copied
+    /// (issue 43): ``settle(_:)`` then gives the block the buffer itself when the rows fill at
+    /// least half of it (the decoder goes on with a new buffer holding the bytes after them),
+    /// else copies them. A block whose rows are lent must be settled before it is read: until
+    /// then it shows none of them. Off by default; the connection turns it on.
+    package var lendsRowBytes = false
+    /// The rows lent to a block and not yet settled (at most one block at a time).
+    var lend: Lend?
+    struct Lend: Sendable {
+        var serial: UInt64
+        /// The rows are in `detached`: the buffer was set aside with them (the message ended, or
+        /// the buffer passed ``lendLimit``).
+        var inDetached = false
+    }
+    /// The number of the last lend begun.
+    var lendSerial: UInt64 = 0
+    /// The buffer set aside with the lent rows in it, until the block is settled.
+    var detached: [UInt8] = []
+    /// The most the buffer grows while rows in it are lent before it is set aside (the
+    /// connection settles a block every batch, about 1 MiB).
+    var lendLimit = 16 << 20
     /// Index in `buffer` of the next unconsumed byte.
     var readIndex = 0
     /// Absolute stream offset of `buffer[0]`.
@@ -206,6 +227,11 @@ public struct TokenStreamDecoder: Sendable {
 
     private mutating func compact() {
         if readIndex == 0 { return }
+        if let lend, !lend.inDetached {
+            // The lent rows stay where they are until their block is settled.
+            if buffer.count > lendLimit { detachLend() }
+            return
+        }
         if readIndex >= buffer.count {
             bufferBase += buffer.count
             buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
@@ -301,7 +327,11 @@ public struct TokenStreamDecoder: Sendable {
             failure = e
             throw e
         }
-        buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+        if let lend, !lend.inDetached {
+            detachLend()
+        } else {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+        }
         readIndex = 0
         bufferBase = 0
         waitingAtCount = -1

@@ -50,15 +50,34 @@ public struct WireRowBlock: Sendable {
     }
 
 
-    /// The number of rows.
+    /// The number of rows (those lent by the decoder not counted until they are settled).
     public var rowCount: Int { offsets.count / columnCount }
     /// The bytes the rows hold (their values' wire bytes, nchar/nvarchar text as UTF-8, large
-    /// values as assembled, those kept apart included).
-    public var byteCount: Int { bytes.count &+ separateByteCount }
+    /// values as assembled, those kept apart and those lent included).
+    public var byteCount: Int { bytes.count &- unaddressedPrefix &+ separateByteCount &+ lentByteCount }
     /// The bytes of the values kept apart (``separate``).
     private(set) var separateByteCount = 0
     /// The bytes the offsets address (all but the values kept apart): below 4 GiB.
-    var addressedByteCount: Int { bytes.count }
+    var addressedByteCount: Int { bytes.count &+ lentByteCount }
+    /// Bytes at the start of `bytes` that no row holds: the decoder's buffer before the first
+    /// lent row, when the block took that buffer as its bytes (``adopt(_:lent:)``).
+    private var unaddressedPrefix = 0
+
+    /// Rows the decoder scanned and left in its own buffer (``TokenStreamDecoder/lendsRowBytes``),
+    /// until ``TokenStreamDecoder/settle(_:)`` moves them in: not counted by ``rowCount`` and
+    /// never read (a block read before it is settled has only its other rows).
+    struct LentRows: Sendable {
+        /// The lend this is (the decoder's; see ``TokenStreamDecoder/Lend``).
+        var serial: UInt64
+        /// The values' offsets in the decoder's buffer (``nullOffset`` for a bitmap NULL).
+        var offsets: [UInt32] = []
+        /// The range of the decoder's buffer the rows take.
+        var low: Int, high: Int
+    }
+    var lent: LentRows?
+    private var lentByteCount: Int { lent.map { $0.high &- $0.low } ?? 0 }
+    /// True when no row is lent and none is settled: the block can take the decoder's buffer.
+    var canAdopt: Bool { lent == nil && offsets.isEmpty && bytes.isEmpty && separate.isEmpty }
     /// True when the block holds no row.
     public var isEmpty: Bool { offsets.isEmpty }
 
@@ -278,6 +297,30 @@ public struct WireRowBlock: Sendable {
         for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
     }
 
+    /// Takes `buffer` (the decoder's, cut after the last lent row) as its bytes: the lent rows
+    /// become its rows with no copy. Only when ``canAdopt`` was true when the rows were lent.
+    mutating func adopt(_ buffer: [UInt8], lent: LentRows) {
+        bytes = buffer
+        unaddressedPrefix = lent.low
+        offsets = lent.offsets
+    }
+
+    /// Begins lent rows at `low` of the decoder's buffer, their offsets reserved as the block's
+    /// would be (``reserveOnAppend(rows:bytesPerRow:)``).
+    mutating func startLend(serial: UInt64, at low: Int) {
+        var rows = LentRows(serial: serial, low: low, high: low)
+        rows.offsets.reserveCapacity(wantedOffsets)
+        lent = rows
+    }
+
+    /// Copies the lent rows from `source` (the decoder's buffer they are in) after its rows.
+    mutating func appendLent(_ source: UnsafeBufferPointer<UInt8>, _ lent: LentRows) {
+        let shift = UInt32(truncatingIfNeeded: bytes.count &- lent.low)
+        makeRoom(bytes: lent.high &- lent.low, offsets: lent.offsets.count)
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[lent.low ..< lent.high]))
+        for o in lent.offsets { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ shift) }
+    }
+
     /// A row assembled by ``WireRowProgress``: its bytes, its values' offsets (relative to its
     /// start), its separate values and where their headers are in its bytes.
     struct AssembledRow {
@@ -317,6 +360,8 @@ public struct WireRowBlock: Sendable {
         if !offsets.isEmpty { offsets.removeAll(keepingCapacity: true) }
         if !separate.isEmpty { separate.removeAll() }
         separateByteCount = 0
+        unaddressedPrefix = 0
+        lent = nil
     }
 
     /// Reserves room for about `rows` more rows of `bytesPerRow` bytes.

@@ -218,4 +218,40 @@ final class WireRowBlockLendTests: XCTestCase {
         XCTAssertEqual(block.rowCount, 10, "transcoded rows are in the block at once")
         XCTAssertEqual(block.values(row: 9), [.string("row 9")])
     }
+
+    func testABufferGivenBackIsTheDecodersNextAndNoneIsKeptOnceTheMessageEnds() throws {
+        var s = ServerTokens.colMetadata(Self.columns, version: .v7_4)
+        for i in 0 ..< 600 { s += try ServerTokens.row(Self.values(i), columns: Self.columns) }
+        let recycler = RowBytesRecycler()
+        var decoder = TokenStreamDecoder(version: .v7_4)
+        decoder.lendsRowBytes = true
+        decoder.recycler = recycler
+        decoder.lendBufferCapacity = 256 << 10
+        let half = s.count / 2
+        decoder.append(Array(s[..<half]))
+        guard case .colMetadata = try XCTUnwrap(decoder.next()) else { return XCTFail("COLMETADATA expected") }
+        func lendAndSettle() throws -> WireRowBlock {
+            var block = try XCTUnwrap(decoder.makeWireRowBlock())
+            _ = decoder.appendBufferedRows(to: &block, limit: 4096, byteLimit: 1 << 30)
+            decoder.settle(&block)
+            return block
+        }
+        func address(_ a: [UInt8]) -> UInt? { a.withUnsafeBufferPointer { $0.baseAddress.map(UInt.init(bitPattern:)) } }
+        var first: WireRowBlock? = try lendAndSettle()
+        XCTAssertGreaterThan(first?.rowCount ?? 0, 0)
+        let firstAddress = first.flatMap { address($0.bytes) }
+        XCTAssertNotNil(firstAddress)
+        first?.recycleBytes()
+        first = nil   // released: the buffer's one reference is the recycler's
+        // The second lend's rows are in the buffer made at the first settle; the third buffer,
+        // made at the second settle, is the first block's.
+        decoder.append(Array(s[half...]))
+        let second = try lendAndSettle()
+        XCTAssertGreaterThan(second.rowCount, 0)
+        XCTAssertEqual(address(decoder.buffer), firstAddress, "the buffer given back was not reused")
+        XCTAssertEqual(second.values(row: second.rowCount - 1), Self.values(599))
+        second.recycleBytes()
+        XCTAssertNil(try decoder.finish())
+        XCTAssertNil(recycler.take(capacity: 1), "a buffer kept after the message ended")
+    }
 }

@@ -32,6 +32,7 @@ struct ResponseReader: Sendable {
         self.options = options
         self.decoder = TokenStreamDecoder(version: version, options: options)
         decoder.lendsRowBytes = true   // every wire block is settled as it is handed on (emitWire)
+        decoder.recycler = RowBytesRecycler()
     }
 
     /// Bounds every following message by `cap` bytes (nil: no bound), naming `capName` when passed.
@@ -49,6 +50,7 @@ struct ResponseReader: Sendable {
         framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
         decoder = TokenStreamDecoder(version: decoder.version, options: options)
         decoder.lendsRowBytes = true
+        decoder.recycler = RowBytesRecycler()
         endOfMessagePending = false
         messageEndedAfterToken = false
     }

@@ -45,6 +45,11 @@ final class SQLRowStorage: Sendable {
         self.count = wire.rowCount
     }
 
+    deinit {
+        // A block that took the connection's read buffer gives it back for a later batch.
+        if case .wire(let w) = content { w.recycleBytes() }
+    }
+
     /// The value of `column` in `row` (in range: the views check). Inlined into the caller's
     /// loop (`row[i]`): one call per value, into the block's decoder.
     @inlinable @inline(__always)

@@ -265,6 +265,9 @@ extension TokenStreamDecoder {
             if text.count <= TokenStreamDecoder.textScratchLimit { swap(&text, &textScratch) }
         }
         let hasText = rowsHaveText
+        // Without text the run's bytes go to the block as they are: lent (left in the buffer
+        // until the block is settled) or copied. (First: a lend may move the buffer's bytes.)
+        let lends = !hasText && lending && prepareLend(&block)
         /// The most the block's bytes can grow beyond the run's wire bytes: a UTF-16 unit (2
         /// bytes) becomes at most 3 bytes of UTF-8.
         var growth = 0
@@ -275,9 +278,6 @@ extension TokenStreamDecoder {
         var i = runStart
         var reader = ByteReader(buffer, start: runStart, baseOffset: bufferBase)
         let blockBytes = block.byteCount   // values kept apart count toward byteLimit
-        // Without text the run's bytes go to the block as they are: lent (left in the buffer
-        // until the block is settled) or copied.
-        let lends = !hasText && lending && prepareLend(&block)
         buffer.withUnsafeBufferPointer { p in
             wireColumns.withUnsafeBufferPointer { cols in
                 let n = p.count
@@ -388,7 +388,7 @@ extension TokenStreamDecoder {
     // MARK: - Rows lent to a block
 
     /// Moves the rows lent to `block` (see `lendsRowBytes`) into it:
-    /// the block takes the buffer they are in as its bytes when they fill at least half of it
+    /// the block takes the buffer they are in as its bytes when they fill at least a quarter of it
     /// (no copy; the decoder goes on with a new buffer holding the bytes after them), else they
     /// are copied. Call it before the block is read or handed on. A block with no lent rows is
     /// left as it is; one whose lend ended (the decoder was replaced, or a later block began
@@ -402,24 +402,22 @@ extension TokenStreamDecoder {
         if current.inDetached {
             var source: [UInt8] = []
             swap(&source, &detached)
-            if used > 0, used * 2 >= source.capacity {
+            if used > 0, used * 4 >= source.capacity {
                 source.removeSubrange(rows.high...)
-                block.adopt(source, lent: rows)
+                block.adopt(source, lent: rows, recycler: recycler)
             } else {
                 source.withUnsafeBufferPointer { block.appendLent($0, rows) }
             }
-        } else if used > 0, used * 2 >= buffer.capacity {
-            // The bytes after the rows (a partial row, the next tokens) start a buffer with
-            // room for as much again as this one held.
-            var taken: [UInt8] = []
-            taken.reserveCapacity(Swift.max(buffer.count &- readIndex, buffer.count + buffer.count / 4))
+        } else if used > 0, used * 4 >= buffer.capacity {
+            // The bytes after the rows (a partial row, the next tokens) start the next buffer.
+            var taken = newBuffer(holding: buffer.count &- readIndex)
             taken.append(contentsOf: buffer[readIndex...])
             swap(&taken, &buffer)
             bufferBase += readIndex
             readIndex = 0
             waitingAtCount = -1
             taken.removeSubrange(rows.high...)
-            block.adopt(taken, lent: rows)
+            block.adopt(taken, lent: rows, recycler: recycler)
         } else {
             buffer.withUnsafeBufferPointer { block.appendLent($0, rows) }
         }
@@ -437,10 +435,35 @@ extension TokenStreamDecoder {
         guard block.canAdopt else { return false }
         // An earlier block's lend not settled: that block was dropped.
         detached = []
+        // The lend begins as near the buffer's start as compaction allows: the buffer then
+        // holds little but the block's rows (with no lend, the bytes read are dropped only as
+        // packets are appended, and every append comes while a block lends).
+        dropReadBytes()
+        // A buffer far larger than a lend's (it grew for a larger input) is replaced, its
+        // unread bytes copied: a block takes the buffer it is lent.
+        if buffer.capacity > 2 * Swift.max(lendBufferCapacity, buffer.count &- readIndex + (64 << 10)) {
+            var smaller = newBuffer(holding: buffer.count &- readIndex)
+            smaller.append(contentsOf: buffer[readIndex...])
+            buffer = smaller
+            bufferBase += readIndex
+            readIndex = 0
+            waitingAtCount = -1
+        }
         lendSerial &+= 1
         lend = Lend(serial: lendSerial)
+        recycler?.open()
         block.startLend(serial: lendSerial, at: readIndex)
         return true
+    }
+
+    /// An empty buffer for rows to be lent from, with room for `bytes` and a lend
+    /// (``lendBufferCapacity``): one given back by a released block, else a new one. Every such
+    /// buffer has the same room, so that each one given back fits the next.
+    private func newBuffer(holding bytes: Int) -> [UInt8] {
+        let room = Swift.max(lendBufferCapacity, bytes + (64 << 10))
+        var fresh = recycler?.take(capacity: room) ?? []
+        if fresh.capacity < room { fresh.reserveCapacity(room) }
+        return fresh
     }
 
     /// Sets the buffer aside with the lent rows in it (for ``settle(_:)``); the bytes after

@@ -79,7 +79,7 @@ public struct TokenStreamDecoder: Sendable {
     var buffer: [UInt8] = []
     /// Rows appended to a block are lent to it, left in place in the buffer, rather than copied
     /// (issue 43): ``settle(_:)`` then gives the block the buffer itself when the rows fill at
-    /// least half of it (the decoder goes on with a new buffer holding the bytes after them),
+    /// least a quarter of it (the decoder goes on with a new buffer holding the bytes after them),
     /// else copies them. A block whose rows are lent must be settled before it is read: until
     /// then it shows none of them. Off by default; the connection turns it on.
     package var lendsRowBytes = false
@@ -95,6 +95,14 @@ public struct TokenStreamDecoder: Sendable {
     var lendSerial: UInt64 = 0
     /// The buffer set aside with the lent rows in it, until the block is settled.
     var detached: [UInt8] = []
+    /// The room of each buffer rows are lent from (``settle(_:)`` makes a new one for the
+    /// decoder when a block takes its buffer): the connection's largest read and a packet and
+    /// a row beyond it, so that a batch's rows fit without the buffer growing, and a block
+    /// holds little more than its rows (it takes the buffer when they fill a quarter of it).
+    package var lendBufferCapacity = 768 << 10
+    /// Where a block that took the buffer gives it back when it is released, and where the next
+    /// buffer comes from (nil: each is a new one).
+    package var recycler: RowBytesRecycler?
     /// The most the buffer grows while rows in it are lent before it is set aside (the
     /// connection settles a block every batch, about 1 MiB).
     var lendLimit = 16 << 20
@@ -232,14 +240,23 @@ public struct TokenStreamDecoder: Sendable {
             if buffer.count > lendLimit { detachLend() }
             return
         }
+        dropReadBytes()
+    }
+
+    /// Drops the bytes read from the buffer: all of them when it is read to its end, else when
+    /// they are 4 KiB and at least half of it (so that each byte is moved at most once on average).
+    mutating func dropReadBytes() {
+        if readIndex == 0 { return }
         if readIndex >= buffer.count {
             bufferBase += buffer.count
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+            buffer.removeAll(keepingCapacity: buffer.capacity <= Swift.max(1 << 20, 2 * lendBufferCapacity))
             readIndex = 0
+            waitingAtCount = -1
         } else if readIndex >= 4096 && readIndex * 2 >= buffer.count {
             buffer.removeFirst(readIndex)
             bufferBase += readIndex
             readIndex = 0
+            waitingAtCount = -1
         }
     }
 
@@ -332,6 +349,7 @@ public struct TokenStreamDecoder: Sendable {
         } else {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
         }
+        recycler?.close()   // an idle connection keeps no spare buffer
         readIndex = 0
         bufferBase = 0
         waitingAtCount = -1

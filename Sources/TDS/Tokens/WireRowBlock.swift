@@ -299,10 +299,20 @@ public struct WireRowBlock: Sendable {
 
     /// Takes `buffer` (the decoder's, cut after the last lent row) as its bytes: the lent rows
     /// become its rows with no copy. Only when ``canAdopt`` was true when the rows were lent.
-    mutating func adopt(_ buffer: [UInt8], lent: LentRows) {
+    mutating func adopt(_ buffer: [UInt8], lent: LentRows, recycler: RowBytesRecycler?) {
         bytes = buffer
         unaddressedPrefix = lent.low
         offsets = lent.offsets
+        self.recycler = recycler
+    }
+
+    /// Where the bytes go back when the rows are released (a block that took the decoder's buffer).
+    private var recycler: RowBytesRecycler?
+
+    /// Gives the bytes back to the decoder they came from, for its next buffer: call it when the
+    /// block is released (its owner's `deinit`), never while it is read.
+    package func recycleBytes() {
+        recycler?.give(bytes)
     }
 
     /// Begins lent rows at `low` of the decoder's buffer, their offsets reserved as the block's

@@ -43,14 +43,6 @@ extension GUIDCodec: ColumnCodec {
         WireColumn.Rule(kind: .byteLength, allowed: byteLengths, declared: l.length)
     }
 
-    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        let n = Int(p.load(as: UInt8.self))
-        if n == 0 { size = 1; return .null }
-        guard available > n, l.length <= 0 || n <= l.length, n == 16 else { return nil }
-        size = 17
-        return value(at: p + 1)
-    }
-
     static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)
     }

@@ -94,9 +94,10 @@ extension ColumnCodec {
     }
 }
 
-/// A family of FIXEDLEN types and one BYTELEN type (integers, floats, money): its scan rule is a
-/// FIXEDLEN type's size, or the BYTELEN lengths in ``byteLengths`` (bit n: n data bytes) within the
-/// declared length; a FIXEDLEN type's value has that type's own size.
+/// A family of FIXEDLEN types and one BYTELEN type (integers, floats, money, bit; uniqueidentifier
+/// is BYTELEN alone): its scan rule is a FIXEDLEN type's size, or the BYTELEN lengths in
+/// ``byteLengths`` (bit n: n data bytes) within the declared length; a FIXEDLEN type's value has
+/// that type's own size.
 protocol FixedOrByteLengthCodec: ColumnCodec {
     /// The BYTELEN lengths the row scan accepts: bit n set for n data bytes (bit 0: NULL).
     static var byteLengths: UInt64 { get }

@@ -43,11 +43,8 @@ extension TypeInfo {
         }
         switch kind {
         case .fixed:
-            if type == .null {
-                guard value.isNull else { throw mismatch(value, writer) }
-                return
-            }
-            guard !value.isNull else {
+            // NULLTYPE's codec takes NULL alone; no other fixed-length type can be NULL.
+            guard !value.isNull || type == .null else {
                 throw TDSDecodingError(.invalidValue, offset: writer.count, "NULL for fixed-length \(type.name)")
             }
             try encodeData(value, into: &writer)

@@ -15,10 +15,8 @@ extension TypeInfo {
     /// when it fits, and `.decimal` is rescaled to this type's scale when no digit is lost.
     /// Anything else throws `.invalidValue` (offset = the writer's count).
     public func encodeValue(_ value: SQLValue, into writer: inout ByteWriter) throws(TDSDecodingError) {
-        do {
+        try TDSDecodingError.inContext(type.name) { () throws(TDSDecodingError) in
             try encodeValueBody(value, into: &writer)
-        } catch {
-            throw error.withContext(type.name)
         }
     }
 

@@ -183,10 +183,8 @@ extension TypeInfo {
         let layout = WireColumn(decoding: self)
         if type.lengthKind == .plp || isPLP { return try layout.decodePLPValue(bytes) }
         var reader = ByteReader(bytes)
-        do throws(TDSDecodingError) {
-            return try layout.decodeData(from: &reader, count: bytes.count)
-        } catch {
-            throw error.withContext(type.name)
+        return try TDSDecodingError.inContext(type.name) { () throws(TDSDecodingError) in
+            try layout.decodeData(from: &reader, count: bytes.count)
         }
     }
 }

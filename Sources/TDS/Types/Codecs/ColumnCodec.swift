@@ -55,13 +55,11 @@ protocol ColumnCodec {
 extension ColumnCodec {
     static func plpValue(_ l: WireColumn, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue {
         var reader = ByteReader(bytes)
-        do throws(TDSDecodingError) {
+        return try TDSDecodingError.inContext(l.type.name) { () throws(TDSDecodingError) in
             guard let v = try read(l, from: &reader, count: bytes.count, inVariant: false) else {
                 throw reader.error(.invalidLength, at: 0, "\(bytes.count) data byte(s) for \(l.type.name)")
             }
             return v
-        } catch {
-            throw error.withContext(l.type.name)
         }
     }
 

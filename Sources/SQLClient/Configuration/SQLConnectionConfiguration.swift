@@ -226,7 +226,7 @@ extension SQLConnectionConfiguration {
                     throw SQLClientError(.invalidConfiguration, "invalid value for Encrypt")
                 }
             case "trustservercertificate", "trust server certificate":
-                tls.trustServerCertificate = try Self.bool(value, key: rawKey)
+                tls.trustServerCertificate = try ConnectionStringParser.bool(value, key: rawKey)
             case "hostnameincertificate", "host name in certificate":
                 tls.hostNameInCertificate = value.isEmpty ? nil : value
             case "servercertificate", "server certificate":
@@ -279,9 +279,9 @@ extension SQLConnectionConfiguration {
                 switch key {
                 case "enlist":
                     // Harmless only when false; the ADO.NET default (true) implies features we lack.
-                    off = (try? Self.bool(value, key: rawKey)) == false
+                    off = (try? ConnectionStringParser.bool(value, key: rawKey)) == false
                 case "transparent network ip resolution", "transparentnetworkipresolution":
-                    off = (try? Self.bool(value, key: rawKey)) != nil
+                    off = (try? ConnectionStringParser.bool(value, key: rawKey)) != nil
                 default:
                     off = ["false", "no", "0"].contains(value.lowercased())
                 }
@@ -320,19 +320,21 @@ extension SQLConnectionConfiguration {
         self.typeSupport = typeKeys.support
         self.columnEncryption = columnEncryption
     }
+}
 
-    private static func bool(_ value: String, key: String) throws -> Bool {
+/// Splits a connection string into (key, value) pairs. Values are never echoed in errors
+/// (they may be passwords).
+enum ConnectionStringParser {
+    /// A boolean value: true, yes, 1, on or false, no, 0, off (any case).
+    /// - Throws: ``SQLClientError`` `.invalidConfiguration` naming `key` (never the value).
+    static func bool(_ value: String, key: String) throws(SQLClientError) -> Bool {
         switch value.lowercased() {
         case "true", "yes", "1", "on": return true
         case "false", "no", "0", "off": return false
         default: throw SQLClientError(.invalidConfiguration, "invalid value for \(key) (true or false)")
         }
     }
-}
 
-/// Splits a connection string into (key, value) pairs. Values are never echoed in errors
-/// (they may be passwords).
-enum ConnectionStringParser {
     /// The (key, value) pairs of `text`. `keysAfterPasswords` receives (lowercased) the keys of
     /// entries right after an unquoted Password/PWD value: they may be the rest of a password
     /// holding ';', and are not echoed in errors. Malformed entries are named by position.

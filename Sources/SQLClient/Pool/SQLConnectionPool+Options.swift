@@ -100,11 +100,7 @@ struct PoolKeys {
         }
         switch key {
         case "pooling":
-            switch value.lowercased() {
-            case "true", "yes", "1", "on": options.pooling = true
-            case "false", "no", "0", "off": options.pooling = false
-            default: throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (true or false)")
-            }
+            options.pooling = try ConnectionStringParser.bool(value, key: rawKey)
         case "min pool size", "minpoolsize":
             options.minimumConnections = try integer(0 ... Int(Int32.max), "0 or more connections")
         case "max pool size", "maxpoolsize":

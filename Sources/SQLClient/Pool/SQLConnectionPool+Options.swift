@@ -93,10 +93,7 @@ struct PoolKeys {
     /// - Throws: ``SQLClientError`` `.invalidConfiguration` for a bad value (named by key only).
     mutating func take(_ key: String, value: String, rawKey: String) throws(SQLClientError) -> Bool {
         func integer(_ range: ClosedRange<Int>, _ what: String) throws(SQLClientError) -> Int {
-            guard let n = Int(value.trimmingCharacters(in: .whitespaces)), range.contains(n) else {
-                throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (\(what))")
-            }
-            return n
+            try ConnectionStringParser.integer(value.trimmingCharacters(in: .whitespaces), key: rawKey, range, what)
         }
         switch key {
         case "pooling":

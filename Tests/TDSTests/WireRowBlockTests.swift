@@ -143,10 +143,11 @@ final class WireRowBlockTests: XCTestCase {
         XCTAssertGreaterThan(refused, 1000)
     }
 
-    /// The scan's check-only path (``WireColumn/checkedSize(at:available:)``) accepts exactly the
-    /// values ``WireColumn/quickValue(at:available:size:)`` builds, with the same size: random
-    /// and edge values of every `.decode` type, each also cut short at every length.
-    func testCheckedSizeAcceptsExactlyWhatQuickValueAccepts() {
+    /// Every value the scan's check-only path (``WireColumn/checkedSize(at:available:)``) accepts,
+    /// the full decoder (``TypeInfo/decodeValue(from:)``) accepts with the same size and the same
+    /// value as the block's read (``WireRowBlock/decodeScanned(_:at:)``): random and edge values
+    /// of every `.decode` type, each also cut short at every length.
+    func testCheckedSizeAcceptsOnlyWhatTheFullDecoderAccepts() {
         var rng = SystemRandomNumberGenerator()
         func le(_ v: UInt64, _ n: Int) -> [UInt8] { (0 ..< n).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
         func le128(_ v: UInt128, _ n: Int) -> [UInt8] { (0 ..< n).map { UInt8(truncatingIfNeeded: v >> (8 * UInt128($0))) } }
@@ -191,10 +192,16 @@ final class WireRowBlockTests: XCTestCase {
             for bytes in samples {
                 for available in 1 ... bytes.count {
                     let size = bytes.withUnsafeBytes { column.checkedSize(at: $0.baseAddress!, available: available) }
-                    let quick = bytes.withUnsafeBytes { column.quickValue(at: $0.baseAddress!, available: available) }
-                    XCTAssertEqual(size, quick?.size ?? 0, "\(type) \(bytes) available \(available): quickValue gives \(String(describing: quick))")
                     checked += 1
-                    if size > 0 { accepted += 1 }
+                    guard size > 0 else { continue }
+                    accepted += 1
+                    var reader = ByteReader(Array(bytes.prefix(available)))
+                    let full = try? type.decodeValue(from: &reader)
+                    let scanned = bytes.withUnsafeBytes { WireRowBlock.decodeScanned(column, at: $0.baseAddress!) }
+                    XCTAssertEqual(reader.offset, size, "\(type) \(bytes) available \(available)")
+                    XCTAssertNotNil(full, "\(type) \(bytes) available \(available)")
+                    // nil: a value the block reads with the full decoder (sql_variant, code page text).
+                    if let scanned { XCTAssertEqual(full, scanned, "\(type) \(bytes) available \(available)") }
                 }
             }
         }

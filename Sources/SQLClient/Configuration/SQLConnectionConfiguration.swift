@@ -226,7 +226,7 @@ extension SQLConnectionConfiguration {
                     throw SQLClientError(.invalidConfiguration, "invalid value for Encrypt")
                 }
             case "trustservercertificate", "trust server certificate":
-                tls.trustServerCertificate = try Self.bool(value, key: rawKey)
+                tls.trustServerCertificate = try ConnectionStringParser.bool(value, key: rawKey)
             case "hostnameincertificate", "host name in certificate":
                 tls.hostNameInCertificate = value.isEmpty ? nil : value
             case "servercertificate", "server certificate":
@@ -234,24 +234,18 @@ extension SQLConnectionConfiguration {
             case "ca file", "cafile":
                 tls.caFile = value.isEmpty ? nil : value
             case "connect timeout", "connection timeout", "timeout":
-                guard let seconds = Int(value), seconds >= 0 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
-                }
+                let seconds = try ConnectionStringParser.integer(value, key: rawKey, 0 ... .max, "whole seconds, 0 or more")
                 timeout = seconds == 0 ? Self.maximumTimeout : min(.seconds(seconds), Self.maximumTimeout)
             case "command timeout":
-                guard let seconds = Int(value), seconds >= 0 else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (whole seconds, 0 or more)")
-                }
+                let seconds = try ConnectionStringParser.integer(value, key: rawKey, 0 ... .max, "whole seconds, 0 or more")
                 commandTimeout = seconds == 0 ? nil : min(.seconds(seconds), Self.maximumTimeout)
             case "application name", "app":
                 appName = value
             case "workstation id", "wsid":
                 workstation = value
             case "packet size":
-                guard let size = Int(value), (Packet.minimumSize...Packet.maximumNegotiatedSize).contains(size) else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (512–32767)")
-                }
-                packetSize = size
+                packetSize = try ConnectionStringParser.integer(value, key: rawKey, Packet.minimumSize ... Packet.maximumNegotiatedSize,
+                                                                "512–32767")
             case "current language", "language":
                 language = value
             case "tds version", "tdsversion":
@@ -265,10 +259,7 @@ extension SQLConnectionConfiguration {
                 }
                 columnEncryption = setting
             case "text size", "textsize":
-                guard let size = Int(value), Self.textSizeRange.contains(size) else {
-                    throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (-1 to 2147483647 bytes)")
-                }
-                textSize = size
+                textSize = try ConnectionStringParser.integer(value, key: rawKey, Self.textSizeRange, "-1 to 2147483647 bytes")
             case "multipleactiveresultsets",
                  "multiple active result sets", "mars connection", "user instance", "replication",
                  "context connection", "asynchronous processing", "async",
@@ -279,9 +270,9 @@ extension SQLConnectionConfiguration {
                 switch key {
                 case "enlist":
                     // Harmless only when false; the ADO.NET default (true) implies features we lack.
-                    off = (try? Self.bool(value, key: rawKey)) == false
+                    off = (try? ConnectionStringParser.bool(value, key: rawKey)) == false
                 case "transparent network ip resolution", "transparentnetworkipresolution":
-                    off = (try? Self.bool(value, key: rawKey)) != nil
+                    off = (try? ConnectionStringParser.bool(value, key: rawKey)) != nil
                 default:
                     off = ["false", "no", "0"].contains(value.lowercased())
                 }
@@ -320,19 +311,31 @@ extension SQLConnectionConfiguration {
         self.typeSupport = typeKeys.support
         self.columnEncryption = columnEncryption
     }
+}
 
-    private static func bool(_ value: String, key: String) throws -> Bool {
+/// Splits a connection string into (key, value) pairs. Values are never echoed in errors
+/// (they may be passwords).
+enum ConnectionStringParser {
+    /// A boolean value: true, yes, 1, on or false, no, 0, off (any case).
+    /// - Throws: ``SQLClientError`` `.invalidConfiguration` naming `key` (never the value).
+    static func bool(_ value: String, key: String) throws(SQLClientError) -> Bool {
         switch value.lowercased() {
         case "true", "yes", "1", "on": return true
         case "false", "no", "0", "off": return false
         default: throw SQLClientError(.invalidConfiguration, "invalid value for \(key) (true or false)")
         }
     }
-}
 
-/// Splits a connection string into (key, value) pairs. Values are never echoed in errors
-/// (they may be passwords).
-enum ConnectionStringParser {
+    /// A whole number in `range`.
+    /// - Throws: ``SQLClientError`` `.invalidConfiguration` naming `key` and `what` is expected
+    ///   (never the value).
+    static func integer(_ value: String, key: String, _ range: ClosedRange<Int>, _ what: String) throws(SQLClientError) -> Int {
+        guard let n = Int(value), range.contains(n) else {
+            throw SQLClientError(.invalidConfiguration, "invalid value for \(key) (\(what))")
+        }
+        return n
+    }
+
     /// The (key, value) pairs of `text`. `keysAfterPasswords` receives (lowercased) the keys of
     /// entries right after an unquoted Password/PWD value: they may be the rest of a password
     /// holding ';', and are not echoed in errors. Malformed entries are named by position.

@@ -197,13 +197,7 @@ struct ConnectivityKeys {
     /// - Throws: ``SQLClientError`` `.invalidConfiguration` (bad value, named by key only) or `.unsupported`.
     mutating func take(_ key: String, value: String, rawKey: String) throws(SQLClientError) -> Bool {
         func bad() -> SQLClientError { SQLClientError(.invalidConfiguration, "invalid value for \(rawKey)") }
-        func bool() throws(SQLClientError) -> Bool {
-            switch value.lowercased() {
-            case "true", "yes", "1", "on": return true
-            case "false", "no", "0", "off": return false
-            default: throw bad()
-            }
-        }
+        func bool() throws(SQLClientError) -> Bool { try ConnectionStringParser.bool(value, key: rawKey) }
         func seconds() throws(SQLClientError) -> Int {
             guard let n = Int(value.trimmingCharacters(in: .whitespaces)) else { throw bad() }
             return n

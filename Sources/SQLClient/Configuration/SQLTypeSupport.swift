@@ -86,11 +86,7 @@ struct TypeSupportKeys {
         let v = value.lowercased().trimmingCharacters(in: .whitespaces)
         switch key {
         case "json support", "jsonsupport":
-            switch v {
-            case "true", "yes", "1", "on": support.json = true
-            case "false", "no", "0", "off": support.json = false
-            default: throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (true or false)")
-            }
+            support.json = try ConnectionStringParser.bool(v, key: rawKey)
         case "vector support", "vectorsupport":
             guard let vector = SQLTypeSupport.Vector(text: v) else {
                 throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (Off, Float32 or Float16)")

@@ -93,18 +93,11 @@ struct PoolKeys {
     /// - Throws: ``SQLClientError`` `.invalidConfiguration` for a bad value (named by key only).
     mutating func take(_ key: String, value: String, rawKey: String) throws(SQLClientError) -> Bool {
         func integer(_ range: ClosedRange<Int>, _ what: String) throws(SQLClientError) -> Int {
-            guard let n = Int(value.trimmingCharacters(in: .whitespaces)), range.contains(n) else {
-                throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (\(what))")
-            }
-            return n
+            try ConnectionStringParser.integer(value.trimmingCharacters(in: .whitespaces), key: rawKey, range, what)
         }
         switch key {
         case "pooling":
-            switch value.lowercased() {
-            case "true", "yes", "1", "on": options.pooling = true
-            case "false", "no", "0", "off": options.pooling = false
-            default: throw SQLClientError(.invalidConfiguration, "invalid value for \(rawKey) (true or false)")
-            }
+            options.pooling = try ConnectionStringParser.bool(value, key: rawKey)
         case "min pool size", "minpoolsize":
             options.minimumConnections = try integer(0 ... Int(Int32.max), "0 or more connections")
         case "max pool size", "maxpoolsize":

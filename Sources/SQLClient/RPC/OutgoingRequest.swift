@@ -36,9 +36,8 @@ package enum OutgoingRequest: Sendable {
     /// as ALL_HEADERS carries it; 0 when there is none.
     static func descriptor(from bytes: [UInt8]?) -> UInt64 {
         guard let bytes, bytes.count == 8 else { return 0 }
-        var d: UInt64 = 0
-        for (i, b) in bytes.enumerated() { d |= UInt64(b) << (8 * UInt64(i)) }
-        return d
+        var reader = ByteReader(bytes)
+        return (try? reader.readUInt64LE()) ?? 0
     }
 }
 

@@ -508,18 +508,20 @@ extension SocketStream {
             var idle = idleSeconds
             var interval = intervalSeconds
             let size = socklen_t(MemoryLayout<Int32>.size)
-            #if canImport(Darwin)
-            let idleOption = TCP_KEEPALIVE
-            #else
-            let idleOption = TCP_KEEPIDLE
-            #endif
             guard setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, size) == 0,
-                  setsockopt(fd, Int32(IPPROTO_TCP), idleOption, &idle, size) == 0,
+                  setsockopt(fd, Int32(IPPROTO_TCP), Self.keepAliveIdleOption, &idle, size) == 0,
                   setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size) == 0 else {
                 throw SQLClientError(.ioError, "cannot turn TCP keep-alive on: \(errnoText())")
             }
         }
     }
+
+    /// The option of the idle time before the first keep-alive probe.
+    #if canImport(Darwin)
+    private static let keepAliveIdleOption = TCP_KEEPALIVE
+    #else
+    private static let keepAliveIdleOption = TCP_KEEPIDLE
+    #endif
 
     /// The socket's keep-alive settings as the system reports them (nil after ``close()``):
     /// whether `SO_KEEPALIVE` is on, the idle time and the probe interval in seconds.
@@ -531,12 +533,7 @@ extension SocketStream {
                 var size = socklen_t(MemoryLayout<Int32>.size)
                 return getsockopt(fd, level, option, &value, &size) == 0 ? value : -1
             }
-            #if canImport(Darwin)
-            let idleOption = TCP_KEEPALIVE
-            #else
-            let idleOption = TCP_KEEPIDLE
-            #endif
-            return (read(SOL_SOCKET, SO_KEEPALIVE) != 0, read(Int32(IPPROTO_TCP), idleOption),
+            return (read(SOL_SOCKET, SO_KEEPALIVE) != 0, read(Int32(IPPROTO_TCP), Self.keepAliveIdleOption),
                     read(Int32(IPPROTO_TCP), TCP_KEEPINTVL))
         }
     }

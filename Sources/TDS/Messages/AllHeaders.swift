@@ -58,7 +58,7 @@ public struct AllHeaders: Hashable, Sendable {
     /// - Throws: `.truncated` when the input ends inside the block; `.invalidLength` when
     ///   TotalLength is under 4 or a HeaderLength is under 6 or overruns TotalLength.
     public static func decode(from reader: inout ByteReader) throws(TDSDecodingError) -> AllHeaders {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("ALL_HEADERS") { () throws(TDSDecodingError) in
             let start = reader.offset
             let total = Int(try reader.readUInt32LE())
             guard total >= 4 else {
@@ -87,8 +87,6 @@ public struct AllHeaders: Hashable, Sendable {
                 }
             }
             return AllHeaders(headers: headers)
-        } catch {
-            throw error.withContext("ALL_HEADERS")
         }
     }
 

@@ -34,7 +34,7 @@ public struct FedAuthTokenMessage: Hashable, Sendable, CustomStringConvertible {
     ///   `.invalidLength` when DataLen disagrees with the token (what follows it must be empty
     ///   or a 32-byte nonce).
     public static func decode(from reader: inout ByteReader, version: TDSVersion = .v7_4) throws(TDSDecodingError) -> FedAuthTokenMessage {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("FEDAUTH") { () throws(TDSDecodingError) in
             let dataLength = Int(try reader.readUInt32LE())
             var body = try reader.subReader(dataLength)
             let tokenAt = body.offset
@@ -49,8 +49,6 @@ public struct FedAuthTokenMessage: Hashable, Sendable, CustomStringConvertible {
             default:
                 throw body.error(.invalidLength, "\(body.remaining) byte(s) after the token: expected none or a 32-byte nonce")
             }
-        } catch {
-            throw error.withContext("FEDAUTH")
         }
     }
 

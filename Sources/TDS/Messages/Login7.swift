@@ -218,7 +218,7 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
     ///   Length is shorter than the fixed part, or an offset/length points outside the message;
     ///   `.invalidEncoding` for bad UTF-16. Offsets in errors count from the start of LOGIN7.
     public static func decode(from reader: inout ByteReader, version: TDSVersion = .v7_4) throws(TDSDecodingError) -> Login7 {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("LOGIN7") { () throws(TDSDecodingError) in
             let start = reader.offset
             let base = reader.absoluteOffset
             var r = reader
@@ -322,8 +322,6 @@ public struct Login7: Hashable, Sendable, CustomStringConvertible {
             }
             reader.offset = start + length
             return login
-        } catch {
-            throw error.withContext("LOGIN7")
         }
     }
 

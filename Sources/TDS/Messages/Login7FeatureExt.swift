@@ -153,7 +153,7 @@ public struct FedAuth: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `.truncated` for data shorter than its lengths; `.invalidLength` when bytes follow
     ///   the token other than a 32-byte nonce.
     public static func decode(_ data: [UInt8]) throws(TDSDecodingError) -> FedAuth {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("FEDAUTH") { () throws(TDSDecodingError) in
             var r = ByteReader(data)
             let options = try r.readUInt8()
             var result = FedAuth(library: Library(rawValue: options >> 1), echo: options & 1 != 0)
@@ -173,8 +173,6 @@ public struct FedAuth: Hashable, Sendable, CustomStringConvertible {
                 break
             }
             return result
-        } catch {
-            throw error.withContext("FEDAUTH")
         }
     }
 

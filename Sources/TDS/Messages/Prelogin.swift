@@ -177,7 +177,7 @@ public struct Prelogin: Hashable, Sendable {
     /// Decodes a PRELOGIN message from the reader's remaining bytes (they must be the whole message;
     /// offsets count from the reader's current position). Consumes them all.
     public static func decode(from reader: inout ByteReader, version: TDSVersion = .v7_4) throws(TDSDecodingError) -> Prelogin {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("PRELOGIN") { () throws(TDSDecodingError) in
             let start = reader.offset
             var table: [(token: UInt8, offset: Int, length: Int, at: Int)] = []
             while true {
@@ -201,8 +201,6 @@ public struct Prelogin: Hashable, Sendable {
             }
             reader.offset = reader.endIndex
             return result
-        } catch {
-            throw error.withContext("PRELOGIN")
         }
     }
 

@@ -47,7 +47,7 @@ public struct RPCRequest: Hashable, Sendable {
     /// - Throws: `.truncated` when the input ends inside a call; TYPE_INFO/value errors;
     ///   `.unsupported` for a table-valued parameter before TDS 7.3.
     public static func decode(from reader: inout ByteReader, version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> RPCRequest {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("RPCRequest") { () throws(TDSDecodingError) in
             let headers = try AllHeaders.decodeIfPresent(from: &reader, version: version, present: allHeaders)
             var calls: [RPCCall] = []
             repeat {
@@ -59,8 +59,6 @@ public struct RPCRequest: Hashable, Sendable {
                 calls.append(call)
             } while !reader.isAtEnd
             return RPCRequest(calls: calls, allHeaders: headers)
-        } catch {
-            throw error.withContext("RPCRequest")
         }
     }
 

@@ -26,12 +26,10 @@ public struct SQLBatch: Hashable, Sendable {
     /// - Throws: ALL_HEADERS errors; `.invalidLength` when the text has an odd byte count;
     ///   `.invalidEncoding` for unpaired surrogates.
     public static func decode(from reader: inout ByteReader, version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> SQLBatch {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("SQLBatch") { () throws(TDSDecodingError) in
             let headers = try AllHeaders.decodeIfPresent(from: &reader, version: version, present: allHeaders)
             let text = try reader.readUTF16LE(byteCount: reader.remaining)
             return SQLBatch(text: text, allHeaders: headers)
-        } catch {
-            throw error.withContext("SQLBatch")
         }
     }
 

@@ -99,7 +99,7 @@ public struct TableValuedParameter: Hashable, Sendable {
     /// - Throws: `.truncated` if the input ends early; `.unknownToken` for a token other than
     ///   the optional metadata tokens, TVP_ROW_TOKEN or TVP_END_TOKEN; TYPE_INFO/value errors.
     public static func decode(from reader: inout ByteReader, version: TDSVersion) throws(TDSDecodingError) -> TableValuedParameter {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("TVP_TYPE_INFO") { () throws(TDSDecodingError) in
             let at = reader.offset
             guard try reader.readUInt8() == typeByte else {
                 throw reader.error(.unknownType, at: at, "TVP_TYPE_INFO must start with 0xF3")
@@ -153,8 +153,6 @@ public struct TableValuedParameter: Hashable, Sendable {
                 }
             }
             return tvp
-        } catch {
-            throw error.withContext("TVP_TYPE_INFO")
         }
     }
 

@@ -101,7 +101,7 @@ public struct TransactionManagerRequest: Hashable, Sendable {
     /// - Throws: `.truncated` when the payload is incomplete; `.invalidLength` when bytes follow
     ///   a known request's payload.
     public static func decode(from reader: inout ByteReader, version: TDSVersion, allHeaders: Bool? = nil) throws(TDSDecodingError) -> TransactionManagerRequest {
-        do throws(TDSDecodingError) {
+        try TDSDecodingError.inContext("TransMgrReq") { () throws(TDSDecodingError) in
             let headers = try AllHeaders.decodeIfPresent(from: &reader, version: version, present: allHeaders)
             let type = try reader.readUInt16LE()
             let request: Request
@@ -134,8 +134,6 @@ public struct TransactionManagerRequest: Hashable, Sendable {
                 throw reader.error(.invalidLength, "\(reader.remaining) byte(s) after the request payload")
             }
             return TransactionManagerRequest(request, allHeaders: headers)
-        } catch {
-            throw error.withContext("TransMgrReq")
         }
     }
 

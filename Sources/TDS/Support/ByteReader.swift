@@ -116,14 +116,10 @@ public struct ByteReader: Sendable {
         return v
     }
 
-    /// Reads `T`'s size in bytes, big-endian. Throws `.truncated` when fewer remain.
+    /// Reads `T`'s size in bytes, big-endian (the little-endian read, its bytes reversed). Throws
+    /// `.truncated` when fewer remain.
     mutating func readBE<T: FixedWidthInteger & UnsignedInteger>(_: T.Type) throws(TDSDecodingError) -> T {
-        let size = MemoryLayout<T>.size
-        try require(size)
-        var v: T = 0
-        for i in 0..<size { v = v << 8 | T(bytes[offset + i]) }
-        offset += size
-        return v
+        try readLE(T.self).byteSwapped
     }
 
     /// Reads an unsigned little-endian integer of `count` bytes (0...8).

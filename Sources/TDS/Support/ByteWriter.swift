@@ -20,25 +20,18 @@ public struct ByteWriter: Sendable {
     /// Appends one signed byte.
     public mutating func writeInt8(_ v: Int8) { bytes.append(UInt8(bitPattern: v)) }
     /// Appends 2 bytes, little-endian.
-    public mutating func writeUInt16LE(_ v: UInt16) {
-        bytes.append(UInt8(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 8))
-    }
+    public mutating func writeUInt16LE(_ v: UInt16) { writeRaw(v.littleEndian) }
     /// Appends 2 bytes, big-endian (packet headers, PRELOGIN offsets).
-    public mutating func writeUInt16BE(_ v: UInt16) {
-        bytes.append(UInt8(truncatingIfNeeded: v >> 8)); bytes.append(UInt8(truncatingIfNeeded: v))
-    }
+    public mutating func writeUInt16BE(_ v: UInt16) { writeRaw(v.bigEndian) }
     /// Appends 4 bytes, little-endian.
-    public mutating func writeUInt32LE(_ v: UInt32) {
-        for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
-    }
+    public mutating func writeUInt32LE(_ v: UInt32) { writeRaw(v.littleEndian) }
     /// Appends 4 bytes, big-endian.
-    public mutating func writeUInt32BE(_ v: UInt32) {
-        for i in (0..<4).reversed() { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
-    }
+    public mutating func writeUInt32BE(_ v: UInt32) { writeRaw(v.bigEndian) }
     /// Appends 8 bytes, little-endian.
-    public mutating func writeUInt64LE(_ v: UInt64) {
-        for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
-    }
+    public mutating func writeUInt64LE(_ v: UInt64) { writeRaw(v.littleEndian) }
+    /// Appends the bytes of `v` as they are in memory (the caller picks the byte order).
+    @inline(__always)
+    private mutating func writeRaw<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v) { bytes.append(contentsOf: $0) } }
     /// Writes the low `count` bytes (0...8) of `v`, little-endian.
     public mutating func writeUIntLE(_ v: UInt64, count: Int) {
         for i in 0..<min(max(count, 0), 8) { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
@@ -114,19 +107,16 @@ public struct ByteWriter: Sendable {
         writeUInt16LE(UInt16(units.count))
         for u in units { writeUInt16LE(u) }
     }
-    /// Overwrites 2 bytes at `index` (little-endian). `index` must have been written already.
-    public mutating func setUInt16LE(_ v: UInt16, at index: Int) {
-        guard index >= 0, index + 2 <= bytes.count else { return }
-        bytes[index] = UInt8(truncatingIfNeeded: v); bytes[index + 1] = UInt8(truncatingIfNeeded: v >> 8)
-    }
+    /// Overwrites 2 bytes at `index` (little-endian); does nothing when `index` was not written yet.
+    public mutating func setUInt16LE(_ v: UInt16, at index: Int) { setRaw(v.littleEndian, at: index) }
     /// Overwrites 2 bytes at `index` (big-endian); does nothing when `index` was not written yet.
-    public mutating func setUInt16BE(_ v: UInt16, at index: Int) {
-        guard index >= 0, index + 2 <= bytes.count else { return }
-        bytes[index] = UInt8(truncatingIfNeeded: v >> 8); bytes[index + 1] = UInt8(truncatingIfNeeded: v)
-    }
+    public mutating func setUInt16BE(_ v: UInt16, at index: Int) { setRaw(v.bigEndian, at: index) }
     /// Overwrites 4 bytes at `index` (little-endian); does nothing when `index` was not written yet.
-    public mutating func setUInt32LE(_ v: UInt32, at index: Int) {
-        guard index >= 0, index + 4 <= bytes.count else { return }
-        for i in 0..<4 { bytes[index + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
+    public mutating func setUInt32LE(_ v: UInt32, at index: Int) { setRaw(v.littleEndian, at: index) }
+    /// Overwrites the bytes at `index` with those of `v` as they are in memory; does nothing when
+    /// they were not all written yet.
+    private mutating func setRaw<T: FixedWidthInteger>(_ v: T, at index: Int) {
+        guard index >= 0, index + MemoryLayout<T>.size <= bytes.count else { return }
+        withUnsafeBytes(of: v) { bytes.replaceSubrange(index ..< index + $0.count, with: $0) }
     }
 }

@@ -66,6 +66,13 @@ public struct TDSDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         return copy
     }
 
+    /// What `body` returns; an error it throws gets `context` (``withContext(_:)``): a decoder's
+    /// or encoder's whole body, named once.
+    @inline(__always)
+    static func inContext<T>(_ context: String, _ body: () throws(TDSDecodingError) -> T) throws(TDSDecodingError) -> T {
+        do { return try body() } catch { throw error.withContext(context) }
+    }
+
     /// Returns a copy whose offset is moved by `delta` bytes (used when a sub-buffer is decoded).
     public func shifted(by delta: Int) -> TDSDecodingError {
         var copy = self

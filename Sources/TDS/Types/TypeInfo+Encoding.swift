@@ -15,10 +15,8 @@ extension TypeInfo {
     /// when it fits, and `.decimal` is rescaled to this type's scale when no digit is lost.
     /// Anything else throws `.invalidValue` (offset = the writer's count).
     public func encodeValue(_ value: SQLValue, into writer: inout ByteWriter) throws(TDSDecodingError) {
-        do {
+        try TDSDecodingError.inContext(type.name) { () throws(TDSDecodingError) in
             try encodeValueBody(value, into: &writer)
-        } catch {
-            throw error.withContext(type.name)
         }
     }
 
@@ -43,11 +41,8 @@ extension TypeInfo {
         }
         switch kind {
         case .fixed:
-            if type == .null {
-                guard value.isNull else { throw mismatch(value, writer) }
-                return
-            }
-            guard !value.isNull else {
+            // NULLTYPE's codec takes NULL alone; no other fixed-length type can be NULL.
+            guard !value.isNull || type == .null else {
                 throw TDSDecodingError(.invalidValue, offset: writer.count, "NULL for fixed-length \(type.name)")
             }
             try encodeData(value, into: &writer)

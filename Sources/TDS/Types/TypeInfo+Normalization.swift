@@ -126,7 +126,8 @@ extension TypeInfo {
             }
             if width == 8 { return plaintext }
             // 8-byte money: the high 4 bytes first ([MS-TDS] 2.2.5.5.1.4).
-            let units = Int64(Self.int32LE(plaintext, 0)) << 32 | Int64(UInt32(bitPattern: Self.int32LE(plaintext, 4)))
+            var reader = ByteReader(plaintext)
+            let units = Int64(try reader.readInt32LE()) << 32 | Int64(try reader.readUInt32LE())
             guard let small = Int32(exactly: units) else {
                 throw TDSDecodingError(.invalidValue, offset: 0, context: type.name, "decrypted money \(units) does not fit smallmoney")
             }
@@ -136,9 +137,8 @@ extension TypeInfo {
                 throw TDSDecodingError(.invalidLength, offset: 0, context: type.name,
                                        "a decrypted \(sqlTypeName) is \(5 + rest) bytes (time at scale 7), not \(plaintext.count)")
             }
-            var ticks: UInt64 = 0
-            for i in 0 ..< 5 { ticks |= UInt64(plaintext[i]) << (8 * UInt64(i)) }
-            ticks /= Civil.powersOf10[7 - Int(scale)]
+            var reader = ByteReader(plaintext)
+            let ticks = try reader.readUIntLE(count: 5) / Civil.powersOf10[7 - Int(scale)]
             return Self.bytesLE(ticks, count: SQLTime.wireLength(scale: scale)) + plaintext[5...]
         case .exact(let n):
             guard plaintext.count == n else {
@@ -206,7 +206,8 @@ extension TypeInfo {
             }
             if width == 8 { return data }
             // smallmoney's 4 bytes are the whole value: as money, the sign-extended high half first.
-            let units = Int64(Self.int32LE(data, 0))
+            var reader = ByteReader(data)
+            let units = Int64(try reader.readInt32LE())
             return Self.bytesLE(UInt64(UInt32(truncatingIfNeeded: units >> 32)), count: 4)
                 + Self.bytesLE(UInt64(UInt32(truncatingIfNeeded: units)), count: 4)
         case .time(let rest):
@@ -214,8 +215,8 @@ extension TypeInfo {
             guard data.count == n + rest else {
                 throw TDSDecodingError(.invalidLength, offset: 0, context: type.name, "\(data.count) data bytes for \(sqlTypeName)")
             }
-            var ticks: UInt64 = 0
-            for i in 0 ..< n { ticks |= UInt64(data[i]) << (8 * UInt64(i)) }
+            var reader = ByteReader(data)
+            let ticks = try reader.readUIntLE(count: n)
             // At most 10^7 * 86,400 - 1 ticks at scale 7: 40 bits, 5 bytes.
             let (scaled, overflow) = ticks.multipliedReportingOverflow(by: Civil.powersOf10[7 - Int(scale)])
             guard !overflow, scaled < 1 << 40 else {
@@ -228,22 +229,17 @@ extension TypeInfo {
     }
 
     private static func bytesLE(_ v: UInt64, count: Int) -> [UInt8] {
-        (0 ..< count).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }
-    }
-
-    private static func int32LE(_ b: [UInt8], _ at: Int) -> Int32 {
-        var v: UInt32 = 0
-        for i in 0 ..< 4 { v |= UInt32(b[at + i]) << (8 * UInt32(i)) }
-        return Int32(bitPattern: v)
+        var writer = ByteWriter(capacity: count)
+        writer.writeUIntLE(v, count: count)
+        return writer.bytes
     }
 
     private static func int64(_ bytes: [UInt8], _ name: String) throws(TDSDecodingError) -> Int64 {
         guard bytes.count == 8 else {
             throw TDSDecodingError(.invalidLength, offset: 0, context: name, "a decrypted integer is 8 bytes, not \(bytes.count)")
         }
-        var v: UInt64 = 0
-        for (i, b) in bytes.enumerated() { v |= UInt64(b) << (8 * UInt64(i)) }
-        return Int64(bitPattern: v)
+        var reader = ByteReader(bytes)
+        return try reader.readInt64LE()
     }
 }
 

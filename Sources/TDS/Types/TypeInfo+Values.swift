@@ -62,7 +62,7 @@ extension WireColumn {
             throw reader.error(.unknownType, "unknown data type 0x\(String(type.rawValue, radix: 16, uppercase: true))")
         }
         // The common case straight from the bytes (no reader, no allocation), anything else below.
-        if let v = quickValue(codec, from: &reader) { return v }
+        if let v = quickValue(from: &reader) { return v }
         let n: Int
         switch kind {
         case .fixed(let size):
@@ -98,14 +98,14 @@ extension WireColumn {
         return try decodeData(codec, from: &reader, count: n, inVariant: false)
     }
 
-    /// The codec's ``ColumnCodec/quickValue(_:at:available:size:)`` at the reader's position:
-    /// the value, consumed, or nil (nothing consumed).
+    /// ``quickValue(at:available:size:)`` at the reader's position: the value, consumed, or nil
+    /// (nothing consumed).
     @inline(__always)
-    private func quickValue(_ codec: any ColumnCodec.Type, from reader: inout ByteReader) -> SQLValue? {
+    private func quickValue(from reader: inout ByteReader) -> SQLValue? {
         let o = reader.offset, available = reader.endIndex - o
         var size = 0
         guard available > 0,
-              let v = reader.bytes.withUnsafeBytes({ codec.quickValue(self, at: $0.baseAddress! + o, available: available, size: &size) })
+              let v = reader.bytes.withUnsafeBytes({ quickValue(at: $0.baseAddress! + o, available: available, size: &size) })
         else { return nil }
         reader.offset = o + size
         return v
@@ -156,15 +156,20 @@ extension WireColumn {
     }
 
     /// The common case of the value at `p` ([MS-TDS] 2.2.5.2: its length byte for BYTELEN types;
-    /// 2.2.5.5.1 for the data), `available` bytes readable, by its family's codec
-    /// (``ColumnCodec/quickValue(_:at:available:size:)``: decimal/numeric, date, time, datetime2,
-    /// datetimeoffset, datetime, smalldatetime, money/smallmoney (MONEYN) and uniqueidentifier),
-    /// with no reader and no allocation; nil when the value is anything but the common case
-    /// (incomplete, malformed, a decimal magnitude beyond its precision, another type). The row
-    /// scan checks the same values without building them (``WireColumn/checkedSize(at:available:)``).
+    /// 2.2.5.5.1 for the data), `available` bytes readable, read as a row block reads it: a
+    /// `.fixed`, `.byteLength` or `.decode` column's value that the row scan accepts
+    /// (``scannedSize(_:_:at:end:)``; ``checkedSize(at:available:)`` for `.decode`), built by
+    /// ``WireRowBlock/decode(_:at:)`` or ``WireRowBlock/decodeScanned(_:at:)`` (the wire bytes
+    /// are the block's for these kinds), with no reader and no allocation for fixed-size values;
+    /// nil when the value is anything but the common case (incomplete, malformed, a decimal
+    /// magnitude beyond its precision, another kind, a column with no scan rule:
+    /// ``init(decoding:)``). The full decoder gives the same value for everything this accepts.
     func quickValue(at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        if isPLP || available < 1 { return nil }
-        return type.codec?.quickValue(self, at: p, available: available, size: &size)
+        guard available > 0, kind == .fixed || kind == .byteLength || kind == .decode else { return nil }
+        let n = withUnsafePointer(to: self) { WireColumn.scannedSize($0, p.assumingMemoryBound(to: UInt8.self), at: 0, end: available) }
+        guard n > 0, let v = kind == .decode ? WireRowBlock.decodeScanned(self, at: p) : WireRowBlock.decode(self, at: p) else { return nil }
+        size = n
+        return v
     }
 }
 
@@ -178,10 +183,8 @@ extension TypeInfo {
         let layout = WireColumn(decoding: self)
         if type.lengthKind == .plp || isPLP { return try layout.decodePLPValue(bytes) }
         var reader = ByteReader(bytes)
-        do throws(TDSDecodingError) {
-            return try layout.decodeData(from: &reader, count: bytes.count)
-        } catch {
-            throw error.withContext(type.name)
+        return try TDSDecodingError.inContext(type.name) { () throws(TDSDecodingError) in
+            try layout.decodeData(from: &reader, count: bytes.count)
         }
     }
 }

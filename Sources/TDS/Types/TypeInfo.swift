@@ -185,10 +185,8 @@ public struct TypeInfo: Hashable, Sendable, CustomStringConvertible {
         let start = reader.offset
         let typeByte = try reader.readUInt8()
         let type = TDSDataType(typeByte)
-        do {
+        return try TDSDecodingError.inContext("TYPE_INFO " + type.name) { () throws(TDSDecodingError) in
             return try decodeBody(type: type, from: &reader, version: version, start: start)
-        } catch {
-            throw error.withContext("TYPE_INFO " + type.name)
         }
     }
 

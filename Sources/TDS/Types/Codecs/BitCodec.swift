@@ -27,7 +27,7 @@ enum BitCodec {
     }
 }
 
-extension BitCodec: ColumnCodec {
+extension BitCodec: FixedOrByteLengthCodec {
     static var family: TypeFamily { .bit }
 
     static func sqlTypeName(_ t: TypeInfo) -> String { "bit" }
@@ -35,10 +35,6 @@ extension BitCodec: ColumnCodec {
     static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         // BITN has no declared-length rule.
         l.type == .bit ? WireColumn.Rule(kind: .fixed, size: 1) : WireColumn.Rule(kind: .byteLength, allowed: byteLengths)
-    }
-
-    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
-        try read(from: &reader, count: n)
     }
 
     static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {

@@ -6,8 +6,8 @@
 /// - the **size rule** of the row scan (``scanRule(_:)``: fixed size, the BYTELEN lengths it
 ///   accepts, a check, or a large value assembled from chunks);
 /// - the **check** and the **value** (``read(_:from:count:inVariant:)``: the data bytes after their
-///   length prefix, checked, as an ``SQLValue``; ``quickValue(_:at:available:size:)`` the common
-///   case in place; ``plpValue(_:_:)`` an assembled PLP value);
+///   length prefix, checked, as an ``SQLValue``; ``plpValue(_:_:)`` an assembled PLP value; the
+///   common case in place is the row block's read, ``WireColumn/quickValue(at:available:size:)``);
 /// - the **typed read** (each family's `WireRowBlock` extension in its own file, such as
 ///   ``WireRowBlock/integer(row:column:)``);
 /// - the **encoding** (``encode(_:as:into:)``: the data bytes of a value, no length prefix).
@@ -33,13 +33,6 @@ protocol ColumnCodec {
     /// ``WireColumn/Kind/large``).
     static func scanRule(_ l: WireColumn) -> WireColumn.Rule
 
-    /// The common case of a whole value at `p` (its length prefix first, `available` bytes
-    /// readable, at least 1) read in place with no reader and no allocation: the value and its
-    /// byte count in `size`, or nil (incomplete, malformed, not the common case: the caller then
-    /// decodes it with ``read(_:from:count:inVariant:)``, which gives the same value for everything
-    /// this accepts). Default: nil.
-    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue?
-
     /// The value of the next `n` data bytes of `reader` (the length prefix already read), checked;
     /// nil, nothing consumed, when `n` is not a length the type can have (the caller reports it).
     /// `inVariant`: the base value of a sql_variant.
@@ -60,17 +53,13 @@ protocol ColumnCodec {
 }
 
 extension ColumnCodec {
-    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? { nil }
-
     static func plpValue(_ l: WireColumn, _ bytes: [UInt8]) throws(TDSDecodingError) -> SQLValue {
         var reader = ByteReader(bytes)
-        do throws(TDSDecodingError) {
+        return try TDSDecodingError.inContext(l.type.name) { () throws(TDSDecodingError) in
             guard let v = try read(l, from: &reader, count: bytes.count, inVariant: false) else {
                 throw reader.error(.invalidLength, at: 0, "\(bytes.count) data byte(s) for \(l.type.name)")
             }
             return v
-        } catch {
-            throw error.withContext(l.type.name)
         }
     }
 
@@ -103,9 +92,10 @@ extension ColumnCodec {
     }
 }
 
-/// A family of FIXEDLEN types and one BYTELEN type (integers, floats, money): its scan rule is a
-/// FIXEDLEN type's size, or the BYTELEN lengths in ``byteLengths`` (bit n: n data bytes) within the
-/// declared length; a FIXEDLEN type's value has that type's own size.
+/// A family of FIXEDLEN types and one BYTELEN type (integers, floats, money, bit; uniqueidentifier
+/// is BYTELEN alone): its scan rule is a FIXEDLEN type's size, or the BYTELEN lengths in
+/// ``byteLengths`` (bit n: n data bytes) within the declared length; a FIXEDLEN type's value has
+/// that type's own size.
 protocol FixedOrByteLengthCodec: ColumnCodec {
     /// The BYTELEN lengths the row scan accepts: bit n set for n data bytes (bit 0: NULL).
     static var byteLengths: UInt64 { get }

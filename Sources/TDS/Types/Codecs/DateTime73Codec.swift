@@ -9,10 +9,8 @@ import Foundation
 ///
 /// The one decoder of these values: the row scan's rule and check (``scanRule(_:scale:)``,
 /// ``isDate(at:count:)``, ``isTime(at:count:_:)``, ``isDateTime2(at:count:_:)``,
-/// ``isDateTimeOffset(at:count:_:)``), the ``SQLValue`` in place (``dateValue(at:count:)``,
-/// ``timeValue(at:count:scale:)``, ``dateTime2Value(at:count:scale:)``,
-/// ``dateTimeOffsetValue(at:count:scale:)``; in a row block, checked by the scan,
-/// ``scannedDate(at:)`` and the other `scanned` reads), read by the token decoder
+/// ``isDateTimeOffset(at:count:_:)``), the ``SQLValue`` in place, checked by the scan
+/// (``scannedDate(at:)`` and the other `scanned` reads), read by the token decoder
 /// (``read(_:from:count:scale:)``) and the instant of the typed read
 /// (``utcDate(_:)-swift.type.method``, ``WireRowBlock/utcDate(row:column:)``).
 enum DateTime73Codec {
@@ -32,22 +30,6 @@ enum DateTime73Codec {
     /// The first number of ticks of `scale` (0...7) that is not a time of day: 86,400 × 10^scale.
     @inline(__always)
     static func ticksLimit(scale: UInt8) -> UInt64 { 86_400 &* Civil.powersOf10[Int(scale)] }
-
-    /// The date of the 3 bytes at `p`, nil beyond 9999-12-31.
-    @inline(__always)
-    static func date(at p: UnsafeRawPointer) -> SQLDate? {
-        let days = uint(at: p, count: 3)
-        guard days <= UInt64(Civil.maxDay) else { return nil }
-        return SQLDate(days: Int32(truncatingIfNeeded: days))
-    }
-
-    /// The time of the `count` bytes at `p` in `scale`, nil at `limit` (``ticksLimit(scale:)``) or later.
-    @inline(__always)
-    static func time(at p: UnsafeRawPointer, count: Int, scale: UInt8, limit: UInt64) -> SQLTime? {
-        let ticks = uint(at: p, count: count)
-        guard ticks < limit else { return nil }
-        return SQLTime(ticks: ticks, scale: scale)
-    }
 
     /// The offset in minutes at `p`, nil outside -840...840.
     @inline(__always)
@@ -97,46 +79,6 @@ enum DateTime73Codec {
     static func isDateTimeOffset(at p: UnsafeRawPointer, count n: Int, _ c: WireColumn) -> Bool {
         n == c.dataLength && uint(at: p, count: c.timeLength) < c.ticksLimit
             && uint(at: p + c.timeLength, count: 3) <= UInt64(Civil.maxDay) && offsetMinutes(at: p + c.timeLength + 3) != nil
-    }
-
-    // MARK: Values in place
-
-    /// `.date` of the `n` data bytes at `p`; nil unless `n` is 3 and the date valid.
-    @inline(__always)
-    static func dateValue(at p: UnsafeRawPointer, count n: Int) -> SQLValue? {
-        guard n == 3, let d = date(at: p) else { return nil }
-        return .date(d)
-    }
-
-    /// `.time` of the `n` data bytes at `p` in `scale`; nil unless the length and time are valid.
-    @inline(__always)
-    static func timeValue(at p: UnsafeRawPointer, count n: Int, scale: UInt8) -> SQLValue? {
-        guard scale <= 7 else { return nil }
-        let tl = SQLTime.wireLength(scale: scale)
-        guard n == tl, let tm = time(at: p, count: tl, scale: scale, limit: ticksLimit(scale: scale)) else { return nil }
-        return .time(tm)
-    }
-
-    /// `.datetime2` of the `n` data bytes at `p` in `scale`; nil unless the length, time and
-    /// date are valid.
-    @inline(__always)
-    static func dateTime2Value(at p: UnsafeRawPointer, count n: Int, scale: UInt8) -> SQLValue? {
-        guard scale <= 7 else { return nil }
-        let tl = SQLTime.wireLength(scale: scale)
-        guard n == tl + 3, let tm = time(at: p, count: tl, scale: scale, limit: ticksLimit(scale: scale)),
-              let d = date(at: p + tl) else { return nil }
-        return .datetime2(SQLDateTime2(date: d, time: tm))
-    }
-
-    /// `.datetimeOffset` of the `n` data bytes at `p` in `scale`; nil unless the length, time,
-    /// date and offset are valid.
-    @inline(__always)
-    static func dateTimeOffsetValue(at p: UnsafeRawPointer, count n: Int, scale: UInt8) -> SQLValue? {
-        guard scale <= 7 else { return nil }
-        let tl = SQLTime.wireLength(scale: scale)
-        guard n == tl + 5, let tm = time(at: p, count: tl, scale: scale, limit: ticksLimit(scale: scale)),
-              let d = date(at: p + tl), let offset = offsetMinutes(at: p + tl + 3) else { return nil }
-        return .datetimeOffset(SQLDateTimeOffset(utc: SQLDateTime2(date: d, time: tm), offsetMinutes: offset))
     }
 
     // MARK: Row block reads
@@ -257,22 +199,6 @@ extension DateTime73Codec: ColumnCodec {
             (rule.check, rule.dataLength, rule.timeLength, rule.ticksLimit) = r
         }
         return rule
-    }
-
-    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        let n = Int(p.load(as: UInt8.self))
-        if n == 0 { size = 1; return .null }
-        guard available > n, l.length <= 0 || n <= l.length else { return nil }
-        let v: SQLValue?
-        switch l.type {
-        case .datetime2N: v = dateTime2Value(at: p + 1, count: n, scale: l.scale)
-        case .dateN: v = dateValue(at: p + 1, count: n)
-        case .timeN: v = timeValue(at: p + 1, count: n, scale: l.scale)
-        default: v = dateTimeOffsetValue(at: p + 1, count: n, scale: l.scale)
-        }
-        guard let v else { return nil }
-        size = 1 + n
-        return v
     }
 
     static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {

@@ -6,7 +6,7 @@ import Foundation
 /// 2.2.5.4.2 DATETIMNTYPE, BYTELEN 0 for NULL, else 4 or 8; [MS-TDS] 2.2.5.5.1.8).
 ///
 /// The one decoder of these values: the row scan's check (``isValid(at:count:)``), the
-/// ``SQLValue`` in place (``value(at:count:)``; in a row block ``scannedValue(at:count:)``), read by the token decoder
+/// ``SQLValue`` in place (``scannedValue(at:count:)``), read by the token decoder
 /// (``read(from:count:)``) and the instant of the typed read (``utcDate(_:)-swift.type.method``,
 /// ``WireRowBlock/utcDate(row:column:)``).
 enum DateTimeCodec {
@@ -28,23 +28,12 @@ enum DateTimeCodec {
     }
 
     /// The row scan's check: whether the `n` data bytes at `p` are a valid datetime (8) or
-    /// smalldatetime (4), without building the value. Accepts exactly what
-    /// ``value(at:count:)`` accepts.
+    /// smalldatetime (4), without building the value.
     @inline(__always)
     static func isValid(at p: UnsafeRawPointer, count n: Int) -> Bool {
         if n == 8 { return datetime(at: p) != nil }
         if n == 4 { return smallDateTime(at: p) != nil }
         return false
-    }
-
-    /// The value of the `n` data bytes at `p`: `.datetime` (8 bytes) or `.smallDateTime` (4);
-    /// nil for another length or an invalid value (the full decoder, ``read(from:count:)``,
-    /// reports it).
-    @inline(__always)
-    static func value(at p: UnsafeRawPointer, count n: Int) -> SQLValue? {
-        if n == 8 { return datetime(at: p).map { .datetime($0) } }
-        if n == 4 { return smallDateTime(at: p).map { .smallDateTime($0) } }
-        return nil
     }
 
     /// The value of a row block's `n` (8 or 4) data bytes at `p`, which the scan accepted
@@ -105,23 +94,6 @@ extension DateTimeCodec: ColumnCodec {
     static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
         let check: WireColumn.Check = l.type == .datetime ? .datetime : l.type == .datetim4 ? .smallDateTime : .datetimeN
         return WireColumn.Rule(kind: .decode, declared: l.length, check: check)
-    }
-
-    /// DATETIME and DATETIM4 are FIXEDLEN (no length byte), DATETIMN BYTELEN.
-    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        if l.type == .datetime {
-            guard available >= 8, let v = value(at: p, count: 8) else { return nil }
-            size = 8; return v
-        }
-        if l.type == .datetim4 {
-            guard available >= 4, let v = value(at: p, count: 4) else { return nil }
-            size = 4; return v
-        }
-        let n = Int(p.load(as: UInt8.self))
-        if n == 0 { size = 1; return .null }
-        guard available > n, l.length <= 0 || n <= l.length, let v = value(at: p + 1, count: n) else { return nil }
-        size = 1 + n
-        return v
     }
 
     static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// The one decoder of these values: the row scan's rule (``scanLimits(precision:)``,
 /// ``checkedSize(at:count:dataLength:magnitudeLimit:)``), the ``SQLValue`` in place
-/// (``quickValue(at:count:precision:scale:)``), read by the token decoder
+/// (``scannedValue(at:count:precision:scale:magnitudeLimit:)``), read by the token decoder
 /// (``read(from:count:precision:scale:inVariant:)``) and the typed read as `Decimal`
 /// (``decimal(at:count:scale:magnitudeLimit:)``, ``WireRowBlock/decimal(row:column:)``).
 enum DecimalCodec {
@@ -42,8 +42,7 @@ enum DecimalCodec {
     /// The row scan's check of a value of `n` data bytes (not NULL; its length byte at `p`, all
     /// its bytes readable): its byte count with the length byte, or 0 when the common case
     /// declines it (longer than `dataLength`, a sign byte over 1, a magnitude of
-    /// `magnitudeLimit` or more). Accepts exactly what ``quickValue(at:count:precision:scale:)``
-    /// accepts.
+    /// `magnitudeLimit` or more).
     @inline(__always)
     static func checkedSize(at p: UnsafeRawPointer, count n: Int, dataLength: Int, magnitudeLimit: UInt128) -> Int {
         guard n <= dataLength, p.load(fromByteOffset: 1, as: UInt8.self) <= 1 else { return 0 }
@@ -60,20 +59,6 @@ enum DecimalCodec {
         let mag = magnitude(at: p + 1, count: n - 1)
         guard mag < magnitudeLimit else { return nil }
         return .decimal(SQLDecimal(isNegative: p.load(as: UInt8.self) == 0, precision: precision, scale: scale, magnitude: mag))
-    }
-
-    /// The value of the `n` data bytes at `p` (after the length byte) in a column of `precision`
-    /// and `scale`, when it is the common case; nil when it is not (longer than the precision
-    /// allows, a sign byte over 1, a magnitude beyond the precision: the full decoder,
-    /// ``read(from:count:precision:scale:inVariant:)``, widens or refuses it).
-    @inline(__always)
-    static func quickValue(at p: UnsafeRawPointer, count n: Int, precision: UInt8, scale: UInt8) -> SQLValue? {
-        guard precision <= 38, n <= SQLDecimal.wireLength(precision: precision) else { return nil }
-        let sign = p.load(as: UInt8.self)
-        guard sign <= 1 else { return nil }
-        let mag = magnitude(at: p + 1, count: n - 1)
-        guard mag < Civil.powersOf10Wide[Int(precision)] else { return nil }
-        return .decimal(SQLDecimal(isNegative: sign == 0, precision: precision, scale: scale, magnitude: mag))
     }
 
     /// The value of the next `n` data bytes of `reader` (its length byte already read), or nil,
@@ -164,15 +149,6 @@ extension DecimalCodec: ColumnCodec {
             (rule.dataLength, rule.magnitudeLimit) = limits
         }
         return rule
-    }
-
-    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        let n = Int(p.load(as: UInt8.self))
-        if n == 0 { size = 1; return .null }
-        guard available > n, l.length <= 0 || n <= l.length,
-              let v = quickValue(at: p + 1, count: n, precision: l.precision, scale: l.scale) else { return nil }
-        size = 1 + n
-        return v
     }
 
     static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {

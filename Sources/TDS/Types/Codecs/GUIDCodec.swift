@@ -34,26 +34,10 @@ enum GUIDCodec {
     }
 }
 
-extension GUIDCodec: ColumnCodec {
+extension GUIDCodec: FixedOrByteLengthCodec {
     static var family: TypeFamily { .guid }
 
     static func sqlTypeName(_ t: TypeInfo) -> String { "uniqueidentifier" }
-
-    static func scanRule(_ l: WireColumn) -> WireColumn.Rule {
-        WireColumn.Rule(kind: .byteLength, allowed: byteLengths, declared: l.length)
-    }
-
-    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        let n = Int(p.load(as: UInt8.self))
-        if n == 0 { size = 1; return .null }
-        guard available > n, l.length <= 0 || n <= l.length, n == 16 else { return nil }
-        size = 17
-        return value(at: p + 1)
-    }
-
-    static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
-        try read(from: &reader, count: n)
-    }
 
     static func encode(_ v: SQLValue, as t: TypeInfo, into writer: inout ByteWriter) throws(TDSDecodingError) {
         guard case .uniqueIdentifier(let u) = v else { throw mismatch(v, t, writer) }

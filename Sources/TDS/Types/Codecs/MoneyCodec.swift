@@ -53,16 +53,6 @@ extension MoneyCodec: FixedOrByteLengthCodec {
         t.type == .money4 || (t.type == .moneyN && t.length == 4) ? "smallmoney" : "money"
     }
 
-    /// MONEYN (BYTELEN) in place.
-    static func quickValue(_ l: WireColumn, at p: UnsafeRawPointer, available: Int, size: inout Int) -> SQLValue? {
-        guard l.type == .moneyN else { return nil }
-        let n = Int(p.load(as: UInt8.self))
-        if n == 0 { size = 1; return .null }
-        guard available > n, l.length <= 0 || n <= l.length, n == 8 || n == 4 else { return nil }
-        size = 1 + n
-        return value(at: p + 1, count: n)
-    }
-
     /// Any 4 or 8 bytes (a FIXEDLEN type's own size is not required).
     static func read(_ l: WireColumn, from reader: inout ByteReader, count n: Int, inVariant: Bool) throws(TDSDecodingError) -> SQLValue? {
         try read(from: &reader, count: n)

@@ -70,15 +70,10 @@ enum SQLVariantCodec {
             reader.error(.invalidLength, at: start + 1, "\(propCount) property byte(s) for sql_variant base type \(base.name)")
         }
         switch base {
-        case .int1, .bit, .int2, .int4, .int8, .flt4, .flt8, .money, .money4, .datetime, .datetim4:
-            guard propCount == 0, case .fixed(let size)? = base.lengthKind else { throw badProps() }
-            info.length = size
-        case .guid:
+        case .int1, .bit, .int2, .int4, .int8, .flt4, .flt8, .money, .money4, .datetime, .datetim4, .guid, .dateN:
             guard propCount == 0 else { throw badProps() }
-            info.length = 16
-        case .dateN:
-            guard propCount == 0 else { throw badProps() }
-            info.length = 3
+            // A FIXEDLEN type's own size; uniqueidentifier 16 bytes, date 3.
+            if case .fixed(let size)? = base.lengthKind { info.length = size } else { info.length = base == .guid ? 16 : 3 }
         case .decimalN, .numericN:
             guard propCount == 2 else { throw badProps() }
             info.precision = try props.readUInt8()

@@ -244,14 +244,14 @@ struct WireColumn: Sendable {
     static let notScanned = -2
 
     /// The byte count (length byte included) of the `.decode` value at `p`, `available` bytes
-    /// readable (at least 1), when it is the common case that
-    /// ``quickValue(at:available:size:)`` accepts; 0 when that declines it
+    /// readable (at least 1), when it is a common case read in place; 0 when it declines it
     /// (incomplete, malformed, a decimal magnitude beyond its precision): the caller then checks
     /// it with ``decodeValue(from:)``.
     ///
     /// Only checks, never builds the value: the row scan checks every value this way, and the
-    /// value is built once, when it is read. Accepts exactly what `quickValue` accepts, with the
-    /// same size (WireRowBlockTests compares them on every `.decode` type).
+    /// value is built once, when it is read. ``quickValue(at:available:size:)`` is this check and
+    /// then the block's own read. Accepts only what the full decoder accepts, with the same size
+    /// (WireRowBlockTests checks it on every `.decode` type).
     ///
     /// Never inlined: the scan calls it (inlined into the scan, it made the scan pay one more
     /// uniqueness check a row).

@@ -117,12 +117,12 @@ extension SQLConnection {
                 return try await aheadTakers.wait(serial, cancellingWith: CancelReason.cancelled.error)
             } catch {
                 // Its task was cancelled while it waited: `.cancelled` at once; the request is
-                // cancelled (ATTENTION) and drained (from the read going on, see ``drain(_:)``).
+                // cancelled (ATTENTION) and drained (from the read going on: ``startDrain(_:)``).
                 abandonNow(id, reason: .cancelled)
                 return ResponseBatch(error: CancelReason.cancelled.error)
             }
         case .over:
-            // Abandoned: the connection drains it (``drain(_:)``); over without its cursor seeing
+            // Abandoned: the connection drains it (``startDrain(_:)``); over without its cursor seeing
             // the end (a cursor that got its end asks no more; one whose end was read ahead took
             // it above): abandoned and drained.
             return ResponseBatch(error: CancelReason.cancelled.error)
@@ -583,9 +583,7 @@ extension SQLConnection {
     /// request is taken out; a running one is cancelled on the server (ATTENTION) and its
     /// response drained in the background, so that the connection can run the next request.
     func abandon(_ id: RequestID, reason: CancelReason = .abandoned) async {
-        // What was read ahead for a cursor that is gone, when no drain will follow (the request
-        // is over, or the connection closed): nobody will take it.
-        if !machine.isRunning(id) || machine.state == .closed { letGo(machine.readAhead.drain(id, isRunning: false)) }
+        if !machine.isRunning(id) || machine.state == .closed { _ = startDrain(id) }   // only lets go: see there
         if reason == .cancelled {
             await perform(machine.cancelRequested(id, reason: .cancelled, now: clock.now()))
         }
@@ -594,45 +592,33 @@ extension SQLConnection {
 
     /// ``abandon(_:reason:)`` without suspending, on the actor (its ATTENTION is sent from a task of its own).
     func abandonNow(_ id: RequestID, reason: CancelReason) {
-        if !machine.isRunning(id) || machine.state == .closed { letGo(machine.readAhead.drain(id, isRunning: false)) }
+        if !machine.isRunning(id) || machine.state == .closed { _ = startDrain(id) }
         var actions = reason == .cancelled ? machine.cancelRequested(id, reason: .cancelled, now: clock.now()) : []
         actions += machine.requestAbandoned(id, now: clock.now())
         for action in actions { performNow(action) }
     }
 
-    /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it,
-    /// and lets go of what was read ahead for its cursor, which is gone (even when it holds the
-    /// end). When the socket is being read for it, that read goes on as the drain (see
-    /// `ReadAheadStateMachine`) and this returns at once.
-    func drain(_ id: RequestID) async {
-        if startDrain(id) { await drainToTheEnd(id) }
-    }
-
-    /// ``drain(_:)`` in the background (nobody waits for it).
-    func drainInBackground(_ id: RequestID) {
-        if startDrain(id) { spawnDrain(id) }
-    }
-
-    /// Lets go of what was read ahead for request `id`; true when the socket is the drain's now.
-    private func startDrain(_ id: RequestID) -> Bool {
+    /// Lets go of what was read ahead for request `id`'s cursor, which is gone (even when it holds
+    /// the end), and, when the request still runs, has it drained: true when the socket is the
+    /// drain's now (the caller reads the request to its end: ``drainToTheEnd(_:)``); false when
+    /// it is being read for it (that read goes on as the drain, see `ReadAheadStateMachine`) or
+    /// there is nothing to drain.
+    func startDrain(_ id: RequestID) -> Bool {
         let action = machine.readAhead.drain(id, isRunning: machine.isRunning(id) && machine.state != .closed)
-        letGo(action)
+        if let serial = action.failWaitingCursor {
+            aheadTakers.resume(serial, with: .success(ResponseBatch(error: CancelReason.cancelled.error)))
+        }
         return action.drainNow
     }
 
-    private func spawnDrain(_ id: RequestID) {
+    func spawnDrain(_ id: RequestID) {
         // Unstructured: nobody waits for a drain; the socket is its already (`ReadAheadStateMachine.socket`).
         Task { await self.drainToTheEnd(id) }
     }
 
-    private func letGo(_ action: ReadAheadStateMachine.DrainAction) {
-        if let serial = action.failWaitingCursor {
-            aheadTakers.resume(serial, with: .success(ResponseBatch(error: CancelReason.cancelled.error)))
-        }
-    }
-
-    /// Reads request `id` to its end, the socket being the drain's; then lets go of it.
-    private func drainToTheEnd(_ id: RequestID) async {
+    /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it,
+    /// the socket being the drain's; then lets go of the socket.
+    func drainToTheEnd(_ id: RequestID) async {
         while machine.isRunning(id), machine.state != .closed {
             let batch = await readBatch(id)
             if batch.ended || batch.error != nil { break }

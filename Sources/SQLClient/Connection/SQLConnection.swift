@@ -166,7 +166,7 @@ public actor SQLConnection {
             // Unstructured: this is synchronous; the ATTENTION waits for the one write path.
             Task { await self.sendAttention(for: id) }
         case .drainRequest(let id):
-            drainInBackground(id)
+            if startDrain(id) { spawnDrain(id) }
         case .closeConnection(let context):
             closeTransport(context)
         case .forwardMessage(let message):

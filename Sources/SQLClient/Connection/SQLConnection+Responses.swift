@@ -583,19 +583,20 @@ extension SQLConnection {
     /// request is taken out; a running one is cancelled on the server (ATTENTION) and its
     /// response drained in the background, so that the connection can run the next request.
     func abandon(_ id: RequestID, reason: CancelReason = .abandoned) async {
-        if !machine.isRunning(id) || machine.state == .closed { _ = startDrain(id) }   // only lets go: see there
-        if reason == .cancelled {
-            await perform(machine.cancelRequested(id, reason: .cancelled, now: clock.now()))
-        }
-        await perform(machine.requestAbandoned(id, now: clock.now()))
+        await perform(abandonment(id, reason: reason))
     }
 
     /// ``abandon(_:reason:)`` without suspending, on the actor (its ATTENTION is sent from a task of its own).
     func abandonNow(_ id: RequestID, reason: CancelReason) {
+        for action in abandonment(id, reason: reason) { performNow(action) }
+    }
+
+    /// The machine's actions for abandoning request `id`; what was read ahead for its cursor, which
+    /// is gone, is let go of at once when no drain will follow (the request is over, or the connection closed).
+    private func abandonment(_ id: RequestID, reason: CancelReason) -> [ConnectionStateMachine.Action] {
         if !machine.isRunning(id) || machine.state == .closed { _ = startDrain(id) }
-        var actions = reason == .cancelled ? machine.cancelRequested(id, reason: .cancelled, now: clock.now()) : []
-        actions += machine.requestAbandoned(id, now: clock.now())
-        for action in actions { performNow(action) }
+        let actions = reason == .cancelled ? machine.cancelRequested(id, reason: .cancelled, now: clock.now()) : []
+        return actions + machine.requestAbandoned(id, now: clock.now())
     }
 
     /// Lets go of what was read ahead for request `id`'s cursor, which is gone (even when it holds

@@ -1,18 +1,24 @@
-/// The read-ahead of a streamed request as a pure state machine (as PostgresNIO's
-/// `RowStreamStateMachine`): while a cursor's caller, off the connection, takes one batch, the
-/// connection reads and scans the next (``SQLConnection/nextBatch(_:readsAhead:)``).
-/// At most one reader ahead per connection, reading one batch at a time, so a server that sends
-/// forever costs bounded memory.
+/// Who reads the socket, and the read-ahead of a streamed request, as a pure state machine (as
+/// PostgresNIO's `RowStreamStateMachine`): while a cursor's caller, off the connection, takes one
+/// batch, the connection reads and scans the next (``SQLConnection/nextBatch(_:readsAhead:)``).
 ///
-/// States: `idle` (nobody reads ahead); `reading` (the reader reads a batch; the cursor may wait
-/// for it, and may take what it holds while its read waits for bytes); `ready` (the batch is
-/// read and waits for demand: the reader is parked, or stopped after the request's last batch).
+/// The socket has one reader at a time by construction: it is read only by whom this machine
+/// hands it (``socket``): a cursor reading its own batch, the reader ahead (a task per batch read
+/// ahead), or the drain of an abandoned request. Nobody waits for it: a drain asked while it is
+/// read for that request is handed to that reader, which goes on as the drain when its read ends.
+/// At most one batch is read ahead (held until its cursor takes it, even another request's last
+/// one), so a server that sends forever costs bounded memory.
 ///
-/// Inputs: the cursor asks for its next batch (``next(_:)``), the reader's read waits for bytes
-/// and comes back (``readWaits(_:holding:)``, ``readResumes(_:)``), a batch is read
-/// (``batchRead(_:_:)``), a reader is started (``start(_:after:isRunning:)``) or stopped (a drain,
-/// a dropped cursor: ``stop()``). Outputs: what the connection does (read itself, hand a batch
-/// over, wake the reader or the cursor, park). Time plays no part.
+/// Read-ahead states: `idle`; `reading` (the reader ahead reads a batch; the cursor may wait for
+/// it, and may take what it holds while its read waits for bytes); `ready` (the batch read,
+/// until the cursor takes it; no task runs then: taking it starts the next read).
+///
+/// Inputs: the cursor asks for its next batch (``next(_:mayRead:)``) or its own read ends
+/// (``cursorRead(_:_:readsAhead:isRunning:)``); the reader ahead's read waits for bytes and comes
+/// back (``readWaits(_:holding:)``, ``readResumes(_:)``), its batch is read
+/// (``batchRead(_:_:isRunning:)``); a request is drained (``drain(_:isRunning:)``, ended by
+/// ``drainEnded()``). Outputs: what the connection does (read, hand a batch over, start the
+/// reader ahead or the drain, fail a waiting cursor). Time plays no part.
 struct ReadAheadStateMachine: Sendable {
     typealias Batch = SQLConnection.ResponseBatch
 
@@ -21,6 +27,17 @@ struct ReadAheadStateMachine: Sendable {
     struct Reader: Sendable, Equatable {
         var id: RequestID
         var serial: UInt64
+    }
+
+    /// Who reads the socket.
+    enum Socket: Sendable, Equatable {
+        case free
+        /// A cursor reads its batch itself.
+        case cursor(RequestID)
+        /// Reader `serial` reads a batch ahead (also once stopped, until its read ends).
+        case ahead(UInt64)
+        /// The connection reads an abandoned request to its end.
+        case draining(RequestID)
     }
 
     enum State: Sendable {
@@ -32,7 +49,10 @@ struct ReadAheadStateMachine: Sendable {
         case ready(Reader, Batch)
     }
 
+    private(set) var socket: Socket = .free
     private(set) var state: State = .idle
+    /// A drain asked while the socket was read: whoever reads goes on with it when its read ends.
+    private(set) var pendingDrain: RequestID?
     /// The number of the last reader started.
     private(set) var serial: UInt64 = 0
 
@@ -56,47 +76,76 @@ struct ReadAheadStateMachine: Sendable {
     // MARK: - The cursor
 
     enum NextAction: Sendable {
-        /// Nobody reads ahead for this request: the cursor reads its batch itself.
+        /// The socket is the cursor's: it reads its batch itself, then says so (``cursorRead(_:_:readsAhead:isRunning:)``).
         case read
-        /// Hand the cursor this batch; `wakeReader`: the parked reader goes on with the next one.
-        case take(Batch, wakeReader: UInt64?)
-        /// The cursor waits for reader `serial`'s batch (``batchRead(_:_:)`` delivers it).
+        /// Hand the cursor this batch; `startReader`: the reader ahead (this serial) reads the next one.
+        case take(Batch, startReader: UInt64?)
+        /// The cursor waits for reader `serial`'s batch (``batchRead(_:_:isRunning:)`` delivers it).
         case wait(UInt64)
+        /// Nothing for the cursor: its request is over or abandoned (its end was not read for it).
+        case over
     }
 
-    /// The cursor of request `id` asks for its next batch (a drain never asks here: it stops the reader first).
-    mutating func next(_ id: RequestID) -> NextAction {
+    /// The cursor of request `id` asks for its next batch; `mayRead`: its request runs and is
+    /// not abandoned (a drain reads it otherwise).
+    mutating func next(_ id: RequestID, mayRead: Bool) -> NextAction {
         switch state {
         case .ready(let reader, let batch) where reader.id == id:
-            if Self.isLast(batch) {
-                state = .idle   // its reader has stopped
-                return .take(batch, wakeReader: nil)
+            guard !Self.isLast(batch), mayRead, socket == .free else {
+                state = .idle   // its reader has ended
+                return .take(batch, startReader: nil)
             }
             state = .reading(reader, awaited: false, partial: nil)   // the next one, while the caller takes this one
-            return .take(batch, wakeReader: reader.serial)
+            socket = .ahead(reader.serial)
+            return .take(batch, startReader: reader.serial)
         case .reading(let reader, _, let partial?) where reader.id == id && !partial.items.isEmpty:
             // The read waits for bytes: what the batch holds so far; the reader goes on with a new one.
             state = .reading(reader, awaited: false, partial: Batch())
-            return .take(partial, wakeReader: nil)
+            return .take(partial, startReader: nil)
         case .reading(let reader, _, let partial) where reader.id == id:
             state = .reading(reader, awaited: true, partial: partial)
             return .wait(reader.serial)
         default:
+            // (Another request's batch read ahead stays for its cursor.)
+            guard mayRead, socket == .free else { return .over }
+            socket = .cursor(id)
             return .read
         }
     }
 
-    // MARK: - The reader
+    enum ReadEnd: Sendable, Equatable {
+        case none
+        /// Start reader `serial` ahead (the socket is its).
+        case startReader(UInt64)
+        /// Drain request `id` (the socket is the drain's).
+        case drain(RequestID)
+    }
 
-    /// Starts a reader ahead for request `id` after the cursor's `batch` (returns its serial),
-    /// unless that batch was the last, the request is over, or a reader is there already (at
-    /// most one batch is held, even another request's).
-    mutating func start(_ id: RequestID, after batch: Batch, isRunning: Bool) -> UInt64? {
-        guard case .idle = state, !Self.isLast(batch), isRunning else { return nil }
+    /// The cursor of request `id` read `batch` itself; `readsAhead`: its caller runs off the
+    /// connection (a reader ahead is started, unless that batch was the last, the request is
+    /// over, or a batch is held already, even another request's); `isRunning`: the request runs.
+    mutating func cursorRead(_ id: RequestID, _ batch: Batch, readsAhead: Bool, isRunning: Bool) -> ReadEnd {
+        guard socket == .cursor(id) else { return .none }
+        if let drain = releaseSocket(isRunning: isRunning) { return drain }
+        guard readsAhead, case .idle = state, !Self.isLast(batch), isRunning else { return .none }
         serial &+= 1
         state = .reading(Reader(id: id, serial: serial), awaited: false, partial: nil)
-        return serial
+        socket = .ahead(serial)
+        return .startReader(serial)
     }
+
+    /// The socket is let go of by whoever read it: to the drain asked meanwhile, if its request
+    /// still runs (`isRunning`).
+    private mutating func releaseSocket(isRunning: Bool) -> ReadEnd? {
+        socket = .free
+        guard let id = pendingDrain else { return nil }
+        pendingDrain = nil
+        guard isRunning else { return nil }
+        socket = .draining(id)
+        return .drain(id)
+    }
+
+    // MARK: - The reader ahead
 
     /// True when reader `serial` is the current one and the cursor waits for its batch (the
     /// read then returns as soon as it holds anything).
@@ -104,9 +153,6 @@ struct ReadAheadStateMachine: Sendable {
         if case .reading(let reader, true, _) = state, reader.serial == serial { return true }
         return false
     }
-
-    /// True while reader `serial` is the current one (not stopped).
-    func isCurrent(_ serial: UInt64) -> Bool { reader?.serial == serial }
 
     /// Reader `serial`'s read waits for bytes, its batch holding `batch` so far (moved here, for
     /// the cursor to take).
@@ -130,48 +176,73 @@ struct ReadAheadStateMachine: Sendable {
         /// Hand the batch to the waiting cursor (reader `serial`); `last`: the reader ends, else
         /// it reads the next one at once.
         case deliver(UInt64, last: Bool)
-        /// Keep the batch for the cursor; the reader parks until it is taken (or stopped).
-        case park(UInt64)
-        /// Keep the batch (the request's last) for the cursor; the reader ends.
-        case keepLast
+        /// Keep the batch for the cursor (taking it starts the next read); the reader ends.
+        case keep
+        /// Nobody takes the batch; the reader goes on as the drain of request `id` asked meanwhile.
+        case drain(RequestID)
     }
 
-    /// Reader `serial` read `batch`.
-    mutating func batchRead(_ serial: UInt64, _ batch: Batch) -> ReadAction {
-        guard case .reading(let reader, let awaited, _) = state, reader.serial == serial else { return .discard }
+    /// Reader `serial` read `batch`; `isRunning`: its request still runs.
+    mutating func batchRead(_ serial: UInt64, _ batch: Batch, isRunning: Bool) -> ReadAction {
+        guard socket == .ahead(serial) else { return .discard }
+        guard case .reading(let reader, let awaited, _) = state, reader.serial == serial else {
+            if case .drain(let id) = releaseSocket(isRunning: isRunning) { return .drain(id) }
+            return .discard
+        }
         let last = Self.isLast(batch)
+        if awaited, !last, isRunning {
+            state = .reading(reader, awaited: false, partial: nil)
+            return .deliver(serial, last: false)
+        }
+        socket = .free
         if awaited {
-            state = last ? .idle : .reading(reader, awaited: false, partial: nil)
-            return .deliver(serial, last: last)
+            state = .idle
+            return .deliver(serial, last: true)
         }
         state = .ready(reader, batch)
-        return last ? .keepLast : .park(serial)
+        return .keep
     }
 
-    // MARK: - Stopping
+    // MARK: - Draining
 
-    /// What stopping the reader asks of the connection.
-    struct StopAction: Sendable, Equatable {
-        /// The stopped reader.
-        var reader: Reader
-        /// The reader is parked with its batch: wake it to end.
-        var wakeParkedReader: Bool
-        /// The cursor waits for the batch: hand it an error (never reached: a drain follows the
-        /// end of the cursor's reads; but never left waiting).
-        var failWaitingCursor: Bool
+    /// What draining (or letting go of) a request asks of the connection.
+    struct DrainAction: Sendable, Equatable {
+        /// The cursor waiting for this reader's batch: hand it `.cancelled`.
+        var failWaitingCursor: UInt64?
+        /// The socket is the drain's now: read the request to its end, then ``drainEnded()``.
+        /// False when it is read already (that reader goes on as the drain) or there is nothing to drain.
+        var drainNow: Bool
     }
 
-    /// Stops the reader ahead, if any, and lets go of what it read (a drain, a dropped cursor).
-    mutating func stop() -> StopAction? {
+    /// Request `id` is the connection's to drain (abandoned), or, when it no longer runs
+    /// (`isRunning` false: over, or the connection closed), only to let go of: what was read
+    /// ahead for its cursor, which is gone, is dropped, and its reader stopped.
+    mutating func drain(_ id: RequestID, isRunning: Bool) -> DrainAction {
+        var action = DrainAction(failWaitingCursor: nil, drainNow: false)
         switch state {
-        case .idle:
-            return nil
-        case .ready(let reader, let batch):
+        case .ready(let reader, _) where reader.id == id:
             state = .idle
-            return StopAction(reader: reader, wakeParkedReader: !Self.isLast(batch), failWaitingCursor: false)
-        case .reading(let reader, let awaited, _):
+        case .reading(let reader, let awaited, _) where reader.id == id:
             state = .idle
-            return StopAction(reader: reader, wakeParkedReader: false, failWaitingCursor: awaited)
+            if awaited { action.failWaitingCursor = reader.serial }
+        default:
+            break
         }
+        guard isRunning else { return action }
+        switch socket {
+        case .free:
+            socket = .draining(id)
+            action.drainNow = true
+        case .draining(id):
+            break   // drained already
+        default:
+            pendingDrain = id
+        }
+        return action
+    }
+
+    /// The drain has read its request to the end (or the connection closed): the socket is free.
+    mutating func drainEnded() {
+        if case .draining = socket { socket = .free }
     }
 }

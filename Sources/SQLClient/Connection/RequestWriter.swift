@@ -140,9 +140,10 @@ extension SQLConnection {
     /// message ([MS-TDS] 2.2.1.7: a message ended with IGNORE is answered with a single DONE) and
     /// the ATTENTION acknowledgement, bounded by the cancel timeout. So the producer's error
     /// reaches the caller once the server has discarded the message and the connection is idle.
-    /// A task cancelled meanwhile leaves the rest to a background drain.
+    /// A task cancelled meanwhile leaves the rest to a background drain (as does a drain already
+    /// going on from a read of the socket: not waited for here).
     func readCutMessageAnswers(_ id: RequestID) async {
-        await drain(id)
+        if startDrain(id) { await drainToTheEnd(id) }
         if machine.isRunning(id) { await perform(machine.requestAbandoned(id, now: clock.now())) }
     }
 

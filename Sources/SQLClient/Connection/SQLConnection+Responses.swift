@@ -95,85 +95,77 @@ extension SQLConnection {
     /// `readsAhead` (a cursor whose caller runs off the connection): when the batch neither ends
     /// nor fails the request, the next one is read and scanned at once, on the connection, while
     /// the caller takes this one, so that the connection's side of a read (receive, framing,
-    /// token scan) runs beside the caller's decoding; the next call returns it. One task per
-    /// request reads ahead (``readAheadLoop(_:)``), a batch at a time: at most one batch
+    /// token scan) runs beside the caller's decoding; the next call returns it. At most one batch
     /// is read ahead (at most ``batchRowLimit`` rows, about ``batchByteLimit`` bytes of rows or
-    /// chunks, plus one socket read), so a server that sends forever still costs bounded memory.
-    /// A caller cancelled while it waits for the batch read ahead cancels that read (as when it
-    /// reads itself: ATTENTION, then `.cancelled`); a drain, or the next request, waits for it
-    /// and drops it: the socket has one reader at a time (`readerBusy`).
+    /// chunks, plus one socket read), by a task of its own (``readAhead(_:_:)``) that ends with
+    /// it: taking it starts the next. So a server that sends forever still costs bounded memory.
+    /// Who reads the socket is `ReadAheadStateMachine`'s to say: one reader at a time, and a
+    /// drain asked while it is read goes on from that read (nobody waits for the socket). A
+    /// caller cancelled while it waits for the batch read ahead gets `.cancelled` at once, and its
+    /// request is cancelled (ATTENTION) and drained, as when it reads itself.
     func nextBatch(_ id: RequestID, readsAhead: Bool = false) async -> ResponseBatch {
         // Only this request's own batch: another request's (read to its end while its caller was
-        // still busy, after which this one could start) stays for its cursor. A drain has
-        // stopped this request's reader ahead first (``drain(_:)``).
-        switch machine.readAhead.next(id) {
-        case .read:
-            break
-        case .take(let batch, let wakeReader):
-            if let wakeReader { aheadParked.resume(wakeReader, with: .success(true)) }
+        // still busy, after which this one could start) stays for its cursor.
+        let mayRead = machine.isRunning(id) && machine.request?.isAbandoned != true
+        switch machine.readAhead.next(id, mayRead: mayRead) {
+        case .take(let batch, let reader):
+            if let reader { startReadingAhead(id, reader) }
             return batch
         case .wait(let serial):
             aheadTakers.expect(serial)
-            let task = aheadTask
-            let batch = try? await aheadTakers.wait(serial, onCancel: { task?.cancel() })
-            return batch ?? ResponseBatch(error: CancelReason.cancelled.error)   // (never: it is always resumed with a batch)
-        }
-        guard machine.isRunning(id), machine.request?.isAbandoned != true else {
-            // Abandoned: the connection drains it (``drain(_:)``); over without its cursor seeing
+            do {
+                return try await aheadTakers.wait(serial, cancellingWith: CancelReason.cancelled.error)
+            } catch {
+                // Its task was cancelled while it waited: `.cancelled` at once; the request is
+                // cancelled (ATTENTION) and drained (from the read going on: ``startDrain(_:)``).
+                abandonNow(id, reason: .cancelled)
+                return ResponseBatch(error: CancelReason.cancelled.error)
+            }
+        case .over:
+            // Abandoned: the connection drains it (``startDrain(_:)``); over without its cursor seeing
             // the end (a cursor that got its end asks no more; one whose end was read ahead took
             // it above): abandoned and drained.
             return ResponseBatch(error: CancelReason.cancelled.error)
+        case .read:
+            let batch = await readBatch(id)
+            switch machine.readAhead.cursorRead(id, batch, readsAhead: readsAhead, isRunning: machine.isRunning(id)) {
+            case .none: break
+            case .startReader(let serial): startReadingAhead(id, serial)
+            case .drain(let drained): spawnDrain(drained)   // asked while this cursor read: it goes on after it
+            }
+            return batch
         }
-        let batch = await readBatch(id)
-        let running = machine.isRunning(id)
-        if readsAhead, let serial = machine.readAhead.start(id, after: batch, isRunning: running) {
-            // Unstructured: it reads beside the caller, who goes on; kept in `aheadTask`, awaited
-            // by a drain and stopped by the machine (``stopReadAhead(wait:)``).
-            aheadTask = Task { await self.readAheadLoop(serial) }
-        }
-        return batch
     }
 
-    /// Reads batches ahead of their cursor for reader `serial`, one at a time (see
-    /// `ReadAheadStateMachine`): each goes to the cursor if it waits, else is kept, and the
-    /// reader waits until the cursor takes it. Ends after the request's last batch, or when
-    /// stopped (``stopReadAhead(wait:)``: a drain, a dropped cursor).
-    private func readAheadLoop(_ serial: UInt64) async {
-        while let reader = machine.readAhead.reader, reader.serial == serial {
-            let batch = await readBatch(reader.id, ahead: serial)
-            switch machine.readAhead.batchRead(serial, batch) {
-            case .discard:
-                return   // stopped: nobody takes it
+    private func startReadingAhead(_ id: RequestID, _ serial: UInt64) {
+        // Unstructured: it reads beside the caller, who goes on; what becomes of its batch is the
+        // machine's to say (``ReadAheadStateMachine/batchRead(_:_:isRunning:)``), nobody awaits it.
+        Task { await self.readAhead(id, serial) }
+    }
+
+    /// Reads batches of request `id` ahead of its cursor for reader `serial` (see
+    /// `ReadAheadStateMachine`): each goes to the cursor if it waits (and the next is read at
+    /// once), else is kept for it, and the task ends. Goes on as the drain asked meanwhile.
+    private func readAhead(_ id: RequestID, _ serial: UInt64) async {
+        while true {
+            let batch = await readBatch(id, ahead: serial)
+            switch machine.readAhead.batchRead(serial, batch, isRunning: machine.isRunning(id)) {
+            case .discard, .keep:
+                return
             case .deliver(let serial, let last):
                 aheadTakers.resume(serial, with: .success(batch))
                 if last { return }
-            case .keepLast:
+            case .drain(let drained):
+                await drainToTheEnd(drained)
                 return
-            case .park(let serial):
-                aheadParked.expect(serial)
-                let goOn = (try? await aheadParked.wait(serial)) ?? false
-                guard goOn else { return }
             }
         }
     }
 
-    /// Stops the reader ahead, if any, and lets go of what it read: at once when it waits for
-    /// its batch to be taken; else, with `wait`, after the read it is in (the socket has one
-    /// reader at a time; nobody takes what it reads).
-    private func stopReadAhead(wait: Bool) async {
-        guard let stop = machine.readAhead.stop() else { return }
-        let task = aheadTask
-        aheadTask = nil
-        if stop.wakeParkedReader { aheadParked.resume(stop.reader.serial, with: .success(false)) }
-        if stop.failWaitingCursor {
-            aheadTakers.resume(stop.reader.serial, with: .success(ResponseBatch(error: CancelReason.cancelled.error)))
-        }
-        if wait { await task?.value }
-    }
-
     /// The one reading path (a cursor's, its reader ahead's, a drain's), by the one reader of
-    /// the socket. What the bytes hold for a request cancelled or abandoned is discarded by the
-    /// state machine (`RequestStateMachine/forwardsResults`): no key is unwrapped for it.
+    /// the socket (``ReadAheadStateMachine/socket``). What the bytes hold for a request cancelled
+    /// or abandoned is discarded by the state machine (`RequestStateMachine/forwardsResults`): no
+    /// key is unwrapped for it.
     ///
     /// `ahead`: the serial of the reader ahead reading this batch, which nobody may be waiting
     /// for yet. It goes on reading while its caller does not wait for it and the batch has room
@@ -184,16 +176,7 @@ extension SQLConnection {
     /// which the caller takes when it comes (rows already received are never held back waiting
     /// for more).
     private func readBatch(_ id: RequestID, ahead serial: UInt64? = nil) async -> ResponseBatch {
-        if readerBusy {
-            _ = try? await readerWaiters.wait(readerWaiters.expectNext())   // handed over by the reader before
-        } else {
-            readerBusy = true
-        }
-        defer {
-            if !readerWaiters.resumeFirst(with: .success(())) { readerBusy = false }
-        }
         var batch = ResponseBatch()
-        // Over while this reader waited for the socket (read by the reader before): see nextBatch.
         guard machine.isRunning(id) else { return ResponseBatch(error: CancelReason.cancelled.error) }
         var received = 0
         while true {
@@ -239,10 +222,9 @@ extension SQLConnection {
                     reader.append(bytes)
                 }
             } catch let error as SQLClientError where error.code == .cancelled && machine.state != .closed {
-                // The reading task was cancelled: cancel on the server and drain. Unstructured: not
-                // on this task, whose cancellation would fail the ATTENTION's write; and after this
-                // read lets go of the socket (abandoning an abandoned request does nothing).
-                Task { await self.abandon(id, reason: .cancelled) }
+                // The reading task was cancelled: cancel on the server (the ATTENTION from a task of
+                // its own: this one's cancellation would fail its write) and drain after this read.
+                abandonNow(id, reason: .cancelled)
                 batch.error = error
                 return batch
             } catch {
@@ -465,8 +447,8 @@ extension SQLConnection {
         resultDecryption = nil
         pendingDecryption = nil
         batch.error = error.sqlClientError
-        // Unstructured: the drain reads the socket, whose one reader is this batch's read until
-        // it returns; the connection runs it after (as for a cancelled read above).
+        // Unstructured: abandoned once this read has handed its batch, with the error, over
+        // (abandoned now, the drain would go on from this read and discard that batch).
         Task { await self.abandon(id) }
     }
 
@@ -604,25 +586,48 @@ extension SQLConnection {
     /// request is taken out; a running one is cancelled on the server (ATTENTION) and its
     /// response drained in the background, so that the connection can run the next request.
     func abandon(_ id: RequestID, reason: CancelReason = .abandoned) async {
-        // What was read ahead for a cursor that is gone, when no drain will follow (the request
-        // is over, or the connection closed): nobody will take it.
-        if machine.readAhead.reader?.id == id, !machine.isRunning(id) || machine.state == .closed {
-            await stopReadAhead(wait: false)
-        }
-        if reason == .cancelled {
-            await perform(machine.cancelRequested(id, reason: .cancelled, now: clock.now()))
-        }
-        await perform(machine.requestAbandoned(id, now: clock.now()))
+        await perform(abandonment(id, reason: reason))
     }
 
-    /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it.
-    func drain(_ id: RequestID) async {
-        // What was read ahead for the request's cursor, which is gone (even when it holds the end).
-        if machine.readAhead.reader?.id == id { await stopReadAhead(wait: true) }
+    /// ``abandon(_:reason:)`` without suspending, on the actor (its ATTENTION is sent from a task of its own).
+    func abandonNow(_ id: RequestID, reason: CancelReason) {
+        for action in abandonment(id, reason: reason) { performNow(action) }
+    }
+
+    /// The machine's actions for abandoning request `id`; what was read ahead for its cursor, which
+    /// is gone, is let go of at once when no drain will follow (the request is over, or the connection closed).
+    private func abandonment(_ id: RequestID, reason: CancelReason) -> [ConnectionStateMachine.Action] {
+        if !machine.isRunning(id) || machine.state == .closed { _ = startDrain(id) }
+        let actions = reason == .cancelled ? machine.cancelRequested(id, reason: .cancelled, now: clock.now()) : []
+        return actions + machine.requestAbandoned(id, now: clock.now())
+    }
+
+    /// Lets go of what was read ahead for request `id`'s cursor, which is gone (even when it holds
+    /// the end), and, when the request still runs, has it drained: true when the socket is the
+    /// drain's now (the caller reads the request to its end: ``drainToTheEnd(_:)``); false when
+    /// it is being read for it (that read goes on as the drain, see `ReadAheadStateMachine`) or
+    /// there is nothing to drain.
+    func startDrain(_ id: RequestID) -> Bool {
+        let action = machine.readAhead.drain(id, isRunning: machine.isRunning(id) && machine.state != .closed)
+        if let serial = action.failWaitingCursor {
+            aheadTakers.resume(serial, with: .success(ResponseBatch(error: CancelReason.cancelled.error)))
+        }
+        return action.drainNow
+    }
+
+    func spawnDrain(_ id: RequestID) {
+        // Unstructured: nobody waits for a drain; the socket is its already (`ReadAheadStateMachine.socket`).
+        Task { await self.drainToTheEnd(id) }
+    }
+
+    /// Reads abandoned request `id` to its end (the attention acknowledgement), discarding it,
+    /// the socket being the drain's; then lets go of the socket.
+    func drainToTheEnd(_ id: RequestID) async {
         while machine.isRunning(id), machine.state != .closed {
             let batch = await readBatch(id)
-            if batch.ended || batch.error != nil { return }
+            if batch.ended || batch.error != nil { break }
         }
+        machine.readAhead.drainEnded()
     }
 
     // MARK: - Results

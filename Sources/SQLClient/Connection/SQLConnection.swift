@@ -24,9 +24,9 @@ import TDS
 /// `SQLConnection+Login.swift`, the one write path in `RequestWriter.swift`, reading responses
 /// in `SQLConnection+Responses.swift` (over `ResponseReader`), the one cursor behind every
 /// streamed shape in `ResponseCursor.swift`. The read-ahead's decisions are
-/// `ReadAheadStateMachine`'s; everyone who waits (a request for its turn, a reader or writer for
-/// the socket, a cursor for the batch read ahead, the reader ahead for its batch to be taken)
-/// waits in a `WaiterQueue`.
+/// `ReadAheadStateMachine`'s, who reads the socket included (one reader at a time, by
+/// construction); everyone who waits (a request for its turn, a writer for the socket, a cursor
+/// for the batch read ahead) waits in a `WaiterQueue`.
 public actor SQLConnection {
     /// The configuration the connection was opened with (validated; the password stays redacted).
     public nonisolated let configuration: SQLConnectionConfiguration
@@ -83,17 +83,10 @@ public actor SQLConnection {
     /// The request whose rows a typed read takes: large binary values assembled as `Data`
     /// (``TokenStreamDecoder/assemblesLargeBinaryAsData``, issue 43).
     var dataRequest: RequestID?
-    /// The one reader of the socket: whoever reads a response (``nextBatch(_:readsAhead:)``)
-    /// holds it, the others wait in order.
-    var readerBusy = false
-    let readerWaiters = WaiterQueue<UInt64, Void>()
-    /// Reading a streamed request's next batch while its cursor's caller takes the last one
-    /// (``nextBatch(_:readsAhead:)``): the decisions are `ReadAheadStateMachine`'s (the
-    /// sub-state `machine.readAhead`); the reader's task, the cursor waiting for its batch and
-    /// the reader waiting for its batch to be taken are here.
-    var aheadTask: Task<Void, Never>?
+    /// The cursors waiting for the batch read ahead for them (``nextBatch(_:readsAhead:)``), by
+    /// reader serial; who reads the socket, and what is read ahead, is `ReadAheadStateMachine`'s
+    /// (the sub-state `machine.readAhead`).
     let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()
-    let aheadParked = WaiterQueue<UInt64, Bool>()
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
     let writeGateWaiters = WaiterQueue<UInt64, Void>()
@@ -173,8 +166,7 @@ public actor SQLConnection {
             // Unstructured: this is synchronous; the ATTENTION waits for the one write path.
             Task { await self.sendAttention(for: id) }
         case .drainRequest(let id):
-            // Unstructured: nobody waits for a drain; it reads after the socket's current reader.
-            Task { await self.drain(id) }
+            if startDrain(id) { spawnDrain(id) }
         case .closeConnection(let context):
             closeTransport(context)
         case .forwardMessage(let message):

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The one queue of waiters of the client (a connection's request turns, its reader and write
-/// gates, the reader ahead's watchers; a pool's leases and its close): each waiter is a slot
+/// The one queue of waiters of the client (a connection's request turns, its write gate, the
+/// cursors waiting for the batch read ahead; a pool's leases and its close): each waiter is a slot
 /// under a key, resumed once with a value or an error, in any order or oldest first.
 ///
 /// A waiter is announced first (``expect(_:)``, synchronously, before whoever decides its turn

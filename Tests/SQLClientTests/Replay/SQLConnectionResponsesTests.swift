@@ -70,8 +70,8 @@ final class SQLConnectionResponsesTests: XCTestCase {
         guard let batch = await connection.batchReadAhead() else { return XCTFail("no batch is read ahead") }
         XCTAssertGreaterThan(batch.rowCount, 0)
         XCTAssertLessThanOrEqual(batch.rowCount, SQLConnection.batchRowLimit)
-        let reading = await connection.readerBusy
-        XCTAssertFalse(reading, "the socket is read while the caller holds its rows")
+        let socket = await connection.machine.readAhead.socket
+        XCTAssertEqual(socket, .free, "the socket is read while the caller holds its rows")
         // Two batches (the one handed out, the one read ahead), each ending within one read of 64 KB.
         let read = stream.delivered - atLogin
         XCTAssertLessThanOrEqual(read, 2 * 65_536 + 2 * SQLConnection.batchRowLimit * 40, "read \(read) of \(total) bytes")
@@ -356,16 +356,13 @@ final class SQLConnectionResponsesTests: XCTestCase {
         XCTAssertEqual(stream.mostReaders, 1)
     }
 
-    /// The reader ahead is one task for the whole request, so a cancellation it received once
-    /// (``SQLConnection/nextBatch(_:readsAhead:)`` cancels it when the waiting caller's
-    /// task is cancelled, even when the batch then comes without error) stays with it: its next
-    /// read that has to wait fails with `.cancelled` while nobody waits for it. That error is put
-    /// aside for the cursor, the request cancelled and drained, and the drain lets go of what was
-    /// put aside. The cursor, which still holds rows, must then get `.cancelled` (or every row),
-    /// never a clean end with rows missing. (The reader's task is cancelled directly here, as the
-    /// caller's cancellation handler leaves it: the race that does it for real is not
-    /// reproducible in a test.)
-    func testACancellationLeftOnTheReaderAheadIsNotLostAfterItsDrain() async throws {
+    /// The request cancelled (``SQLConnection/cancel()``, from another task) while its caller
+    /// is busy with rows and the batch read ahead waits for bytes: the reader ahead is stopped,
+    /// what it held let go of, and its read goes on as the drain. The cursor, which still holds
+    /// rows, must then get `.cancelled` (or every row), never a clean end with rows missing.
+    /// (It replaces the test that cancelled the reader ahead's own task, which no longer exists:
+    /// a task per batch read ahead, never cancelled; the same stop and drain come through here.)
+    func testCancellingWhileTheCallerHoldsRowsAndTheReadAheadWaitsForBytesNeverEndsCleanly() async throws {
         let (server, connection, stream) = try await startStalled()
         defer { server.stop() }
         let (hundred, signal) = AsyncStream<Void>.makeStream()
@@ -388,8 +385,8 @@ final class SQLConnectionResponsesTests: XCTestCase {
         }
         for await _ in hundred { break }
         for await _ in stream.blockedReads { break }   // the reader ahead waits for bytes
-        await connection.readAhead?.task.cancel()
-        let letGo = await Self.letsGoOfTheReadAhead(connection)   // its error put aside, then the drain starts
+        try await connection.cancel()
+        let letGo = await Self.letsGoOfTheReadAhead(connection)   // stopped; its read goes on as the drain
         XCTAssertTrue(letGo)
         stream.release()
         // Queued behind the drained request: once it is answered, that request is over.
@@ -534,8 +531,10 @@ final class SQLConnectionResponsesTests: XCTestCase {
         }
         let letGo = await Self.letsGoOfTheReadAhead(connection)
         XCTAssertTrue(letGo, "the batch of a dropped cursor is let go after close()")
-        let parked = await connection.aheadParked.count
-        XCTAssertEqual(parked, 0, "the reader ahead is left waiting")
+        let socket = await connection.machine.readAhead.socket
+        XCTAssertEqual(socket, .free, "the reader ahead is left holding the socket")
+        let waiting = await !connection.aheadTakers.isIdle
+        XCTAssertFalse(waiting, "a cursor is left waiting")
     }
 }
 
@@ -543,10 +542,7 @@ final class SQLConnectionResponsesTests: XCTestCase {
 /// connection exists for them).
 extension SQLConnection {
     /// The reader ahead, if any.
-    var readAhead: (id: RequestID, serial: UInt64, task: Task<Void, Never>)? {
-        guard let reader = machine.readAhead.reader, let task = aheadTask else { return nil }
-        return (reader.id, reader.serial, task)
-    }
+    var readAhead: ReadAheadStateMachine.Reader? { machine.readAhead.reader }
 
     /// The number of readers ahead started so far.
     var readAheadSerial: UInt64 { machine.readAhead.serial }

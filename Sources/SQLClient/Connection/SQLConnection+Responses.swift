@@ -560,7 +560,7 @@ extension SQLConnection {
             block.wire = nil
             reader.decoder.settle(&wire)   // its rows lent from the decoder's buffer move in
             guard !wire.isEmpty else { return }
-            batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: wire))))
+            batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: wire, recycler: reader.decoder.recycler))))
             reader.wireBlockHint = (Swift.min(wire.rowCount, Self.batchRowLimit), Swift.min(wire.byteCount, Self.batchByteLimit))
         }
         block.wire = nil

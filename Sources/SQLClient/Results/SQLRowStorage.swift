@@ -33,21 +33,27 @@ final class SQLRowStorage: Sendable {
     init(columns: SQLColumns, values: [SQLValue], width: Int) {
         self.columns = columns
         self.content = .values(values)
+        self.recycler = nil
         self.width = width
         self.count = width > 0 ? values.count / width : 0
     }
 
-    /// Rows as wire bytes (one value per column).
-    init(columns: SQLColumns, wire: WireRowBlock) {
+    /// Where the block's bytes go when the rows are released, if they are a buffer the
+    /// connection's decoder lent its rows from (``TokenStreamDecoder/settle(_:)``).
+    private let recycler: RowBytesRecycler?
+
+    /// Rows as wire bytes (one value per column); `recycler`: the connection's, for its buffers.
+    init(columns: SQLColumns, wire: WireRowBlock, recycler: RowBytesRecycler? = nil) {
         self.columns = columns
         self.content = .wire(wire)
         self.width = columns.count
         self.count = wire.rowCount
+        self.recycler = recycler
     }
 
     deinit {
         // A block that took the connection's read buffer gives it back for a later batch.
-        if case .wire(let w) = content { w.recycleBytes() }
+        if let recycler, case .wire(let w) = content { w.giveBytes(to: recycler) }
     }
 
     /// The value of `column` in `row` (in range: the views check). Inlined into the caller's

@@ -201,7 +201,7 @@ extension TokenStreamDecoder {
             if !block.isEmpty, block.addressedByteCount + row.byteCount >= Int(UInt32.max) { return (total, .limit) }
             wireRow = nil
             wireRowState = .none
-            if block.lent != nil { settle(&block) }   // the lent rows come before it
+            if block.lentSerial != 0 { settle(&block) }   // the lent rows come before it
             block.appendRow(row.take())
             total += 1
             if total >= limit || block.byteCount >= byteLimit { return (total, .limit) }
@@ -348,12 +348,8 @@ extension TokenStreamDecoder {
                     rows += 1
                     i = j
                 }
-                if rows > 0, lends, var lent = block.lent {   // (set by prepareLend)
-                    block.lent = nil   // uniquely referenced while it grows
-                    let base = UInt32(truncatingIfNeeded: runStart)
-                    for o in scratch { lent.offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
-                    lent.high = i
-                    block.lent = lent
+                if lends {
+                    // Lent: the offsets are recorded below.
                 } else if rows > 0, !hasText {
                     block.append(p, from: runStart, count: i - runStart, offsets: scratch[...])
                 } else if rows > 0 {
@@ -378,6 +374,14 @@ extension TokenStreamDecoder {
                 }
             }
         }
+        if rows > 0, lends, var lent = lend {   // (begun by prepareLend)
+            lend = nil   // uniquely referenced while it grows
+            let base = UInt32(truncatingIfNeeded: runStart)
+            for o in scratch { lent.offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
+            lent.high = i
+            block.lentByteCount = lent.high &- lent.low
+            lend = lent
+        }
         if rows > 0 {
             readIndex = i
             waitingAtCount = -1
@@ -394,19 +398,22 @@ extension TokenStreamDecoder {
     /// left as it is; one whose lend ended (the decoder was replaced, or a later block began
     /// lending: the connection settles every block it hands on first) loses its lent rows.
     public mutating func settle(_ block: inout WireRowBlock) {
-        guard let rows = block.lent else { return }
-        block.lent = nil
-        guard let current = lend, current.serial == rows.serial else { return }
+        guard block.lentSerial != 0 else { return }
+        guard let current = lend, current.serial == block.lentSerial else {
+            block.lentSerial = 0
+            block.lentByteCount = 0
+            return
+        }
         lend = nil
-        let used = rows.high &- rows.low
+        let used = current.high &- current.low
         if current.inDetached {
             var source: [UInt8] = []
             swap(&source, &detached)
             if used > 0, used * 4 >= source.capacity {
-                source.removeSubrange(rows.high...)
-                block.adopt(source, lent: rows, recycler: recycler)
+                source.removeSubrange(current.high...)
+                block.adopt(source, offsets: current.offsets, from: current.low)
             } else {
-                source.withUnsafeBufferPointer { block.appendLent($0, rows) }
+                source.withUnsafeBufferPointer { block.appendLent($0, offsets: current.offsets, low: current.low, high: current.high) }
             }
         } else if used > 0, used * 4 >= buffer.capacity {
             // The bytes after the rows (a partial row, the next tokens) start the next buffer.
@@ -416,10 +423,10 @@ extension TokenStreamDecoder {
             bufferBase += readIndex
             readIndex = 0
             waitingAtCount = -1
-            taken.removeSubrange(rows.high...)
-            block.adopt(taken, lent: rows, recycler: recycler)
+            taken.removeSubrange(current.high...)
+            block.adopt(taken, offsets: current.offsets, from: current.low)
         } else {
-            buffer.withUnsafeBufferPointer { block.appendLent($0, rows) }
+            buffer.withUnsafeBufferPointer { block.appendLent($0, offsets: current.offsets, low: current.low, high: current.high) }
         }
     }
 
@@ -427,8 +434,8 @@ extension TokenStreamDecoder {
     /// a new one begins (the block holds nothing yet). A block whose lent rows were set aside
     /// is settled first (its next rows are copied).
     private mutating func prepareLend(_ block: inout WireRowBlock) -> Bool {
-        if let rows = block.lent {
-            if let lend, lend.serial == rows.serial, !lend.inDetached { return true }
+        if block.lentSerial != 0 {
+            if let lend, lend.serial == block.lentSerial, !lend.inDetached { return true }
             settle(&block)
             return false
         }
@@ -450,9 +457,12 @@ extension TokenStreamDecoder {
             waitingAtCount = -1
         }
         lendSerial &+= 1
-        lend = Lend(serial: lendSerial)
+        var begun = Lend(serial: lendSerial, low: readIndex, high: readIndex)
+        begun.offsets.reserveCapacity(block.wantedOffsetCount)
+        lend = begun
+        block.lentSerial = lendSerial
+        block.lentByteCount = 0
         recycler?.open()
-        block.startLend(serial: lendSerial, at: readIndex)
         return true
     }
 

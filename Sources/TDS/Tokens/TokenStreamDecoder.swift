@@ -86,10 +86,15 @@ public struct TokenStreamDecoder: Sendable {
     /// The rows lent to a block and not yet settled (at most one block at a time).
     var lend: Lend?
     struct Lend: Sendable {
+        /// The block's ``WireRowBlock/lentSerial``.
         var serial: UInt64
         /// The rows are in `detached`: the buffer was set aside with them (the message ended, or
         /// the buffer passed ``lendLimit``).
         var inDetached = false
+        /// The lent values' offsets in the buffer (``WireRowBlock/nullOffset`` for a bitmap NULL).
+        var offsets: [UInt32] = []
+        /// The range of the buffer the rows take.
+        var low: Int, high: Int
     }
     /// The number of the last lend begun.
     var lendSerial: UInt64 = 0

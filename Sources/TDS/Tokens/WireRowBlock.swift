@@ -60,24 +60,23 @@ public struct WireRowBlock: Sendable {
     /// The bytes the offsets address (all but the values kept apart): below 4 GiB.
     var addressedByteCount: Int { bytes.count &+ lentByteCount }
     /// Bytes at the start of `bytes` that no row holds: the decoder's buffer before the first
-    /// lent row, when the block took that buffer as its bytes (``adopt(_:lent:)``).
+    /// lent row, when the block took that buffer as its bytes (``adopt(_:offsets:from:)``).
     private var unaddressedPrefix = 0
 
-    /// Rows the decoder scanned and left in its own buffer (``TokenStreamDecoder/lendsRowBytes``),
-    /// until ``TokenStreamDecoder/settle(_:)`` moves them in: not counted by ``rowCount`` and
-    /// never read (a block read before it is settled has only its other rows).
-    struct LentRows: Sendable {
-        /// The lend this is (the decoder's; see ``TokenStreamDecoder/Lend``).
-        var serial: UInt64
-        /// The values' offsets in the decoder's buffer (``nullOffset`` for a bitmap NULL).
-        var offsets: [UInt32] = []
-        /// The range of the decoder's buffer the rows take.
-        var low: Int, high: Int
-    }
-    var lent: LentRows?
-    private var lentByteCount: Int { lent.map { $0.high &- $0.low } ?? 0 }
+    /// The lend of the decoder's whose rows are this block's (0: none): rows the decoder scanned
+    /// and left in its own buffer (``TokenStreamDecoder/lendsRowBytes``) with their offsets, until
+    /// ``TokenStreamDecoder/settle(_:)`` moves them in. They are not counted by ``rowCount`` and
+    /// never read (a block read before it is settled has only its other rows). Only plain values
+    /// here: every stored field is copied where a cell is read.
+    var lentSerial: UInt64 = 0
+    /// The bytes of the lent rows.
+    var lentByteCount = 0
+    /// The bytes are a buffer the decoder lent its rows from (given back when the rows are released).
+    private(set) var tookDecoderBuffer = false
     /// True when no row is lent and none is settled: the block can take the decoder's buffer.
-    var canAdopt: Bool { lent == nil && offsets.isEmpty && bytes.isEmpty && separate.isEmpty }
+    var canAdopt: Bool { lentSerial == 0 && offsets.isEmpty && bytes.isEmpty && separate.isEmpty }
+    /// The offsets the block asked room for (``reserveOnAppend(rows:bytesPerRow:)``): the lent rows' reserve.
+    var wantedOffsetCount: Int { wantedOffsets }
     /// True when the block holds no row.
     public var isEmpty: Bool { offsets.isEmpty }
 
@@ -297,38 +296,33 @@ public struct WireRowBlock: Sendable {
         for o in new { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ base) }
     }
 
-    /// Takes `buffer` (the decoder's, cut after the last lent row) as its bytes: the lent rows
-    /// become its rows with no copy. Only when ``canAdopt`` was true when the rows were lent.
-    mutating func adopt(_ buffer: [UInt8], lent: LentRows, recycler: RowBytesRecycler?) {
+    /// Takes `buffer` (the decoder's, cut after the last lent row) as its bytes, `offsets` the
+    /// lent rows' (in `buffer`, the first row at `low`): they become its rows with no copy. Only
+    /// when ``canAdopt`` was true when the rows were lent.
+    mutating func adopt(_ buffer: [UInt8], offsets lent: [UInt32], from low: Int) {
         bytes = buffer
-        unaddressedPrefix = lent.low
-        offsets = lent.offsets
-        self.recycler = recycler
+        unaddressedPrefix = low
+        offsets = lent
+        lentSerial = 0
+        lentByteCount = 0
+        tookDecoderBuffer = true
     }
 
-    /// Where the bytes go back when the rows are released (a block that took the decoder's buffer).
-    private var recycler: RowBytesRecycler?
-
-    /// Gives the bytes back to the decoder they came from, for its next buffer: call it when the
-    /// block is released (its owner's `deinit`), never while it is read.
-    package func recycleBytes() {
-        recycler?.give(bytes)
+    /// Gives the bytes to `recycler` for the decoder's next buffer when they are a buffer it lent
+    /// its rows from: call it when the block is released (its owner's `deinit`), never while it is read.
+    package func giveBytes(to recycler: RowBytesRecycler) {
+        if tookDecoderBuffer { recycler.give(bytes) }
     }
 
-    /// Begins lent rows at `low` of the decoder's buffer, their offsets reserved as the block's
-    /// would be (``reserveOnAppend(rows:bytesPerRow:)``).
-    mutating func startLend(serial: UInt64, at low: Int) {
-        var rows = LentRows(serial: serial, low: low, high: low)
-        rows.offsets.reserveCapacity(wantedOffsets)
-        lent = rows
-    }
-
-    /// Copies the lent rows from `source` (the decoder's buffer they are in) after its rows.
-    mutating func appendLent(_ source: UnsafeBufferPointer<UInt8>, _ lent: LentRows) {
-        let shift = UInt32(truncatingIfNeeded: bytes.count &- lent.low)
-        makeRoom(bytes: lent.high &- lent.low, offsets: lent.offsets.count)
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[lent.low ..< lent.high]))
-        for o in lent.offsets { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ shift) }
+    /// Copies the lent rows, bytes `low ..< high` of `source` (the decoder's buffer they are in)
+    /// with their `offsets` (in `source`), after its rows.
+    mutating func appendLent(_ source: UnsafeBufferPointer<UInt8>, offsets lent: [UInt32], low: Int, high: Int) {
+        let shift = UInt32(truncatingIfNeeded: bytes.count &- low)
+        makeRoom(bytes: high &- low, offsets: lent.count)
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[low ..< high]))
+        for o in lent { offsets.append(o == WireRowBlock.nullOffset ? o : o &+ shift) }
+        lentSerial = 0
+        lentByteCount = 0
     }
 
     /// A row assembled by ``WireRowProgress``: its bytes, its values' offsets (relative to its
@@ -371,7 +365,9 @@ public struct WireRowBlock: Sendable {
         if !separate.isEmpty { separate.removeAll() }
         separateByteCount = 0
         unaddressedPrefix = 0
-        lent = nil
+        lentSerial = 0
+        lentByteCount = 0
+        tookDecoderBuffer = false
     }
 
     /// Reserves room for about `rows` more rows of `bytesPerRow` bytes.

@@ -79,7 +79,10 @@ final class WireRowBlockLendTests: XCTestCase {
             decoder.append(piece)
             out.largestBuffer = max(out.largestBuffer, decoder.buffer.count)
             while true {
-                if block == nil { block = decoder.makeWireRowBlock() }
+                if block == nil {
+                    block = decoder.makeWireRowBlock()
+                    block?.reserveOnAppend(rows: 4096, bytesPerRow: 256)   // as the connection does: 1 MiB, lent rows
+                }
                 if var b = block {
                     block = nil
                     let (_, end) = decoder.appendBufferedRows(to: &b, limit: limits.rows, byteLimit: limits.bytes)
@@ -155,6 +158,7 @@ final class WireRowBlockLendTests: XCTestCase {
         decoder.append(s)
         guard case .colMetadata = try XCTUnwrap(decoder.next()) else { return XCTFail("COLMETADATA expected") }
         var block = try XCTUnwrap(decoder.makeWireRowBlock())
+        block.reserveOnAppend(rows: 4096, bytesPerRow: 256)
         let (n, end) = decoder.appendBufferedRows(to: &block, limit: 4096, byteLimit: 1 << 20)
         XCTAssertEqual(n, 50)
         XCTAssertEqual(end, .needBytes)
@@ -189,11 +193,13 @@ final class WireRowBlockLendTests: XCTestCase {
         decoder.append(Array(s[..<(s.count / 2)]))
         guard case .colMetadata = try XCTUnwrap(decoder.next()) else { return XCTFail("COLMETADATA expected") }
         var dropped = try XCTUnwrap(decoder.makeWireRowBlock())
+        dropped.reserveOnAppend(rows: 4096, bytesPerRow: 256)
         let (first, _) = decoder.appendBufferedRows(to: &dropped, limit: 4096, byteLimit: 1 << 20)
         XCTAssertGreaterThan(first, 0)
         // `dropped` is never settled; the next block begins a lend of its own.
         decoder.append(Array(s[(s.count / 2)...]))
         var next = try XCTUnwrap(decoder.makeWireRowBlock())
+        next.reserveOnAppend(rows: 4096, bytesPerRow: 256)
         let (second, _) = decoder.appendBufferedRows(to: &next, limit: 4096, byteLimit: 1 << 20)
         XCTAssertEqual(first + second, 40)
         decoder.settle(&next)
@@ -212,6 +218,7 @@ final class WireRowBlockLendTests: XCTestCase {
         decoder.append(s)
         guard case .colMetadata = try XCTUnwrap(decoder.next()) else { return XCTFail("COLMETADATA expected") }
         var block = try XCTUnwrap(decoder.makeWireRowBlock())
+        block.reserveOnAppend(rows: 4096, bytesPerRow: 256)
         let (n, _) = decoder.appendBufferedRows(to: &block, limit: 4096, byteLimit: 1 << 20)
         XCTAssertEqual(n, 10)
         XCTAssertEqual(block.lentSerial, 0)
@@ -232,6 +239,7 @@ final class WireRowBlockLendTests: XCTestCase {
         guard case .colMetadata = try XCTUnwrap(decoder.next()) else { return XCTFail("COLMETADATA expected") }
         func lendAndSettle() throws -> WireRowBlock {
             var block = try XCTUnwrap(decoder.makeWireRowBlock())
+        block.reserveOnAppend(rows: 4096, bytesPerRow: 256)
             _ = decoder.appendBufferedRows(to: &block, limit: 4096, byteLimit: 1 << 30)
             decoder.settle(&block)
             return block
@@ -253,5 +261,22 @@ final class WireRowBlockLendTests: XCTestCase {
         second.giveBytes(to: recycler)
         XCTAssertNil(try decoder.finish())
         XCTAssertNil(recycler.take(capacity: 1), "a buffer kept after the message ended")
+    }
+
+    func testABlockExpectedToBeSmallIsNotLentRows() throws {
+        var s = ServerTokens.colMetadata(Self.columns, version: .v7_4)
+        let rows = (0 ..< 20).map(Self.values)
+        for v in rows { s += try ServerTokens.row(v, columns: Self.columns) }
+        var decoder = TokenStreamDecoder(version: .v7_4)
+        decoder.lendsRowBytes = true
+        decoder.append(s)
+        guard case .colMetadata = try XCTUnwrap(decoder.next()) else { return XCTFail("COLMETADATA expected") }
+        var block = try XCTUnwrap(decoder.makeWireRowBlock())
+        block.reserveOnAppend(rows: 256, bytesPerRow: 100)   // 25 KB: under a quarter of 768 KiB
+        let (n, _) = decoder.appendBufferedRows(to: &block, limit: 4096, byteLimit: 1 << 20)
+        XCTAssertEqual(n, 20)
+        XCTAssertEqual(block.lentSerial, 0)
+        XCTAssertNil(decoder.lend)
+        XCTAssertEqual((0 ..< block.rowCount).map { block.values(row: $0) }, rows, "copied at once, as without lending")
     }
 }

@@ -439,7 +439,10 @@ extension TokenStreamDecoder {
             settle(&block)
             return false
         }
-        guard block.canAdopt else { return false }
+        // Only a block expected to fill a quarter of a lend's buffer (as the connection reserves
+        // it: ``WireRowBlock/reserveOnAppend(rows:bytesPerRow:)``) is lent rows: a smaller one
+        // would be copied at settle anyway (a short answer, a result's first block, narrow rows).
+        guard block.canAdopt, block.wantedByteCount * 4 >= lendBufferCapacity else { return false }
         // An earlier block's lend not settled: that block was dropped.
         detached = []
         // The lend begins as near the buffer's start as compaction allows: the buffer then

@@ -80,8 +80,10 @@ public struct TokenStreamDecoder: Sendable {
     /// Rows appended to a block are lent to it, left in place in the buffer, rather than copied
     /// (issue 43): ``settle(_:)`` then gives the block the buffer itself when the rows fill at
     /// least a quarter of it (the decoder goes on with a new buffer holding the bytes after them),
-    /// else copies them. A block whose rows are lent must be settled before it is read: until
-    /// then it shows none of them. Off by default; the connection turns it on.
+    /// else copies them. Only a block that reserved room for a quarter of
+    /// ``lendBufferCapacity`` or more is lent rows (``WireRowBlock/reserveOnAppend(rows:bytesPerRow:)``).
+    /// A block whose rows are lent must be settled before it is read: until then it shows none
+    /// of them. Off by default; the connection turns it on.
     package var lendsRowBytes = false
     /// The rows lent to a block and not yet settled (at most one block at a time).
     var lend: Lend?

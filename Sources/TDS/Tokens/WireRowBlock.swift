@@ -77,6 +77,9 @@ public struct WireRowBlock: Sendable {
     var canAdopt: Bool { lentSerial == 0 && offsets.isEmpty && bytes.isEmpty && separate.isEmpty }
     /// The offsets the block asked room for (``reserveOnAppend(rows:bytesPerRow:)``): the lent rows' reserve.
     var wantedOffsetCount: Int { wantedOffsets }
+    /// The bytes the block asked room for (``reserveOnAppend(rows:bytesPerRow:)``): a block
+    /// expected to be small is not lent rows.
+    var wantedByteCount: Int { wantedBytes }
     /// True when the block holds no row.
     public var isEmpty: Bool { offsets.isEmpty }
 

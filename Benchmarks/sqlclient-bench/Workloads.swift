@@ -263,9 +263,9 @@ enum Digest {
         return d
     }
 
-    /// Every element's bits, summed, and the count.
+    /// Every element's bits, summed, and the count (an array's, or a vector's in place).
     @inline(__always)
-    static func floats(_ f: [Float]) -> UInt64 {
+    static func floats<S: Collection>(_ f: S) -> UInt64 where S.Element == Float {
         var d = UInt64(f.count)
         for x in f { d &+= UInt64(x.bitPattern) }
         return d
@@ -297,7 +297,7 @@ enum Digest {
             var s = s
             return s.withUTF8 { bytes($0, stride: 1) }
         case .binary(let b), .udt(let b): return bytes(b, stride: 997)
-        case .vector(let v): return floats(v.values)
+        case .vector(let v): return floats(v)
         default: return 0
         }
     }

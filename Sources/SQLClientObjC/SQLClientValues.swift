@@ -63,7 +63,7 @@ extension SQLClient {
         case .uniqueIdentifier(let u): return u as NSUUID
         case .variant(let v): return foundationValue(v.value)
         case .json(let s): return s as NSString
-        case .vector(let v): return v.values.map { NSNumber(value: $0) } as NSArray
+        case .vector(let v): return v.map { NSNumber(value: $0) } as NSArray
         }
     }
 

@@ -111,9 +111,11 @@ final class JSONVectorTests: XCTestCase {
     }
 
     func testTheNewCasesDoNotGrowSQLValue() {
-        // SQLVector (an element type byte and an array reference) fits the payload of the
-        // existing cases: a row of values costs what it did.
-        XCTAssertLessThanOrEqual(MemoryLayout<SQLVector>.size, 9)
+        // SQLVector (an array reference, or a row block's bytes with an offset and a count; an
+        // element type byte) fits the payload of the existing cases (32 bytes): a row of values
+        // costs what it did.
+        XCTAssertLessThanOrEqual(MemoryLayout<SQLVector>.size, 16)
+        XCTAssertLessThanOrEqual(MemoryLayout<SQLValue>.size, 33)
         XCTAssertLessThanOrEqual(MemoryLayout<SQLValue>.stride, 48)
     }
 
@@ -409,5 +411,57 @@ final class JSONVectorTests: XCTestCase {
             if case .other = block.floats(row: row, column: 0) {} else { XCTFail("an int column is not a vector") }
             if case .other = block.withValueBytes(row: row, column: 0, { $0.count }) {} else { XCTFail("an int has no bytes lent") }
         }
+    }
+
+    /// A block's vector is a view of the block's bytes: no array of its own, every element and
+    /// every derived value (array, JSON text, wire bytes, hash) equal to a vector built from the
+    /// array; it outlives the block; a changed element type is what it is sent as.
+    func testABlocksVectorIsAViewOfTheBlocksBytes() throws {
+        let cols = [ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 1998), name: "v"),
+                    ColumnMetadata(flags: [.nullable], typeInfo: .vector(dimensions: 21, elementType: .float16), name: "h")]
+        let floats = (0 ..< 1998).map { Float(($0 &* 7) % 2001 - 1000) / 1024 }
+        let halves = (0 ..< 21).map { Float($0 - 10) * 0.5 + 0.25 }
+        let built = [SQLVector(floats), SQLVector(halves, elementType: .float16)]
+        var s = ServerTokens.colMetadata(cols, version: Self.version)
+        s += try ServerTokens.row(built.map { .vector($0) }, columns: cols)
+        s += ServerTokens.done(version: Self.version)
+        var decoder = TokenStreamDecoder(version: Self.version)
+        decoder.append(s)
+        guard case .colMetadata? = try decoder.next() else { return XCTFail("COLMETADATA first") }
+        var block: WireRowBlock? = try XCTUnwrap(decoder.makeWireRowBlock())
+        XCTAssertEqual(decoder.appendBufferedRows(to: &block!, limit: 10, byteLimit: 1 << 30).0, 1)
+        var views: [SQLVector] = []
+        for column in 0 ..< 2 {
+            guard case .vector(let v) = block!.value(row: 0, column: column),
+                  case .value(let typed) = block!.vector(row: 0, column: column) else { return XCTFail("column \(column) is a vector") }
+            XCTAssertNil(v.withContiguousStorageIfAvailable { $0.count }, "column \(column): a view holds no array")
+            XCTAssertNil(typed.withContiguousStorageIfAvailable { $0.count })
+            views.append(v)
+        }
+        block = nil   // the views keep the bytes
+        for (v, b) in zip(views, built) {
+            XCTAssertEqual(v.count, b.dimensions)
+            XCTAssertEqual(v.elementType, b.elementType)
+            XCTAssertEqual(v.map(\.bitPattern), b.values.map(\.bitPattern))
+            XCTAssertEqual(v.values.map(\.bitPattern), b.values.map(\.bitPattern))
+            XCTAssertEqual(v[v.count - 1].bitPattern, b.values[b.dimensions - 1].bitPattern)
+            XCTAssertEqual(v, b)
+            XCTAssertEqual(v.hashValue, b.hashValue)
+            XCTAssertEqual(v.jsonText, b.jsonText)
+            XCTAssertEqual(try v.wireBytes(), try b.wireBytes())
+        }
+        XCTAssertNotEqual(views[0], SQLVector(Array(floats.dropLast()) + [1]))
+        // Sent as float16 (each float32 element rounded), as an array-built vector would be.
+        var narrowed = views[0]
+        narrowed.elementType = .float16
+        var expected = built[0]
+        expected.elementType = .float16
+        XCTAssertEqual(try narrowed.wireBytes(), try expected.wireBytes())
+        XCTAssertEqual(narrowed[1], floats[1], "the elements stay what the wire holds")
+        // Setting the elements replaces the view.
+        var replaced = views[1]
+        replaced.values = [1, 2]
+        XCTAssertEqual(Array(replaced), [1, 2])
+        XCTAssertEqual(replaced.withContiguousStorageIfAvailable { Array($0) }, [1, 2])
     }
 }

@@ -137,6 +137,7 @@ public struct WireRowBlock: Sendable {
             return decodeChecked(column: column, offset: offset)
         }
         if kind.kind == .large { return largeValue(kind, column: column, at: base + offset, offset: offset) }
+        if kind.kind == .vector { return vectorView(at: offset) }
         return WireRowBlock.decode(kind, at: base + offset)
     }
 

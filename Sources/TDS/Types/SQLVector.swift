@@ -4,7 +4,7 @@
 // two drivers (dotnet/SqlClient, microsoft/mssql-rs) agree (../shared/SQL2025.md).
 
 /// A value of SQL Server 2025's `vector(n)` type ([MS-TDS] VECTORTYPE 0xF5): `n` elements of
-/// ``elementType``, held as `Float` (a float16 element converts to `Float` exactly).
+/// ``elementType``, read as `Float` (a float16 element converts to `Float` exactly).
 ///
 /// On the wire ([MS-TDS] 2.2.5.5, SQL Server 2025): an 8-byte header — layout format `0xA9`,
 /// layout version `0x01`, the dimension count (UInt16 little-endian), the element type byte,
@@ -12,10 +12,18 @@
 /// float16); at most 8,000 bytes in all (1,998 float32 or 3,996 float16 dimensions). Elements
 /// are finite (SQL Server refuses NaN and infinities in a vector).
 ///
+/// A vector is a random-access collection of its elements (`v[i]`, `for x in v`, `v.count`).
+/// A vector read from a row block (``WireRowBlock/value(row:column:)``, and so every `SQLRow`,
+/// row block and typed read) is a **view** of the block's bytes: no allocation and no copy;
+/// each element is read from the wire bytes when it is asked for. It keeps the block's bytes in
+/// memory while it lives (they are shared, never changed). ``values`` makes an array of the
+/// elements (one allocation: float32 copied as one block, float16 widened in one pass); a vector
+/// built from an array (``init(_:elementType:)``) holds that array.
+///
 /// ``jsonText`` is the JSON array the value prints as (`[1.0,-2.5]`); ``init(jsonArray:elementType:)``
 /// reads one, as a server that did not acknowledge VECTORSUPPORT sends vectors (varchar(max) text
 /// such as `[1.0000000e+000,2.0000000e+000]`).
-public struct SQLVector: Hashable, Sendable, CustomStringConvertible {
+public struct SQLVector: Hashable, Sendable, CustomStringConvertible, RandomAccessCollection {
     /// The element type byte of TYPE_INFO and of the value header.
     public enum ElementType: UInt8, Hashable, Sendable, CaseIterable {
         /// IEEE 754 binary32, 4 bytes (VECTORSUPPORT version 1).
@@ -31,10 +39,36 @@ public struct SQLVector: Hashable, Sendable, CustomStringConvertible {
         public var maximumDimensions: Int { (SQLVector.maximumByteCount - SQLVector.headerSize) / size }
     }
 
-    /// The elements.
-    public var values: [Float]
-    /// The element type (after ``values``: 9 bytes in all, inside every `SQLValue` payload).
+    /// Where the elements are: an array, or a checked wire value shared with a row block.
+    @usableFromInline
+    enum Storage: Sendable {
+        case floats([Float])
+        /// A value ``check(at:count:available:declaredLength:declaredElement:)`` accepted: its
+        /// header at `offset` of `bytes` (an offset below 2³², as a row block's), its elements after it.
+        case wire([UInt8], offset: UInt32, dimensions: UInt16)
+    }
+
+    @usableFromInline var storage: Storage
+
+    /// The element type: what the elements are on the wire, and what they are sent as (set it to
+    /// send a vector's elements as another type).
     public var elementType: ElementType
+
+    /// The elements as an array: the array a vector was built from, or a new one (one
+    /// allocation) for a view of a row block's bytes. Setting it replaces the elements.
+    public var values: [Float] {
+        get {
+            switch storage {
+            case .floats(let f): return f
+            case .wire(let bytes, let offset, _):
+                return bytes.withUnsafeBytes { raw in
+                    // Checked when the view was made: the value's bytes are inside `bytes`.
+                    SQLVector.scannedElements(at: raw.baseAddress.unsafelyUnwrapped + Int(offset), count: wireByteCount)
+                }
+            }
+        }
+        set { storage = .floats(newValue) }
+    }
 
     /// The header's layout format byte (0xA9).
     public static let layoutFormat: UInt8 = 0xA9
@@ -47,21 +81,133 @@ public struct SQLVector: Hashable, Sendable, CustomStringConvertible {
 
     /// A vector of `values` as `elementType` (float16 elements are rounded to the nearest when sent).
     public init(_ values: [Float], elementType: ElementType = .float32) {
-        self.values = values
+        self.storage = .floats(values)
         self.elementType = elementType
     }
 
+    /// A view of the checked value whose header is at `offset` of `bytes` (nil when `offset` is
+    /// not below 2³² or the bytes are not there: then ``scannedValue(at:count:)`` copies).
+    init?(checkedWire bytes: [UInt8], offset: Int) {
+        guard offset >= 0, offset <= Int(UInt32.max) - SQLVector.maximumByteCount,
+              bytes.count &- offset >= SQLVector.headerSize else { return nil }
+        let (element, dimensions) = bytes.withUnsafeBytes { raw in
+            (raw[offset &+ 4], UInt16(raw[offset &+ 2]) | UInt16(raw[offset &+ 3]) << 8)
+        }
+        let type = ElementType(rawValue: element) ?? .float32
+        guard bytes.count &- offset >= SQLVector.headerSize &+ Int(dimensions) &* type.size else { return nil }
+        self.storage = .wire(bytes, offset: UInt32(offset), dimensions: dimensions)
+        self.elementType = type
+    }
+
     /// The number of elements.
-    public var dimensions: Int { values.count }
+    public var dimensions: Int {
+        switch storage {
+        case .floats(let f): return f.count
+        case .wire(_, _, let n): return Int(n)
+        }
+    }
+
     /// The value's bytes on the wire (header and elements): 8 + dimensions × element size.
-    public var byteCount: Int { SQLVector.headerSize + values.count * elementType.size }
+    public var byteCount: Int { SQLVector.headerSize + dimensions * elementType.size }
+
+    /// A view's bytes on the wire (its own element type's size).
+    private var wireByteCount: Int { SQLVector.headerSize &+ dimensions &* wireElement.size }
+
+    /// The element type of the stored elements (a view's header's; `Float` for an array).
+    @inline(__always)
+    private var wireElement: ElementType {
+        if case .wire(let bytes, let offset, _) = storage, bytes[Int(offset) &+ 4] == ElementType.float16.rawValue { return .float16 }
+        return .float32
+    }
+
+    // MARK: RandomAccessCollection
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { dimensions }
+    public var count: Int { dimensions }
+
+    /// The element at `position` (0 ..< ``dimensions``; out of range traps, as an array's index).
+    @inlinable
+    public subscript(position: Int) -> Float {
+        switch storage {
+        case .floats(let f): return f[position]
+        case .wire(let bytes, let offset, let n):
+            precondition(position >= 0 && position < Int(n), "SQLVector index out of range")
+            return bytes.withUnsafeBytes { raw in
+                // Checked when the view was made: header and elements are inside `bytes`.
+                let p = raw.baseAddress.unsafelyUnwrapped + Int(offset)
+                if p.load(fromByteOffset: 4, as: UInt8.self) == 0x01 {
+                    return SQLVector.float(fromFloat16Bits: UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 8 &+ 2 &* position, as: UInt16.self)))
+                }
+                return Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 &+ 4 &* position, as: UInt32.self)))
+            }
+        }
+    }
+
+    /// Reads the elements in order: an array's, or a view's straight from the wire bytes.
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline let floats: [Float]
+        @usableFromInline let bytes: [UInt8]
+        /// The next element's index in `floats`, or its byte offset in `bytes`.
+        @usableFromInline var position: Int
+        /// `floats.count`, or the byte offset after a view's last element (at most `bytes.count`).
+        @usableFromInline let end: Int
+        /// 0 for an array; a view's element size (4 float32, 2 float16).
+        @usableFromInline let width: Int
+
+        @inlinable
+        public mutating func next() -> Float? {
+            guard position < end else { return nil }
+            if width == 0 {
+                defer { position &+= 1 }
+                return floats[position]
+            }
+            defer { position &+= width }
+            return bytes.withUnsafeBytes { raw in
+                // position + width <= end <= bytes.count (checked when the view was made).
+                let p = raw.baseAddress.unsafelyUnwrapped + position
+                if width == 4 { return Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))) }
+                return SQLVector.float(fromFloat16Bits: UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
+            }
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        switch storage {
+        case .floats(let f):
+            return Iterator(floats: f, bytes: [], position: 0, end: f.count, width: 0)
+        case .wire(let bytes, let offset, let n):
+            let width = wireElement.size
+            let start = Int(offset) &+ SQLVector.headerSize
+            return Iterator(floats: [], bytes: bytes, position: start, end: start &+ Int(n) &* width, width: width)
+        }
+    }
+
+    public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R? {
+        if case .floats(let f) = storage { return try f.withUnsafeBufferPointer(body) }
+        return nil
+    }
+
+    // MARK: Hashable (by element type and elements, wherever they are held)
+
+    public static func == (a: SQLVector, b: SQLVector) -> Bool {
+        guard a.elementType == b.elementType, a.dimensions == b.dimensions else { return false }
+        if case .floats(let x) = a.storage, case .floats(let y) = b.storage { return x == y }
+        return a.elementsEqual(b)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(elementType)
+        hasher.combine(dimensions)
+        for x in self { hasher.combine(x) }
+    }
 
     /// The JSON array of the elements, each as Swift prints the `Float` (shortest round-trip
     /// text): `[1.0,-2.5,1e-05]`.
     public var jsonText: String {
         var s = "["
-        s.reserveCapacity(values.count * 10 + 2)
-        for (i, v) in values.enumerated() {
+        s.reserveCapacity(dimensions * 10 + 2)
+        for (i, v) in enumerated() {
             if i > 0 { s += "," }
             s += v.description
         }

@@ -111,7 +111,7 @@ public indirect enum JSONValue: Sendable, Hashable {
         case .decimal, .money, .smallMoney: return value.canonicalText.map(JSONValue.decimal) ?? .null
         case .variant(let v): return sqlValue(v.value)
         case .vector(let v):   // a JSON array of numbers (elements are finite: the codec refuses others)
-            return .array(v.values.map { floatText($0.description) })
+            return .array(v.map { floatText($0.description) })
         default: return value.canonicalText.map(JSONValue.string) ?? .null
         }
     }

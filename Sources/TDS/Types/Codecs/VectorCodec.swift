@@ -83,10 +83,31 @@ extension WireRowBlock {
         withVector(row: row, column: column) { SQLVector.scannedElements(at: $0, count: $1) }
     }
 
-    /// vector: the ``SQLVector`` of ``value(row:column:)`` read straight from the block's wire
-    /// bytes (one allocation, its elements); `.other` for any other type.
+    /// vector: the ``SQLVector`` of ``value(row:column:)``, a view of the block's bytes (no
+    /// allocation); `.other` for any other type.
     package func vector(row: Int, column: Int) -> WireTypedValue<SQLVector> {
-        withVector(row: row, column: column) { SQLVector.scannedValue(at: $0, count: $1) }
+        let o = offset(row: row, column: column)
+        if o == WireRowBlock.nullOffset { return .null }
+        guard scan[column].kind == .vector else { return .other }
+        switch vectorView(at: Int(o)) {
+        case .vector(let v): return .value(v)
+        default: return .null
+        }
+    }
+
+    /// The vector cell (its USHORTLEN first) at `offset` of the bytes: NULL, or a view of its
+    /// value (``SQLVector/init(checkedWire:offset:)``; a copy if the view cannot be made).
+    @inline(never)
+    func vectorView(at offset: Int) -> SQLValue {
+        bytes.withUnsafeBytes { raw in
+            // Checked when the row was appended; bounded again here, never read past the block.
+            guard offset >= 0, raw.count &- offset >= 2, let base = raw.baseAddress else { return .null }
+            let n = Int(UInt16(littleEndian: (base + offset).loadUnaligned(as: UInt16.self)))
+            if n == 0xFFFF { return .null }
+            guard n >= SQLVector.headerSize, n <= raw.count &- offset &- 2 else { return .null }
+            if let v = SQLVector(checkedWire: bytes, offset: offset &+ 2) { return .vector(v) }
+            return .vector(SQLVector.scannedValue(at: base + offset + 2, count: n))
+        }
     }
 }
 
@@ -134,16 +155,17 @@ extension SQLVector {
     ///   beyond ±65,504).
     public func encode(into writer: inout ByteWriter) throws(TDSDecodingError) {
         let at = writer.count
-        guard !values.isEmpty, values.count <= elementType.maximumDimensions else {
+        let n = dimensions
+        guard n > 0, n <= elementType.maximumDimensions else {
             throw TDSDecodingError(.invalidValue, offset: at, context: "VECTOR",
-                                   "\(values.count) dimension(s): a \(elementType.name) vector has 1 to \(elementType.maximumDimensions)")
+                                   "\(n) dimension(s): a \(elementType.name) vector has 1 to \(elementType.maximumDimensions)")
         }
         writer.writeUInt8(SQLVector.layoutFormat)
         writer.writeUInt8(SQLVector.layoutVersion)
-        writer.writeUInt16LE(UInt16(values.count))
+        writer.writeUInt16LE(UInt16(n))
         writer.writeUInt8(elementType.rawValue)
         writer.writeBytes([0, 0, 0])
-        for (i, v) in values.enumerated() {
+        for (i, v) in enumerated() {
             guard v.isFinite else {
                 writer.bytes.removeLast(writer.count - at)
                 throw TDSDecodingError(.invalidValue, offset: at, context: "VECTOR", "element \(i) is not finite")

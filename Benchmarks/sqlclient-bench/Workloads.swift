@@ -271,6 +271,15 @@ enum Digest {
         return d
     }
 
+    /// As ``of(_:)``, a vector's elements read into `scratch` (reused from value to value), so
+    /// that the sum runs over an array, as for a decoded `[Float]`.
+    @inline(__always)
+    static func of(_ v: SQLValue, scratch: inout [Float]) -> UInt64 {
+        guard case .vector(let x) = v else { return of(v) }
+        x.copyElements(into: &scratch)
+        return floats(scratch)
+    }
+
     @inline(__always)
     static func of(_ v: SQLValue) -> UInt64 {
         switch v {

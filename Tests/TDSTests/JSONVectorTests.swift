@@ -451,6 +451,17 @@ final class JSONVectorTests: XCTestCase {
             XCTAssertEqual(try v.wireBytes(), try b.wireBytes())
         }
         XCTAssertNotEqual(views[0], SQLVector(Array(floats.dropLast()) + [1]))
+        // Read into one buffer: its storage reused while the length is the same.
+        var buffer: [Float] = []
+        views[0].copyElements(into: &buffer)
+        XCTAssertEqual(buffer.map(\.bitPattern), floats.map(\.bitPattern))
+        let storage = buffer.withUnsafeBufferPointer { $0.baseAddress }
+        views[0].copyElements(into: &buffer)
+        XCTAssertEqual(buffer.withUnsafeBufferPointer { $0.baseAddress }, storage, "reused, not reallocated")
+        views[1].copyElements(into: &buffer)
+        XCTAssertEqual(buffer.map(\.bitPattern), halves.map(\.bitPattern), "float16 widened")
+        built[1].copyElements(into: &buffer)
+        XCTAssertEqual(buffer, halves)
         // Sent as float16 (each float32 element rounded), as an array-built vector would be.
         var narrowed = views[0]
         narrowed.elementType = .float16

@@ -70,6 +70,24 @@ public struct SQLVector: Hashable, Sendable, CustomStringConvertible, RandomAcce
         set { storage = .floats(newValue) }
     }
 
+    /// Copies the elements into `buffer`, made ``dimensions`` long: its storage is reused when it
+    /// is that long and not shared, so reading many vectors into one buffer allocates once (as a
+    /// bound column buffer does in ODBC). A view's float32 elements are copied as one block of
+    /// bytes, float16 elements widened in one pass.
+    public func copyElements(into buffer: inout [Float]) {
+        switch storage {
+        case .floats(let f): buffer = f
+        case .wire(let bytes, let offset, let n):
+            if buffer.count != Int(n) { buffer = [Float](repeating: 0, count: Int(n)) }
+            bytes.withUnsafeBytes { raw in
+                buffer.withUnsafeMutableBufferPointer { out in
+                    // Checked when the view was made: the value's bytes are inside `bytes`.
+                    SQLVector.copyElements(at: raw.baseAddress.unsafelyUnwrapped + Int(offset), count: wireByteCount, into: out)
+                }
+            }
+        }
+    }
+
     /// The header's layout format byte (0xA9).
     public static let layoutFormat: UInt8 = 0xA9
     /// The header's layout version byte (0x01).

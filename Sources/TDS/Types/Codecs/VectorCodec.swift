@@ -344,25 +344,36 @@ extension SQLVector {
     /// element by element otherwise), float16 elements widened in one pass.
     static func scannedElements(at p: UnsafeRawPointer, count: Int) -> [Float] {
         let element = ElementType(rawValue: p.load(fromByteOffset: 4, as: UInt8.self)) ?? .float32
-        let dimensions = Swift.max(0, count &- headerSize) / element.size
-        let e = p + headerSize
-        return [Float](unsafeUninitializedCapacity: dimensions) { out, n in
-            if element == .float32 {
-                #if _endian(little)
-                // Float is IEEE 754 binary32 in the host's (little-endian) order: the wire's bytes are its bytes.
-                UnsafeMutableRawBufferPointer(out).copyMemory(from: UnsafeRawBufferPointer(start: e, count: dimensions &* 4))
-                #else
-                for i in 0 ..< dimensions {
-                    out[i] = Float(bitPattern: UInt32(littleEndian: e.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)))
-                }
-                #endif
-            } else {
-                for i in 0 ..< dimensions {
-                    out[i] = SQLVector.float(fromFloat16Bits: UInt16(littleEndian: e.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)))
-                }
-            }
-            n = dimensions
+        return [Float](unsafeUninitializedCapacity: Swift.max(0, count &- headerSize) / element.size) { out, n in
+            n = copyElements(at: p, count: count, into: out)
         }
+    }
+
+    /// Writes the elements of the checked value of `count` bytes at `p` (its header first) to
+    /// `out` (at most `out.count` of them) and returns how many: float32 elements copied as one
+    /// block of bytes (on a little-endian host; element by element otherwise), float16 elements
+    /// widened in one pass.
+    @discardableResult
+    static func copyElements(at p: UnsafeRawPointer, count: Int, into out: UnsafeMutableBufferPointer<Float>) -> Int {
+        let element = ElementType(rawValue: p.load(fromByteOffset: 4, as: UInt8.self)) ?? .float32
+        let dimensions = Swift.min(out.count, Swift.max(0, count &- headerSize) / element.size)
+        let e = p + headerSize
+        if element == .float32 {
+            #if _endian(little)
+            // Float is IEEE 754 binary32 in the host's (little-endian) order: the wire's bytes are its bytes.
+            UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[..<(dimensions &* 4)])
+                .copyMemory(from: UnsafeRawBufferPointer(start: e, count: dimensions &* 4))
+            #else
+            for i in 0 ..< dimensions {
+                out[i] = Float(bitPattern: UInt32(littleEndian: e.loadUnaligned(fromByteOffset: 4 &* i, as: UInt32.self)))
+            }
+            #endif
+        } else {
+            for i in 0 ..< dimensions {
+                out[i] = SQLVector.float(fromFloat16Bits: UInt16(littleEndian: e.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)))
+            }
+        }
+        return dimensions
     }
 
     // MARK: float16 (portable: Swift's Float16 is unavailable on some platforms)

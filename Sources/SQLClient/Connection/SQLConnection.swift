@@ -94,7 +94,7 @@ public actor SQLConnection {
     /// ``resetConnectionBeforeNextRequest(keepingTransaction:)``.
     var nextRequestStatus: PacketStatus = []
     /// The SESSIONRECOVERY data this connection's LOGIN7 carries when it recovers another's session.
-    var sessionRecoveryLogin: SessionRecoveryFeature?
+    let sessionRecoveryLogin: SessionRecoveryFeature?
 
     /// This connection's number in the log (``SQLLogEvent/Key/connection``).
     let logNumber = SQLConnection.nextLogNumber()
@@ -102,8 +102,9 @@ public actor SQLConnection {
     var requestStarts: [RequestID: Duration] = [:]
 
     init(configuration: SQLConnectionConfiguration, port: Int, socket: any ByteStream,
-         clock: any ConnectionClock = SystemConnectionClock()) {
+         clock: any ConnectionClock = SystemConnectionClock(), recovering: SessionRecoveryFeature? = nil) {
         self.configuration = configuration
+        self.sessionRecoveryLogin = recovering
         self.port = port
         self.socket = socket
         self.transport = socket

@@ -85,7 +85,7 @@ public actor SQLConnection {
     var dataRequest: RequestID?
     /// The cursors waiting for the batch read ahead for them (``nextBatch(_:readsAhead:)``), by
     /// reader serial; who reads the socket, and what is read ahead, is `ReadAheadStateMachine`'s
-    /// (the sub-state `machine.readAhead`).
+    /// (a sub-state of the machine's, changed through its events).
     let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false

@@ -94,8 +94,9 @@ struct ConnectionStateMachine: Sendable {
     var recovery: ConnectionRecoveryStateMachine
     /// A streamed request's rows read ahead of its cursor (waiting for rows, for demand, for a
     /// read). A field, not `executing`'s: it outlives its request, holding the batch that ended
-    /// it until its cursor takes it while the next request may already run.
-    var readAhead = ReadAheadStateMachine()
+    /// it until its cursor takes it while the next request may already run. Changed only through
+    /// the machine's events (Reading ahead, below), which add whether the request still runs.
+    private(set) var readAhead = ReadAheadStateMachine()
 
     init(encryption: SQLEncryption, trustServerCertificate: Bool, verifyWhenLoginOnly: Bool = false,
          cancelTimeout: Duration = .seconds(5), expectsSSPI: Bool = false, requestedVersion: TDSVersion = .v7_4,
@@ -198,6 +199,33 @@ struct ConnectionStateMachine: Sendable {
 
     /// Whether `id` is the running request.
     func isRunning(_ id: RequestID) -> Bool { request?.id == id }
+
+    // MARK: - Reading ahead (``ReadAheadStateMachine``: who reads the socket, what is read ahead)
+
+    /// Request `id`'s cursor asks for its next batch (it may read the socket if its request runs, not abandoned).
+    mutating func nextBatchAsked(_ id: RequestID) -> ReadAheadStateMachine.NextAction {
+        readAhead.next(id, mayRead: isRunning(id) && request?.isAbandoned != true)
+    }
+    /// Request `id`'s cursor read `batch` itself; `readsAhead`: its caller runs off the connection.
+    mutating func cursorRead(_ id: RequestID, _ batch: ReadAheadStateMachine.Batch, readsAhead: Bool) -> ReadAheadStateMachine.ReadEnd {
+        readAhead.cursorRead(id, batch, readsAhead: readsAhead, isRunning: isRunning(id))
+    }
+    /// Reader ahead `serial` (of request `id`) read `batch`.
+    mutating func batchReadAhead(_ serial: UInt64, of id: RequestID, _ batch: ReadAheadStateMachine.Batch) -> ReadAheadStateMachine.ReadAction {
+        readAhead.batchRead(serial, batch, isRunning: isRunning(id))
+    }
+    /// Whether a cursor waits for reader ahead `serial`'s batch.
+    func isReadAheadAwaited(_ serial: UInt64) -> Bool { readAhead.isAwaited(serial) }
+    /// Reader ahead `serial` waits for bytes: its cursor may take `batch` meanwhile.
+    mutating func readerAheadWaits(_ serial: UInt64, holding batch: inout ReadAheadStateMachine.Batch) { readAhead.readWaits(serial, holding: &batch) }
+    /// Reader ahead `serial`'s bytes came: what its cursor left of the batch it held.
+    mutating func readerAheadResumes(_ serial: UInt64) -> ReadAheadStateMachine.Batch { readAhead.readResumes(serial) }
+    /// Request `id`'s cursor is gone: what was read ahead for it is let go of; it is drained if it runs, the connection open.
+    mutating func drainAsked(_ id: RequestID) -> ReadAheadStateMachine.DrainAction {
+        readAhead.drain(id, isRunning: isRunning(id) && !isClosed)
+    }
+    /// The drain read its request to the end: the socket is free.
+    mutating func drainEnded() { readAhead.drainEnded() }
 
     // MARK: - Connecting
 

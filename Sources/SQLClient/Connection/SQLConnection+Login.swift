@@ -48,21 +48,47 @@ extension SQLConnection {
         } else {
             port = SQLServerAddress.defaultPort
         }
-        // One budget for every attempt: a redirect ([MS-TDS] ENVCHANGE type 20, followed once, with
-        // the same credentials and options) and the retries of transient login errors.
-        var plan = ConnectPlan(host: address.host, port: port, serverName: configuration.loginServerName ?? address.host,
-                               policy: configuration.connectRetry)
+        return try await connect(configuration, port: port, purpose: .connect, clock: clock, deadline: deadline)
+    }
+
+    /// What a login through `connect(_:port:purpose:clock:deadline:)` is for: what differs
+    /// between a new connection and an idle connection's recovery.
+    enum LoginPurpose: Sendable {
+        /// A new connection: transient login errors are retried (``SQLConnectRetryPolicy``), the
+        /// connect and its failure are logged (``SQLLogEvent``), and `SET TEXTSIZE` follows the login.
+        case connect
+        /// One attempt of an idle connection's recovery (`SQLConnection+Recovery.swift`, whose
+        /// machine retries): LOGIN7 carries this SESSIONRECOVERY data; no retry, no connect event.
+        case recovery(SessionRecoveryFeature)
+
+        var isConnect: Bool { if case .connect = self { return true } else { return false } }
+    }
+
+    /// The one connect path, from `port` on `configuration`'s host by `deadline`: each attempt
+    /// opens a socket and logs in; a redirect ([MS-TDS] ENVCHANGE type 20) is followed once, with
+    /// the same credentials and options, and transient login errors are retried as `purpose`
+    /// allows (``ConnectPlan``), all within the one budget.
+    static func connect(_ configuration: SQLConnectionConfiguration, port: Int, purpose: LoginPurpose,
+                        clock: any ConnectionClock, deadline: Duration) async throws -> SQLConnection {
+        let host = configuration.address.host
+        let policy = purpose.isConnect ? configuration.connectRetry
+            : SQLConnectRetryPolicy(count: 0, interval: configuration.connectRetry.interval)
+        var plan = ConnectPlan(host: host, port: port, serverName: configuration.loginServerName ?? host, policy: policy)
         var attempt = configuration
         var redirectedFrom: String?
         while true {
             let target = plan.target
+            let left = deadline - clock.now()
+            guard left > .zero else {
+                throw SQLClientError(.timeout, (purpose.isConnect ? "connecting" : "the recovery login")
+                                     + " did not finish within \(configuration.connectTimeout)")
+            }
             let outcome: ConnectPlan.Outcome
             do {
                 let socket = try await openSocket(host: target.host, port: target.port, configuration: attempt,
-                                                  timeout: try remaining())
-                let connection = try await logIn(attempt, port: target.port, over: socket, clock: clock, deadline: deadline,
-                                                 redirectedFrom: redirectedFrom)
-                return connection
+                                                  timeout: left, logsFailure: purpose.isConnect)
+                return try await logIn(attempt, port: target.port, over: socket, clock: clock, deadline: deadline,
+                                       redirectedFrom: redirectedFrom, purpose: purpose)
             } catch let redirect as LoginRedirect {
                 outcome = .routed(redirect.routing)
             } catch let error as SQLClientError where error.code != .timeout && error.code != .cancelled {
@@ -86,14 +112,14 @@ extension SQLConnection {
     /// The TCP connection of one attempt: every resolved address at once with
     /// ``SQLConnectionConfiguration/multiSubnetFailover``, else one after another; TCP keep-alive set.
     private static func openSocket(host: String, port: Int, configuration: SQLConnectionConfiguration,
-                                   timeout: Duration) async throws -> SocketStream {
+                                   timeout: Duration, logsFailure: Bool) async throws -> SocketStream {
         let socket: SocketStream
         do {
             socket = configuration.multiSubnetFailover
                 ? try await ParallelConnect.connect(host: host, port: port, timeout: timeout)
                 : try await SocketStream.connect(host: host, port: port, timeout: timeout)
         } catch let error as SQLClientError {
-            configuration.eventLogger?.connectionFailed(error, connection: 0)
+            if logsFailure { configuration.eventLogger?.connectionFailed(error, connection: 0) }
             throw error
         }
         if let keepAlive = configuration.keepAlive {
@@ -144,26 +170,29 @@ extension SQLConnection {
         }
     }
 
-    /// Logs in over `stream`, closing it on failure. The login ends by `deadline`, or by
-    /// ``SQLConnectionConfiguration/loginTimeout`` from now when that comes first.
+    /// Logs in over `stream` for `purpose`, closing it on failure. The login ends by `deadline`,
+    /// or by ``SQLConnectionConfiguration/loginTimeout`` from now when that comes first.
     private static func logIn(_ configuration: SQLConnectionConfiguration, port: Int, over stream: any ByteStream,
-                              clock: any ConnectionClock, deadline: Duration,
-                              redirectedFrom: String? = nil) async throws -> SQLConnection {
-        let connection = SQLConnection(configuration: configuration, port: port, socket: stream, clock: clock)
+                              clock: any ConnectionClock, deadline: Duration, redirectedFrom: String? = nil,
+                              purpose: LoginPurpose = .connect) async throws -> SQLConnection {
+        var recovering: SessionRecoveryFeature?
+        if case .recovery(let feature) = purpose { recovering = feature }
+        let connection = SQLConnection(configuration: configuration, port: port, socket: stream, clock: clock,
+                                       recovering: recovering)
         var end = deadline
         if let limit = configuration.loginTimeout { end = min(end, clock.now() + limit) }
-        configuration.eventLogger?.connect(host: configuration.address.host, port: port, connection: connection.logNumber,
-                                      connected: true)
+        let events = purpose.isConnect ? configuration.eventLogger : nil
+        events?.connect(host: configuration.address.host, port: port, connection: connection.logNumber, connected: true)
         do {
             try await connection.runLogin(deadline: end, redirectedFrom: redirectedFrom)
         } catch {
-            configuration.eventLogger?.connectionFailed(error as? SQLClientError ?? SQLClientError(.connectionFailed, "\(error)"),
-                                                   connection: connection.logNumber)
+            events?.connectionFailed(error as? SQLClientError ?? SQLClientError(.connectionFailed, "\(error)"),
+                                     connection: connection.logNumber)
             stream.close()
             await connection.abortLogin()
             throw error
         }
-        if let textSize = configuration.textSize {
+        if purpose.isConnect, let textSize = configuration.textSize {
             _ = try await connection.run(.sqlBatch("SET TEXTSIZE \(textSize)"), timeout: nil)
         }
         return connection

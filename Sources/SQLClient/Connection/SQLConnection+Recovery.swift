@@ -176,59 +176,17 @@ extension SQLConnection {
         }
     }
 
-    /// One recovery attempt: a TCP connection to the server this connection logged in to, then
-    /// the first login's code (PRELOGIN, TLS, authentication with a fresh token from a provider,
-    /// NTLM) with `feature` in LOGIN7; a routing ENVCHANGE is followed once, as at the first login.
+    /// One recovery attempt: the connect path (`connect(_:port:purpose:clock:deadline:)`) to the
+    /// server this connection logged in to, within `connectTimeout`: PRELOGIN, TLS, authentication
+    /// (a fresh token from a provider, NTLM) with `feature` in LOGIN7; a routing ENVCHANGE is
+    /// followed once, as at the first login; no retry (the recovery machine retries).
     static func recoveryLogin(_ configuration: SQLConnectionConfiguration, port: Int, feature: SessionRecoveryFeature,
                               clock: any ConnectionClock) async throws -> RecoveredTransport {
-        let deadline = clock.now() + configuration.connectTimeout
         var attempt = configuration
         attempt.address = SQLServerAddress(host: configuration.address.host, port: port)
-        var plan = ConnectPlan(host: configuration.address.host, port: port,
-                               serverName: configuration.loginServerName ?? configuration.address.host,
-                               policy: SQLConnectRetryPolicy(count: 0, interval: configuration.connectRetry.interval))
-        var redirectedFrom: String?
-        while true {
-            let target = plan.target
-            let left = deadline - clock.now()
-            guard left > .zero else {
-                throw SQLClientError(.timeout, "the recovery login did not finish within \(configuration.connectTimeout)")
-            }
-            let socket = configuration.multiSubnetFailover
-                ? try await ParallelConnect.connect(host: target.host, port: target.port, timeout: left)
-                : try await SocketStream.connect(host: target.host, port: target.port, timeout: left)
-            if let keepAlive = configuration.keepAlive {
-                let (idle, interval) = keepAlive.seconds
-                try? socket.enableKeepAlive(idleSeconds: idle, intervalSeconds: interval)
-            }
-            let connection = SQLConnection(configuration: attempt, port: target.port, socket: socket, clock: clock)
-            await connection.prepareRecoveryLogin(feature)
-            do {
-                var end = deadline
-                if let limit = attempt.loginTimeout { end = min(end, clock.now() + limit) }
-                try await connection.runLogin(deadline: end, redirectedFrom: redirectedFrom)
-                return await connection.handOverForRecovery()
-            } catch let redirect as LoginRedirect {
-                await connection.close()
-                switch plan.next(after: .routed(redirect.routing), remaining: deadline - clock.now()) {
-                case .follow(let next):
-                    redirectedFrom = "\(target.host):\(target.port)"
-                    attempt.address = SQLServerAddress(host: next.host, port: next.port)
-                    attempt.loginServerName = next.serverName
-                case .fail(let error):
-                    throw error
-                case .done, .retry:
-                    throw SQLClientError(.invalidState, "the recovery's connect plan ended without a connection")
-                }
-            } catch {
-                await connection.close()
-                throw error
-            }
-        }
-    }
-
-    private func prepareRecoveryLogin(_ feature: SessionRecoveryFeature) {
-        sessionRecoveryLogin = feature
+        let connection = try await connect(attempt, port: port, purpose: .recovery(feature), clock: clock,
+                                           deadline: clock.now() + configuration.connectTimeout)
+        return await connection.handOverForRecovery()
     }
 
     /// Gives this (recovery) connection's transport to the connection it recovers; this one keeps a

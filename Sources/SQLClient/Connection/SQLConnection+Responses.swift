@@ -106,8 +106,7 @@ extension SQLConnection {
     func nextBatch(_ id: RequestID, readsAhead: Bool = false) async -> ResponseBatch {
         // Only this request's own batch: another request's (read to its end while its caller was
         // still busy, after which this one could start) stays for its cursor.
-        let mayRead = machine.isRunning(id) && machine.request?.isAbandoned != true
-        switch machine.readAhead.next(id, mayRead: mayRead) {
+        switch machine.nextBatchAsked(id) {
         case .take(let batch, let reader):
             if let reader { startReadingAhead(id, reader) }
             return batch
@@ -128,7 +127,7 @@ extension SQLConnection {
             return ResponseBatch(error: CancelReason.cancelled.error)
         case .read:
             let batch = await readBatch(id)
-            switch machine.readAhead.cursorRead(id, batch, readsAhead: readsAhead, isRunning: machine.isRunning(id)) {
+            switch machine.cursorRead(id, batch, readsAhead: readsAhead) {
             case .none: break
             case .startReader(let serial): startReadingAhead(id, serial)
             case .drain(let drained): spawnDrain(drained)   // asked while this cursor read: it goes on after it
@@ -149,7 +148,7 @@ extension SQLConnection {
     private func readAhead(_ id: RequestID, _ serial: UInt64) async {
         while true {
             let batch = await readBatch(id, ahead: serial)
-            switch machine.readAhead.batchRead(serial, batch, isRunning: machine.isRunning(id)) {
+            switch machine.batchReadAhead(serial, of: id, batch) {
             case .discard, .keep:
                 return
             case .deliver(let serial, let last):
@@ -198,7 +197,7 @@ extension SQLConnection {
             }
             if batch.ended || batch.error != nil { return batch }
             if !batch.items.isEmpty {
-                guard let serial, !machine.readAhead.isAwaited(serial), received < Self.batchByteLimit,
+                guard let serial, !machine.isReadAheadAwaited(serial), received < Self.batchByteLimit,
                       batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
                       id != partsRequest, machine.forwardsRows else { return batch }
             }
@@ -206,9 +205,9 @@ extension SQLConnection {
                 let bytes: [UInt8]
                 if let serial {
                     // The caller may take what the batch holds while the read waits.
-                    machine.readAhead.readWaits(serial, holding: &batch)
+                    machine.readerAheadWaits(serial, holding: &batch)
                     defer {
-                        batch = machine.readAhead.readResumes(serial)
+                        batch = machine.readerAheadResumes(serial)
                         if batch.items.isEmpty { received = 0 }   // taken: a new batch
                     }
                     bytes = try await transport.read(maxLength: Self.readLength)
@@ -608,7 +607,7 @@ extension SQLConnection {
     /// it is being read for it (that read goes on as the drain, see `ReadAheadStateMachine`) or
     /// there is nothing to drain.
     func startDrain(_ id: RequestID) -> Bool {
-        let action = machine.readAhead.drain(id, isRunning: machine.isRunning(id) && machine.state != .closed)
+        let action = machine.drainAsked(id)
         if let serial = action.failWaitingCursor {
             aheadTakers.resume(serial, with: .success(ResponseBatch(error: CancelReason.cancelled.error)))
         }
@@ -627,7 +626,7 @@ extension SQLConnection {
             let batch = await readBatch(id)
             if batch.ended || batch.error != nil { break }
         }
-        machine.readAhead.drainEnded()
+        machine.drainEnded()
     }
 
     // MARK: - Results

@@ -85,7 +85,7 @@ public actor SQLConnection {
     var dataRequest: RequestID?
     /// The cursors waiting for the batch read ahead for them (``nextBatch(_:readsAhead:)``), by
     /// reader serial; who reads the socket, and what is read ahead, is `ReadAheadStateMachine`'s
-    /// (the sub-state `machine.readAhead`).
+    /// (a sub-state of the machine's, changed through its events).
     let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()
     /// The one write path: whoever writes holds it (see `RequestWriter.swift`).
     var writeGateBusy = false
@@ -94,7 +94,7 @@ public actor SQLConnection {
     /// ``resetConnectionBeforeNextRequest(keepingTransaction:)``.
     var nextRequestStatus: PacketStatus = []
     /// The SESSIONRECOVERY data this connection's LOGIN7 carries when it recovers another's session.
-    var sessionRecoveryLogin: SessionRecoveryFeature?
+    let sessionRecoveryLogin: SessionRecoveryFeature?
 
     /// This connection's number in the log (``SQLLogEvent/Key/connection``).
     let logNumber = SQLConnection.nextLogNumber()
@@ -102,8 +102,9 @@ public actor SQLConnection {
     var requestStarts: [RequestID: Duration] = [:]
 
     init(configuration: SQLConnectionConfiguration, port: Int, socket: any ByteStream,
-         clock: any ConnectionClock = SystemConnectionClock()) {
+         clock: any ConnectionClock = SystemConnectionClock(), recovering: SessionRecoveryFeature? = nil) {
         self.configuration = configuration
+        self.sessionRecoveryLogin = recovering
         self.port = port
         self.socket = socket
         self.transport = socket

@@ -627,4 +627,34 @@ final class ConnectionStateMachineTests: XCTestCase {
             (.token(Self.attentionAck), "-"), (.messageEnded, "cancelled#1(cancelled); stop(query#1); stop(cancel#1)"),
         ])
     }
+
+    /// The read-ahead's events (``ReadAheadStateMachine``, only through the connection machine) add
+    /// what the machine knows: a cursor reads the socket only while its request runs, not
+    /// abandoned; an abandoned request is drained only while it runs on an open connection.
+    func testTheReadAheadEventsAddWhetherTheRequestRunsOnAnOpenConnection() {
+        func show(_ action: ReadAheadStateMachine.NextAction) -> String {
+            switch action {
+            case .read: return "read"
+            case .take: return "take"
+            case .wait: return "wait"
+            case .over: return "over"
+            }
+        }
+        let one = RequestID(value: 1), two = RequestID(value: 2)
+        var machine = loggedIn()
+        check(&machine, [(.enqueue(1), "start#1"), (.written(1, complete: true), "-")])
+        XCTAssertEqual(show(machine.nextBatchAsked(two)), "over", "not the running request")
+        XCTAssertEqual(show(machine.nextBatchAsked(one)), "read")
+        XCTAssertEqual(machine.readAhead.socket, .cursor(one))
+        XCTAssertEqual(machine.cursorRead(one, SQLConnection.ResponseBatch(), readsAhead: false), ReadAheadStateMachine.ReadEnd.none)
+        XCTAssertEqual(machine.readAhead.socket, .free)
+        check(&machine, [(.abandon(1), "attention#1; schedule(cancel#1@5s); drain#1")])
+        XCTAssertEqual(show(machine.nextBatchAsked(one)), "over", "abandoned: the drain reads it")
+        XCTAssertEqual(machine.drainAsked(one), .init(failWaitingCursor: nil, drainNow: true))
+        machine.drainEnded()
+        XCTAssertEqual(machine.readAhead.socket, .free)
+        _ = machine.closeRequested()
+        XCTAssertEqual(machine.drainAsked(one), .init(failWaitingCursor: nil, drainNow: false), "closed: nothing to drain")
+        XCTAssertEqual(machine.readAhead.socket, .free)
+    }
 }

@@ -263,21 +263,12 @@ enum Digest {
         return d
     }
 
-    /// Every element's bits, summed, and the count (an array's, or a vector's in place).
+    /// Every element's bits, summed, and the count.
     @inline(__always)
-    static func floats<S: Collection>(_ f: S) -> UInt64 where S.Element == Float {
+    static func floats(_ f: [Float]) -> UInt64 {
         var d = UInt64(f.count)
         for x in f { d &+= UInt64(x.bitPattern) }
         return d
-    }
-
-    /// As ``of(_:)``, a vector's elements read into `scratch` (reused from value to value), so
-    /// that the sum runs over an array, as for a decoded `[Float]`.
-    @inline(__always)
-    static func of(_ v: SQLValue, scratch: inout [Float]) -> UInt64 {
-        guard case .vector(let x) = v else { return of(v) }
-        x.copyElements(into: &scratch)
-        return floats(scratch)
     }
 
     @inline(__always)
@@ -306,7 +297,7 @@ enum Digest {
             var s = s
             return s.withUTF8 { bytes($0, stride: 1) }
         case .binary(let b), .udt(let b): return bytes(b, stride: 997)
-        case .vector(let v): return floats(v)
+        case .vector(let v): return floats(v.values)
         default: return 0
         }
     }

@@ -17,8 +17,9 @@
 /// row block and typed read) is a **view** of the block's bytes: no allocation and no copy;
 /// each element is read from the wire bytes when it is asked for. It keeps the block's bytes in
 /// memory while it lives (they are shared, never changed). ``values`` makes an array of the
-/// elements (one allocation: float32 copied as one block, float16 widened in one pass); a vector
-/// built from an array (``init(_:elementType:)``) holds that array.
+/// elements (one allocation: float32 copied as one block, float16 widened in one pass), and
+/// ``copyElements(into:)`` reads them into a buffer the caller keeps. A vector built from an array
+/// (``init(_:elementType:)``) holds its elements as float32 wire bytes.
 ///
 /// ``jsonText`` is the JSON array the value prints as (`[1.0,-2.5]`); ``init(jsonArray:elementType:)``
 /// reads one, as a server that did not acknowledge VECTORSUPPORT sends vectors (varchar(max) text
@@ -39,51 +40,46 @@ public struct SQLVector: Hashable, Sendable, CustomStringConvertible, RandomAcce
         public var maximumDimensions: Int { (SQLVector.maximumByteCount - SQLVector.headerSize) / size }
     }
 
-    /// Where the elements are: an array, or a checked wire value shared with a row block.
-    @usableFromInline
-    enum Storage: Sendable {
-        case floats([Float])
-        /// A value ``check(at:count:available:declaredLength:declaredElement:)`` accepted: its
-        /// header at `offset` of `bytes` (an offset below 2³², as a row block's), its elements after it.
-        case wire([UInt8], offset: UInt32, dimensions: UInt16)
-    }
+    /// The value as on the wire: `bytes[offset...]` holds its 8-byte header, then its elements
+    /// (little-endian float32 or float16, as the header's element type byte says). A view shares
+    /// a row block's bytes (checked by the row scan); a vector built from an array holds its own
+    /// (float32, every `Float` exactly). One array reference and plain fields: an `SQLValue` that
+    /// holds a vector copies as cheaply as one that holds `[UInt8]`.
+    @usableFromInline var bytes: [UInt8]
+    /// Where the header is in ``bytes`` (a row block's offsets are below 2³²).
+    @usableFromInline var headerAt: UInt32
+    /// The number of elements after the header.
+    @usableFromInline var storedCount: UInt32
 
-    @usableFromInline var storage: Storage
+    @inlinable var offset: Int { Int(headerAt) }
+    @inlinable var elementCount: Int { Int(storedCount) }
 
-    /// The element type: what the elements are on the wire, and what they are sent as (set it to
-    /// send a vector's elements as another type).
+    /// The element type: what the elements are sent as (a view's is its header's; set it to send
+    /// a vector's elements as another type).
     public var elementType: ElementType
 
-    /// The elements as an array: the array a vector was built from, or a new one (one
-    /// allocation) for a view of a row block's bytes. Setting it replaces the elements.
+    /// The elements as a new array (one allocation: float32 copied as one block of bytes,
+    /// float16 widened in one pass). Setting it replaces the elements.
     public var values: [Float] {
         get {
-            switch storage {
-            case .floats(let f): return f
-            case .wire(let bytes, let offset, _):
-                return bytes.withUnsafeBytes { raw in
-                    // Checked when the view was made: the value's bytes are inside `bytes`.
-                    SQLVector.scannedElements(at: raw.baseAddress.unsafelyUnwrapped + Int(offset), count: wireByteCount)
-                }
+            bytes.withUnsafeBytes { raw in
+                // The header and elements are inside `bytes` (checked when the vector was made).
+                SQLVector.scannedElements(at: raw.baseAddress.unsafelyUnwrapped + offset, count: storedByteCount)
             }
         }
-        set { storage = .floats(newValue) }
+        set { self = SQLVector(newValue, elementType: elementType) }
     }
 
     /// Copies the elements into `buffer`, made ``dimensions`` long: its storage is reused when it
     /// is that long and not shared, so reading many vectors into one buffer allocates once (as a
-    /// bound column buffer does in ODBC). A view's float32 elements are copied as one block of
-    /// bytes, float16 elements widened in one pass.
+    /// bound column buffer does in ODBC). float32 elements are copied as one block of bytes,
+    /// float16 elements widened in one pass.
     public func copyElements(into buffer: inout [Float]) {
-        switch storage {
-        case .floats(let f): buffer = f
-        case .wire(let bytes, let offset, let n):
-            if buffer.count != Int(n) { buffer = [Float](repeating: 0, count: Int(n)) }
-            bytes.withUnsafeBytes { raw in
-                buffer.withUnsafeMutableBufferPointer { out in
-                    // Checked when the view was made: the value's bytes are inside `bytes`.
-                    SQLVector.copyElements(at: raw.baseAddress.unsafelyUnwrapped + Int(offset), count: wireByteCount, into: out)
-                }
+        if buffer.count != elementCount { buffer = [Float](repeating: 0, count: elementCount) }
+        bytes.withUnsafeBytes { raw in
+            buffer.withUnsafeMutableBufferPointer { out in
+                // The header and elements are inside `bytes` (checked when the vector was made).
+                SQLVector.copyElements(at: raw.baseAddress.unsafelyUnwrapped + offset, count: storedByteCount, into: out)
             }
         }
     }
@@ -97,92 +93,97 @@ public struct SQLVector: Hashable, Sendable, CustomStringConvertible, RandomAcce
     /// The largest value, header included, in bytes (8,000).
     public static let maximumByteCount = 8000
 
-    /// A vector of `values` as `elementType` (float16 elements are rounded to the nearest when sent).
+    /// A vector of `values` as `elementType` (float16 elements are rounded to the nearest when
+    /// sent). The elements are kept as float32 (every `Float` exactly).
     public init(_ values: [Float], elementType: ElementType = .float32) {
-        self.storage = .floats(values)
+        let n = values.count
+        self.bytes = [UInt8](unsafeUninitializedCapacity: SQLVector.headerSize &+ n &* 4) { out, count in
+            // The header (its dimension count is informative only: `elementCount` is the count).
+            out[0] = SQLVector.layoutFormat
+            out[1] = SQLVector.layoutVersion
+            out[2] = UInt8(truncatingIfNeeded: n)
+            out[3] = UInt8(truncatingIfNeeded: n >> 8)
+            out[4] = ElementType.float32.rawValue
+            out[5] = 0; out[6] = 0; out[7] = 0
+            let e = UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[SQLVector.headerSize...])
+            values.withUnsafeBytes { src in
+                #if _endian(little)
+                e.copyMemory(from: src)   // Float is binary32 in the host's (little-endian) order
+                #else
+                for i in 0 ..< n { e.storeBytes(of: values[i].bitPattern.littleEndian, toByteOffset: 4 &* i, as: UInt32.self) }
+                #endif
+            }
+            count = SQLVector.headerSize &+ n &* 4
+        }
+        self.headerAt = 0
+        self.storedCount = UInt32(truncatingIfNeeded: n)   // an array of 2³² floats (16 GiB) is not a vector
         self.elementType = elementType
     }
 
-    /// A view of the checked value whose header is at `offset` of `bytes` (nil when `offset` is
-    /// not below 2³² or the bytes are not there: then ``scannedValue(at:count:)`` copies).
+    /// A view of the checked value whose header is at `offset` of `bytes`; nil when the header
+    /// and elements are not all inside `bytes`.
     init?(checkedWire bytes: [UInt8], offset: Int) {
-        guard offset >= 0, offset <= Int(UInt32.max) - SQLVector.maximumByteCount,
-              bytes.count &- offset >= SQLVector.headerSize else { return nil }
+        guard offset >= 0, offset <= Int(UInt32.max), bytes.count &- offset >= SQLVector.headerSize else { return nil }
         let (element, dimensions) = bytes.withUnsafeBytes { raw in
-            (raw[offset &+ 4], UInt16(raw[offset &+ 2]) | UInt16(raw[offset &+ 3]) << 8)
+            (raw[offset &+ 4], Int(raw[offset &+ 2]) | Int(raw[offset &+ 3]) << 8)
         }
         let type = ElementType(rawValue: element) ?? .float32
-        guard bytes.count &- offset >= SQLVector.headerSize &+ Int(dimensions) &* type.size else { return nil }
-        self.storage = .wire(bytes, offset: UInt32(offset), dimensions: dimensions)
+        guard bytes.count &- offset >= SQLVector.headerSize &+ dimensions &* type.size else { return nil }
+        self.bytes = bytes
+        self.headerAt = UInt32(offset)
+        self.storedCount = UInt32(dimensions)
         self.elementType = type
     }
 
     /// The number of elements.
-    public var dimensions: Int {
-        switch storage {
-        case .floats(let f): return f.count
-        case .wire(_, _, let n): return Int(n)
-        }
-    }
+    public var dimensions: Int { elementCount }
 
     /// The value's bytes on the wire (header and elements): 8 + dimensions × element size.
     public var byteCount: Int { SQLVector.headerSize + dimensions * elementType.size }
 
-    /// A view's bytes on the wire (its own element type's size).
-    private var wireByteCount: Int { SQLVector.headerSize &+ dimensions &* wireElement.size }
+    /// The size of the stored elements (the header's element type: float16 2, float32 4).
+    @inlinable
+    var storedElementSize: Int { bytes[offset &+ 4] == ElementType.float16.rawValue ? 2 : 4 }
 
-    /// The element type of the stored elements (a view's header's; `Float` for an array).
-    @inline(__always)
-    private var wireElement: ElementType {
-        if case .wire(let bytes, let offset, _) = storage, bytes[Int(offset) &+ 4] == ElementType.float16.rawValue { return .float16 }
-        return .float32
-    }
+    /// The stored value's bytes (header and elements).
+    private var storedByteCount: Int { SQLVector.headerSize &+ elementCount &* storedElementSize }
 
     // MARK: RandomAccessCollection
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { dimensions }
-    public var count: Int { dimensions }
+    public var endIndex: Int { elementCount }
+    public var count: Int { elementCount }
 
     /// The element at `position` (0 ..< ``dimensions``; out of range traps, as an array's index).
     @inlinable
     public subscript(position: Int) -> Float {
-        switch storage {
-        case .floats(let f): return f[position]
-        case .wire(let bytes, let offset, let n):
-            precondition(position >= 0 && position < Int(n), "SQLVector index out of range")
-            return bytes.withUnsafeBytes { raw in
-                // Checked when the view was made: header and elements are inside `bytes`.
-                let p = raw.baseAddress.unsafelyUnwrapped + Int(offset)
-                if p.load(fromByteOffset: 4, as: UInt8.self) == 0x01 {
-                    return SQLVector.float(fromFloat16Bits: UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 8 &+ 2 &* position, as: UInt16.self)))
-                }
-                return Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 &+ 4 &* position, as: UInt32.self)))
+        precondition(position >= 0 && position < elementCount, "SQLVector index out of range")
+        return bytes.withUnsafeBytes { raw in
+            // The header and elements are inside `bytes` (checked when the vector was made).
+            let p = raw.baseAddress.unsafelyUnwrapped + offset
+            if p.load(fromByteOffset: 4, as: UInt8.self) == ElementType.float16.rawValue {
+                return SQLVector.float(fromFloat16Bits: UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 8 &+ 2 &* position, as: UInt16.self)))
             }
+            return Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 &+ 4 &* position, as: UInt32.self)))
         }
     }
 
-    /// Reads the elements in order: an array's, or a view's straight from the wire bytes.
+    /// Reads the elements in order, straight from the wire bytes.
     public struct Iterator: IteratorProtocol {
-        @usableFromInline let floats: [Float]
         @usableFromInline let bytes: [UInt8]
-        /// The next element's index in `floats`, or its byte offset in `bytes`.
+        /// The next element's byte offset in `bytes`.
         @usableFromInline var position: Int
-        /// `floats.count`, or the byte offset after a view's last element (at most `bytes.count`).
+        /// The byte offset after the last element (at most `bytes.count`).
         @usableFromInline let end: Int
-        /// 0 for an array; a view's element size (4 float32, 2 float16).
+        /// The element size (4 float32, 2 float16).
         @usableFromInline let width: Int
 
         @inlinable
         public mutating func next() -> Float? {
             guard position < end else { return nil }
-            if width == 0 {
-                defer { position &+= 1 }
-                return floats[position]
-            }
             defer { position &+= width }
             return bytes.withUnsafeBytes { raw in
-                // position + width <= end <= bytes.count (checked when the view was made).
+                // position + width <= end <= bytes.count (checked when the vector was made).
                 let p = raw.baseAddress.unsafelyUnwrapped + position
                 if width == 4 { return Float(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))) }
                 return SQLVector.float(fromFloat16Bits: UInt16(littleEndian: p.loadUnaligned(as: UInt16.self)))
@@ -191,32 +192,20 @@ public struct SQLVector: Hashable, Sendable, CustomStringConvertible, RandomAcce
     }
 
     public func makeIterator() -> Iterator {
-        switch storage {
-        case .floats(let f):
-            return Iterator(floats: f, bytes: [], position: 0, end: f.count, width: 0)
-        case .wire(let bytes, let offset, let n):
-            let width = wireElement.size
-            let start = Int(offset) &+ SQLVector.headerSize
-            return Iterator(floats: [], bytes: bytes, position: start, end: start &+ Int(n) &* width, width: width)
-        }
+        let width = storedElementSize
+        let start = offset &+ SQLVector.headerSize
+        return Iterator(bytes: bytes, position: start, end: start &+ elementCount &* width, width: width)
     }
 
-    public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R? {
-        if case .floats(let f) = storage { return try f.withUnsafeBufferPointer(body) }
-        return nil
-    }
-
-    // MARK: Hashable (by element type and elements, wherever they are held)
+    // MARK: Hashable (by element type and elements)
 
     public static func == (a: SQLVector, b: SQLVector) -> Bool {
-        guard a.elementType == b.elementType, a.dimensions == b.dimensions else { return false }
-        if case .floats(let x) = a.storage, case .floats(let y) = b.storage { return x == y }
-        return a.elementsEqual(b)
+        a.elementType == b.elementType && a.elementCount == b.elementCount && a.elementsEqual(b)
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(elementType)
-        hasher.combine(dimensions)
+        hasher.combine(elementCount)
         for x in self { hasher.combine(x) }
     }
 

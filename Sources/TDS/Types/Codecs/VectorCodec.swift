@@ -105,8 +105,8 @@ extension WireRowBlock {
             let n = Int(UInt16(littleEndian: (base + offset).loadUnaligned(as: UInt16.self)))
             if n == 0xFFFF { return .null }
             guard n >= SQLVector.headerSize, n <= raw.count &- offset &- 2 else { return .null }
-            if let v = SQLVector(checkedWire: bytes, offset: offset &+ 2) { return .vector(v) }
-            return .vector(SQLVector.scannedValue(at: base + offset + 2, count: n))
+            // Never nil: the value is inside the bytes (checked above).
+            return .vector(SQLVector(checkedWire: bytes, offset: offset &+ 2) ?? SQLVector.scannedValue(at: base + offset + 2, count: n))
         }
     }
 }
@@ -335,8 +335,9 @@ extension SQLVector {
     /// The value of the `count` bytes at `p`, which ``check(at:count:available:declaredLength:declaredElement:)``
     /// accepted (a row block's cell, or the token decoder's after its check): built without checks.
     static func scannedValue(at p: UnsafeRawPointer, count: Int) -> SQLVector {
-        let element = ElementType(rawValue: p.load(fromByteOffset: 4, as: UInt8.self)) ?? .float32
-        return SQLVector(scannedElements(at: p, count: count), elementType: element)
+        // Its own copy of the value's bytes (one allocation), read as a view of them.
+        let bytes = [UInt8](UnsafeRawBufferPointer(start: p, count: count))
+        return SQLVector(checkedWire: bytes, offset: 0) ?? SQLVector([])
     }
 
     /// The elements of the checked value of `count` bytes at `p` (its header first) as `Float`, in

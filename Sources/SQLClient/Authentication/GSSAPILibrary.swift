@@ -7,6 +7,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// MIT Kerberos's GSSAPI ([RFC 2743], [RFC 2744] C bindings) loaded at run time: `dlopen` of
 /// `libgssapi_krb5.so.2` (Debian/Ubuntu package `libgssapi-krb5-2`) and `dlsym` of the few
@@ -76,25 +77,25 @@ final class GSSAPILibrary: @unchecked Sendable {
         setNegMechs = dlsym(handle, "gss_set_neg_mechs").map { unsafeBitCast($0, to: SetNegMechs.self) }
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var loaded: [String: GSSAPILibrary] = [:]
+    /// The libraries loaded, by name.
+    private static let loaded = Mutex<[String: GSSAPILibrary]>([:])
 
     /// The library named by `SQLCLIENT_GSSAPI_LIBRARY`, else ``defaultName``, loaded once per name.
     /// - Throws: ``SQLClientError`` `.unsupported` naming the Debian package when it cannot be loaded.
     static func load() throws(SQLClientError) -> GSSAPILibrary {
         let name = ProcessInfo.processInfo.environment["SQLCLIENT_GSSAPI_LIBRARY"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultName
-        lock.lock()
-        defer { lock.unlock() }
-        if let library = loaded[name] { return library }
-        guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
-            throw SQLClientError(.unsupported, "Kerberos (Integrated Security) needs the GSSAPI library \(name), which"
-                                 + " could not be loaded: install the Debian/Ubuntu package \(debianPackage) (MIT Kerberos),"
-                                 + " or use SQL authentication or NTLM (User ID=DOMAIN\\user with a password)",
-                                 underlying: KerberosError(.libraryUnavailable, "dlopen(\(name)) failed"))
+        return try loaded.withLock { loaded throws(SQLClientError) -> GSSAPILibrary in
+            if let library = loaded[name] { return library }
+            guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
+                throw SQLClientError(.unsupported, "Kerberos (Integrated Security) needs the GSSAPI library \(name), which"
+                                     + " could not be loaded: install the Debian/Ubuntu package \(debianPackage) (MIT Kerberos),"
+                                     + " or use SQL authentication or NTLM (User ID=DOMAIN\\user with a password)",
+                                     underlying: KerberosError(.libraryUnavailable, "dlopen(\(name)) failed"))
+            }
+            let library = try GSSAPILibrary(handle: handle)
+            loaded[name] = library
+            return library
         }
-        let library = try GSSAPILibrary(handle: handle)
-        loaded[name] = library
-        return library
     }
 
     // MARK: C structures in raw memory

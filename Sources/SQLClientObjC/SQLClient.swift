@@ -1,5 +1,6 @@
 import Foundation
 import SQLClient
+import Synchronization
 
 // The class itself: on Apple platforms an Objective-C class named `SQLClient` (so code written
 // against the Objective-C SQLClient compiles after `@import SQLClientObjC;`), elsewhere the same
@@ -26,9 +27,9 @@ import SQLClient
 /// its turn); completion blocks and notifications arrive on ``callbackQueue`` (the main queue
 /// when nil). Any number of instances may be connected at once. Thread-safe.
 @objc(SQLClient) @objcMembers
-public final class SQLClient: NSObject, @unchecked Sendable {
-    /// Settings, status, the queue of calls and the connection (every field behind its lock).
-    let state = SQLClientState()
+public final class SQLClient: NSObject, Sendable {
+    /// Settings, status, the queue of calls and the connection, behind one lock.
+    let state = Mutex(SQLClientState())
 
     /// A client that is not connected, with the defaults: ``timeout`` 5 s, no ``maxTextSize``
     /// limit, ``charset`` "UTF-8", callbacks on the main queue.
@@ -55,9 +56,9 @@ public final class SQLClient: NSObject, @unchecked Sendable {
 /// Calls run one at a time in the order they were made (a call made while another runs waits
 /// its turn); completion blocks and notifications arrive on ``callbackQueue`` (the main queue
 /// when nil). Any number of instances may be connected at once. Thread-safe.
-public final class SQLClient: NSObject, @unchecked Sendable {
-    /// Settings, status, the queue of calls and the connection (every field behind its lock).
-    let state = SQLClientState()
+public final class SQLClient: NSObject, Sendable {
+    /// Settings, status, the queue of calls and the connection, behind one lock.
+    let state = Mutex(SQLClientState())
 
     /// A client that is not connected, with the defaults: ``timeout`` 5 s, no ``maxTextSize``
     /// limit, ``charset`` "UTF-8", callbacks on the main queue.
@@ -67,10 +68,9 @@ public final class SQLClient: NSObject, @unchecked Sendable {
 }
 #endif
 
-/// What a ``SQLClient`` holds, behind one lock: its settings, its status, the tail of its queue
-/// of calls, its connection and the notifications and completions waiting for delivery.
-final class SQLClientState: @unchecked Sendable {
-    let lock = NSLock()
+/// What a ``SQLClient`` holds, behind one lock (its `Mutex`): its settings, its status, the tail
+/// of its queue of calls, its connection and the notifications and completions waiting for delivery.
+struct SQLClientState: ~Copyable {
     // Settings.
     var timeout: TimeInterval = 5
     var maxTextSize = 0
@@ -94,12 +94,6 @@ final class SQLClientState: @unchecked Sendable {
     var draining = false
     /// Error notifications queued so far (tells a server error already posted from one that was not).
     var errorsPosted = 0
-
-    func withLock<T>(_ body: (SQLClientState) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(self)
-    }
 }
 
 extension SQLClient {

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import SQLClient
+import Synchronization
 import TDS
 
 /// `sqlclient -S server -U user [-P password] [-d database] [-Q sql | -q sql | -i file…] …`: runs
@@ -22,11 +23,10 @@ func runQueryCommand(_ arguments: [String]) -> Int32 {
     return outcome.value
 }
 
-final class ExitBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var status: Int32 = 0
-    func set(_ v: Int32) { lock.withLock { status = v } }
-    var value: Int32 { lock.withLock { status } }
+final class ExitBox: Sendable {
+    private let status = Atomic<Int32>(0)
+    func set(_ v: Int32) { status.store(v, ordering: .sequentiallyConsistent) }
+    var value: Int32 { status.load(ordering: .sequentiallyConsistent) }
 }
 
 enum QueryCommand {

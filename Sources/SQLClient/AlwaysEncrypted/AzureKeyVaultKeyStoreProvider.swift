@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 
 extension ColumnEncryptionError.Code {
     /// A column master key path names a host that is not one of the provider's trusted key
@@ -346,18 +347,16 @@ public struct SQLAzureKeyVaultKeyStoreProvider: SQLColumnEncryptionKeyStoreProvi
     }
 
     /// What the provider learned: each vault's challenge, each key's public part.
-    private final class State: @unchecked Sendable {
-        private let lock = NSLock()
-        private var challenges: [String: EntraTokenRequest] = [:]
-        private var keys: [String: AERSAKey] = [:]
+    private final class State: Sendable {
+        private let learned = Mutex<(challenges: [String: EntraTokenRequest], keys: [String: AERSAKey])>(([:], [:]))
 
-        func challenge(_ origin: String) -> EntraTokenRequest? { lock.withLock { challenges[origin] } }
-        func setChallenge(_ c: EntraTokenRequest, for origin: String) { lock.withLock { challenges[origin] = c } }
-        func publicKey(_ path: String) -> AERSAKey? { lock.withLock { keys[path] } }
+        func challenge(_ origin: String) -> EntraTokenRequest? { learned.withLock { $0.challenges[origin] } }
+        func setChallenge(_ c: EntraTokenRequest, for origin: String) { learned.withLock { $0.challenges[origin] = c } }
+        func publicKey(_ path: String) -> AERSAKey? { learned.withLock { $0.keys[path] } }
         func setPublicKey(_ key: AERSAKey, for path: String) {
-            lock.withLock {
-                if keys.count >= 1024 { keys.removeAll() }   // bounded: key paths come from servers
-                keys[path] = key
+            learned.withLock {
+                if $0.keys.count >= 1024 { $0.keys.removeAll() }   // bounded: key paths come from servers
+                $0.keys[path] = key
             }
         }
     }

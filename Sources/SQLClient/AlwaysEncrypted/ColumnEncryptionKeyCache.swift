@@ -1,11 +1,11 @@
 import Foundation
+import Synchronization
 
 /// Unwrapped column encryption keys, kept so a key store provider is asked once per key and
 /// lifetime (SqlClient's default: 2 hours). Entries are keyed by the store name, the column master
 /// key path and the encrypted key's bytes; they hold the algorithm keyed by the CEK (the derived
 /// keys), never printed. Time comes from an injected clock, so tests move it by hand.
-public final class ColumnEncryptionKeyCache: @unchecked Sendable {
-    // Every stored property is read and written under `lock`.
+public final class ColumnEncryptionKeyCache: Sendable {
     private struct Key: Hashable {
         var store: String
         var path: String
@@ -22,10 +22,9 @@ public final class ColumnEncryptionKeyCache: @unchecked Sendable {
     /// without bound by naming many keys).
     public static let maximumEntries = 4096
 
-    private let lock = NSLock()
     private let now: @Sendable () -> Duration
-    private var entries: [Key: Entry] = [:]
-    private var ttl: Duration
+    /// The entries and the lifetime of those stored next.
+    private let state: Mutex<(entries: [Key: Entry], ttl: Duration)>
 
     /// A cache whose entries live `timeToLive` (zero or less: nothing is kept) by `now`, a
     /// monotonic clock's reading (by default `ContinuousClock` from the cache's creation).
@@ -36,46 +35,51 @@ public final class ColumnEncryptionKeyCache: @unchecked Sendable {
             let origin = ContinuousClock.now
             self.now = { ContinuousClock.now - origin }
         }
-        ttl = max(timeToLive, .zero)
+        state = Mutex(([:], max(timeToLive, .zero)))
     }
 
     /// How long an entry lives; zero turns caching off. Changing it applies to entries stored later.
     public var timeToLive: Duration {
-        get { lock.lock(); defer { lock.unlock() }; return ttl }
-        set { lock.lock(); defer { lock.unlock() }; ttl = max(newValue, .zero) }
+        get { state.withLock { $0.ttl } }
+        set { state.withLock { $0.ttl = max(newValue, .zero) } }
     }
+
+    // The clock (the caller's `now`) is read before the lock is taken, never under it.
 
     /// The number of entries not yet expired.
     public var count: Int {
-        lock.lock(); defer { lock.unlock() }
         let t = now()
-        return entries.values.filter { $0.expires > t }.count
+        return state.withLock { $0.entries.values.filter { $0.expires > t }.count }
     }
 
     /// Drops every entry.
     public func removeAll() {
-        lock.lock(); defer { lock.unlock() }
-        entries = [:]
+        state.withLock { $0.entries = [:] }
     }
 
     func cipher(store: String, path: String, encryptedKey: [UInt8]) -> AEADAes256CbcHmacSha256? {
-        lock.lock(); defer { lock.unlock() }
         let key = Key(store: store.lowercased(), path: path.lowercased(), encryptedKey: encryptedKey)
-        guard let entry = entries[key] else { return nil }
-        guard entry.expires > now() else { entries[key] = nil; return nil }
-        return entry.cipher
+        let t = now()
+        return state.withLock { s in
+            guard let entry = s.entries[key] else { return nil }
+            guard entry.expires > t else { s.entries[key] = nil; return nil }
+            return entry.cipher
+        }
     }
 
     func store(_ cipher: AEADAes256CbcHmacSha256, store: String, path: String, encryptedKey: [UInt8]) {
-        lock.lock(); defer { lock.unlock() }
-        guard ttl > .zero else { return }
+        let key = Key(store: store.lowercased(), path: path.lowercased(), encryptedKey: encryptedKey)
         let t = now()
-        if entries.count >= Self.maximumEntries {
-            entries = entries.filter { $0.value.expires > t }
-            while entries.count >= Self.maximumEntries, let oldest = entries.min(by: { $0.value.expires < $1.value.expires }) {
-                entries[oldest.key] = nil
+        state.withLock { s in
+            guard s.ttl > .zero else { return }
+            if s.entries.count >= Self.maximumEntries {
+                s.entries = s.entries.filter { $0.value.expires > t }
+                while s.entries.count >= Self.maximumEntries,
+                      let oldest = s.entries.min(by: { $0.value.expires < $1.value.expires }) {
+                    s.entries[oldest.key] = nil
+                }
             }
+            s.entries[key] = Entry(cipher: cipher, expires: t + s.ttl)
         }
-        entries[Key(store: store.lowercased(), path: path.lowercased(), encryptedKey: encryptedKey)] = Entry(cipher: cipher, expires: t + ttl)
     }
 }

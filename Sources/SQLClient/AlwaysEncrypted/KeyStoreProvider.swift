@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TDS
 
 /// A column master key store: unwraps (and wraps) column encryption keys with the column master
@@ -52,8 +53,7 @@ extension SQLColumnEncryptionKeyStoreProvider {
 /// The process-wide parts of Always Encrypted: the key store providers registered for every
 /// connection, and the column encryption key cache.
 public enum SQLColumnEncryption {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var providers: [String: any SQLColumnEncryptionKeyStoreProvider] = [:]
+    private static let providers = Mutex<[String: any SQLColumnEncryptionKeyStoreProvider]>([:])
 
     /// The cache of unwrapped column encryption keys shared by all connections (entries live
     /// 2 hours by default, as SqlClient's; see ``ColumnEncryptionKeyCache/timeToLive``).
@@ -67,20 +67,19 @@ public enum SQLColumnEncryption {
     ///   (names are 1 to 255 characters, a B_VARCHAR on the wire); nothing is registered then.
     public static func registerKeyStoreProviders(_ providers: [String: any SQLColumnEncryptionKeyStoreProvider]) throws(ColumnEncryptionError) {
         for name in providers.keys { try checkName(name) }
-        lock.lock(); defer { lock.unlock() }
-        for (name, provider) in providers { Self.providers[name] = provider }
+        Self.providers.withLock { registered in
+            for (name, provider) in providers { registered[name] = provider }
+        }
     }
 
     /// Removes every globally registered provider (tests, or an app switching key stores).
     public static func removeAllKeyStoreProviders() {
-        lock.lock(); defer { lock.unlock() }
-        providers = [:]
+        providers.withLock { $0 = [:] }
     }
 
     /// The globally registered providers, by name.
     public static var registeredKeyStoreProviders: [String: any SQLColumnEncryptionKeyStoreProvider] {
-        lock.lock(); defer { lock.unlock() }
-        return providers
+        providers.withLock { $0 }
     }
 
     static func checkName(_ name: String) throws(ColumnEncryptionError) {

@@ -7,6 +7,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// MIT Kerberos's GSSAPI ([RFC 2743], [RFC 2744] C bindings) loaded at run time: `dlopen` of
 /// `libgssapi_krb5.so.2` (Debian/Ubuntu package `libgssapi-krb5-2`) and `dlsym` of the few
@@ -76,25 +77,25 @@ final class GSSAPILibrary: @unchecked Sendable {
         setNegMechs = dlsym(handle, "gss_set_neg_mechs").map { unsafeBitCast($0, to: SetNegMechs.self) }
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var loaded: [String: GSSAPILibrary] = [:]
+    /// The libraries loaded, by name.
+    private static let loaded = Mutex<[String: GSSAPILibrary]>([:])
 
     /// The library named by `SQLCLIENT_GSSAPI_LIBRARY`, else ``defaultName``, loaded once per name.
     /// - Throws: ``SQLClientError`` `.unsupported` naming the Debian package when it cannot be loaded.
     static func load() throws(SQLClientError) -> GSSAPILibrary {
         let name = ProcessInfo.processInfo.environment["SQLCLIENT_GSSAPI_LIBRARY"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultName
-        lock.lock()
-        defer { lock.unlock() }
-        if let library = loaded[name] { return library }
-        guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
-            throw SQLClientError(.unsupported, "Kerberos (Integrated Security) needs the GSSAPI library \(name), which"
-                                 + " could not be loaded: install the Debian/Ubuntu package \(debianPackage) (MIT Kerberos),"
-                                 + " or use SQL authentication or NTLM (User ID=DOMAIN\\user with a password)",
-                                 underlying: KerberosError(.libraryUnavailable, "dlopen(\(name)) failed"))
+        return try loaded.withLock { loaded throws(SQLClientError) -> GSSAPILibrary in
+            if let library = loaded[name] { return library }
+            guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
+                throw SQLClientError(.unsupported, "Kerberos (Integrated Security) needs the GSSAPI library \(name), which"
+                                     + " could not be loaded: install the Debian/Ubuntu package \(debianPackage) (MIT Kerberos),"
+                                     + " or use SQL authentication or NTLM (User ID=DOMAIN\\user with a password)",
+                                     underlying: KerberosError(.libraryUnavailable, "dlopen(\(name)) failed"))
+            }
+            let library = try GSSAPILibrary(handle: handle)
+            loaded[name] = library
+            return library
         }
-        let library = try GSSAPILibrary(handle: handle)
-        loaded[name] = library
-        return library
     }
 
     // MARK: C structures in raw memory
@@ -191,21 +192,29 @@ final class GSSAPILibrary: @unchecked Sendable {
 }
 
 /// A Kerberos (SPNEGO) initiator context of MIT GSSAPI.
-final class GSSAPIInitiator: GSSInitiator, @unchecked Sendable {
+final class GSSAPIInitiator: GSSInitiator, Sendable {
     private let library: GSSAPILibrary
-    private var target: OpaquePointer?
-    private var credential: OpaquePointer?
-    private var context: OpaquePointer?
-    private let lock = NSLock()
-    private(set) var isComplete = false
-    private(set) var grantedFlags: UInt32 = 0
+    /// The GSSAPI handles and the context's progress; every GSSAPI call on them holds its lock.
+    private let state: Mutex<Handles>
+
+    private struct Handles: ~Copyable {
+        var target: OpaquePointer?
+        var credential: OpaquePointer?
+        var context: OpaquePointer?
+        var isComplete = false
+        var grantedFlags: UInt32 = 0
+    }
+
+    var isComplete: Bool { state.withLock { $0.isComplete } }
+    var grantedFlags: UInt32 { state.withLock { $0.grantedFlags } }
 
     /// Imports the SPN and acquires the initiator's credential (default cache, or the given cache,
     /// client keytab and principal through gss_acquire_cred_from).
     /// - Throws: ``SQLClientError`` `.unsupported` (no library, or a cache/keytab without
     ///   gss_acquire_cred_from), `.invalidConfiguration` (a malformed name), `.loginFailed` (no credentials).
     init(servicePrincipalName spn: String, credentials: KerberosCredentials) throws(SQLClientError) {
-        library = try GSSAPILibrary.load()
+        let library = try GSSAPILibrary.load()
+        self.library = library
         var minor: UInt32 = 0
         var name: OpaquePointer?
         let major = GSSAPILibrary.withBuffer(Array(spn.utf8)) { buffer in
@@ -215,16 +224,18 @@ final class GSSAPIInitiator: GSSInitiator, @unchecked Sendable {
             throw KerberosAuthenticator.error(KerberosError(major: major, minor: minor, text: library.describe(major: major, minor: minor)),
                                               doing: "importing the service principal name \(spn)")
         }
-        target = name
+        var handles = Handles(target: name)
         do {
-            try acquire(credentials)
+            handles.credential = try Self.acquire(credentials, library)
         } catch {
-            releaseAll()
+            Self.releaseAll(&handles, library)
             throw error
         }
+        state = Mutex(handles)
     }
 
-    private func acquire(_ credentials: KerberosCredentials) throws(SQLClientError) {
+    /// The initiator's credential.
+    private static func acquire(_ credentials: KerberosCredentials, _ library: GSSAPILibrary) throws(SQLClientError) -> OpaquePointer? {
         var minor: UInt32 = 0
         var desired: OpaquePointer?
         defer { if desired != nil { var m: UInt32 = 0; _ = library.releaseName(&m, &desired) } }
@@ -258,12 +269,12 @@ final class GSSAPIInitiator: GSSInitiator, @unchecked Sendable {
             throw KerberosAuthenticator.error(KerberosError(major: major, minor: minor, text: library.describe(major: major, minor: minor)),
                                               doing: "acquiring Kerberos credentials")
         }
-        credential = cred
         if let setNegMechs = library.setNegMechs {
             // SPNEGO offers Kerberos only (MIT would otherwise add IAKERB and any installed mechanism).
             var m: UInt32 = 0
             _ = setNegMechs(&m, cred, GSSAPILibrary.kerberosMechanisms)
         }
+        return cred
     }
 
     /// gss_key_value_set_desc (OM_uint32 count, gss_key_value_element_desc *elements) of C strings.
@@ -289,9 +300,11 @@ final class GSSAPIInitiator: GSSInitiator, @unchecked Sendable {
     }
 
     func step(_ input: [UInt8]?) throws(SQLClientError) -> [UInt8] {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !isComplete else {
+        try state.withLock { h throws(SQLClientError) -> [UInt8] in try step(input, &h) }
+    }
+
+    private func step(_ input: [UInt8]?, _ h: inout Handles) throws(SQLClientError) -> [UInt8] {
+        guard !h.isComplete else {
             throw SQLClientError(.protocolError, "the server sent another SSPI token after Kerberos authentication completed",
                                  underlying: KerberosError(.defectiveToken, "a token after completion"))
         }
@@ -302,11 +315,11 @@ final class GSSAPIInitiator: GSSInitiator, @unchecked Sendable {
         let major: UInt32
         if let input {
             major = GSSAPILibrary.withBuffer(input) { buffer in
-                library.initSecContext(&minor, credential, &context, target, GSSAPILibrary.spnegoMechanism, requested, 0,
+                library.initSecContext(&minor, h.credential, &h.context, h.target, GSSAPILibrary.spnegoMechanism, requested, 0,
                                        nil, buffer, nil, output, &flags, nil)
             }
         } else {
-            major = library.initSecContext(&minor, credential, &context, target, GSSAPILibrary.spnegoMechanism, requested, 0,
+            major = library.initSecContext(&minor, h.credential, &h.context, h.target, GSSAPILibrary.spnegoMechanism, requested, 0,
                                            nil, nil, nil, output, &flags, nil)
         }
         let token = library.take(output, cap: SPNEGO.maximumTokenLength)
@@ -315,19 +328,19 @@ final class GSSAPIInitiator: GSSInitiator, @unchecked Sendable {
             throw KerberosAuthenticator.error(KerberosError(major: major, minor: minor, text: library.describe(major: major, minor: minor)),
                                               doing: input == nil ? "getting a Kerberos service ticket" : "checking the server's Kerberos answer")
         }
-        grantedFlags = flags
-        isComplete = major & 1 == 0
+        h.grantedFlags = flags
+        h.isComplete = major & 1 == 0
         return token
     }
 
-    private func releaseAll() {
+    private static func releaseAll(_ h: inout Handles, _ library: GSSAPILibrary) {
         var minor: UInt32 = 0
-        if context != nil { _ = library.deleteSecContext(&minor, &context, nil) }
-        if credential != nil { _ = library.releaseCred(&minor, &credential) }
-        if target != nil { _ = library.releaseName(&minor, &target) }
+        if h.context != nil { _ = library.deleteSecContext(&minor, &h.context, nil) }
+        if h.credential != nil { _ = library.releaseCred(&minor, &h.credential) }
+        if h.target != nil { _ = library.releaseName(&minor, &h.target) }
     }
 
-    deinit { releaseAll() }
+    deinit { state.withLock { Self.releaseAll(&$0, library) } }
 }
 
 enum GSSBackend {

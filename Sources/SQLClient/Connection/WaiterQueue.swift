@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The one queue of waiters of the client (a connection's request turns, its write gate, the
 /// cursors waiting for the batch read ahead; a pool's leases and its close): each waiter is a slot
@@ -16,10 +17,10 @@ import Foundation
 /// that error at once (before or after it parked; a turn already given is kept); with `onCancel`
 /// only, the owner is told and decides (its state machine fails the slot, or gives it its turn).
 ///
-/// A class with its own lock, so that a cancellation handler (which runs on any thread) resumes
-/// at once, and the owner (an actor, or a lock-guarded pool) needs nothing else; the lock is
-/// never held while a continuation is resumed.
-final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
+/// A class with its own lock (a `Mutex`), so that a cancellation handler (which runs on any
+/// thread) resumes at once, and the owner (an actor, or a lock-guarded pool) needs nothing else;
+/// the lock is never held while a continuation is resumed.
+final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private enum State {
         /// Announced, not resumed, not parked yet.
         case expected
@@ -34,53 +35,74 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: @unchecked S
         var state: State
     }
 
-    private let lock = NSLock()
-    /// In the order they were announced (few: a linear search beats hashing).
-    private var slots: [Slot] = []
-    /// The last key ``expectNext()`` gave out.
-    private var lastKey: UInt64 = 0
+    /// The slots, in the order they were announced, and the last key ``expectNext()`` gave out.
+    private struct Slots {
+        /// Few: a linear search beats hashing.
+        var slots: [Slot] = []
+        var lastKey: UInt64 = 0
+
+        func index(_ key: Key) -> Int? {
+            var i = 0
+            while i < slots.count {
+                if slots[i].key == key { return i }
+                i += 1
+            }
+            return nil
+        }
+
+        /// Resumes the slot at `i`: whether it was, and the continuation to resume (once the
+        /// lock is released) when it was parked.
+        mutating func resume(at i: Int, with result: Result<Value, any Error>) -> Resumed {
+            switch slots[i].state {
+            case .early:
+                return (false, nil)
+            case .expected:
+                slots[i].state = .early(result)
+                return (true, nil)
+            case .parked(let continuation):
+                slots.remove(at: i)
+                return (true, continuation)
+            }
+        }
+    }
+
+    /// Whether a slot was resumed, and the continuation to resume once the lock is released.
+    private typealias Resumed = (resumed: Bool, parked: CheckedContinuation<Value, any Error>?)
+
+    /// What ``park(_:_:)`` does once the lock is released.
+    private enum ParkOutcome {
+        case parked
+        case resume(Result<Value, any Error>)
+        case refuse
+    }
+
+    private let state = Mutex(Slots())
 
     init() {}
 
-    // The lock is taken with lock()/unlock(), not the generic `withLock`, which would look up
-    // the generic metadata of its result on every call.
-
-    private func index(_ key: Key) -> Int? {
-        var i = 0
-        while i < slots.count {
-            if slots[i].key == key { return i }
-            i += 1
-        }
-        return nil
-    }
-
     /// How many slots are announced and not yet returned.
     var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return slots.count
+        state.withLock { $0.slots.count }
     }
 
     /// True when no slot is waiting to be resumed (announced or parked; early ones don't count).
     var isIdle: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return slots.allSatisfy { if case .early = $0.state { true } else { false } }
+        state.withLock { s in s.slots.allSatisfy { if case .early = $0.state { true } else { false } } }
     }
 
     /// True when waiter `key` is parked (tests, and a watcher's own checks).
     func isParked(_ key: Key) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let i = index(key), case .parked = slots[i].state else { return false }
-        return true
+        state.withLock { s in
+            guard let i = s.index(key), case .parked = s.slots[i].state else { return false }
+            return true
+        }
     }
 
     /// Announces the waiter `key` (a key already announced keeps its slot).
     func expect(_ key: Key) {
-        lock.lock()
-        defer { lock.unlock() }
-        if index(key) == nil { slots.append(Slot(key: key, state: .expected)) }
+        state.withLock { s in
+            if s.index(key) == nil { s.slots.append(Slot(key: key, state: .expected)) }
+        }
     }
 
     /// Resumes waiter `key` with `result` (kept until it waits, when it has not parked yet).
@@ -88,71 +110,53 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: @unchecked S
     ///   resumed, or removed by its cancellation.
     @discardableResult
     func resume(_ key: Key, with result: Result<Value, any Error>) -> Bool {
-        lock.lock()
-        guard let i = index(key) else {
-            lock.unlock()
-            return false
+        let (resumed, parked) = state.withLock { s -> Resumed in
+            guard let i = s.index(key) else { return (false, nil) }
+            return s.resume(at: i, with: result)
         }
-        return resume(at: i, with: result)
-    }
-
-    /// Resumes the slot at `i` (the lock held; released here).
-    private func resume(at i: Int, with result: Result<Value, any Error>) -> Bool {
-        switch slots[i].state {
-        case .early:
-            lock.unlock()
-            return false
-        case .expected:
-            slots[i].state = .early(result)
-            lock.unlock()
-            return true
-        case .parked(let continuation):
-            slots.remove(at: i)
-            lock.unlock()
-            continuation.resume(with: result)
-            return true
-        }
+        parked?.resume(with: result)
+        return resumed
     }
 
     /// Resumes the oldest waiter not resumed yet (announced or parked) with `result`.
     /// - Returns: false when none is waiting.
     @discardableResult
     func resumeFirst(with result: Result<Value, any Error>) -> Bool {
-        lock.lock()
-        var i = 0
-        while i < slots.count {
-            if case .early = slots[i].state {
-                i += 1
-                continue
+        let (resumed, parked) = state.withLock { s -> Resumed in
+            var i = 0
+            while i < s.slots.count {
+                if case .early = s.slots[i].state {
+                    i += 1
+                    continue
+                }
+                return s.resume(at: i, with: result)
             }
-            return resume(at: i, with: result)
+            return (false, nil)
         }
-        lock.unlock()
-        return false
+        parked?.resume(with: result)
+        return resumed
     }
 
     /// Resumes every waiter not resumed yet with `result` (a close: nobody is left waiting).
     func resumeAll(with result: Result<Value, any Error>) {
-        lock.lock()
-        guard !slots.isEmpty else {
-            lock.unlock()
-            return
-        }
-        var parked: [CheckedContinuation<Value, any Error>] = []
-        var kept: [Slot] = []
-        for var slot in slots {
-            switch slot.state {
-            case .early:
-                kept.append(slot)
-            case .expected:
-                slot.state = .early(result)
-                kept.append(slot)
-            case .parked(let continuation):
-                parked.append(continuation)
+        let parked = state.withLock { s -> [CheckedContinuation<Value, any Error>] in
+            guard !s.slots.isEmpty else { return [] }
+            var parked: [CheckedContinuation<Value, any Error>] = []
+            var kept: [Slot] = []
+            for var slot in s.slots {
+                switch slot.state {
+                case .early:
+                    kept.append(slot)
+                case .expected:
+                    slot.state = .early(result)
+                    kept.append(slot)
+                case .parked(let continuation):
+                    parked.append(continuation)
+                }
             }
+            s.slots = kept
+            return parked
         }
-        slots = kept
-        lock.unlock()
         for continuation in parked { continuation.resume(with: result) }
     }
 
@@ -181,53 +185,54 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: @unchecked S
     }
 
     private func takeEarly(_ key: Key) -> Result<Value, any Error>? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let i = index(key), case .early(let result) = slots[i].state else { return nil }
-        slots.remove(at: i)
-        return result
+        state.withLock { s in
+            guard let i = s.index(key), case .early(let result) = s.slots[i].state else { return nil }
+            s.slots.remove(at: i)
+            return result
+        }
     }
 
     private func park(_ key: Key, _ continuation: CheckedContinuation<Value, any Error>) {
-        lock.lock()
-        guard let i = index(key) else {
-            slots.append(Slot(key: key, state: .parked(continuation)))
-            lock.unlock()
-            return
+        let outcome = state.withLock { s -> ParkOutcome in
+            guard let i = s.index(key) else {
+                s.slots.append(Slot(key: key, state: .parked(continuation)))
+                return .parked
+            }
+            switch s.slots[i].state {
+            case .expected:
+                s.slots[i].state = .parked(continuation)
+                return .parked
+            case .early(let result):   // resumed (or cancelled) between the first look and here
+                s.slots.remove(at: i)
+                return .resume(result)
+            case .parked:   // a second wait for one key: refused (the first keeps the slot)
+                return .refuse
+            }
         }
-        switch slots[i].state {
-        case .expected:
-            slots[i].state = .parked(continuation)
-            lock.unlock()
-        case .early(let result):   // resumed (or cancelled) between the first look and here
-            slots.remove(at: i)
-            lock.unlock()
-            continuation.resume(with: result)
-        case .parked:   // a second wait for one key: refused (the first keeps the slot)
-            lock.unlock()
-            continuation.resume(throwing: WaiterQueueMisuse())
+        switch outcome {
+        case .parked: break
+        case .resume(let result): continuation.resume(with: result)
+        case .refuse: continuation.resume(throwing: WaiterQueueMisuse())
         }
     }
 
     /// Cancels waiter `key`: parked, it is removed and resumed with `error`; announced, `error`
     /// is what it returns when it waits; resumed already, nothing changes.
     private func cancel(_ key: Key, _ error: any Error) {
-        lock.lock()
-        guard let i = index(key) else {
-            lock.unlock()
-            return
+        let parked = state.withLock { s -> CheckedContinuation<Value, any Error>? in
+            guard let i = s.index(key) else { return nil }
+            switch s.slots[i].state {
+            case .early:
+                return nil
+            case .expected:
+                s.slots[i].state = .early(.failure(error))
+                return nil
+            case .parked(let continuation):
+                s.slots.remove(at: i)
+                return continuation
+            }
         }
-        switch slots[i].state {
-        case .early:
-            lock.unlock()
-        case .expected:
-            slots[i].state = .early(.failure(error))
-            lock.unlock()
-        case .parked(let continuation):
-            slots.remove(at: i)
-            lock.unlock()
-            continuation.resume(throwing: error)
-        }
+        parked?.resume(throwing: error)
     }
 }
 
@@ -238,10 +243,10 @@ extension WaiterQueue where Key == UInt64 {
     /// Announces a waiter of a queue served in order (a gate) under a fresh key, and returns it
     /// for ``wait(_:isolation:cancellingWith:onCancel:)``.
     func expectNext() -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        lastKey &+= 1
-        slots.append(Slot(key: lastKey, state: .expected))
-        return lastKey
+        state.withLock { s in
+            s.lastKey &+= 1
+            s.slots.append(Slot(key: s.lastKey, state: .expected))
+            return s.lastKey
+        }
     }
 }

@@ -1,6 +1,7 @@
 #if Metrics
 import Foundation
 import Metrics
+import Synchronization
 
 // The `Metrics` trait: OpenTelemetry's database client metrics through swift-metrics, computed
 // from the driver's events (the same ``SQLLogEvent``s as ``SQLConnectionConfiguration/logger``).
@@ -45,16 +46,15 @@ enum MetricsAdapter {
     }
 
     /// When each connection started connecting (for create_time), by connection number.
-    final class State: @unchecked Sendable {
-        private let lock = NSLock()
-        private var connecting: [String: ContinuousClock.Instant] = [:]
+    final class State: Sendable {
+        private let connecting = Mutex<[String: ContinuousClock.Instant]>([:])
 
         func started(_ connection: String) {
-            lock.withLock { if connecting[connection] == nil { connecting[connection] = .now } }
+            connecting.withLock { if $0[connection] == nil { $0[connection] = .now } }
         }
 
         func finished(_ connection: String) -> Duration? {
-            lock.withLock { connecting.removeValue(forKey: connection).map { .now - $0 } }
+            connecting.withLock { $0.removeValue(forKey: connection).map { .now - $0 } }
         }
     }
 

@@ -1,5 +1,6 @@
 #if Tracing
 import Foundation
+import Synchronization
 import Tracing
 
 // The `Tracing` trait: OpenTelemetry database client spans through swift-distributed-tracing,
@@ -52,12 +53,11 @@ enum TracingAdapter {
     static let name = "tracing"
 
     /// The spans started and not yet ended, by request (`c<connection>.r<request>`) or lease (`l<lease>`).
-    final class Spans: @unchecked Sendable {
-        private let lock = NSLock()
-        private var open: [String: any Span] = [:]
+    final class Spans: Sendable {
+        private let open = Mutex<[String: any Span]>([:])
 
-        func put(_ key: String, _ span: any Span) { lock.withLock { open[key] = span } }
-        func take(_ key: String) -> (any Span)? { lock.withLock { open.removeValue(forKey: key) } }
+        func put(_ key: String, _ span: any Span) { open.withLock { $0[key] = span } }
+        func take(_ key: String) -> (any Span)? { open.withLock { $0.removeValue(forKey: key) } }
     }
 
     static func receiver(_ options: SQLTracingOptions, _ spans: Spans,

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One adapter that a package trait adds (swift-log, swift-metrics, distributed tracing): it is
 /// fed the same ``SQLLogEvent``s as ``SQLConnectionConfiguration/logger`` — one source of
@@ -131,10 +132,9 @@ extension SQLConnectionPool {
 }
 
 /// Numbers leases for their events.
-private final class LeaseNumberCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
+private final class LeaseNumberCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    func next() -> Int { value.wrappingAdd(1, ordering: .relaxed).newValue }
 }
 
 // MARK: - What adapters read from a request's events

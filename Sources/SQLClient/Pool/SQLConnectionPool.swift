@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A pool of ``SQLConnection``s to one server, for a program that serves many requests at once
 /// (a Vapor or Hummingbird service): connections are opened as needed up to a maximum, lent to
@@ -48,7 +49,7 @@ import Foundation
 ///   ``SQLConnectionConfiguration/logger`` receives the pool's events (kind ``SQLLogEvent/Kind/pool``).
 ///
 /// The pool is `Sendable`; its decisions are `PoolStateMachine`'s, this type performs them.
-public final class SQLConnectionPool: @unchecked Sendable {
+public final class SQLConnectionPool: Sendable {
     /// The configuration every connection is opened with (validated).
     public let configuration: SQLConnectionConfiguration
     /// The pool's options (validated).
@@ -71,22 +72,25 @@ public final class SQLConnectionPool: @unchecked Sendable {
     let clock: any ConnectionClock
     private let logger: SQLClientLogger?
 
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var machine: PoolStateMachine
-    private var connections: [ConnectionID: SQLConnection] = [:]
+    private let state: Mutex<State>
     /// Leases waiting for a connection (a grant or failure that comes first is kept). Its own lock.
     private let leaseWaiters = WaiterQueue<LeaseID, Lease>()
-    private var nextLeaseID: LeaseID = 0
-    private var timer: (generation: UInt64, deadline: Duration, task: Task<Void, Never>)?
-    private var timerGeneration: UInt64 = 0
     /// Callers of ``close()`` waiting for the last connection to close. Its own lock.
     private let closeWaiters = WaiterQueue<UInt64, Void>()
-    private var acknowledgedResets: [ConnectionID: Int] = [:]
-    private var resetsAcknowledged = 0
-    /// Session recoveries seen on each connection, and their sum (``Metrics/sessionRecoveries``).
-    private var recoveriesSeen: [ConnectionID: Int] = [:]
-    private var sessionRecoveries = 0
+
+    /// The pool's state, under its lock.
+    private struct State: ~Copyable {
+        var machine: PoolStateMachine
+        var connections: [ConnectionID: SQLConnection] = [:]
+        var nextLeaseID: LeaseID = 0
+        var timer: (generation: UInt64, deadline: Duration, task: Task<Void, Never>)?
+        var timerGeneration: UInt64 = 0
+        var acknowledgedResets: [ConnectionID: Int] = [:]
+        var resetsAcknowledged = 0
+        /// Session recoveries seen on each connection, and their sum (``Metrics/sessionRecoveries``).
+        var recoveriesSeen: [ConnectionID: Int] = [:]
+        var sessionRecoveries = 0
+    }
 
     // MARK: - Making a pool
 
@@ -143,12 +147,13 @@ public final class SQLConnectionPool: @unchecked Sendable {
         self.clock = clock
         self.connector = connector
         self.logger = configuration.eventLogger
-        self.machine = PoolStateMachine(options: options, leaseTimeout: options.leaseTimeout ?? configuration.connectTimeout)
+        self.state = Mutex(State(machine: PoolStateMachine(options: options,
+                                                           leaseTimeout: options.leaseTimeout ?? configuration.connectTimeout)))
         handle { machine, now in machine.start(now: now) }
     }
 
     deinit {
-        timer?.task.cancel()
+        state.withLock { $0.timer?.task }?.cancel()
     }
 
     // MARK: - Leasing
@@ -179,9 +184,9 @@ public final class SQLConnectionPool: @unchecked Sendable {
     /// Waits for a connection (see ``withConnection(isolation:_:)``), readies it (RESETCONNECTION
     /// for a reused one; the validation round trip when due) and returns it.
     func lease() async throws -> Lease {
-        let id: LeaseID = lock.withLock {
-            nextLeaseID += 1
-            return nextLeaseID
+        let id: LeaseID = state.withLock { s in
+            s.nextLeaseID += 1
+            return s.nextLeaseID
         }
         var enqueue = true
         while true {
@@ -217,18 +222,18 @@ public final class SQLConnectionPool: @unchecked Sendable {
     func release(_ lease: Lease) async {
         let state = await lease.connection.poolReturnState()
         let health: PoolStateMachine.ReturnedHealth = !state.isOpen ? .broken : state.isInTransaction ? .inTransaction : .reusable
-        handle { machine, now in
-            let seen = acknowledgedResets[lease.connectionID] ?? 0
+        handleState { s, now in
+            let seen = s.acknowledgedResets[lease.connectionID] ?? 0
             if state.resetAcknowledgements > seen {
-                resetsAcknowledged += state.resetAcknowledgements - seen
-                acknowledgedResets[lease.connectionID] = state.resetAcknowledgements
+                s.resetsAcknowledged += state.resetAcknowledgements - seen
+                s.acknowledgedResets[lease.connectionID] = state.resetAcknowledgements
             }
-            let recovered = recoveriesSeen[lease.connectionID] ?? 0
+            let recovered = s.recoveriesSeen[lease.connectionID] ?? 0
             if state.sessionRecoveries > recovered {
-                sessionRecoveries += state.sessionRecoveries - recovered
-                recoveriesSeen[lease.connectionID] = state.sessionRecoveries
+                s.sessionRecoveries += state.sessionRecoveries - recovered
+                s.recoveriesSeen[lease.connectionID] = state.sessionRecoveries
             }
-            return machine.released(lease.connectionID, health: health, now: now)
+            return s.machine.released(lease.connectionID, health: health, now: now)
         }
         observeReleased(lease)
     }
@@ -287,7 +292,8 @@ public final class SQLConnectionPool: @unchecked Sendable {
 
     /// A snapshot of the pool's counts.
     public var metrics: Metrics {
-        lock.withLock {
+        state.withLock { s in
+            let machine = s.machine
             let c = machine.counters
             return Metrics(open: machine.openCount, idle: machine.idleCount, leased: machine.leasedCount,
                            opening: machine.connectingCount, closing: machine.closingCount,
@@ -295,8 +301,8 @@ public final class SQLConnectionPool: @unchecked Sendable {
                            discardedAtLease: c.discardedAtLease,
                            expired: c.expired, connectFailures: c.connectFailures, leases: c.leases,
                            leaseTimeouts: c.leaseTimeouts, leaseWaitTotal: c.leaseWaitTotal,
-                           leaseWaitMaximum: c.leaseWaitMaximum, resetsAcknowledged: resetsAcknowledged,
-                           sessionRecoveries: sessionRecoveries,
+                           leaseWaitMaximum: c.leaseWaitMaximum, resetsAcknowledged: s.resetsAcknowledged,
+                           sessionRecoveries: s.sessionRecoveries,
                            isClosed: machine.phase != .running)
         }
     }
@@ -314,13 +320,18 @@ public final class SQLConnectionPool: @unchecked Sendable {
     /// Runs `event` on the machine under the lock (with the clock's `now`), turns its actions
     /// into effects there, re-arms the timer, and performs the effects after the lock.
     private func handle(_ event: (inout PoolStateMachine, Duration) -> [PoolStateMachine.Action]) {
-        let effects: [Effect] = lock.withLock {
-            let actions = event(&machine, clock.now())
+        handleState { s, now in event(&s.machine, now) }
+    }
+
+    /// ``handle(_:)`` for an event that also reads or updates the pool's own bookkeeping.
+    private func handleState(_ event: (inout State, Duration) -> [PoolStateMachine.Action]) {
+        let effects: [Effect] = state.withLock { s in
+            let actions = event(&s, clock.now())
             var effects: [Effect] = []
             for action in actions {
                 switch action {
                 case .lend(let lease, let connectionID, let reset, let validate):
-                    guard let connection = connections[connectionID] else { continue }   // never: lent ones are stored
+                    guard let connection = s.connections[connectionID] else { continue }   // never: lent ones are stored
                     let granted = Lease(id: lease, connectionID: connectionID, connection: connection,
                                         reset: reset, validate: validate)
                     effects.append(.resume(lease, .success(granted)))
@@ -330,13 +341,13 @@ public final class SQLConnectionPool: @unchecked Sendable {
                 case .connect(let id):
                     effects.append(.connect(id))
                 case .close(let id, let reason):
-                    effects.append(.close(id, connections[id], reason))
+                    effects.append(.close(id, s.connections[id], reason))
                 case .shutdownComplete:
-                    effects.append(.closed(timer?.task))
-                    timer = nil
+                    effects.append(.closed(s.timer?.task))
+                    s.timer = nil
                 }
             }
-            if machine.phase != .closed { armTimer() }
+            if s.machine.phase != .closed { armTimer(&s) }
             return effects
         }
         for effect in effects { perform(effect) }
@@ -365,7 +376,7 @@ public final class SQLConnectionPool: @unchecked Sendable {
     private func open(_ id: ConnectionID) async {
         do {
             let connection = try await connector(configuration)
-            lock.withLock { connections[id] = connection }
+            state.withLock { $0.connections[id] = connection }
             logger?.log(.debug, .pool, "pooled connection \(id) opened",
                         metadata: [SQLLogEvent.Key.poolEvent: "opened", SQLLogEvent.Key.poolConnection: String(id)])
             handle { machine, now in machine.connected(id, now: now) }
@@ -402,11 +413,11 @@ public final class SQLConnectionPool: @unchecked Sendable {
         logger?.log(level, .pool, "pooled connection \(id) closed: \(reason.rawValue)",
                     metadata: [SQLLogEvent.Key.poolEvent: reason.isDiscard ? "discarded" : "closed",
                                SQLLogEvent.Key.poolConnection: String(id), SQLLogEvent.Key.poolReason: "\(reason)"])
-        handle { machine, now in
-            connections[id] = nil
-            acknowledgedResets[id] = nil
-            recoveriesSeen[id] = nil
-            return machine.closed(id, now: now)
+        handleState { s, now in
+            s.connections[id] = nil
+            s.acknowledgedResets[id] = nil
+            s.recoveriesSeen[id] = nil
+            return s.machine.closed(id, now: now)
         }
     }
 
@@ -415,25 +426,25 @@ public final class SQLConnectionPool: @unchecked Sendable {
     /// One timer, for the machine's next deadline (called under the lock). A later deadline
     /// leaves the armed timer alone: when it fires early, ``PoolStateMachine/tick(now:)`` does
     /// nothing and the timer is armed again.
-    private func armTimer() {
-        guard let next = machine.nextDeadline else { return }
-        if let armed = timer, armed.deadline <= next { return }
-        timer?.task.cancel()
-        timerGeneration &+= 1
-        let generation = timerGeneration
+    private func armTimer(_ s: inout State) {
+        guard let next = s.machine.nextDeadline else { return }
+        if let armed = s.timer, armed.deadline <= next { return }
+        s.timer?.task.cancel()
+        s.timerGeneration &+= 1
+        let generation = s.timerGeneration
         let clock = self.clock
         // Unstructured: the pool's one timer (idle and lifetime ends); cancelled when rearmed or closed.
-        timer = (generation, next, Task { [weak self] in
+        s.timer = (generation, next, Task { [weak self] in
             do { try await clock.sleep(until: next) } catch { return }
             self?.timerFired(generation)
         })
     }
 
     private func timerFired(_ generation: UInt64) {
-        handle { machine, now in
-            guard timer?.generation == generation else { return [] }
-            timer = nil
-            return machine.tick(now: now)
+        handleState { s, now in
+            guard s.timer?.generation == generation else { return [] }
+            s.timer = nil
+            return s.machine.tick(now: now)
         }
     }
 }

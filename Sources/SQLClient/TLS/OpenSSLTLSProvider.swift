@@ -6,6 +6,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import Synchronization
 import TDS
 
 /// TLS through the system's OpenSSL (Linux): an `SSL` object over two memory BIOs, so the
@@ -24,14 +25,17 @@ package struct OpenSSLTLSProvider: TLSProvider {
 }
 
 /// One OpenSSL client session over memory BIOs. See ``TLSSession``.
+///
+/// `@unchecked Sendable`: the OpenSSL handles (`OpaquePointer`) are not `Sendable`; every call
+/// on them holds the lock of `handshakeDone`.
 package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
-    /// Every OpenSSL call holds it: the connection's reader and writer may encrypt and decrypt at once.
-    private let lock = NSLock()
+    /// Whether the handshake completed. Every OpenSSL call holds its lock: the connection's reader
+    /// and writer may encrypt and decrypt at once.
+    private let handshakeDone = Mutex(false)
     private let ctx: OpaquePointer
     let ssl: OpaquePointer   // internal: the TDS 8.0 extension (StrictTLS.swift) sets ALPN on it
     private let readBIO: OpaquePointer   // bytes from the server, read by OpenSSL
     private let writeBIO: OpaquePointer  // bytes from OpenSSL, to send to the server
-    private(set) var handshakeDone = false
     private let serverName: String
     /// The certificate the server must present (``TLSConfiguration/serverCertificate``), DER; nil when none is pinned.
     private let pinnedCertificate: [UInt8]?
@@ -118,22 +122,23 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
     }
 
     package func startHandshake() async throws -> [UInt8] {
-        try lock.withLock { try handshakeStep([]).output }
+        try handshakeDone.withLock { try handshakeStep([], &$0).output }
     }
 
     package func continueHandshake(_ received: [UInt8]) async throws -> TLSHandshakeStep {
-        try lock.withLock { try handshakeStep(received) }
+        try handshakeDone.withLock { try handshakeStep(received, &$0) }
     }
 
     package func encrypt(_ plaintext: [UInt8]) async throws -> [UInt8] {
-        try lock.withLock { try encryptLocked(plaintext) }
+        try handshakeDone.withLock { try encryptLocked(plaintext, handshakeDone: $0) }
     }
 
     package func decrypt(_ ciphertext: [UInt8]) async throws -> [UInt8] {
-        try lock.withLock { try decryptLocked(ciphertext) }
+        try handshakeDone.withLock { try decryptLocked(ciphertext, handshakeDone: $0) }
     }
 
-    private func handshakeStep(_ received: [UInt8]) throws -> TLSHandshakeStep {
+    /// One handshake step (the lock held; `handshakeDone` is its flag).
+    private func handshakeStep(_ received: [UInt8], _ handshakeDone: inout Bool) throws -> TLSHandshakeStep {
         ERR_clear_error()
         try feed(received)
         if handshakeDone { return TLSHandshakeStep(output: drainOutput(), isComplete: true) }
@@ -157,7 +162,7 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
         throw OpenSSLTLSSession.error(.tlsFailed, "TLS handshake failed")
     }
 
-    private func encryptLocked(_ plaintext: [UInt8]) throws -> [UInt8] {
+    private func encryptLocked(_ plaintext: [UInt8], handshakeDone: Bool) throws -> [UInt8] {
         guard handshakeDone else { throw SQLClientError(.tlsFailed, "encrypt before the TLS handshake completed") }
         ERR_clear_error()
         var offset = 0
@@ -177,7 +182,7 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
         return output
     }
 
-    private func decryptLocked(_ ciphertext: [UInt8]) throws -> [UInt8] {
+    private func decryptLocked(_ ciphertext: [UInt8], handshakeDone: Bool) throws -> [UInt8] {
         guard handshakeDone else { throw SQLClientError(.tlsFailed, "decrypt before the TLS handshake completed") }
         ERR_clear_error()
         try feed(ciphertext)
@@ -203,13 +208,13 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
     }
 
     package var negotiatedProtocol: String? {
-        lock.withLock {
+        handshakeDone.withLock { handshakeDone in
             guard handshakeDone, let name = SSL_get_version(ssl) else { return nil }
             return String(cString: name)
         }
     }
 
-    package var peerCertificateDER: [UInt8]? { lock.withLock { peerCertificateLocked } }
+    package var peerCertificateDER: [UInt8]? { handshakeDone.withLock { _ in peerCertificateLocked } }
 
     private var peerCertificateLocked: [UInt8]? {
         guard let cert = csqlclient_SSL_get_peer_certificate(ssl) else { return nil }
@@ -223,8 +228,9 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
 
     // MARK: - Helpers
 
-    /// Runs `body` holding the session's lock (for the TDS 8.0 extension in StrictTLS.swift).
-    func withSessionLock<T>(_ body: () throws -> T) rethrows -> T { try lock.withLock(body) }
+    /// Runs `body` holding the session's lock, with whether the handshake completed (for the
+    /// TDS 8.0 extension in StrictTLS.swift).
+    func withSessionLock<T: Sendable>(_ body: (_ handshakeDone: Bool) -> T) -> T { handshakeDone.withLock { body($0) } }
 
     private func feed(_ bytes: [UInt8]) throws {
         guard !bytes.isEmpty else { return }

@@ -84,7 +84,7 @@ extension OpenSSLTLSSession {
             wire.append(UInt8(bytes.count))
             wire += bytes
         }
-        let ok = withSessionLock {
+        let ok = withSessionLock { _ in
             wire.withUnsafeBufferPointer { csqlclient_SSL_set_alpn(ssl, $0.baseAddress, UInt32($0.count)) }
         }
         guard ok == 1 else { throw OpenSSLTLSSession.error(.tlsFailed, "cannot offer ALPN") }
@@ -92,7 +92,7 @@ extension OpenSSLTLSSession {
 
     /// The ALPN protocol the server selected, once the handshake is complete.
     package var applicationProtocol: String? {
-        withSessionLock {
+        withSessionLock { handshakeDone in
             guard handshakeDone else { return nil }
             var data: UnsafePointer<UInt8>?
             var length: UInt32 = 0

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Dispatch
 import Foundation
+import Synchronization
 import TDS
 
 /// A TCP connection over a non-blocking POSIX socket (IPv4 or IPv6).
@@ -25,21 +26,37 @@ import TDS
 /// `.connectionClosed` at once, and the descriptor itself is closed only once no `recv`, `send`
 /// or readiness source uses it any more (so a descriptor number reused by another socket is
 /// never read or written).
+///
+/// `@unchecked Sendable` only for `lastReadWasShort` and `readCapacity`, which the one `read` at a
+/// time owns (outside the lock, as the read's own state); everything shared is in `state`.
 package final class SocketStream: ByteStream, @unchecked Sendable {
     /// The address actually connected to, for example `127.0.0.1:1433` or `[::1]:1433`.
     package let remoteAddress: String
 
     private let fd: Int32
     private let queue: DispatchQueue
-    private let lock = NSLock()
-    private var isClosed = false
-    private var fdClosed = false
-    /// Readiness sources registered, and syscalls in flight, on `fd`.
-    private var activeSources = 0
-    private var syscallsInFlight = 0
-    /// Tasks waiting for readiness, by id (any number per direction: none is ever stranded).
-    private var waiters: [UInt64: Waiter] = [:]
-    private var nextWaiterID: UInt64 = 0
+    private let state = Mutex(State())
+
+    /// What `close()`, the syscalls and the readiness waits share.
+    private struct State: ~Copyable {
+        var isClosed = false
+        var fdClosed = false
+        /// Readiness sources registered, and syscalls in flight, on `fd`.
+        var activeSources = 0
+        var syscallsInFlight = 0
+        /// Tasks waiting for readiness, by id (any number per direction: none is ever stranded).
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiterID: UInt64 = 0
+
+        /// Closes `fd` once the stream is closed and nothing uses it.
+        mutating func closeDescriptorIfUnused(_ fd: Int32) {
+            if isClosed && activeSources == 0 && syscallsInFlight == 0 && !fdClosed {
+                fdClosed = true
+                _ = systemClose(fd)
+            }
+        }
+    }
+
     /// The last `read` returned fewer bytes than it asked for (reads come one at a time).
     private var lastReadWasShort = false
     /// The buffer the next `read` allocates (at most its `maxLength`): ``initialReadCapacity``,
@@ -56,7 +73,9 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
         received < capacity ? initialReadCapacity : min(capacity, 1 << 30) * 2
     }
 
-    private final class Waiter {
+    /// `@unchecked`: its source is a Dispatch source, safe from any thread but not marked
+    /// `Sendable` by every platform's Dispatch.
+    private final class Waiter: @unchecked Sendable {
         let source: DispatchSourceProtocol
         let continuation: CheckedContinuation<Void, Error>
         init(source: DispatchSourceProtocol, continuation: CheckedContinuation<Void, Error>) {
@@ -73,7 +92,7 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
 
     deinit {
         // Every source has been cancelled by now (their handlers keep the stream alive until then).
-        if !fdClosed { _ = systemClose(fd) }
+        if !state.withLock({ $0.fdClosed }) { _ = systemClose(fd) }
     }
 
     // MARK: - Connecting
@@ -327,13 +346,15 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
 
     /// Closes the socket; waiting reads and writes throw `.connectionClosed`. Safe to call twice.
     package func close() {
-        lock.lock()
-        if isClosed { lock.unlock(); return }
-        isClosed = true
-        let pending = Array(waiters.values)
-        waiters = [:]
-        closeDescriptorIfUnused()
-        lock.unlock()
+        let pending = state.withLock { s -> [Waiter]? in
+            if s.isClosed { return nil }
+            s.isClosed = true
+            let pending = Array(s.waiters.values)
+            s.waiters = [:]
+            s.closeDescriptorIfUnused(fd)
+            return pending
+        }
+        guard let pending else { return }
         for waiter in pending {
             waiter.source.cancel()
             waiter.continuation.resume(throwing: SQLClientError.closed())
@@ -342,72 +363,67 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
 
     /// Half-closes the sending side (`shutdown(SHUT_WR)`), for tests of servers that wait for EOF.
     package func shutdownWrite() {
-        lock.lock()
-        defer { lock.unlock() }
-        if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) }
+        state.withLock { s in
+            if !s.isClosed { _ = shutdown(fd, Int32(SHUT_WR)) }
+        }
     }
 
     /// Marks a syscall on `fd` in flight; throws when the stream is closed.
     private func beginSyscall() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        if isClosed { throw SQLClientError.closed() }
-        syscallsInFlight += 1
+        let closed = state.withLock { s in
+            if s.isClosed { return true }
+            s.syscallsInFlight += 1
+            return false
+        }
+        if closed { throw SQLClientError.closed() }
     }
 
     private func endSyscall() {
-        lock.lock()
-        syscallsInFlight -= 1
-        closeDescriptorIfUnused()
-        lock.unlock()
-    }
-
-    /// Closes `fd` once the stream is closed and nothing uses it (called with the lock held).
-    private func closeDescriptorIfUnused() {
-        if isClosed && activeSources == 0 && syscallsInFlight == 0 && !fdClosed {
-            fdClosed = true
-            _ = systemClose(fd)
+        state.withLock { s in
+            s.syscallsInFlight -= 1
+            s.closeDescriptorIfUnused(fd)
         }
     }
 
     // MARK: - Waiting for readiness
 
     private func wait(readable: Bool, deadline: DispatchTime?, cancellable: Bool = true) async throws {
-        let id: UInt64 = {
-            lock.lock()
-            defer { lock.unlock() }
-            nextWaiterID &+= 1
-            return nextWaiterID
-        }()
+        let id: UInt64 = state.withLock { s in
+            s.nextWaiterID &+= 1
+            return s.nextWaiterID
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-                lock.lock()
-                if isClosed {
-                    lock.unlock()
+                let waiter = state.withLock { s -> Waiter? in
+                    if s.isClosed { return nil }
+                    // Two statements, not `readable ? read : write`: on Apple platforms the two
+                    // source types are distinct Objective-C protocols and the conditional does
+                    // not type-check.
+                    let source: any DispatchSourceProtocol
+                    if readable {
+                        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+                    } else {
+                        source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+                    }
+                    let waiter = Waiter(source: source, continuation: continuation)
+                    s.waiters[id] = waiter
+                    s.activeSources += 1
+                    // The handlers hold the stream strongly until the source is cancelled: were
+                    // it freed first, deinit would close the descriptor while the source is still
+                    // registered, and a new socket reusing that number could miss its events.
+                    source.setEventHandler {
+                        self.finishWait(id: id, with: .success(()))
+                    }
+                    source.setCancelHandler {
+                        self.sourceCancelled()
+                    }
+                    return waiter
+                }
+                guard let waiter else {
                     continuation.resume(throwing: SQLClientError.closed())
                     return
                 }
-                // Two statements, not `readable ? read : write`: on Apple platforms the two source
-                // types are distinct Objective-C protocols and the conditional does not type-check.
-                let source: any DispatchSourceProtocol
-                if readable {
-                    source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-                } else {
-                    source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-                }
-                waiters[id] = Waiter(source: source, continuation: continuation)
-                activeSources += 1
-                // The handlers hold the stream strongly until the source is cancelled: were it
-                // freed first, deinit would close the descriptor while the source is still
-                // registered, and a new socket reusing that number could miss its events.
-                source.setEventHandler {
-                    self.finishWait(id: id, with: .success(()))
-                }
-                source.setCancelHandler {
-                    self.sourceCancelled()
-                }
-                lock.unlock()
-                source.resume()
+                waiter.source.resume()
                 if let deadline {
                     queue.asyncAfter(deadline: deadline) { [weak self] in
                         self?.finishWait(id: id, with: .failure(SQLClientError(.timeout, "timed out")))
@@ -426,21 +442,16 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
     }
 
     private func finishWait(id: UInt64, with result: Result<Void, Error>) {
-        lock.lock()
-        guard let waiter = waiters.removeValue(forKey: id) else {
-            lock.unlock()
-            return
-        }
-        lock.unlock()
+        guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
         waiter.source.cancel()
         waiter.continuation.resume(with: result)
     }
 
     private func sourceCancelled() {
-        lock.lock()
-        activeSources -= 1
-        closeDescriptorIfUnused()
-        lock.unlock()
+        state.withLock { s in
+            s.activeSources -= 1
+            s.closeDescriptorIfUnused(fd)
+        }
     }
 }
 
@@ -502,8 +513,8 @@ extension SocketStream {
     /// connections without it. Both values must be 1–32767.
     /// - Throws: ``SQLClientError`` `.ioError` when the system refuses an option, `.connectionClosed` after ``close()``.
     package func enableKeepAlive(idleSeconds: Int32, intervalSeconds: Int32) throws {
-        try lock.withLock {
-            guard !fdClosed else { throw SQLClientError(.connectionClosed, "the connection is closed") }
+        try state.withLock { s in
+            guard !s.fdClosed else { throw SQLClientError(.connectionClosed, "the connection is closed") }
             var one: Int32 = 1
             var idle = idleSeconds
             var interval = intervalSeconds
@@ -526,8 +537,8 @@ extension SocketStream {
     /// The socket's keep-alive settings as the system reports them (nil after ``close()``):
     /// whether `SO_KEEPALIVE` is on, the idle time and the probe interval in seconds.
     package var keepAliveSettings: (enabled: Bool, idleSeconds: Int32, intervalSeconds: Int32)? {
-        lock.withLock {
-            guard !fdClosed else { return nil }
+        state.withLock { s in
+            guard !s.fdClosed else { return nil }
             func read(_ level: Int32, _ option: Int32) -> Int32 {
                 var value: Int32 = 0
                 var size = socklen_t(MemoryLayout<Int32>.size)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TDS
 
 /// A `ByteStream` that carries its bytes as TLS records over another stream, after a
@@ -7,34 +8,33 @@ import TDS
 /// Used for the whole session when PRELOGIN agreed ENCRYPT_ON or ENCRYPT_REQ; in ENCRYPT_OFF
 /// (login-only) mode the driver encrypts only LOGIN7 through the session directly. One read and
 /// one write may run at the same time (the session allows one decrypt beside one encrypt).
-package final class TLSStream: ByteStream, @unchecked Sendable {
+package final class TLSStream: ByteStream, Sendable {
     private let base: any ByteStream
     private let session: any TLSSession
-    private let lock = NSLock()
-    private var pending: [UInt8] = []
-    /// Ciphertext read from `base` before this stream existed, decrypted by the first read.
-    private var leftover: [UInt8]
+    /// Plaintext decrypted and not read yet, and the ciphertext read from `base` before this
+    /// stream existed (decrypted by the first read).
+    private let buffers: Mutex<(pending: [UInt8], leftover: [UInt8])>
 
     /// Wraps `base` with `session`, whose handshake must be complete. `leftover` is ciphertext
     /// already read from `base` after the handshake (the first read decrypts it first).
     package init(base: any ByteStream, session: any TLSSession, leftover: [UInt8] = []) throws {
         self.base = base
         self.session = session
-        self.leftover = leftover
+        self.buffers = Mutex(([], leftover))
     }
 
     package func read(maxLength: Int) async throws -> [UInt8] {
         let limit = max(1, maxLength)
         while true {
-            let (ready, earlier): ([UInt8]?, [UInt8]) = lock.withLock {
-                if !pending.isEmpty {
-                    let n = min(limit, pending.count)
-                    let out = Array(pending[0 ..< n])
-                    pending.removeFirst(n)
+            let (ready, earlier): ([UInt8]?, [UInt8]) = buffers.withLock { b in
+                if !b.pending.isEmpty {
+                    let n = min(limit, b.pending.count)
+                    let out = Array(b.pending[0 ..< n])
+                    b.pending.removeFirst(n)
                     return (out, [])
                 }
-                let earlier = leftover
-                leftover = []
+                let earlier = b.leftover
+                b.leftover = []
                 return (nil, earlier)
             }
             if let ready { return ready }
@@ -46,7 +46,7 @@ package final class TLSStream: ByteStream, @unchecked Sendable {
                 if ciphertext.isEmpty { return [] }
             }
             let plain = try await session.decrypt(ciphertext)
-            lock.withLock { pending.append(contentsOf: plain) }
+            buffers.withLock { $0.pending.append(contentsOf: plain) }
         }
     }
 

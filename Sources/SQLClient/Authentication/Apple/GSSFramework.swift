@@ -1,17 +1,25 @@
 #if canImport(GSS)
 import Foundation
 import GSS
+import Synchronization
 
 /// Kerberos in SPNEGO through Apple's GSS.framework, in the shape of the MIT binding
 /// (GSSAPILibrary.swift): the default credential (Ticket Viewer, `kinit`); a cache or keytab in the
 /// configuration is `.unsupported` here.
-final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
-    /// The imported service principal name (released in deinit).
-    private var target: gss_name_t
-    private var context: gss_ctx_id_t?
-    private let lock = NSLock()
-    private(set) var isComplete = false
-    private(set) var grantedFlags: UInt32 = 0
+final class GSSFrameworkInitiator: GSSInitiator, Sendable {
+    /// The GSS handles and the context's progress; every GSS call on them holds its lock.
+    private let state: Mutex<Handles>
+
+    private struct Handles: ~Copyable {
+        /// The imported service principal name (released in deinit).
+        var target: gss_name_t
+        var context: gss_ctx_id_t?
+        var isComplete = false
+        var grantedFlags: UInt32 = 0
+    }
+
+    var isComplete: Bool { state.withLock { $0.isComplete } }
+    var grantedFlags: UInt32 { state.withLock { $0.grantedFlags } }
 
     /// OIDs as gss_OID_desc over bytes kept for the life of the process.
     private static func oid(_ bytes: [UInt8]) -> UnsafeMutablePointer<gss_OID_desc> {
@@ -40,12 +48,14 @@ final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
             throw KerberosAuthenticator.error(KerberosError(major: major, minor: minor, text: "gss_import_name failed"),
                                               doing: "importing the service principal name \(spn)")
         }
-        target = name
+        state = Mutex(Handles(target: name))
     }
 
     func step(_ input: [UInt8]?) throws(SQLClientError) -> [UInt8] {
-        lock.lock()
-        defer { lock.unlock() }
+        try state.withLock { h throws(SQLClientError) -> [UInt8] in try step(input, &h) }
+    }
+
+    private func step(_ input: [UInt8]?, _ h: inout Handles) throws(SQLClientError) -> [UInt8] {
         var minor: OM_uint32 = 0
         var flags: OM_uint32 = 0
         var output = gss_buffer_desc(length: 0, value: nil)
@@ -53,11 +63,11 @@ final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
         if var bytes = input {
             major = bytes.withUnsafeMutableBytes { raw -> OM_uint32 in
                 var buffer = gss_buffer_desc(length: raw.count, value: raw.baseAddress)
-                return gss_init_sec_context(&minor, nil, &context, target, Self.spnego, KerberosAuthenticator.requestedFlags, 0,
+                return gss_init_sec_context(&minor, nil, &h.context, h.target, Self.spnego, KerberosAuthenticator.requestedFlags, 0,
                                             nil, &buffer, nil, &output, &flags, nil)
             }
         } else {
-            major = gss_init_sec_context(&minor, nil, &context, target, Self.spnego, KerberosAuthenticator.requestedFlags, 0,
+            major = gss_init_sec_context(&minor, nil, &h.context, h.target, Self.spnego, KerberosAuthenticator.requestedFlags, 0,
                                          nil, nil, nil, &output, &flags, nil)
         }
         var token: [UInt8] = []
@@ -70,16 +80,18 @@ final class GSSFrameworkInitiator: GSSInitiator, @unchecked Sendable {
             throw KerberosAuthenticator.error(KerberosError(major: major, minor: minor, text: "gss_init_sec_context failed"),
                                               doing: input == nil ? "getting a Kerberos service ticket" : "checking the server's Kerberos answer")
         }
-        grantedFlags = flags
-        isComplete = major & 1 == 0
+        h.grantedFlags = flags
+        h.isComplete = major & 1 == 0
         return token
     }
 
     deinit {
-        var minor: OM_uint32 = 0
-        if context != nil { _ = gss_delete_sec_context(&minor, &context, nil) }
-        var name: gss_name_t? = target
-        _ = gss_release_name(&minor, &name)
+        state.withLock { h in
+            var minor: OM_uint32 = 0
+            if h.context != nil { _ = gss_delete_sec_context(&minor, &h.context, nil) }
+            var name: gss_name_t? = h.target
+            _ = gss_release_name(&minor, &name)
+        }
     }
 }
 

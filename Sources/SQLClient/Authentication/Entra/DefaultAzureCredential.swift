@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// `Authentication=ActiveDirectoryDefault`: the first of these that can work here, in
 /// Azure.Identity's order:
@@ -12,11 +13,11 @@ import Foundation
 /// A step that cannot work here (``EntraCredentialError/Kind/notAvailable``) passes to the next; a
 /// step that could work but failed (a refused secret, a timeout) ends the chain. When none works
 /// the error lists what each step found. The step that worked is kept for later tokens.
-public final class DefaultAzureCredential: EntraTokenCredential, CustomStringConvertible, @unchecked Sendable {
+public final class DefaultAzureCredential: EntraTokenCredential, CustomStringConvertible, Sendable {
     /// The steps in order.
     public let steps: [any EntraTokenCredential]
-    private let lock = NSLock()
-    private var chosen: Int?
+    /// The index of the step that gave the last token.
+    private let chosen = Mutex<Int?>(nil)
     /// The user-assigned managed identity's client id (`User ID`), or nil.
     public let managedIdentityClientID: String?
 
@@ -47,17 +48,17 @@ public final class DefaultAzureCredential: EntraTokenCredential, CustomStringCon
     public var description: String { "DefaultAzureCredential" }
 
     /// The step that gave the last token (its `authenticationName`), nil before one did.
-    public var chosenStep: String? { lock.withLock { chosen.map { steps[$0].authenticationName } } }
+    public var chosenStep: String? { chosen.withLock { $0 }.map { steps[$0].authenticationName } }
 
     public func token(for request: EntraTokenRequest, timeout: Duration) async throws -> EntraAccessToken {
-        if let index = lock.withLock({ chosen }) {
+        if let index = chosen.withLock({ $0 }) {
             return try await steps[index].token(for: request, timeout: timeout)
         }
         var found: [EntraCredentialError] = []
         for (index, step) in steps.enumerated() {
             do {
                 let token = try await step.token(for: request, timeout: timeout)
-                lock.withLock { chosen = index }
+                chosen.withLock { $0 = index }
                 return token
             } catch let error as EntraCredentialError where error.kind == .notAvailable {
                 found.append(error)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -149,22 +150,18 @@ enum BoundedProcess {
         }
     }
 
-    final class State: @unchecked Sendable {
+    final class State: Sendable {
         let limit: Int
-        let lock = NSLock()
-        var out: [UInt8] = []
-        var err: [UInt8] = []
-        private var _overflowed = false
-        var overflowed: Bool { lock.withLock { _overflowed } }
-        private var resumed = false
+        private let state = Mutex<(out: [UInt8], err: [UInt8], overflowed: Bool, resumed: Bool)>(([], [], false, false))
+        var overflowed: Bool { state.withLock { $0.overflowed } }
         init(limit: Int) { self.limit = limit }
         /// True for the first caller only (who resumes the continuation).
-        func claim() -> Bool { lock.withLock { if resumed { return false }; resumed = true; return true } }
-        var buffers: ([UInt8], [UInt8]) { lock.withLock { (out, err) } }
+        func claim() -> Bool { state.withLock { if $0.resumed { return false }; $0.resumed = true; return true } }
+        var buffers: ([UInt8], [UInt8]) { state.withLock { ($0.out, $0.err) } }
         func append(_ data: Data, toOut: Bool) -> Bool {
-            lock.withLock {
-                if toOut { out.append(contentsOf: data) } else { err.append(contentsOf: data) }
-                if out.count + err.count > limit { _overflowed = true; return false }
+            state.withLock { s in
+                if toOut { s.out.append(contentsOf: data) } else { s.err.append(contentsOf: data) }
+                if s.out.count + s.err.count > limit { s.overflowed = true; return false }
                 return true
             }
         }

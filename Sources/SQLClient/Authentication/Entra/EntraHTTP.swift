@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 
 /// One HTTP request of a credential (a token endpoint, a managed identity endpoint).
 public struct EntraHTTPRequest: Sendable, CustomStringConvertible {
@@ -102,27 +103,31 @@ public struct URLSessionEntraTransport: EntraHTTPTransport {
 }
 
 /// Collects one data task's answer, cancelling it past the size bound or the deadline.
-private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let limit: Int
-    private let lock = NSLock()
-    private var body: [UInt8] = []
-    private var response: HTTPURLResponse?
-    private var continuation: CheckedContinuation<EntraHTTPResponse, any Error>?
-    private var task: URLSessionDataTask?
-    private var pendingError: (any Error)?
+    private let state = Mutex(State())
+
+    private struct State: ~Copyable {
+        var body: [UInt8] = []
+        var response: HTTPURLResponse?
+        var continuation: CheckedContinuation<EntraHTTPResponse, any Error>?
+        var task: URLSessionDataTask?
+        var pendingError: (any Error)?
+    }
 
     init(limit: Int) { self.limit = limit }
 
     func start(_ task: URLSessionDataTask, continuation: CheckedContinuation<EntraHTTPResponse, any Error>, deadline: Double) {
-        lock.lock()
+        let pendingError = state.withLock { s -> (any Error)? in
+            if let pendingError = s.pendingError { return pendingError }
+            s.task = task
+            s.continuation = continuation
+            return nil
+        }
         if let pendingError {
-            lock.unlock()
             continuation.resume(throwing: pendingError)
             return
         }
-        self.task = task
-        self.continuation = continuation
-        lock.unlock()
         task.resume()
         // URLSession's timeouts count idle time: a server that trickles bytes forever is stopped here.
         DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self] in
@@ -131,14 +136,15 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
     }
 
     func cancel(with error: any Error) {
-        lock.lock()
-        guard let continuation else {
-            if task == nil { pendingError = error }
-            lock.unlock()
-            return
+        let continuation = state.withLock { s -> CheckedContinuation<EntraHTTPResponse, any Error>? in
+            guard let continuation = s.continuation else {
+                if s.task == nil { s.pendingError = error }
+                return nil
+            }
+            s.continuation = nil
+            return continuation
         }
-        self.continuation = nil
-        lock.unlock()
+        guard let continuation else { return }
         // The transfer itself is stopped by `send`'s session.invalidateAndCancel(), which runs as
         // soon as this resumes it: one cancel per task. A second, task.cancel() from here, raced it
         // in FoundationNetworking (a task cancelled after it left the session's registry traps:
@@ -148,16 +154,16 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        lock.withLock { self.response = response as? HTTPURLResponse }
+        state.withLock { $0.response = response as? HTTPURLResponse }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        lock.lock()
-        guard continuation != nil else { lock.unlock(); return }   // finished: what still arrives is dropped
-        body.append(contentsOf: data)
-        let over = body.count > limit
-        lock.unlock()
+        let over = state.withLock { s in
+            guard s.continuation != nil else { return false }   // finished: what still arrives is dropped
+            s.body.append(contentsOf: data)
+            return s.body.count > limit
+        }
         if over { cancel(with: EntraHTTPTransportError.bodyTooLarge(limit: limit)) }
     }
 
@@ -167,12 +173,12 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        lock.lock()
-        guard let continuation else { lock.unlock(); return }
-        self.continuation = nil
-        let response = self.response
-        let body = self.body
-        lock.unlock()
+        let finished = state.withLock { s -> (CheckedContinuation<EntraHTTPResponse, any Error>, HTTPURLResponse?, [UInt8])? in
+            guard let continuation = s.continuation else { return nil }
+            s.continuation = nil
+            return (continuation, s.response, s.body)
+        }
+        guard let (continuation, response, body) = finished else { return }
         if let error {
             let ns = error as NSError
             if ns.domain == NSURLErrorDomain, ns.code == NSURLErrorTimedOut {

@@ -113,7 +113,7 @@ extension SQLConnection {
         case .wait(let serial):
             aheadTakers.expect(serial)
             do {
-                return try await aheadTakers.wait(serial, cancellingWith: CancelReason.cancelled.error)
+                return try await aheadTakers.wait(serial, cancellingWith: { CancelReason.cancelled.error })
             } catch {
                 // Its task was cancelled while it waited: `.cancelled` at once; the request is
                 // cancelled (ATTENTION) and drained (from the read going on: ``startDrain(_:)``).

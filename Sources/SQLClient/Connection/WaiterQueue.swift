@@ -164,10 +164,11 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// otherwise): returns at once with a result that came early.
     /// - Parameters:
     ///   - cancellingWith: when the task is cancelled (before or while it waits), the waiter is
-    ///     removed and throws this error, unless its result came first. nil: it keeps waiting.
+    ///     removed and throws the error this makes (made only then: no error is allocated per
+    ///     wait), unless its result came first. nil: it keeps waiting.
     ///   - onCancel: called when the task is cancelled while in here (the owner's decision).
     /// - Throws: the error it is resumed with, or `cancellingWith`.
-    func wait(_ key: Key, isolation: isolated (any Actor)? = #isolation, cancellingWith error: (any Error)? = nil,
+    func wait(_ key: Key, isolation: isolated (any Actor)? = #isolation, cancellingWith error: (@Sendable () -> any Error)? = nil,
               onCancel: (@Sendable () -> Void)? = nil) async throws -> Value {
         if let early = takeEarly(key) { return try early.get() }
         // Announced now if it was not: a cancellation that comes before it parks then finds
@@ -179,7 +180,7 @@ final class WaiterQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return try await withTaskCancellationHandler(operation: {
             try await withCheckedThrowingContinuation(isolation: isolation) { park(key, $0) }
         }, onCancel: {
-            if let error { self.cancel(key, error) }
+            if let error { self.cancel(key, error()) }
             onCancel?()
         }, isolation: isolation)
     }

@@ -30,7 +30,7 @@ extension SQLConnection {
         reservations.expect(key)   // before the machine can answer
         performNow(actions: machine.reserve(key))
         do {
-            try await reservations.wait(key, cancellingWith: SQLClientError(.cancelled, "cancelled while waiting for the connection"))
+            try await reservations.wait(key, cancellingWith: { SQLClientError(.cancelled, "cancelled while waiting for the connection") })
         } catch {
             release(key)   // given up (a granted reservation is never cancelled here: its grant came first)
             throw error

@@ -127,7 +127,7 @@ final class WaiterQueueTests: XCTestCase {
         let queue = WaiterQueue<Int, Int>()
         let hook = Counter()
         queue.expect(1)
-        let task = Task { try await queue.wait(1, cancellingWith: Failure(name: "cancelled"), onCancel: { hook.increment() }) }
+        let task = Task { try await queue.wait(1, cancellingWith: { Failure(name: "cancelled") }, onCancel: { hook.increment() }) }
         await parked(queue, 1)
         task.cancel()
         let thrown = await failure(of: task)
@@ -143,7 +143,7 @@ final class WaiterQueueTests: XCTestCase {
         queue.expect(1)
         let task = Task { () throws -> Int in
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await queue.wait(1, cancellingWith: Failure(name: "cancelled"), onCancel: { hook.increment() })
+            return try await queue.wait(1, cancellingWith: { Failure(name: "cancelled") }, onCancel: { hook.increment() })
         }
         let thrown = await failure(of: task)
         XCTAssertEqual(thrown, Failure(name: "cancelled"))
@@ -158,7 +158,7 @@ final class WaiterQueueTests: XCTestCase {
         let queue = WaiterQueue<Int, Int>()
         let task = Task { () throws -> Int in
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await queue.wait(1, cancellingWith: Failure(name: "cancelled"))
+            return try await queue.wait(1, cancellingWith: { Failure(name: "cancelled") })
         }
         let thrown = await failure(of: task)
         XCTAssertEqual(thrown, Failure(name: "cancelled"))
@@ -171,7 +171,7 @@ final class WaiterQueueTests: XCTestCase {
         queue.resume(1, with: .success(9))
         let task = Task { () throws -> Int in
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await queue.wait(1, cancellingWith: Failure(name: "cancelled"))
+            return try await queue.wait(1, cancellingWith: { Failure(name: "cancelled") })
         }
         let value = try await task.value
         XCTAssertEqual(value, 9)

@@ -76,7 +76,7 @@ public struct SQLVector: Hashable, Sendable, CustomStringConvertible, RandomAcce
     /// float16 elements widened in one pass.
     public func copyElements(into buffer: inout [Float]) {
         if buffer.count != elementCount { buffer = [Float](repeating: 0, count: elementCount) }
-        bytes.withUnsafeBytes { raw in
+        _ = bytes.withUnsafeBytes { raw in
             buffer.withUnsafeMutableBufferPointer { out in
                 // The header and elements are inside `bytes` (checked when the vector was made).
                 SQLVector.copyElements(at: raw.baseAddress.unsafelyUnwrapped + offset, count: storedByteCount, into: out)

@@ -166,16 +166,11 @@ extension SQLConnection {
     /// or abandoned is discarded by the state machine (`RequestStateMachine/forwardsResults`): no
     /// key is unwrapped for it.
     ///
-    /// Every reader goes on reading, without handing on what it holds, while the socket has
-    /// bytes now (``ByteStream/hasBytesNow()``: nothing is held back waiting) and the batch has
-    /// room (rows, events, and under ``batchByteLimit`` bytes received for it; never for a
-    /// response read in parts, whose chunks are bounded per batch). The rows of those reads go
-    /// into one block: a consumer faster than the socket gets a block per batch, not a block
-    /// per read (issue 43: 10,000 vector rows took 5,000-9,000 allocations, now about 1,200).
-    ///
     /// `ahead`: the serial of the reader ahead reading this batch, which nobody may be waiting
-    /// for yet. It also waits for bytes while its caller does not wait for it and the batch has
-    /// room: fewer, fuller batches, fewer crossings. While it waits for bytes,
+    /// for yet. It goes on reading while its caller does not wait for it and the batch has room
+    /// (rows, events, and under ``batchByteLimit`` bytes received for it; never for a response
+    /// read in parts, whose chunks are bounded per batch): fewer, fuller batches, fewer
+    /// crossings. While it waits for bytes,
     /// what it holds is in the read-ahead state (`ReadAheadStateMachine/readWaits(_:holding:)`),
     /// which the caller takes when it comes (rows already received are never held back waiting
     /// for more).
@@ -183,11 +178,8 @@ extension SQLConnection {
         var batch = ResponseBatch()
         guard machine.isRunning(id) else { return ResponseBatch(error: CancelReason.cancelled.error) }
         var received = 0
-        // One block across the socket reads of a batch: rows of a result are handed on in one
-        // block, not one per read (issue 43: each block costs its allocations).
-        var block = BlockBuilder(parts: id == partsRequest)
         while true {
-            collect(id, into: &batch, &block)
+            collect(id, into: &batch)
             if let metadata = pendingDecryption {
                 // Always Encrypted: the keys of the result set's encrypted columns, unwrapped
                 // (through the cache, else a key store provider: I/O) before its rows are read.
@@ -204,19 +196,14 @@ extension SQLConnection {
                 continue
             }
             if batch.ended || batch.error != nil { return batch }
-            let hasRoom = !block.full && received < Self.batchByteLimit && batch.rowCount < Self.batchRowLimit
-                && batch.items.count < Self.batchEventLimit && id != partsRequest && machine.forwardsRows
-            if block.hasRows || !batch.items.isEmpty {
-                // Bytes already received go into the batch, waited for or not (a read now does
-                // not wait: nothing is held back for it).
-                if !(hasRoom && transport.hasBytesNow()) {
-                    flush(&block, &batch)
-                    guard let serial, !machine.isReadAheadAwaited(serial), hasRoom else { return batch }
-                }
+            if !batch.items.isEmpty {
+                guard let serial, !machine.isReadAheadAwaited(serial), received < Self.batchByteLimit,
+                      batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
+                      id != partsRequest, machine.forwardsRows else { return batch }
             }
             do {
                 let bytes: [UInt8]
-                if let serial, !block.hasRows {
+                if let serial {
                     // The caller may take what the batch holds while the read waits.
                     machine.readerAheadWaits(serial, holding: &batch)
                     defer {
@@ -261,8 +248,6 @@ extension SQLConnection {
         let parts: Bool
         /// Bytes of chunks of a response read in parts in this batch.
         var partBytes = 0
-
-        var hasRows: Bool { !values.isEmpty || (wire.map { !$0.isEmpty } ?? false) }
     }
 
     /// What the buffered bytes held next, for ``collect(_:into:)``.
@@ -281,7 +266,8 @@ extension SQLConnection {
     /// over what the reader returns next (``nextStep(_:_:)``), up to ``batchRowLimit`` rows and
     /// ``batchEventLimit`` other items (a response read in parts: about ``batchByteLimit`` bytes
     /// of chunks).
-    private func collect(_ id: RequestID, into batch: inout ResponseBatch, _ block: inout BlockBuilder) {
+    private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
+        var block = BlockBuilder(parts: id == partsRequest)
         reader.decoder.startResponse(rows: block.parts ? .parts : .whole)   // the same for every batch of a response
         reader.decoder.assemblesLargeBinaryAsData = id == dataRequest
         // Parts: room for a batch's chunks at once, not grown by doubling from 1 (issue 43 item 2).
@@ -316,7 +302,8 @@ extension SQLConnection {
                 for action in machine.messageEnded(now: clock.now()) where handle(action, id, &block, &batch) { over = true }
                 if over { return }
             case .needBytes:
-                return   // the block goes on after the next read (``readBatch(_:ahead:)`` flushes it)
+                flush(&block, &batch)
+                return
             case .failed(let error):
                 if handle(machine.transportFailed(error), id, &block, &batch) { return }
             }

@@ -14,12 +14,4 @@ package protocol ByteStream: AnyObject, Sendable {
     func write(_ bytes: [UInt8]) async throws
     /// Closes the stream. Pending and later reads and writes fail with `.connectionClosed`.
     func close()
-    /// Whether a ``read(maxLength:)`` now would return without waiting (bytes, the end of the
-    /// stream or an error are there). False when the stream cannot tell (the default): the
-    /// reader then hands on what it holds before it reads.
-    func hasBytesNow() -> Bool
-}
-
-extension ByteStream {
-    package func hasBytesNow() -> Bool { false }
 }

@@ -306,8 +306,6 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    package func hasBytesNow() -> Bool { (try? isReadableNow()) ?? false }
-
     /// Whether the socket has bytes to read (or an error or end of stream to report) now,
     /// without waiting (`poll` with a zero timeout).
     private func isReadableNow() throws -> Bool {

@@ -50,9 +50,6 @@ package final class TLSStream: ByteStream, Sendable {
         }
     }
 
-    /// Plaintext already decrypted is there (a record still to decrypt may wait for the rest of it).
-    package func hasBytesNow() -> Bool { buffers.withLock { !$0.pending.isEmpty } }
-
     package func write(_ bytes: [UInt8]) async throws {
         let records = try await session.encrypt(bytes)
         try await base.write(records)

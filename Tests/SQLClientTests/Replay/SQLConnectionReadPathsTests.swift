@@ -418,8 +418,8 @@ final class SQLConnectionReadPathsTests: XCTestCase {
     /// Reads every result set of `s` through every path over one connection (a plain socket, or
     /// one whose bytes come as `schedule` says) and compares.
     /// The streams are iterated in the caller's isolation (the main actor's rows come in batches).
-    static func readEverything(_ s: ReadSession, schedule: SplitByteStream.Schedule?, tellsBytesNow: Bool = false,
-                               _ report: inout Report, isolation: isolated (any Actor)? = #isolation) async throws {
+    static func readEverything(_ s: ReadSession, schedule: SplitByteStream.Schedule?, _ report: inout Report,
+                               isolation: isolated (any Actor)? = #isolation) async throws {
         let server = ReplayServer(session: s.session)
         let port = try server.start()
         defer { server.stop() }
@@ -430,10 +430,10 @@ final class SQLConnectionReadPathsTests: XCTestCase {
         let label: String
         let stream: SplitByteStream?
         if let schedule {
-            let split = try await SplitByteStream.connect(port: port, schedule: schedule, tellsBytesNow: tellsBytesNow)
+            let split = try await SplitByteStream.connect(port: port, schedule: schedule)
             stream = split
             connection = try await SQLConnection.connect(configuration, port: Int(port), over: split)
-            label = "\(s.name), \(schedule)\(tellsBytesNow ? ", bytes there now" : "")"
+            label = "\(s.name), \(schedule)"
         } else {
             stream = nil
             connection = try await SQLConnection.connect(configuration)
@@ -557,64 +557,15 @@ final class SQLConnectionReadPathsTests: XCTestCase {
     func testEveryTypeReadsTheSameWhenTheSocketGivesSingleBytesOrRandomPieces() async throws {
         let oracle = try Self.oracleSessions()
         var report = Report()
-        // Every other session's stream says when a read has bytes there now (the reader goes on
-        // into the same block), the others' cannot tell (a block per read).
         for (i, s) in oracle.enumerated() {
-            try await Self.readEverything(s, schedule: .random(seed: 0x5EED + UInt64(i), max: 700), tellsBytesNow: i % 2 == 1, &report)
+            try await Self.readEverything(s, schedule: .random(seed: 0x5EED + UInt64(i), max: 700), &report)
         }
         let byteByByte = oracle.filter { $0.version == .v7_4 && $0.name.contains("nbcrow") } + [try Self.udtSession(nbcrow: true)]
         XCTAssertEqual(byteByByte.count, 2)
-        for (i, s) in byteByByte.enumerated() {
-            try await Self.readEverything(s, schedule: .bytes(1), tellsBytesNow: i == 1, &report)
+        for s in byteByByte {
+            try await Self.readEverything(s, schedule: .bytes(1), &report)
         }
         XCTAssertEqual(report.sessions, 8)
         Self.finish(report, minimumValues: 20_000)
-    }
-
-    /// Rows that come over many reads while the bytes after them are already there go out in
-    /// one block (issue 43: a block per socket read cost its allocations for each). 3,000 rows
-    /// of about 27 KB, handed over byte by byte: a stream that says bytes are there gives at most
-    /// a block per socket read; one that cannot tell gives a block per packet that completes rows.
-    func testRowsReadWhileMoreBytesAreThereShareABlock() async throws {
-        let columns = [ColumnMetadata(flags: [], typeInfo: .int, name: "id"), ColumnMetadata(flags: [.nullable], typeInfo: .int, name: "v")]
-        let rows: [[SQLValue]] = (0 ..< 3000).map { (i: Int) -> [SQLValue] in
-            let v: SQLValue = i % 7 == 0 ? .null : .int(Int32(i &* 31))
-            return [.int(Int32(i)), v]
-        }
-        var bytes = ServerTokens.colMetadata(columns, version: .v7_4)
-        for row in rows { bytes += try ServerTokens.row(row, columns: columns) }
-        bytes += ServerTokens.done(status: .count, currentCommand: 0xC1, rowCount: UInt64(rows.count), version: .v7_4)
-        let sql = "SELECT id, v FROM rows3000"
-        let session = ReplaySession(name: "rows3000", version: .v7_4, exchanges: [
-            ReplaySession.Exchange(request: .sqlBatch(sql), response: [ReplaySession.Segment(bytes: bytes)]),
-        ])
-        var blocksWhenNotTold = 0
-        for tells in [false, true] {
-            let server = ReplayServer(session: session)
-            let port = try server.start()
-            defer { server.stop() }
-            let configuration = SQLConnectionConfiguration(
-                address: SQLServerAddress(host: "127.0.0.1", port: Int(port)), user: "u", password: "p",
-                encryption: .notSupported, connectTimeout: .seconds(30), applicationName: "sqlclient-read-paths", tdsVersion: .v7_4)
-            let stream = try await SplitByteStream.connect(port: port, schedule: .bytes(1), tellsBytesNow: tells)
-            let connection = try await SQLConnection.connect(configuration, port: Int(port), over: stream)
-            let readsBefore = stream.socketReads
-            var blocks = 0
-            var values: [SQLValue] = []
-            for try await block in connection.rowBlocks(SQLQuery(unsafeSQL: sql)) {
-                blocks += 1
-                values += block.values
-            }
-            let socketReads = stream.socketReads - readsBefore
-            await connection.close()
-            XCTAssertTrue(Self.same(values, Array(rows.joined())), "tells: \(tells)")
-            if tells {
-                XCTAssertLessThanOrEqual(blocks, socketReads)
-                XCTAssertLessThan(blocks, blocksWhenNotTold)
-            } else {
-                XCTAssertGreaterThan(blocks, 3)
-                blocksWhenNotTold = blocks
-            }
-        }
     }
 }

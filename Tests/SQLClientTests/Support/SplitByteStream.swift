@@ -28,45 +28,35 @@ final class SplitByteStream: ByteStream, @unchecked Sendable {
 
     let base: any ByteStream
     let schedule: Schedule
-    /// Whether ``hasBytesNow()`` says so when the last socket read still has bytes to hand over
-    /// (true: the client reads them on before handing its rows on; false: it cannot tell, and
-    /// hands on what each read completed).
-    let tellsBytesNow: Bool
     private let lock = NSLock()
     private var pending: [UInt8] = []
     private var start = 0
     private var random: SeededRandom
     private var _pieces = 0
     private var _delivered = 0
-    private var _socketReads = 0
 
-    init(base: any ByteStream, schedule: Schedule, tellsBytesNow: Bool = false) {
+    init(base: any ByteStream, schedule: Schedule) {
         self.base = base
         self.schedule = schedule
-        self.tellsBytesNow = tellsBytesNow
         if case .random(let seed, _) = schedule { random = SeededRandom(seed: seed) } else { random = SeededRandom(seed: 0) }
     }
 
     /// A stream over a new TCP connection to `127.0.0.1:port`.
-    static func connect(port: UInt16, schedule: Schedule, tellsBytesNow: Bool = false) async throws -> SplitByteStream {
+    static func connect(port: UInt16, schedule: Schedule) async throws -> SplitByteStream {
         SplitByteStream(base: try await SocketStream.connect(host: "127.0.0.1", port: Int(port), timeout: .seconds(10)),
-                        schedule: schedule, tellsBytesNow: tellsBytesNow)
+                        schedule: schedule)
     }
 
     /// Reads handed to the client so far.
     var pieces: Int { lock.withLock { _pieces } }
     /// Bytes handed to the client so far.
     var delivered: Int { lock.withLock { _delivered } }
-    /// Reads of the socket so far.
-    var socketReads: Int { lock.withLock { _socketReads } }
-
-    func hasBytesNow() -> Bool { tellsBytesNow && lock.withLock { start < pending.count } }
 
     func read(maxLength: Int) async throws -> [UInt8] {
         if lock.withLock({ start >= pending.count }) {
             let more = try await base.read(maxLength: 65_536)
             if more.isEmpty { return [] }
-            lock.withLock { pending = more; start = 0; _socketReads += 1 }
+            lock.withLock { pending = more; start = 0 }
         }
         return lock.withLock {
             let size: Int

@@ -49,17 +49,22 @@ final class WireRowBlockLendTests: XCTestCase {
         var blocks = 0
         var adopted = 0
         var largestBuffer = 0
+        /// The largest capacity the decoder's buffer had after a piece was appended.
+        var largestCapacity = 0
     }
 
     /// Reads `pieces` as the connection does: runs of rows into a block, settled and read when
     /// it is handed on (`.limit`, `.incremental`, another token, the end); `dropEvery`: every
     /// n-th block is dropped unsettled once (its rows are read again from nowhere: the test
     /// then expects them missing).
+    /// `settlesWhenFull`: a block is handed on before a piece its lend's buffer has no room for
+    /// (``TokenStreamDecoder/lendsRows(withRoomUnder:)``), as the connection does.
     static func drive(_ pieces: [[UInt8]], lends: Bool, limits: (rows: Int, bytes: Int), lendLimit: Int? = nil,
-                      settleAfterEveryRun: Bool = false) throws -> Driven {
+                      settleAfterEveryRun: Bool = false, lendBufferCapacity: Int? = nil, settlesWhenFull: Bool = false) throws -> Driven {
         var decoder = TokenStreamDecoder(version: .v7_4)
         decoder.lendsRowBytes = lends
         if let lendLimit { decoder.lendLimit = lendLimit }
+        if let lendBufferCapacity { decoder.lendBufferCapacity = lendBufferCapacity }
         var out = Driven()
         var block: WireRowBlock?
         func handOn() {
@@ -76,8 +81,10 @@ final class WireRowBlockLendTests: XCTestCase {
             out.rows += (0 ..< b.rowCount).map { b.values(row: $0) }
         }
         for piece in pieces {
+            if settlesWhenFull, decoder.lendsRows(withRoomUnder: piece.count) { handOn() }
             decoder.append(piece)
             out.largestBuffer = max(out.largestBuffer, decoder.buffer.count)
+            out.largestCapacity = max(out.largestCapacity, decoder.buffer.capacity)
             while true {
                 if block == nil {
                     block = decoder.makeWireRowBlock()
@@ -147,6 +154,23 @@ final class WireRowBlockLendTests: XCTestCase {
         // Whole, the first result's rows are under half of the one buffer (the second result's
         // large values are most of it): copied, so that no block holds more than twice its bytes.
         XCTAssertEqual(one.adopted, 0)
+    }
+
+    /// A block handed on when its lend's buffer cannot take the next packet takes that buffer,
+    /// and the decoder goes on in a new one of the same room: the buffer never grows (a copy of
+    /// the lent rows into fresh pages, issue 43); left lending, it grows.
+    func testABlockHandedOnWhenTheBufferIsFullKeepsTheBufferFromGrowing() throws {
+        let (bytes, expected) = try Self.stream(rows: 200)
+        let room = 64 << 10
+        XCTAssertGreaterThan(bytes.count, 4 * room)
+        let packets = Self.packets(bytes, 4_088)
+        let settled = try Self.drive(packets, lends: true, limits: (4096, 1 << 30), lendBufferCapacity: room, settlesWhenFull: true)
+        XCTAssertEqual(settled.rows, expected)
+        XCTAssertGreaterThan(settled.adopted, 2, "the full buffers were not taken by their blocks")
+        XCTAssertLessThanOrEqual(settled.largestCapacity, room + (64 << 10) + 4_088, "the buffer grew")
+        let grown = try Self.drive(packets, lends: true, limits: (4096, 1 << 30), lendBufferCapacity: room)
+        XCTAssertEqual(grown.rows, expected)
+        XCTAssertGreaterThan(grown.largestCapacity, 2 * room, "left lending, the buffer did not grow: the test shows nothing")
     }
 
     func testRowsLentWhenTheMessageEndsAreSettledFromTheBufferSetAside() throws {

@@ -378,6 +378,11 @@ extension SQLConnection {
             block.full = true
             return .rows
         case .needBytes:
+            // The buffer the block's rows are lent from cannot take another packet: the block
+            // ends here (it takes the buffer; the decoder goes on in a recycled one) rather than
+            // the buffer growing, a copy of its rows into fresh pages (issue 43: 7-18 % faster
+            // on vector rows).
+            if reader.decoder.lendsRows(withRoomUnder: reader.framer.maximumPacketSize) { emitWire(&block, &batch) }
             do {
                 if try reader.cutPacket() { return .rows }
             } catch {

@@ -240,6 +240,14 @@ public struct TokenStreamDecoder: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// True when rows are lent from the buffer and it has room for fewer than `bytes` more: the
+    /// next packet would grow it (a copy of the lent rows into fresh pages), where settling the
+    /// block first hands it the buffer and the decoder goes on in a recycled one.
+    package func lendsRows(withRoomUnder bytes: Int) -> Bool {
+        guard let lend, !lend.inDetached else { return false }
+        return buffer.capacity &- buffer.count < bytes
+    }
+
     private mutating func compact() {
         if readIndex == 0 { return }
         if let lend, !lend.inDetached {

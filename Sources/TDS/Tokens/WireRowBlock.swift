@@ -71,8 +71,6 @@ public struct WireRowBlock: Sendable {
     var lentSerial: UInt64 = 0
     /// The bytes of the lent rows.
     var lentByteCount = 0
-    /// The bytes are a buffer the decoder lent its rows from (given back when the rows are released).
-    private(set) var tookDecoderBuffer = false
     /// True when no row is lent and none is settled: the block can take the decoder's buffer.
     var canAdopt: Bool { lentSerial == 0 && offsets.isEmpty && bytes.isEmpty && separate.isEmpty }
     /// The offsets the block asked room for (``reserveOnAppend(rows:bytesPerRow:)``): the lent rows' reserve.
@@ -309,13 +307,21 @@ public struct WireRowBlock: Sendable {
         offsets = lent
         lentSerial = 0
         lentByteCount = 0
-        tookDecoderBuffer = true
     }
 
-    /// Gives the bytes to `recycler` for the decoder's next buffer when they are a buffer it lent
-    /// its rows from: call it when the block is released (its owner's `deinit`), never while it is read.
+    /// Takes `storage` (emptied, from the decoder's recycler) as the room for the rows it copies,
+    /// when it has none yet.
+    mutating func useStorage(_ storage: [UInt8]) {
+        if bytes.capacity == 0 { bytes = storage }
+    }
+
+    /// Gives the bytes to `recycler` for the decoder's next buffer or block (the decoder's buffer
+    /// the block took, or the room it copied rows into; the recycler keeps only large ones, while
+    /// a response is read): call it when the block is released (its owner's `deinit`), never
+    /// while it is read. Bytes a view still holds stay its own: the recycler's next user writes
+    /// to a copy.
     package func giveBytes(to recycler: RowBytesRecycler) {
-        if tookDecoderBuffer { recycler.give(bytes) }
+        recycler.give(bytes)
     }
 
     /// Copies the lent rows, bytes `low ..< high` of `source` (the decoder's buffer they are in)
@@ -371,7 +377,6 @@ public struct WireRowBlock: Sendable {
         unaddressedPrefix = 0
         lentSerial = 0
         lentByteCount = 0
-        tookDecoderBuffer = false
     }
 
     /// Reserves room for about `rows` more rows of `bytesPerRow` bytes.

@@ -307,6 +307,7 @@ final class WireRowBlockLendTests: XCTestCase {
         func block(rows n: Int, bytesPerRow: Int) throws -> WireRowBlock {
             var b = try XCTUnwrap(decoder.makeWireRowBlock())
             b.reserveOnAppend(rows: n, bytesPerRow: bytesPerRow)
+            decoder.provideRoom(&b)   // as the connection does for each new block
             let (got, _) = decoder.appendBufferedRows(to: &b, limit: n, byteLimit: 1 << 30)
             XCTAssertEqual(got, n)
             decoder.settle(&b)

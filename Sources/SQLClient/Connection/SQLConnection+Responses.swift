@@ -365,6 +365,7 @@ extension SQLConnection {
             let bytes = hint.rows > 0 ? Swift.min(hint.bytes + hint.bytes / 2 + perRow, Self.batchByteLimit + perRow) : rows * perRow
             // Made when rows are appended (none for a large value's row being read, issue 43).
             wire.reserveOnAppend(rows: rows, bytesPerRow: bytes / rows + 1)
+            reader.decoder.provideRoom(&wire)
             block.wire = wire
         }
         guard var wire = block.wire else { return nil }

@@ -123,6 +123,19 @@ extension TokenStreamDecoder {
         return WireRowBlock(columns: wireColumns, result: resultNumber)
     }
 
+    /// Gives a new `block` that will copy its rows (text, or too small to be lent: see
+    /// ``prepareLend(_:)``) room from the recycler, when a released block left one of at least
+    /// the room it asked (``WireRowBlock/reserveOnAppend(rows:bytesPerRow:)``) and at most twice
+    /// it: pages already touched, not a fresh allocation per block (issue 43: strings streamed
+    /// 125 MB of rows through 55,000-65,000 page faults, 3 µs each on this project's VM).
+    package func provideRoom(_ block: inout WireRowBlock) {
+        let wanted = block.wantedByteCount
+        guard wanted >= RowBytesRecycler.smallest, block.bytes.capacity == 0, let recycler,
+              rowsHaveText || !lendsRowBytes || wanted * 4 < lendBufferCapacity,
+              let room = recycler.take(capacity: wanted, atMost: 2 &* wanted, opening: true) else { return }
+        block.useStorage(room)
+    }
+
     /// A row is being read by its scan state (a large value's chunks arriving): the next rows
     /// appended start with it, whose bytes move into an empty block (reserve none for it).
     package var isReadingRow: Bool { wireRowState != .none }
@@ -268,13 +281,6 @@ extension TokenStreamDecoder {
         // Without text the run's bytes go to the block as they are: lent (left in the buffer
         // until the block is settled) or copied. (First: a lend may move the buffer's bytes.)
         let lends = !hasText && lending && prepareLend(&block)
-        // Rows copied into a new block: room for them from the recycler (pages already touched,
-        // at most twice the room asked), not a fresh allocation each block (issue 43: strings
-        // streamed 125 MB of rows through 55,000-65,000 page faults, 3 µs each on this VM).
-        if !lends, block.wantedByteCount >= RowBytesRecycler.smallest, block.bytes.capacity == 0, let recycler,
-           let room = recycler.take(capacity: block.wantedByteCount, atMost: 2 &* block.wantedByteCount, opening: true) {
-            block.useStorage(room)
-        }
         /// The most the block's bytes can grow beyond the run's wire bytes: a UTF-16 unit (2
         /// bytes) becomes at most 3 bytes of UTF-8.
         var growth = 0

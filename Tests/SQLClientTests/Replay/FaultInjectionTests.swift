@@ -311,7 +311,9 @@ final class FaultInjectionTests: XCTestCase {
         await connection.close()
 
         let settled = await ProcessResources.settleDescriptors(to: baseline)
-        XCTAssertEqual(settled, baseline, "file descriptors leaked")
+        // At most the baseline: descriptors earlier tests left to be closed lazily may close
+        // meanwhile (CI once saw 234 against a baseline of 236), so fewer is no leak.
+        XCTAssertLessThanOrEqual(settled ?? .max, baseline, "file descriptors leaked")
         try await assertNewConnectionWorks(server)
     }
 
@@ -345,7 +347,7 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertFalse(isOpen, "an unacknowledged ATTENTION closes the connection")
         await connection.close()
         let settled = await ProcessResources.settleDescriptors(to: baseline)
-        XCTAssertEqual(settled, baseline, "file descriptors leaked")
+        XCTAssertLessThanOrEqual(settled ?? .max, baseline, "file descriptors leaked")   // fewer: closed lazily by earlier tests, no leak
         try await assertNewConnectionWorks(server)
     }
 
@@ -372,7 +374,7 @@ final class FaultInjectionTests: XCTestCase {
             XCTAssertTrue(stream.closed)
         }
         let settled = await ProcessResources.settleDescriptors(to: baseline)
-        XCTAssertEqual(settled, baseline, "file descriptors leaked")
+        XCTAssertLessThanOrEqual(settled ?? .max, baseline, "file descriptors leaked")   // fewer: closed lazily by earlier tests, no leak
         try await assertNewConnectionWorks(server)
     }
 
@@ -407,7 +409,7 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertTrue(stream.closed)
         XCTAssertGreaterThan(stream.delivered, 0, "the held PRELOGIN response was handed over after the close")
         let settled = await ProcessResources.settleDescriptors(to: baseline)
-        XCTAssertEqual(settled, baseline, "file descriptors leaked")
+        XCTAssertLessThanOrEqual(settled ?? .max, baseline, "file descriptors leaked")   // fewer: closed lazily by earlier tests, no leak
         try await assertNewConnectionWorks(server)
     }
 
@@ -426,7 +428,7 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertFalse(isOpen, "a protocol error ends the connection")
         await connection.close()
         let settled = await ProcessResources.settleDescriptors(to: baseline)
-        XCTAssertEqual(settled, baseline, "file descriptors leaked")
+        XCTAssertLessThanOrEqual(settled ?? .max, baseline, "file descriptors leaked")   // fewer: closed lazily by earlier tests, no leak
         try await assertNewConnectionWorks(server)
     }
 }

@@ -434,3 +434,42 @@ final class MessagePacketizerTests: XCTestCase {
         XCTAssertEqual(try framer.nextMessage(), nil)
     }
 }
+
+extension PacketTests {
+    /// A received array of 64 KiB or more that the framer is done with is handed back once
+    /// (``PacketAssembler/takeSpent()``), so that the reader can receive into it again (issue 43):
+    /// read to its end and replaced, cut before a straddling packet, or appended to the buffer.
+    /// The packets are the same whatever is handed back, and a small array is not.
+    func testAReceivedArrayTheFramerIsDoneWithIsHandedBackOnce() throws {
+        let message = (0 ..< 400_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
+        let stream = Packet.encode(message: message, type: .tabularResult, packetSize: 32_767)
+        func address(_ a: [UInt8]) -> UInt? { a.withUnsafeBufferPointer { $0.baseAddress.map(UInt.init(bitPattern:)) } }
+        for cut in [65_536, 100_000, 131_072] {
+            var a = PacketAssembler(maximumPacketSize: 32_767)
+            var payload: [UInt8] = []
+            var handedBack = 0
+            var received: [UInt?] = []
+            var i = 0
+            while i < stream.count {
+                let piece = Array(stream[i ..< min(i + cut, stream.count)])
+                received.append(address(piece))
+                i += piece.count
+                a.append(piece)
+                if let spent = a.takeSpent() {
+                    handedBack += 1
+                    XCTAssertTrue(received.contains(address(spent)), "cut \(cut): handed back an array it was not given")
+                    XCTAssertNil(a.takeSpent(), "cut \(cut): handed back twice")
+                }
+                while let o = try a.next() { payload += o.packet.payload }
+            }
+            XCTAssertEqual(payload, message, "cut \(cut)")
+            XCTAssertGreaterThan(handedBack, 0, "cut \(cut): nothing handed back")
+        }
+        var small = PacketAssembler(maximumPacketSize: 32_767)
+        for start in stride(from: 0, to: 40_000, by: 4_000) {
+            small.append(Array(stream[start ..< start + 4_000]))
+            XCTAssertNil(small.takeSpent(), "a 4 KB array handed back")
+            while try small.next() != nil {}
+        }
+    }
+}

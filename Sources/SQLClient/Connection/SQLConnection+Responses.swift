@@ -219,6 +219,7 @@ extension SQLConnection {
                     performNow(machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection")))
                 } else {
                     reader.append(bytes)
+                    if let spent = reader.framer.takeSpent() { transport.giveBack(spent) }
                 }
             } catch let error as SQLClientError where error.code == .cancelled && machine.state != .closed {
                 // The reading task was cancelled: cancel on the server (the ATTENTION from a task of
@@ -296,6 +297,9 @@ extension SQLConnection {
                     return
                 }
             case .messageEnded:
+                // The read storage kept is let go of: an idle connection keeps none.
+                _ = reader.framer.takeSpent()
+                transport.giveBack([])
                 // Every action is performed (after the request's end come its timers' and the
                 // next request's start), then the batch ends if the request did.
                 var over = false

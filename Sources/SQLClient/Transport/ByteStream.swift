@@ -14,4 +14,12 @@ package protocol ByteStream: AnyObject, Sendable {
     func write(_ bytes: [UInt8]) async throws
     /// Closes the stream. Pending and later reads and writes fail with `.connectionClosed`.
     func close()
+    /// Gives back an array a ``read(maxLength:)`` returned, once its reader is done with it: a
+    /// stream may receive a later read into it (pages already touched, not fresh ones). `[]`
+    /// lets go of what the stream keeps (a response ended). The default keeps nothing.
+    func giveBack(_ storage: [UInt8])
+}
+
+extension ByteStream {
+    package func giveBack(_ storage: [UInt8]) {}
 }

@@ -53,6 +53,9 @@ public struct PacketAssembler: Sendable {
     private var queuedStart = 0
     /// The storage of a drained straddling packet, kept to assemble the next one in.
     private var spare: [UInt8] = []
+    /// A received array read to its end and replaced by the next (``append(_:)-(Array<UInt8>)``),
+    /// kept for ``takeSpent()``: its reader may receive into it again.
+    private var spent: [UInt8]?
     /// The message being received (packets without EOM taken so far), when one has started.
     private var current: (type: PacketType, bytes: Int, packets: Int, offset: Int)?
     /// `next()` only: the payload of the current message so far.
@@ -101,6 +104,7 @@ public struct PacketAssembler: Sendable {
         if !queued.isEmpty { flatten() }
         if readIndex == buffer.count {
             bufferBase += buffer.count
+            retire(buffer)
             buffer = bytes
             readIndex = 0
             return
@@ -117,6 +121,7 @@ public struct PacketAssembler: Sendable {
                 packet.append(contentsOf: buffer[readIndex...])
                 packet.append(contentsOf: bytes[..<need])
                 bufferBase += readIndex
+                retire(buffer)
                 buffer = packet
                 readIndex = 0
                 queued = bytes
@@ -126,6 +131,21 @@ public struct PacketAssembler: Sendable {
         }
         compact()
         buffer.append(contentsOf: bytes)
+        retire(bytes)
+    }
+
+    /// Keeps `old`, a received array the framer is done with, for ``takeSpent()`` when it is
+    /// large enough to receive into again (64 KiB).
+    private mutating func retire(_ old: [UInt8]) {
+        if old.capacity >= 64 << 10 { spent = old }
+    }
+
+    /// The last received array of 64 KiB or more that was read to its end (once; nil when none):
+    /// storage for a later read, whose pages are already touched.
+    public mutating func takeSpent() -> [UInt8]? {
+        var taken: [UInt8]?
+        swap(&taken, &spent)
+        return taken
     }
 
     /// Adds bytes read from the stream.

@@ -12,7 +12,13 @@ import XCTest
 final class SocketStreamStorageTests: XCTestCase {
     /// A listener on 127.0.0.1 that accepts one connection, sends `bytes` and closes it.
     private func serve(_ bytes: [UInt8]) throws -> (port: Int, done: Thread) {
+        #if os(Linux)
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let noSignal = Int32(MSG_NOSIGNAL)
+        #else
+        let listener = socket(AF_INET, SOCK_STREAM, 0)
+        let noSignal: Int32 = 0
+        #endif
         XCTAssertGreaterThanOrEqual(listener, 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -28,7 +34,7 @@ final class SocketStreamStorageTests: XCTestCase {
             let peer = accept(listener, nil, nil)
             var sent = 0
             while peer >= 0, sent < bytes.count {
-                let n = bytes.withUnsafeBytes { send(peer, $0.baseAddress! + sent, bytes.count - sent, 0) }
+                let n = bytes.withUnsafeBytes { send(peer, $0.baseAddress! + sent, bytes.count - sent, noSignal) }
                 if n <= 0 { break }
                 sent += n
             }

@@ -3,15 +3,22 @@ import Synchronization
 /// Row buffers handed back when their block is released, for the decoder's next buffer (issue 43).
 /// A block that took the decoder's buffer (``TokenStreamDecoder/settle(_:)``) gives it back when
 /// the rows are dropped, so that a long result reuses the same few buffers instead of asking the
-/// allocator, and through it the kernel (fresh pages fault), for a new one per batch. At most
-/// ``keep`` buffers of 64 KiB to 64 MiB are kept; any other is simply freed.
+/// allocator, and through it the kernel (fresh pages fault), for a new one per batch. Buffers of
+/// 64 KiB to 64 MiB are kept, at most ``keepPerSize`` of each size class (the power of two at or
+/// under its capacity) and ``keep`` in all (the oldest freed first); any other is simply freed.
+/// Size classes, because a result's blocks need two sizes at once: the decoder's buffers that
+/// rows are lent from, and the smaller room of blocks whose rows are copied. A shared limit
+/// filled with one size and then freed every buffer of the other (measured on 10,000 vector rows:
+/// 299 buffers reused, 499 allocated, 273 freed unused).
 package final class RowBytesRecycler: Sendable {
     /// The buffers kept, and whether more are taken (only while a response is read: an idle
     /// connection keeps none).
     private let state = Mutex<(spare: [[UInt8]], open: Bool)>(([], false))
-    /// The most buffers kept: the decoder's buffers (one being filled, one read, one spare) and
-    /// the storage of blocks whose rows are copied (as many again).
-    static let keep = 6
+    /// The most buffers kept of one size class: the decoder's buffers (one being filled, one
+    /// read, one spare) or the storage of blocks whose rows are copied, with one to spare.
+    static let keepPerSize = 4
+    /// The most buffers kept in all.
+    static let keep = 8
     /// The smallest buffer kept (a smaller one comes from the allocator's free lists).
     static let smallest = 64 << 10
 
@@ -21,8 +28,17 @@ package final class RowBytesRecycler: Sendable {
     /// the recycler is closed, full, or the buffer is under 64 KiB or over 64 MiB.
     package func give(_ bytes: [UInt8]) {
         guard bytes.capacity >= Self.smallest, bytes.capacity <= 64 << 20 else { return }
-        state.withLock { if $0.open && $0.spare.count < Self.keep { $0.spare.append(bytes) } }
+        let size = Self.sizeClass(bytes.capacity)
+        let evicted = state.withLock { s -> [UInt8]? in
+            guard s.open, s.spare.count(where: { Self.sizeClass($0.capacity) == size }) < Self.keepPerSize else { return nil }
+            s.spare.append(bytes)
+            return s.spare.count > Self.keep ? s.spare.removeFirst() : nil
+        }
+        _ = evicted   // freed here, outside the lock
     }
+
+    /// The size class of a buffer of `capacity` bytes: the position of its highest bit.
+    static func sizeClass(_ capacity: Int) -> Int { Int.bitWidth &- capacity.leadingZeroBitCount }
 
     /// A buffer kept with room for at least `capacity` bytes (and at most `atMost`), emptied;
     /// nil when none has it. `opening`: ``open()`` first (a block about to copy rows).

@@ -288,11 +288,14 @@ package final class SocketStream: ByteStream, @unchecked Sendable {
                 swap(&taken, &s.spare)
                 return taken
             }
-            if buffer.count >= capacity, capacity >= 64 << 10 {
-                // An array given back, holding at least this read's room: its pages are already
-                // touched (a fresh one's are faulted in as the kernel copies into them, about
-                // 3 µs a page on the project's VM, issue 43). (Only its bytes are received into:
-                // the rest of its room would have to be zero-filled first.)
+            if buffer.capacity >= capacity, capacity >= 64 << 10 {
+                // An array given back with room for this read: its pages are already touched (a
+                // fresh one's are faulted in as the kernel copies into them, about 3 µs a page on
+                // the project's VM, issue 43). Its bytes are received into; when an earlier read
+                // left it shorter than this read's room, it is first filled out with zeros (a
+                // Swift array's room past its count can only be written so), which costs far less
+                // than the faults of a fresh array: the kept array is one that held a whole read.
+                if buffer.count < capacity { buffer.append(contentsOf: repeatElement(0, count: capacity &- buffer.count)) }
                 n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, capacity, 0) }
                 if n < 0 { err = errno }
                 if n > 0 { buffer.removeLast(buffer.count &- n) }

@@ -77,4 +77,29 @@ final class SocketStreamStorageTests: XCTestCase {
         XCTAssertEqual(received, bytes)
         XCTAssertGreaterThan(reused, 0, "no read received into the array given back")
     }
+    /// An array given back with the room for a read but fewer bytes (an earlier read came back
+    /// short) is still received into: filled out first, then holding only the peer's bytes.
+    func testAShortArrayWithRoomForTheReadIsReceivedInto() async throws {
+        let bytes = (0 ..< 200_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 7) }
+        let (port, _) = try serve(bytes)
+        let stream = try await SocketStream.connect(host: "127.0.0.1", port: port, timeout: .seconds(10))
+        defer { stream.close() }
+        func address(_ a: [UInt8]) -> UInt? { a.withUnsafeBufferPointer { $0.baseAddress.map(UInt.init(bitPattern:)) } }
+        var short: [UInt8] = Array(repeating: 0xEE, count: 100)
+        short.reserveCapacity(65_536)
+        let given = address(short)
+        stream.giveBack(short)
+        short = []   // the kept array's one reference is the stream's
+        let first = try await stream.read(maxLength: 65_536)
+        XCTAssertEqual(address(first), given, "the array kept, with room for the read, was not received into")
+        XCTAssertFalse(first.isEmpty)
+        XCTAssertEqual(first, Array(bytes.prefix(first.count)), "the bytes are not the peer's")
+        var received = first
+        while true {
+            let piece = try await stream.read(maxLength: 65_536)
+            if piece.isEmpty { break }
+            received += piece
+        }
+        XCTAssertEqual(received, bytes)
+    }
 }

@@ -94,9 +94,12 @@ final class WireRowBlockLargeValueTests: XCTestCase {
     }
 
     /// `stream` fed as `split`, rows read into blocks (a new block after `.limit`), anything else by `next()`.
+    /// `packetSize`: the stream is cut into TABULAR_RESULT packets of that size, the pieces go to a
+    /// framer and each whole packet's payload to the decoder as the connection hands it
+    /// (``PacketAssembler/consumePacket(into:)``: a large value read where it is), then the rows are read.
     static func drain(_ stream: [UInt8], _ split: DecoderVerifier.Split, options: TokenStreamDecoder.Options = .init(),
                       limit: Int = 1000, byteLimit: Int = 1 << 30, finish: Bool = true, seed: UInt64 = 11,
-                      assemblesData: Bool = false) -> Drained {
+                      assemblesData: Bool = false, packetSize: Int? = nil) -> Drained {
         var rng = SeededRandom(seed: seed)
         var decoder = TokenStreamDecoder(version: .v7_4, options: options)
         decoder.assemblesLargeBinaryAsData = assemblesData
@@ -124,10 +127,23 @@ final class WireRowBlockLargeValueTests: XCTestCase {
             }
         }
         do throws(TDSDecodingError) {
-            for piece in DecoderVerifier.pieces(of: stream, split, using: &rng) {
-                decoder.append(piece)
-                try step()
-                out.peakBuffered = max(out.peakBuffered, decoder.bufferedByteCount)
+            if let packetSize {
+                var framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+                let packets = Packet.encode(message: stream, type: .tabularResult, packetSize: packetSize)
+                for piece in DecoderVerifier.pieces(of: packets, split, using: &rng) {
+                    framer.append(piece)
+                    while try framer.peekHeader() != nil {
+                        framer.consumePacket(into: &decoder)
+                        try step()
+                        out.peakBuffered = max(out.peakBuffered, decoder.bufferedByteCount)
+                    }
+                }
+            } else {
+                for piece in DecoderVerifier.pieces(of: stream, split, using: &rng) {
+                    decoder.append(piece)
+                    try step()
+                    out.peakBuffered = max(out.peakBuffered, decoder.bufferedByteCount)
+                }
             }
             if finish { try decoder.finish() }
         } catch {
@@ -291,6 +307,50 @@ final class WireRowBlockLargeValueTests: XCTestCase {
         if case .value(let bytes) = b.bytes(row: 0, column: 0) { XCTAssertEqual(bytes, value) } else { XCTFail("typed bytes") }
     }
 
+    /// Through a framer (as the connection reads), a large value's bytes are read where the packet
+    /// is: a packet inside a PLP chunk leaves nothing in the decoder's buffer (its payload is not
+    /// copied there first, issue 43), and the values, under every split and packet size, are the
+    /// token decoder's.
+    func testAPacketInsideALargeValueIsReadWhereItIs() throws {
+        let columns = [ColumnMetadata(flags: [.nullable], typeInfo: .varbinary(nil), name: "b"),
+                       ColumnMetadata(flags: [], typeInfo: .int, name: "i")]
+        let value = (0 ..< 300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+        var stream = ServerTokens.colMetadata(columns, version: .v7_4)
+        stream += try ServerTokens.row([.binary(value), .int(7)], columns: columns, chunking: [ServerTokens.PLPChunking(sizes: [8000]), nil])
+        stream += try ServerTokens.row([.binary(Array(value.prefix(70_000))), .int(8)], columns: columns,
+                                       chunking: [ServerTokens.PLPChunking(sizes: [3, 40_000], unknownLength: true), nil])
+        stream += ServerTokens.done(version: .v7_4)
+        let expected: [[SQLValue]] = [[.binary(value), .int(7)], [.binary(Array(value.prefix(70_000))), .int(8)]]
+
+        var framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+        framer.append(Packet.encode(message: stream, type: .tabularResult, packetSize: 4096))
+        var decoder = TokenStreamDecoder(version: .v7_4)
+        var block = try XCTUnwrap({ () throws -> WireRowBlock? in
+            framer.consumePacket(into: &decoder)
+            guard case .colMetadata = try decoder.next() else { return nil }
+            return decoder.makeWireRowBlock()
+        }())
+        var packets = 0
+        var leftEmpty = 0
+        while try framer.peekHeader() != nil {
+            let inValue = decoder.isReadingRow
+            framer.consumePacket(into: &decoder)
+            packets += 1
+            if inValue && decoder.bufferedByteCount == 0 { leftEmpty += 1 }
+            _ = decoder.appendBufferedRows(to: &block, limit: 10, byteLimit: 1 << 30)
+        }
+        XCTAssertEqual((0 ..< block.rowCount).map { block.values(row: $0) }, expected)
+        XCTAssertGreaterThan(leftEmpty, packets * 9 / 10, "packets inside a large value were copied into the decoder's buffer")
+
+        for split in DecoderVerifier.Split.allCases {
+            for packetSize in [512, 4096, 32767] {
+                let got = Self.drain(stream, split, packetSize: packetSize)
+                XCTAssertNil(got.error, "\(split) \(packetSize)")
+                XCTAssertEqual(got.rows, expected, "\(split) \(packetSize)")
+            }
+        }
+    }
+
     func testRowLimitsAndByteLimitsHoldWithLargeRows() throws {
         let stream = try Self.stream(rows: 9)
         let expected = (0 ..< 9).map(Self.rowValues)
@@ -347,11 +407,14 @@ final class WireRowBlockLargeValueTests: XCTestCase {
         XCTAssertEqual(e.code, code, "\(what): \(e)", file: file, line: line)
         if let offset { XCTAssertEqual(e.offset, offset, "\(what): \(e)", file: file, line: line) }
         for split in DecoderVerifier.Split.allCases {
-            let got = Self.drain(stream, split, options: options)
-            XCTAssertEqual(got.error?.code, e.code, "\(what) \(split): \(String(describing: got.error))", file: file, line: line)
-            XCTAssertEqual(got.error?.offset, e.offset, "\(what) \(split)", file: file, line: line)
-            XCTAssertEqual(got.error?.context, e.context, "\(what) \(split)", file: file, line: line)
-            XCTAssertEqual(got.rows, reference.rows, "\(what) \(split)", file: file, line: line)
+            for packetSize in [nil, 512] as [Int?] {   // and through a framer, as the connection reads
+                let got = Self.drain(stream, split, options: options, packetSize: packetSize)
+                let how = "\(what) \(split) packets \(packetSize.map(String.init) ?? "none")"
+                XCTAssertEqual(got.error?.code, e.code, "\(how): \(String(describing: got.error))", file: file, line: line)
+                XCTAssertEqual(got.error?.offset, e.offset, how, file: file, line: line)
+                XCTAssertEqual(got.error?.context, e.context, how, file: file, line: line)
+                XCTAssertEqual(got.rows, reference.rows, how, file: file, line: line)
+            }
         }
     }
 
@@ -438,10 +501,10 @@ final class WireRowBlockLargeValueTests: XCTestCase {
             let options = TokenStreamDecoder.Options(maximumValueSize: 1 << 20)
             let reference = Self.alone(s, options: options)
             if reference.error != nil { failures += 1 }
-            for split in [DecoderVerifier.Split.whole, .random] {
-                let got = Self.drain(s, split, options: options, seed: UInt64(k))
-                XCTAssertEqual(got.error?.code, reference.error?.code, "mutation \(k) \(split)")
-                XCTAssertEqual(got.error?.offset, reference.error?.offset, "mutation \(k) \(split)")
+            for (split, packetSize) in [(DecoderVerifier.Split.whole, nil), (.random, nil), (.random, 4096)] as [(DecoderVerifier.Split, Int?)] {
+                let got = Self.drain(s, split, options: options, seed: UInt64(k), packetSize: packetSize)
+                XCTAssertEqual(got.error?.code, reference.error?.code, "mutation \(k) \(split) \(String(describing: packetSize))")
+                XCTAssertEqual(got.error?.offset, reference.error?.offset, "mutation \(k) \(split) \(String(describing: packetSize))")
                 XCTAssertEqual(got.rows.count, reference.rows.count, "mutation \(k) \(split)")
                 if got.rows.count == reference.rows.count {
                     for (a, b) in zip(got.rows, reference.rows) {

@@ -220,6 +220,22 @@ public struct PacketAssembler: Sendable {
     /// Consumes the packet whose header ``peekHeader()`` just returned, handing its payload to
     /// `body` as a slice of the receive buffer (valid only during the call).
     public mutating func consumePacket<R>(_ body: (PacketHeader, ArraySlice<UInt8>) throws -> R) rethrows -> R? {
+        guard let (header, payload) = takePacket() else { return nil }
+        defer { promoteQueued() }
+        return try body(header, buffer[payload])
+    }
+
+    /// Consumes the packet whose header ``peekHeader()`` just returned, appending its payload to
+    /// `decoder` straight from the receive buffer (a large value's bytes read where they are:
+    /// ``TokenStreamDecoder/append(packetPayload:of:)``).
+    public mutating func consumePacket(into decoder: inout TokenStreamDecoder) {
+        guard let (_, payload) = takePacket() else { return }
+        if !payload.isEmpty { decoder.append(packetPayload: payload, of: buffer) }
+        promoteQueued()
+    }
+
+    /// Takes the next whole packet: its header and where its payload is in `buffer`.
+    private mutating func takePacket() -> (header: PacketHeader, payload: Range<Int>)? {
         guard failure == nil, buffer.count - readIndex >= PacketHeader.size else { return nil }
         var reader = ByteReader(buffer, start: readIndex, end: readIndex + PacketHeader.size, baseOffset: bufferBase)
         guard let header = try? PacketHeader.decode(from: &reader) else { return nil }
@@ -228,16 +244,7 @@ public struct PacketAssembler: Sendable {
         let start = readIndex
         readIndex += length
         record(header, offset: bufferBase + start)
-        defer { promoteQueued() }
-        return try body(header, buffer[(start + PacketHeader.size) ..< (start + length)])
-    }
-
-    /// Consumes the packet whose header ``peekHeader()`` just returned, appending its payload to
-    /// `decoder` straight from the receive buffer.
-    public mutating func consumePacket(into decoder: inout TokenStreamDecoder) {
-        consumePacket { _, payload in
-            if !payload.isEmpty { decoder.append(contentsOf: payload) }
-        }
+        return (header, (start + PacketHeader.size) ..< (start + length))
     }
 
     /// Bookkeeping for a consumed packet: the current message's size, type and packet count.

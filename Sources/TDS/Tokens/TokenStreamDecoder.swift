@@ -240,6 +240,36 @@ public struct TokenStreamDecoder: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// Appends a packet's payload, `received[range]`, the framer's receive buffer
+    /// (``PacketAssembler/consumePacket(into:)``). While a row is read by its scan state and the
+    /// buffer holds nothing unread (a large value arriving: a PLP chunk's bytes packet after
+    /// packet), the row reads the payload where it is and only what it leaves is appended: a large
+    /// value's bytes are copied once, into the value, not first into the buffer (issue 43).
+    /// Not for a row read in parts, an ALTROW or RETURNVALUE, or while rows are lent from the
+    /// buffer. The row's error, if any, is the decoder's failure (thrown by the next call).
+    mutating func append(packetPayload range: Range<Int>, of received: [UInt8]) {
+        guard wireRowState == .row, readIndex == buffer.count, lend == nil, detached.isEmpty,
+              failure == nil, !range.isEmpty, rowMode == .whole else {
+            append(contentsOf: received[range])
+            return
+        }
+        // The payload's first byte follows the buffer's last in the stream.
+        let start = bufferBase &+ buffer.count
+        dropReadBytes()
+        var reader = ByteReader(received, start: range.lowerBound, end: range.upperBound,
+                                baseOffset: start &- range.lowerBound)
+        do throws(TDSDecodingError) {
+            _ = try wireRow!.advance(&reader)   // in place, as advanceWireRow advances it
+        } catch {
+            wireRow = nil
+            wireRowState = .none
+            failure = error
+        }
+        waitingAtCount = -1
+        bufferBase &+= reader.offset &- range.lowerBound
+        if failure == nil, reader.offset < range.upperBound { buffer.append(contentsOf: received[reader.offset ..< range.upperBound]) }
+    }
+
     /// True when rows are lent from the buffer and it has room for fewer than `bytes` more: the
     /// next packet would grow it (a copy of the lent rows into fresh pages), where settling the
     /// block first hands it the buffer and the decoder goes on in a recycled one.

@@ -5,9 +5,12 @@
  *     cc -O2 -o msodbc-bench bench.c -lodbc -ldl
  * (unixODBC's driver manager, Debian unixodbc-dev; the driver from PyPI, scripts/msodbc.sh).
  *
- * Usage: msodbc-bench DRIVER HOST:PORT SQL PACKETSIZE
+ * Usage: msodbc-bench DRIVER HOST:PORT SQL PACKETSIZE [keep]
  *   DRIVER      path of libmsodbcsql-18.*.so (no odbcinst.ini needed)
  *   PACKETSIZE  the packet size asked for (SQL_ATTR_PACKET_SIZE), 0 = the driver's default
+ *   keep        every value is kept until the result is read (each copied into memory of its
+ *               own, as an application filling a table does): the peer of SQLClient's
+ *               `execute()`, which keeps every row; without it each value is dropped once folded
  *
  * Connects with Encrypt=no, runs SQL with SQLExecDirect and fetches row at a time with SQLFetch
  * (rowset size 1: the driver's default result set; a larger rowset makes it open a server
@@ -53,6 +56,32 @@ struct column {
 };
 
 static unsigned long long (*malloc_count)(void);
+
+/* `keep`: every value read, kept until the timing ends (then freed). */
+static int keeping;
+static void **kept;
+static size_t kept_count, kept_capacity;
+
+static void keep(void *p)
+{
+	if (kept_count == kept_capacity) {
+		kept_capacity = kept_capacity ? kept_capacity * 2 : 1024;
+		kept = realloc(kept, kept_capacity * sizeof *kept);
+		if (!kept) { fprintf(stderr, "msodbc-bench: out of memory\n"); exit(1); }
+	}
+	kept[kept_count++] = p;
+}
+
+/* A copy of a bound column's value, kept (`keep`). */
+static void keep_copy(const struct column *col)
+{
+	if (col->ind == SQL_NULL_DATA || !col->buffer) return;
+	size_t n = col->ind >= 0 && col->ind <= col->size ? (size_t) col->ind : (size_t) col->size;
+	void *p = malloc(n ? n : 1);
+	if (!p) { fprintf(stderr, "msodbc-bench: out of memory\n"); exit(1); }
+	memcpy(p, col->buffer, n);
+	keep(p);
+}
 
 static double now(void)
 {
@@ -193,7 +222,7 @@ static uint64_t long_digest(SQLHSTMT st, SQLUSMALLINT c, struct column *col)
 		break;
 	}
 	uint64_t d = unit == 2 ? utf16_digest((const SQLWCHAR *) buf, used / 2) : bytes_digest(buf, used, 997);
-	free(buf);
+	if (keeping) keep(buf); else free(buf);
 	return d;
 }
 
@@ -246,10 +275,11 @@ static uint64_t value_digest(SQLHSTMT st, SQLUSMALLINT c, struct column *col)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		fprintf(stderr, "usage: %s DRIVER HOST:PORT SQL PACKETSIZE\n", argv[0]);
+	if (argc != 5 && !(argc == 6 && strcmp(argv[5], "keep") == 0)) {
+		fprintf(stderr, "usage: %s DRIVER HOST:PORT SQL PACKETSIZE [keep]\n", argv[0]);
 		return 2;
 	}
+	keeping = argc == 6;
 	malloc_count = (unsigned long long (*)(void)) dlsym(RTLD_DEFAULT, "bench_malloc_count");
 	int packet = atoi(argv[4]);
 	char host[256], conn[2048];
@@ -289,8 +319,10 @@ int main(int argc, char **argv)
 			while ((f = SQLFetch(st)) != SQL_NO_DATA) {
 				if (!SQL_SUCCEEDED(f)) fail("SQLFetch", SQL_HANDLE_STMT, st);
 				rows++;
-				for (SQLUSMALLINT c = 1; c <= (SQLUSMALLINT) ncols; c++)
+				for (SQLUSMALLINT c = 1; c <= (SQLUSMALLINT) ncols; c++) {
 					checksum = checksum * MIX + value_digest(st, c, &cols[c - 1]);
+					if (keeping && cols[c - 1].kind != K_BIG_STRING && cols[c - 1].kind != K_BIG_BINARY) keep_copy(&cols[c - 1]);
+				}
 			}
 			SQLFreeStmt(st, SQL_UNBIND);
 			for (int c = 0; c < ncols; c++) free(cols[c].buffer);
@@ -300,6 +332,8 @@ int main(int argc, char **argv)
 	}
 	double seconds = now() - t0;
 	long long allocs = malloc_count ? (long long) (malloc_count() - allocs0) : -1;
+	for (size_t i = 0; i < kept_count; i++) free(kept[i]);
+	free(kept);
 	SQLUINTEGER negotiated = 0;
 	SQLGetConnectAttr(dbc, SQL_ATTR_PACKET_SIZE, &negotiated, 0, NULL);
 	SQLFreeHandle(SQL_HANDLE_STMT, st);

@@ -37,6 +37,9 @@ struct Driver {
         var freetds: Sample?
         /// Microsoft ODBC Driver 18 (Benchmarks/msodbc/bench.c).
         var msodbc: Sample?
+        /// Large-value workloads: the same driver keeping every value until the result is read
+        /// (`bench.c`'s `keep`), the peer of `execute()`, which keeps every row.
+        var msodbcKeep: Sample?
         var sqlclientSmallPackets: Sample?
         var freetdsSmallPackets: Sample?
         /// Large-value workloads (varbinary, vector): one `memcpy` of the stream's bytes on this
@@ -276,6 +279,10 @@ struct Driver {
                 // ODBC environment of the bench's own: no DSN or odbcinst.ini of the machine's.
                 let args = [msodbc.driver, "127.0.0.1:\(port)", w.sql, String(options.packetSize)]
                 r.msodbc = repeatable ? median { child(msodbc.exe, args, counter: counter) } : child(msodbc.exe, args, counter: counter)
+                if Driver.largeValueWorkloads.contains(w.name) {
+                    r.msodbcKeep = repeatable ? median { child(msodbc.exe, args + ["keep"], counter: counter) }
+                                              : child(msodbc.exe, args + ["keep"], counter: counter)
+                }
             }
             if options.comparePacketSizes && w.name != "stream-1gb" {
                 r.sqlclientSmallPackets = median { child(me, ["client"] + common + ["--packet-size", "4096", "--port", portText, "--client-api", "blocks"], counter: counter) }
@@ -284,7 +291,8 @@ struct Driver {
                 }
             }
             for (label, s) in [("decode", r.decode), ("decode(tokens)", r.decodeTokens),
-                               ("freetds", r.freetds), ("msodbc", r.msodbc), ("sqlclient@4096", r.sqlclientSmallPackets), ("freetds@4096", r.freetdsSmallPackets)]
+                               ("freetds", r.freetds), ("msodbc", r.msodbc), ("msodbc_keep", r.msodbcKeep),
+                               ("sqlclient@4096", r.sqlclientSmallPackets), ("freetds@4096", r.freetdsSmallPackets)]
                 + r.paths.sorted(by: { $0.key < $1.key }).map({ ($0.key, Optional($0.value)) }) {
                 let expected = r.expected(for: label)
                 if let s, s.checksum != expected || s.rows != w.rows {
@@ -351,13 +359,15 @@ struct Driver {
 
     /// Every read path's rows/s beside the peers', then allocations per row and peak RSS.
     func pathsTable(_ results: [Result]) -> String {
-        let heads = ["FreeTDS", "MSODBC", "blocks", "query", "Decodable", "typed", "execute",
+        let heads = ["FreeTDS", "MSODBC", "MSODBC (keep)", "blocks", "query", "Decodable", "typed", "execute",
                      "blocks (main)", "query (main)", "Decodable (main)", "typed (main)", "execute (main)"]
         func cells(_ r: Result, _ f: (Sample, String) -> String) -> String {
-            let samples: [(String, Sample?)] = [("freetds", r.freetds), ("msodbc", r.msodbc)] + Driver.pathKeys.map { ($0, r.paths[$0]) }
+            let samples: [(String, Sample?)] = [("freetds", r.freetds), ("msodbc", r.msodbc), ("msodbc_keep", r.msodbcKeep)]
+                + Driver.pathKeys.map { ($0, r.paths[$0]) }
             return samples.map { key, s in s.map { f($0, key) } ?? "–" }.joined(separator: " | ")
         }
-        var t = "\nEvery read path end to end, rows/s (SQLClient from a nonisolated task, then from the main actor):\n\n"
+        var t = "\nEvery read path end to end, rows/s (SQLClient from a nonisolated task, then from the main actor; "
+            + "MSODBC (keep): the driver keeping every value until the result is read, the peer of `execute()`, large values only):\n\n"
         t += "| workload | " + heads.joined(separator: " | ") + " |\n|---|" + String(repeating: "---:|", count: heads.count) + "\n"
         for r in results where !r.paths.isEmpty {
             t += "| \(r.workload.name) | " + cells(r) { s, key in Driver.rate(s.rowsPerSecond) + ok(s, r, key: key) } + " |\n"
@@ -375,7 +385,8 @@ struct Driver {
             t += "\nLarge values against the machine's memory bandwidth (one `memcpy` of the stream's bytes, MB/s), each path's MB/s and its fraction of it:\n\n"
             t += "| workload | memcpy MB/s | path | MB/s | fraction of memcpy |\n|---|---:|---|---:|---:|\n"
             for r in large {
-                let clients = [("freetds", r.freetds), ("msodbc", r.msodbc)] + r.paths.sorted(by: { $0.key < $1.key }).map { ($0.key, Optional($0.value)) }
+                let clients = [("freetds", r.freetds), ("msodbc", r.msodbc), ("msodbc_keep", r.msodbcKeep)]
+                    + r.paths.sorted(by: { $0.key < $1.key }).map { ($0.key, Optional($0.value)) }
                 for (key, sample) in clients {
                     guard let s = sample, s.seconds > 0, let copy = r.memcpyMBPerSecond else { continue }
                     let mbps = Double(r.streamBytes) / 1e6 / s.seconds
@@ -472,7 +483,7 @@ struct Driver {
                 "msodbc": sampleObject(r.msodbc, r),
             ]
             // Every client's figures by name; a new read path adds one pair here.
-            let clients: [(String, Sample?)] = [("freetds", r.freetds), ("msodbc", r.msodbc)]
+            let clients: [(String, Sample?)] = [("freetds", r.freetds), ("msodbc", r.msodbc), ("msodbc_keep", r.msodbcKeep)]
                 + r.paths.map { ($0.key, Optional($0.value)) }
             o["clients"] = Dictionary(uniqueKeysWithValues: clients.map { ($0.0, sampleObject($0.1, r, key: $0.0)) })
             if options.comparePacketSizes {

@@ -107,6 +107,33 @@ func decodeStream(_ stream: [UInt8], from start: TokenStreamDecoder, cuts: Cuts)
     return result
 }
 
+/// `stream` cut into TABULAR_RESULT packets of `packetSize` bytes, the packets' bytes appended to a
+/// framer in pieces of `size`, each whole packet's payload handed to the decoder as the connection
+/// hands it (``PacketAssembler/consumePacket(into:)``: a large value's bytes read where the packet
+/// is), tokens taken after each, then `finish()`.
+func decodePackets(_ stream: [UInt8], from start: TokenStreamDecoder, packetSize: Int, size: Int) -> StreamResult {
+    var decoder = start
+    var framer = PacketAssembler(maximumPacketSize: Int(UInt16.max))
+    var result = StreamResult()
+    let packets = Packet.encode(message: stream, type: .tabularResult, packetSize: packetSize)
+    var i = 0
+    do {
+        while i < packets.count {
+            let end = min(i + max(size, 1), packets.count)
+            framer.append(Array(packets[i..<end]))
+            i = end
+            while try framer.peekHeader() != nil {
+                framer.consumePacket(into: &decoder)
+                while let t = try decoder.next() { result.tokens.append(t) }
+            }
+        }
+        try decoder.finish()
+    } catch {
+        result.error = error
+    }
+    return result
+}
+
 /// At most this many pieces of `chunk` bytes in the chunked pass: a longer stream is cut into
 /// ⌈count/256⌉-byte pieces, so a 20,000-byte input costs about 256 appends rather than up to
 /// 20,000 (see Fixtures/bad/README.md, "Executions per second").
@@ -126,11 +153,13 @@ func windowStart(_ stream: [UInt8], chunk: Int) -> Int {
     return Int(h % UInt64(span + 1))
 }
 
-/// The differential check: whole, in `chunk`-byte pieces and byte by byte give the same tokens
-/// and the same error, and the error names an offset inside the stream. A stream of up to 512
-/// bytes is decoded three times (whole, in pieces, byte by byte); a longer one twice: whole, and
-/// in pieces of `chunk` bytes (at least ⌈count/256⌉) with 64 bytes at `windowStart` fed one at
-/// a time. So one input costs at most three decodes and about 512 appends whatever its length.
+/// The differential check: whole, in `chunk`-byte pieces, byte by byte and through a framer
+/// (``decodePackets(_:from:packetSize:size:)``) give the same tokens and the same error, and the
+/// error names an offset inside the stream. A stream of up to 512 bytes is decoded four times
+/// (whole, in pieces, byte by byte, through packets); a longer one three times: whole, in pieces
+/// of `chunk` bytes (at least ⌈count/256⌉) with 64 bytes at `windowStart` fed one at a time, and
+/// through packets. So one input costs at most four decodes and about 768 appends whatever its
+/// length.
 /// `start` is a decoder that has read `prefixCount` bytes of context (none: a new decoder).
 func checkStream(_ stream: [UInt8], from start: TokenStreamDecoder, prefixCount: Int = 0, chunk: Int) {
     let n = stream.count
@@ -147,5 +176,9 @@ func checkStream(_ stream: [UInt8], from start: TokenStreamDecoder, prefixCount:
         let split = decodeStream(stream, from: start, cuts: Cuts(size: size, window: window))
         invariant(whole == split, "whole and \(size)-byte chunks with bytes \(window) one by one differ: \(whole.error.map { "\($0)" } ?? "no error") vs \(split.error.map { "\($0)" } ?? "no error"), \(whole.tokens.count) vs \(split.tokens.count) tokens")
     }
+    // Through a framer: packets of 12 to 264 bytes, their bytes in pieces as the chunked pass cuts.
+    let packetSize = 8 + 4 * chunk
+    let framed = decodePackets(stream, from: start, packetSize: packetSize, size: size)
+    invariant(whole == framed, "whole and through \(packetSize)-byte packets differ: \(whole.error.map { "\($0)" } ?? "no error") vs \(framed.error.map { "\($0)" } ?? "no error"), \(whole.tokens.count) vs \(framed.tokens.count) tokens")
     if let e = whole.error { checkOffset(e, inputCount: n, base: prefixCount) }
 }

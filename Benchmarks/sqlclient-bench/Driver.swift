@@ -37,7 +37,7 @@ struct Driver {
         var freetds: Sample?
         /// Microsoft ODBC Driver 18 (Benchmarks/msodbc/bench.c).
         var msodbc: Sample?
-        /// Large-value workloads: the same driver keeping every value until the result is read
+        /// The same driver keeping every value until the result is read
         /// (`bench.c`'s `keep`), the peer of `execute()`, which keeps every row.
         var msodbcKeep: Sample?
         var sqlclientSmallPackets: Sample?
@@ -279,9 +279,8 @@ struct Driver {
                 // ODBC environment of the bench's own: no DSN or odbcinst.ini of the machine's.
                 let args = [msodbc.driver, "127.0.0.1:\(port)", w.sql, String(options.packetSize)]
                 r.msodbc = repeatable ? median { child(msodbc.exe, args, counter: counter) } : child(msodbc.exe, args, counter: counter)
-                if Driver.largeValueWorkloads.contains(w.name) {
-                    r.msodbcKeep = repeatable ? median { child(msodbc.exe, args + ["keep"], counter: counter) }
-                                              : child(msodbc.exe, args + ["keep"], counter: counter)
+                if repeatable {   // not the 1 GiB memory test, which has no execute() path
+                    r.msodbcKeep = median { child(msodbc.exe, args + ["keep"], counter: counter) }
                 }
             }
             if options.comparePacketSizes && w.name != "stream-1gb" {
@@ -367,7 +366,7 @@ struct Driver {
             return samples.map { key, s in s.map { f($0, key) } ?? "–" }.joined(separator: " | ")
         }
         var t = "\nEvery read path end to end, rows/s (SQLClient from a nonisolated task, then from the main actor; "
-            + "MSODBC (keep): the driver keeping every value until the result is read, the peer of `execute()`, large values only):\n\n"
+            + "MSODBC (keep): the driver keeping every value until the result is read, the peer of `execute()`):\n\n"
         t += "| workload | " + heads.joined(separator: " | ") + " |\n|---|" + String(repeating: "---:|", count: heads.count) + "\n"
         for r in results where !r.paths.isEmpty {
             t += "| \(r.workload.name) | " + cells(r) { s, key in Driver.rate(s.rowsPerSecond) + ok(s, r, key: key) } + " |\n"

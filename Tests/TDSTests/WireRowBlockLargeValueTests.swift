@@ -583,4 +583,58 @@ final class WireRowBlockLargeValueTests: XCTestCase {
             XCTAssertEqual(($0 as? TDSDecodingError)?.offset, row5)
         }
     }
+
+    /// A packet that straddles two received arrays goes to the decoder in its two parts
+    /// (``PacketAssembler/consumePacket(into:)``): the framer copies nothing, where assembling
+    /// the packet for ``PacketAssembler/consumePacket(_:)`` copies it whole. Rows of short
+    /// values and a large one, in packets of 4,096 bytes received in arrays of 6,000 or 8,194
+    /// (nearly every packet straddles, some with their header cut), read the same as whole.
+    func testAPacketStraddlingTwoReadsIsHandedOverInItsTwoParts() throws {
+        let columns = [ColumnMetadata(flags: [.nullable], typeInfo: .varbinary(nil), name: "b"),
+                       ColumnMetadata(flags: [], typeInfo: .int, name: "i")]
+        var stream = ServerTokens.colMetadata(columns, version: .v7_4)
+        var expected: [[SQLValue]] = []
+        for r in 0 ..< 40 {
+            let value = (0 ..< (r == 20 ? 50_000 : 700 + r)).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ r) }
+            stream += try ServerTokens.row([.binary(value), .int(Int32(r))], columns: columns,
+                                           chunking: [ServerTokens.PLPChunking(sizes: [3000]), nil])
+            expected.append([.binary(value), .int(Int32(r))])
+        }
+        stream += ServerTokens.done(version: .v7_4)
+        let packets = Packet.encode(message: stream, type: .tabularResult, packetSize: 4096)
+
+        // Reads of 6,000 bytes cut packets in their payload; of 8,194, in their header (2, 4, 6
+        // or 8 bytes of it in the first array).
+        for readSize in [6000, 8194] {
+            var framer = PacketAssembler(maximumPacketSize: 4096)
+            var decoder = TokenStreamDecoder(version: .v7_4)
+            var rows: [[SQLValue]] = []
+            var done = false
+            for start in stride(from: 0, to: packets.count, by: readSize) {
+                framer.append(Array(packets[start ..< min(start + readSize, packets.count)]))
+                while try framer.peekHeader() != nil {
+                    framer.consumePacket(into: &decoder)
+                    while let token = try decoder.next() {
+                        if let values = token.rowValues { rows.append(values) }
+                        if case .done = token { done = true }
+                    }
+                }
+            }
+            XCTAssertTrue(done, "reads of \(readSize)")
+            XCTAssertEqual(rows, expected, "reads of \(readSize)")
+            XCTAssertEqual(framer.streamOffset, packets.count)
+            XCTAssertEqual(framer.copiedByteCount, 0, "reads of \(readSize): a straddling packet was assembled")
+        }
+
+        var assembling = PacketAssembler(maximumPacketSize: 4096)
+        var payload: [UInt8] = []
+        for start in stride(from: 0, to: packets.count, by: 6000) {
+            assembling.append(Array(packets[start ..< min(start + 6000, packets.count)]))
+            while try assembling.peekHeader() != nil {
+                _ = assembling.consumePacket { _, p in payload += p }
+            }
+        }
+        XCTAssertEqual(payload, stream)
+        XCTAssertGreaterThan(assembling.copiedByteCount, packets.count / 3)
+    }
 }

@@ -202,6 +202,9 @@ extension SQLConnection {
                       id != partsRequest, machine.forwardsRows else { return batch }
             }
             do {
+                // The received array the framer is done with (read to its end when a packet was
+                // taken, or when the last read's bytes were appended) is the next read's storage.
+                if let spent = reader.framer.takeSpent() { transport.giveBack(spent) }
                 let bytes: [UInt8]
                 if let serial {
                     // The caller may take what the batch holds while the read waits.
@@ -219,7 +222,6 @@ extension SQLConnection {
                     performNow(machine.transportFailed(SQLClientError(.connectionClosed, "the server closed the connection")))
                 } else {
                     reader.append(bytes)
-                    if let spent = reader.framer.takeSpent() { transport.giveBack(spent) }
                 }
             } catch let error as SQLClientError where error.code == .cancelled && machine.state != .closed {
                 // The reading task was cancelled: cancel on the server (the ATTENTION from a task of

@@ -62,6 +62,9 @@ public struct PacketAssembler: Sendable {
     private var partial: TDSMessage?
     private var failure: TDSDecodingError?
     private var lastPacketID: UInt8 = 0
+    /// Received bytes the framer copied: packets assembled across two reads, reads appended to
+    /// the buffer (tests read it).
+    package private(set) var copiedByteCount = 0
 
     /// Require the packets of a message to be numbered consecutively (PacketID + 1, mod 256),
     /// throwing `.invalidPacket` at a gap. Off by default: [MS-TDS] 2.2.3.1.5 says receivers
@@ -90,15 +93,17 @@ public struct PacketAssembler: Sendable {
     /// The Length field (header included) of the next packet once its first 4 bytes are
     /// buffered, before the packet is whole (to refuse an absurd first packet at once).
     public var nextPacketLength: Int? {
-        guard buffer.count - readIndex >= 4 else { return nil }
-        return Int(buffer[readIndex + 2]) << 8 | Int(buffer[readIndex + 3])
+        guard bufferedByteCount >= 4 else { return nil }
+        return Int(unreadByte(2)) << 8 | Int(unreadByte(3))
     }
 
     /// Adds bytes read from the stream, copying as few as it can: when everything before was
     /// consumed, the array itself becomes the buffer; when a partial packet is left and `bytes`
-    /// completes it, only that packet is assembled (its part here and its rest from `bytes`,
-    /// at most one packet copied) and `bytes` is kept as it came for the packets after it.
-    /// Otherwise the bytes are appended to the buffer. The packets cut do not depend on which.
+    /// completes it, `bytes` is kept as it came, after the buffer: the packet straddles the two
+    /// arrays until it is taken, and is assembled only for a reader that needs it in one piece
+    /// (``consumePacket(_:)``; ``consumePacket(into:)`` hands its two parts to the decoder where
+    /// they are). Otherwise the bytes are appended to the buffer. The packets cut do not depend
+    /// on which.
     public mutating func append(_ bytes: [UInt8]) {
         if bytes.isEmpty { return }
         if !queued.isEmpty { flatten() }
@@ -109,29 +114,61 @@ public struct PacketAssembler: Sendable {
             readIndex = 0
             return
         }
-        let left = buffer.count - readIndex
-        if left >= 4 {
-            let length = Int(buffer[readIndex + 2]) << 8 | Int(buffer[readIndex + 3])
-            let need = length - left
-            if length >= PacketHeader.size, need > 0, need < bytes.count {
-                var packet: [UInt8] = []
-                swap(&packet, &spare)
-                packet.removeAll(keepingCapacity: true)
-                packet.reserveCapacity(length)
-                packet.append(contentsOf: buffer[readIndex...])
-                packet.append(contentsOf: bytes[..<need])
-                bufferBase += readIndex
-                retire(buffer)
-                buffer = packet
-                readIndex = 0
-                queued = bytes
-                queuedStart = need
-                return
-            }
-        }
+        queued = bytes
+        queuedStart = 0
+        if straddlingPart() != nil { return }
+        queued = []
         compact()
+        copiedByteCount &+= bytes.count
         buffer.append(contentsOf: bytes)
         retire(bytes)
+    }
+
+    /// Byte `k` of the unread stream: the buffer's rest, then the queued array's.
+    private func unreadByte(_ k: Int) -> UInt8 {
+        let left = buffer.count - readIndex
+        return k < left ? buffer[readIndex + k] : queued[queuedStart + k - left]
+    }
+
+    /// When the packet at `readIndex` begins in the buffer and ends in `queued`: its bytes
+    /// there (else nil).
+    private func straddlingPart() -> Int? {
+        let left = buffer.count - readIndex
+        guard !queued.isEmpty, left > 0, bufferedByteCount >= 4 else { return nil }
+        let length = Int(unreadByte(2)) << 8 | Int(unreadByte(3))
+        let need = length - left
+        return length >= PacketHeader.size && need > 0 && need <= queued.count - queuedStart ? need : nil
+    }
+
+    /// A reader of the next packet's header (its 8 bytes buffered, in one array or across two).
+    private func headerReader() -> ByteReader {
+        if buffer.count - readIndex >= PacketHeader.size {
+            return ByteReader(buffer, start: readIndex, end: readIndex + PacketHeader.size, baseOffset: bufferBase)
+        }
+        let header = (0 ..< PacketHeader.size).map(unreadByte)
+        return ByteReader(header, start: 0, end: PacketHeader.size, baseOffset: bufferBase + readIndex)
+    }
+
+    /// Assembles the packet that straddles `buffer` and `queued` in one array (the buffer): at
+    /// most one packet copied, `queued` kept for the packets after it.
+    private mutating func joinStraddlingPacket() {
+        guard let need = straddlingPart() else { return }
+        var packet: [UInt8] = []
+        swap(&packet, &spare)
+        packet.removeAll(keepingCapacity: true)
+        packet.reserveCapacity(buffer.count - readIndex + need)
+        packet.append(contentsOf: buffer[readIndex...])
+        packet.append(contentsOf: queued[queuedStart ..< queuedStart + need])
+        copiedByteCount &+= packet.count
+        bufferBase += readIndex
+        retire(buffer)
+        buffer = packet
+        readIndex = 0
+        queuedStart += need
+        if queuedStart == queued.count {
+            queued = []
+            queuedStart = 0
+        }
     }
 
     /// Keeps `old`, a received array the framer is done with, for ``takeSpent()`` when it is
@@ -187,9 +224,9 @@ public struct PacketAssembler: Sendable {
     /// nil when more bytes are needed. Checks everything ``next()`` checks.
     public mutating func peekHeader() throws(TDSDecodingError) -> PacketHeader? {
         if let failure { throw failure }
-        guard buffer.count - readIndex >= PacketHeader.size else { return nil }
+        guard bufferedByteCount >= PacketHeader.size else { return nil }
         let headerOffset = bufferBase + readIndex
-        var reader = ByteReader(buffer, start: readIndex, end: readIndex + PacketHeader.size, baseOffset: bufferBase)
+        var reader = headerReader()
         let header: PacketHeader
         do throws(TDSDecodingError) {
             header = try PacketHeader.decode(from: &reader)
@@ -213,22 +250,41 @@ public struct PacketAssembler: Sendable {
             throw fail(TDSDecodingError(.limitExceeded, offset: headerOffset, context: (current?.type ?? header.type).name,
                                         "the message is longer than the cap of \(cap) bytes"))
         }
-        guard buffer.count - readIndex >= length else { return nil }
+        guard bufferedByteCount >= length else { return nil }
         return header
     }
 
     /// Consumes the packet whose header ``peekHeader()`` just returned, handing its payload to
     /// `body` as a slice of the receive buffer (valid only during the call).
     public mutating func consumePacket<R>(_ body: (PacketHeader, ArraySlice<UInt8>) throws -> R) rethrows -> R? {
+        joinStraddlingPacket()
         guard let (header, payload) = takePacket() else { return nil }
         defer { promoteQueued() }
         return try body(header, buffer[payload])
     }
 
     /// Consumes the packet whose header ``peekHeader()`` just returned, appending its payload to
-    /// `decoder` straight from the receive buffer (a large value's bytes read where they are:
-    /// ``TokenStreamDecoder/append(packetPayload:of:)``).
+    /// `decoder` straight from the receive buffers (``TokenStreamDecoder/append(packetPayload:of:)``:
+    /// a large value's bytes read where they are). A packet that straddles two received arrays
+    /// is handed over in its two parts, never assembled.
     public mutating func consumePacket(into decoder: inout TokenStreamDecoder) {
+        if let need = straddlingPart() {
+            var reader = headerReader()
+            guard let header = try? PacketHeader.decode(from: &reader) else { return }
+            let left = buffer.count - readIndex
+            record(header, offset: bufferBase + readIndex)
+            if left > PacketHeader.size { decoder.append(packetPayload: (readIndex + PacketHeader.size) ..< buffer.count, of: buffer) }
+            // The buffer is read to its end: the queued array goes on from the packet's rest.
+            let payloadStart = queuedStart + Swift.max(0, PacketHeader.size - left)
+            bufferBase += buffer.count - queuedStart
+            retire(buffer)
+            buffer = queued
+            readIndex = queuedStart + need
+            queued = []
+            queuedStart = 0
+            if payloadStart < readIndex { decoder.append(packetPayload: payloadStart ..< readIndex, of: buffer) }
+            return
+        }
         guard let (_, payload) = takePacket() else { return }
         if !payload.isEmpty { decoder.append(packetPayload: payload, of: buffer) }
         promoteQueued()

@@ -179,7 +179,7 @@ extension SQLConnection {
         guard machine.isRunning(id) else { return ResponseBatch(error: CancelReason.cancelled.error) }
         var received = 0
         while true {
-            collect(id, into: &batch)
+            let ranOut = collect(id, into: &batch)
             if let metadata = pendingDecryption {
                 // Always Encrypted: the keys of the result set's encrypted columns, unwrapped
                 // (through the cache, else a key store provider: I/O) before its rows are read.
@@ -199,12 +199,10 @@ extension SQLConnection {
             if !batch.items.isEmpty {
                 guard let serial, !machine.isReadAheadAwaited(serial), received < Self.batchByteLimit,
                       batch.rowCount < Self.batchRowLimit, batch.items.count < Self.batchEventLimit,
-                      id != partsRequest, machine.forwardsRows else { return batch }
+                      id != partsRequest, machine.forwardsRows, ranOut else { return batch }
             }
             do {
-                // The received array the framer is done with (read to its end when a packet was
-                // taken, or when the last read's bytes were appended) is the next read's storage.
-                if let spent = reader.framer.takeSpent() { transport.giveBack(spent) }
+                if let spent = reader.framer.takeSpent() { transport.giveBack(spent) }   // the next read's storage
                 let bytes: [UInt8]
                 if let serial {
                     // The caller may take what the batch holds while the read waits.
@@ -268,8 +266,9 @@ extension SQLConnection {
     /// Adds to `batch` what the buffered bytes hold for request `id`, synchronously: one switch
     /// over what the reader returns next (``nextStep(_:_:)``), up to ``batchRowLimit`` rows and
     /// ``batchEventLimit`` other items (a response read in parts: about ``batchByteLimit`` bytes
-    /// of chunks).
-    private func collect(_ id: RequestID, into batch: inout ResponseBatch) {
+    /// of chunks). True when the buffered bytes ran out: only then does ``readBatch(_:ahead:)`` read
+    /// on (a batch filled from buffered bytes goes out: the rest may be buffered already).
+    private func collect(_ id: RequestID, into batch: inout ResponseBatch) -> Bool {
         var block = BlockBuilder(parts: id == partsRequest)
         reader.decoder.startResponse(rows: block.parts ? .parts : .whole)   // the same for every batch of a response
         reader.decoder.assemblesLargeBinaryAsData = id == dataRequest
@@ -279,7 +278,7 @@ extension SQLConnection {
             if machine.state == .closed {
                 flush(&block, &batch)
                 batch.error = closedError
-                return
+                return false
             }
             switch nextStep(&block, &batch) {
             case .rows:
@@ -287,16 +286,16 @@ extension SQLConnection {
             case .token(let token):
                 let action = machine.tokenReceived(token)
                 if case .none = action { continue }
-                if handle(action, id, &block, &batch) { return }
+                if handle(action, id, &block, &batch) { return false }
                 if pendingDecryption != nil {
                     flush(&block, &batch)
-                    return   // readBatch unwraps the keys, then collects on
+                    return false   // readBatch unwraps the keys, then collects on
                 }
             case .part(let part):
                 if let failure = append(part, &block, &batch) {
                     flush(&block, &batch)
                     failDecryption(id, failure, &batch)
-                    return
+                    return false
                 }
             case .messageEnded:
                 // The read storage kept is let go of: an idle connection keeps none.
@@ -306,15 +305,16 @@ extension SQLConnection {
                 // next request's start), then the batch ends if the request did.
                 var over = false
                 for action in machine.messageEnded(now: clock.now()) where handle(action, id, &block, &batch) { over = true }
-                if over { return }
+                if over { return false }
             case .needBytes:
                 flush(&block, &batch)
-                return
+                return true
             case .failed(let error):
-                if handle(machine.transportFailed(error), id, &block, &batch) { return }
+                if handle(machine.transportFailed(error), id, &block, &batch) { return false }
             }
         }
         flush(&block, &batch)
+        return false
     }
 
     private func hasRoom(_ block: BlockBuilder, _ batch: ResponseBatch) -> Bool {

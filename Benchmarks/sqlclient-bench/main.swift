@@ -132,6 +132,10 @@ if arguments.count > 1, arguments[1] == "ae-rows" {   // AERowsBench.swift: Alwa
     do { try await AERowsBench.main(arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
     exit(0)
 }
+if arguments.count > 1, arguments[1] == "tls" {   // TLSBench.swift: the TLS read path alone
+    do { try await TLSBench.main(arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
+    exit(0)
+}
 if arguments.count > 1, arguments[1] == "aead" {   // AEADBench.swift: Always Encrypted cell decryption
     do { try AEADBench.main(arguments.dropFirst(2)) } catch { note("sqlclient-bench: \(error)"); exit(1) }
     exit(0)

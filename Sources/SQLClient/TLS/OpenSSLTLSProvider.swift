@@ -186,24 +186,29 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
         guard handshakeDone else { throw SQLClientError(.tlsFailed, "decrypt before the TLS handshake completed") }
         ERR_clear_error()
         try feed(ciphertext)
-        var plaintext: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16_384)
+        // Read straight into the array returned, no bounce buffer: room for what was fed (the
+        // plaintext is shorter than its records), doubled while OpenSSL holds more.
+        var plaintext = [UInt8](repeating: 0, count: Swift.max(ciphertext.count, 16_384))
+        var used = 0
         while true {
-            let rc = buffer.withUnsafeMutableBytes { raw in
-                SSL_read(ssl, raw.baseAddress, Int32(raw.count))
+            if used == plaintext.count { plaintext.append(contentsOf: repeatElement(0, count: plaintext.count)) }
+            let rc = plaintext.withUnsafeMutableBytes { raw -> Int32 in
+                guard let base = raw.baseAddress else { return 0 }
+                return SSL_read(ssl, base + used, Int32(Swift.min(raw.count - used, Int(Int32.max))))
             }
             if rc > 0 {
-                plaintext.append(contentsOf: buffer[0 ..< Int(rc)])
+                used += Int(rc)
                 continue
             }
             let code = SSL_get_error(ssl, rc)
             if code == SSL_ERROR_WANT_READ { break }
             if code == SSL_ERROR_ZERO_RETURN {
-                if plaintext.isEmpty { throw SQLClientError(.connectionClosed, "the server closed the TLS session") }
+                if used == 0 { throw SQLClientError(.connectionClosed, "the server closed the TLS session") }
                 break
             }
             throw OpenSSLTLSSession.error(.tlsFailed, "TLS decryption failed")
         }
+        plaintext.removeSubrange(used...)
         return plaintext
     }
 

@@ -42,11 +42,19 @@ package final class TLSStream: ByteStream, Sendable {
             if !earlier.isEmpty {
                 ciphertext = earlier
             } else {
-                ciphertext = try await base.read(maxLength: 16_384 + 512)
+                // As much as the caller takes (the records' plaintext is shorter), at least a record.
+                ciphertext = try await base.read(maxLength: max(limit, 16_384 + 512))
                 if ciphertext.isEmpty { return [] }
             }
             let plain = try await session.decrypt(ciphertext)
-            buffers.withLock { $0.pending.append(contentsOf: plain) }
+            if plain.isEmpty { continue }
+            // Handed over as it came when nothing is pending and it fits: no copy.
+            let whole = buffers.withLock { b -> Bool in
+                if b.pending.isEmpty && plain.count <= limit { return true }
+                b.pending.append(contentsOf: plain)
+                return false
+            }
+            if whole { return plain }
         }
     }
 

@@ -90,6 +90,31 @@ final class TLSProviderContractTests: XCTestCase {
         XCTAssertEqual(plain, reply)
     }
 
+    /// A response of many records, read in pieces smaller than a record (what one read does
+    /// not take waits for the next), then larger than all of them (the plaintext of everything
+    /// received comes back in one read, as it was decrypted): the bytes in order, none lost.
+    func testRecordsReadInPiecesSmallerAndLargerThanARecordArriveInOrder() async throws {
+        let h = try await preloginHandshake(TLSConfiguration(caFile: certs.caCertificate))
+        let stream = try TLSStream(base: h.client, session: h.session, leftover: h.clientLeftover)
+        let response = (0 ..< 300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        try await h.serverStream.write(try h.server.encrypt(response))
+        var plain: [UInt8] = []
+        while plain.count < 50_000 {
+            let bytes = try await stream.read(maxLength: 1000)
+            XCTAssertFalse(bytes.isEmpty)
+            XCTAssertLessThanOrEqual(bytes.count, 1000)
+            if bytes.isEmpty { break }
+            plain += bytes
+        }
+        while plain.count < response.count {
+            let bytes = try await stream.read(maxLength: 524_288)
+            XCTAssertFalse(bytes.isEmpty)
+            if bytes.isEmpty { break }
+            plain += bytes
+        }
+        XCTAssertEqual(plain, response)
+    }
+
     func testLoginOnlyEncryptsLogin7AloneThenThePlaintextFollows() async throws {
         let h = try await preloginHandshake(TLSConfiguration(caFile: certs.caCertificate))
         let login = Packet.encode(message: Array("LOGIN7 body".utf8), type: .login7, packetSize: 4096)

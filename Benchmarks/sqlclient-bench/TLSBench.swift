@@ -6,7 +6,9 @@ import SQLClientTesting
 /// provider's session, issue 43). An OpenSSL server session encrypts N MB (default 64) in writes
 /// of 32,767 bytes, as a server sends packets. The client reads them back through `TLSStream`, in
 /// reads of at most 512 KiB, as the connection asks. The records come from memory in reads of at
-/// most what is asked. Prints the plaintext's MB/s, the median of 5 runs.
+/// most what is asked. Then the client writes N MB through `TLSStream` in writes of 32,767 bytes
+/// (a bulk load's packets) to a stream that only counts them. Prints the plaintext's MB/s each
+/// way, the median of 5 runs.
 enum TLSBench {
     /// The records, handed out as a socket with all of them received would.
     final class Records: ByteStream, @unchecked Sendable {
@@ -18,8 +20,9 @@ enum TLSBench {
             defer { at += n }
             return Array(bytes[at ..< at + n])
         }
-        func write(_ bytes: [UInt8]) async throws {}
+        func write(_ bytes: [UInt8]) async throws { written += bytes.count }
         func close() {}
+        var written = 0
     }
 
     static func main(_ args: ArraySlice<String>) async throws {
@@ -32,6 +35,7 @@ enum TLSBench {
         let packet = (0 ..< 32_767).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let packets = mb * 32
         var rates: [Double] = []
+        var writeRates: [Double] = []
         for _ in 0 ..< 5 {
             let server = try OpenSSLTLSServerSession(identity: try TLSServerIdentity.generated())
             let client = try provider.makeClientSession(serverName: "localhost",
@@ -56,11 +60,25 @@ enum TLSBench {
             }
             let elapsed = clock.now - start
             guard total == packets * packet.count else { note("tls: read \(total) bytes, expected \(packets * packet.count)"); exit(1) }
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            rates.append(Double(total) / seconds / 1e6)
+            rates.append(Double(total) / seconds(elapsed) / 1e6)
+
+            let sink = Records([])
+            let out = try TLSStream(base: sink, session: client)
+            let writeStart = clock.now
+            for _ in 0 ..< packets { try await out.write(packet) }
+            let writeElapsed = clock.now - writeStart
+            guard sink.written > packets * packet.count else { note("tls: wrote \(sink.written) bytes of records"); exit(1) }
+            writeRates.append(Double(packets * packet.count) / seconds(writeElapsed) / 1e6)
         }
         rates.sort()
+        writeRates.sort()
         print("tls read: \(mb) MB of plaintext in records of 32,767-byte writes: \(String(format: "%.0f", rates[2])) MB/s"
               + " (median of 5; \(String(format: "%.0f", rates[0]))-\(String(format: "%.0f", rates[4])))")
+        print("tls write: \(mb) MB of plaintext in writes of 32,767 bytes: \(String(format: "%.0f", writeRates[2])) MB/s"
+              + " (median of 5; \(String(format: "%.0f", writeRates[0]))-\(String(format: "%.0f", writeRates[4])))")
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 }

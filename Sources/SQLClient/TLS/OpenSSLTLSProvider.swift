@@ -167,6 +167,8 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
         ERR_clear_error()
         var offset = 0
         var output: [UInt8] = []
+        // Room for the records: the plaintext and each 16 KiB record's header, nonce and tag.
+        output.reserveCapacity(plaintext.count + (plaintext.count / 16_384 + 1) * 64)
         while offset < plaintext.count {
             let chunk = min(plaintext.count - offset, 16_384)
             let rc = plaintext.withUnsafeBytes { raw -> Int32 in
@@ -177,7 +179,7 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
                 throw OpenSSLTLSSession.error(.tlsFailed, "TLS encryption failed")
             }
             offset += Int(rc)
-            output += drainOutput()
+            drainOutput(into: &output)
         }
         return output
     }
@@ -249,15 +251,24 @@ package final class OpenSSLTLSSession: TLSSession, @unchecked Sendable {
 
     private func drainOutput() -> [UInt8] {
         var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        while csqlclient_BIO_pending(writeBIO) > 0 {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                BIO_read(writeBIO, raw.baseAddress, Int32(raw.count))
-            }
-            if n <= 0 { break }
-            output.append(contentsOf: buffer[0 ..< Int(n)])
-        }
+        drainOutput(into: &output)
         return output
+    }
+
+    /// Appends the records OpenSSL wrote to `output`, read straight into its tail.
+    private func drainOutput(into output: inout [UInt8]) {
+        while true {
+            let pending = Int(csqlclient_BIO_pending(writeBIO))
+            guard pending > 0 else { return }
+            let start = output.count
+            output.append(contentsOf: repeatElement(0, count: pending))
+            let n = output.withUnsafeMutableBytes { raw -> Int32 in
+                guard let base = raw.baseAddress else { return 0 }
+                return BIO_read(writeBIO, base + start, Int32(pending))
+            }
+            output.removeSubrange((start + Swift.max(Int(n), 0))...)
+            if n <= 0 { return }
+        }
     }
 
     static func isIPAddress(_ text: String) -> Bool {

@@ -196,7 +196,11 @@ struct Driver {
 
     /// The run of `options.repeats` runs with the median time (a wrong checksum wins, to be seen).
     func median(_ make: () -> Sample?) -> Sample? {
-        let samples = (0 ..< max(options.repeats, 1)).compactMap { _ in make() }
+        Driver.median((0 ..< max(options.repeats, 1)).compactMap { _ in make() })
+    }
+
+    /// The sample with the median time of `samples` (a wrong checksum wins, to be seen).
+    static func median(_ samples: [Sample]) -> Sample? {
         if let wrong = samples.first(where: { $0.checksum != samples.first?.checksum }) { return wrong }
         let sorted = samples.sorted { $0.seconds < $1.seconds }
         return sorted.isEmpty ? nil : sorted[sorted.count / 2]
@@ -260,29 +264,50 @@ struct Driver {
             }
             let repeatable = w.name != "stream-1gb"
             let portText = String(port)
+            // Every client measured, keyed by its `clients` key. Their repeats run in rounds, each
+            // round every client once in the same order, so that a machine that slows down or
+            // speeds up during the workload moves every client's median alike (run client by
+            // client, a drift of the VM's speed over the workload's seconds moved the ratio to the
+            // peer by up to 0.3 from one run to the next).
+            var clients: [(key: String, run: () -> Sample?)] = []
             for (key, api, context) in Driver.paths(for: w.name) {
                 let args = ["client"] + common + ps + ["--port", portText, "--client-api", api.rawValue, "--context", context.rawValue]
                 if Driver.largeValueWorkloads.contains(w.name) {
                     // Every vector/varbinary value checked byte for byte, in a run not timed (a wrong value stops the run).
                     _ = child(me, args + ["--verify-values"], counter: nil)
                 }
-                r.paths[key] = repeatable ? median { child(me, args, counter: counter) } : child(me, args, counter: counter)
+                clients.append((key, { child(me, args, counter: counter) }))
             }
-            r.sqlclient = r.paths["sqlclient_blocks"]
-            r.sqlclientRows = r.paths["sqlclient_query"]
             // FreeTDS has no vector type (0xF5); see the README for Microsoft's ODBC driver.
             if let freetds, w.name != "vector" {
-                r.freetds = repeatable ? median { child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter) }
-                                       : child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter)
+                clients.append(("freetds", { child(freetds, ["127.0.0.1:\(port)", w.sql, String(options.packetSize)], counter: counter) }))
             }
             if let msodbc {
                 // ODBC environment of the bench's own: no DSN or odbcinst.ini of the machine's.
                 let args = [msodbc.driver, "127.0.0.1:\(port)", w.sql, String(options.packetSize)]
-                r.msodbc = repeatable ? median { child(msodbc.exe, args, counter: counter) } : child(msodbc.exe, args, counter: counter)
+                clients.append(("msodbc", { child(msodbc.exe, args, counter: counter) }))
                 if repeatable {   // not the 1 GiB memory test, which has no execute() path
-                    r.msodbcKeep = median { child(msodbc.exe, args + ["keep"], counter: counter) }
+                    clients.append(("msodbc_keep", { child(msodbc.exe, args + ["keep"], counter: counter) }))
                 }
             }
+            // A large value's run is short (tens of milliseconds) and its time varies by up to a
+            // quarter from one run to the next on a VM: three times the rounds.
+            let rounds = repeatable ? max(options.repeats, 1) * (Driver.largeValueWorkloads.contains(w.name) ? 3 : 1) : 1
+            var samples: [String: [Sample]] = [:]
+            for _ in 0 ..< rounds {
+                for c in clients { if let s = c.run() { samples[c.key, default: []].append(s) } }
+            }
+            for (key, list) in samples {
+                guard let m = Driver.median(list) else { continue }
+                switch key {
+                case "freetds": r.freetds = m
+                case "msodbc": r.msodbc = m
+                case "msodbc_keep": r.msodbcKeep = m
+                default: r.paths[key] = m
+                }
+            }
+            r.sqlclient = r.paths["sqlclient_blocks"]
+            r.sqlclientRows = r.paths["sqlclient_query"]
             if options.comparePacketSizes && w.name != "stream-1gb" {
                 r.sqlclientSmallPackets = median { child(me, ["client"] + common + ["--packet-size", "4096", "--port", portText, "--client-api", "blocks"], counter: counter) }
                 if let freetds {

@@ -32,7 +32,8 @@ SQLClient to check its resident memory (skip with --no-memory-test).
   --no-odbc                skip Microsoft ODBC Driver 18 (else a missing driver is an error;
                            scripts/bench.sh installs it)
   --no-memory-test         skip the 1 GiB streaming memory test
-  --repeat N                end-to-end runs per client and workload, the median is kept (default 3)
+  --repeat N                end-to-end runs per client and workload, the median is kept (default 3;
+                           varbinary and vector: 3 N), in rounds of every client once
   --smoke                  a few seconds: --rows 10000 --blob-mb 2 --no-memory-test --repeat 1
   --verify-values          (client) every vector and varbinary value checked byte for byte, exit 3
                            on a wrong one; the driver runs each large-value path once so, untimed

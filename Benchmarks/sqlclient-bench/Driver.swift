@@ -27,6 +27,8 @@ struct Driver {
         /// Every SQLClient read path measured end to end, by its `clients` key
         /// (`sqlclient_blocks`, `sqlclient_query_main`, …).
         var paths: [String: Sample] = [:]
+        /// ``Driver/pairedRatios(_:)`` of the rounds, by `clients` key.
+        var pairedRatios: [String: Double] = [:]
         var serverSeconds: Double?
         var decode: Sample?
         var decodeTokens: Sample?
@@ -199,6 +201,25 @@ struct Driver {
         Driver.median((0 ..< max(options.repeats, 1)).compactMap { _ in make() })
     }
 
+    /// For each SQLClient path, the median over rounds of the better streaming peer's time in the
+    /// round over the path's time in the same round (`execute()` paths: over `msodbc_keep`'s,
+    /// which also keeps every row): a ratio of runs made seconds apart, so that a slow spell of
+    /// the machine moves both sides of it.
+    static func pairedRatios(_ rounds: [[String: Sample]]) -> [String: Double] {
+        var ratios: [String: [Double]] = [:]
+        for round in rounds {
+            let streaming = ["msodbc", "freetds"].compactMap { round[$0]?.seconds }.min()
+            for (key, s) in round where key.hasPrefix("sqlclient") && s.seconds > 0 {
+                guard let peer = key.contains("execute") ? round["msodbc_keep"]?.seconds ?? streaming : streaming else { continue }
+                ratios[key, default: []].append(peer / s.seconds)
+            }
+        }
+        return ratios.mapValues { list in
+            let sorted = list.sorted()
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+    }
+
     /// The sample with the median time of `samples` (a wrong checksum wins, to be seen).
     static func median(_ samples: [Sample]) -> Sample? {
         if let wrong = samples.first(where: { $0.checksum != samples.first?.checksum }) { return wrong }
@@ -294,9 +315,13 @@ struct Driver {
             // quarter from one run to the next on a VM: three times the rounds.
             let rounds = repeatable ? max(options.repeats, 1) * (Driver.largeValueWorkloads.contains(w.name) ? 3 : 1) : 1
             var samples: [String: [Sample]] = [:]
+            var byRound: [[String: Sample]] = []
             for _ in 0 ..< rounds {
-                for c in clients { if let s = c.run() { samples[c.key, default: []].append(s) } }
+                var round: [String: Sample] = [:]
+                for c in clients { if let s = c.run() { samples[c.key, default: []].append(s); round[c.key] = s } }
+                byRound.append(round)
             }
+            r.pairedRatios = Driver.pairedRatios(byRound)
             for (key, list) in samples {
                 guard let m = Driver.median(list) else { continue }
                 switch key {
@@ -509,7 +534,14 @@ struct Driver {
             // Every client's figures by name; a new read path adds one pair here.
             let clients: [(String, Sample?)] = [("freetds", r.freetds), ("msodbc", r.msodbc), ("msodbc_keep", r.msodbcKeep)]
                 + r.paths.map { ($0.key, Optional($0.value)) }
-            o["clients"] = Dictionary(uniqueKeysWithValues: clients.map { ($0.0, sampleObject($0.1, r, key: $0.0)) })
+            o["clients"] = Dictionary(uniqueKeysWithValues: clients.map { c -> (String, Any) in
+                var object = sampleObject(c.1, r, key: c.0)
+                if var d = object as? [String: Any], let ratio = r.pairedRatios[c.0] {
+                    d["paired_ratio_to_peer"] = ratio
+                    object = d
+                }
+                return (c.0, object)
+            })
             if options.comparePacketSizes {
                 o["sqlclient_4096"] = sampleObject(r.sqlclientSmallPackets, r)
                 o["freetds_4096"] = sampleObject(r.freetdsSmallPackets, r)

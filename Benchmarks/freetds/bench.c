@@ -74,6 +74,14 @@ static double now(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
+/* CPU time of every thread of the process, seconds. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
 static uint64_t bytes_digest(const BYTE *p, size_t n, size_t stride)
 {
 	uint64_t d = n;
@@ -229,7 +237,7 @@ int main(int argc, char **argv)
 	uint64_t checksum = 0;
 	long long rows = 0;
 	unsigned long long allocs0 = malloc_count ? malloc_count() : 0;
-	double t0 = now();
+	double t0 = now(), c0 = cpu_now();
 	if (dbcmd(dbproc, argv[2]) == FAIL || dbsqlexec(dbproc) == FAIL) {
 		fprintf(stderr, "dbsqlexec failed\n");
 		return 1;
@@ -257,13 +265,14 @@ int main(int argc, char **argv)
 		free(cols);
 	}
 	double seconds = now() - t0;
+	double cpu_seconds = cpu_now() - c0;
 	long long allocs = malloc_count ? (long long) (malloc_count() - allocs0) : -1;
 	int negotiated = dbgetpacket(dbproc);
 	dbclose(dbproc);
 	dbexit();
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("{\"rows\":%lld,\"seconds\":%.6f,\"checksum\":\"%016" PRIX64 "\",\"allocations\":%lld,\"maxrss_kb\":%ld,\"packet_size\":%d}\n",
-	       rows, seconds, checksum, allocs, (long) ru.ru_maxrss, negotiated);
+	printf("{\"rows\":%lld,\"seconds\":%.6f,\"cpu_seconds\":%.6f,\"checksum\":\"%016" PRIX64 "\",\"allocations\":%lld,\"maxrss_kb\":%ld,\"packet_size\":%d}\n",
+	       rows, seconds, cpu_seconds, checksum, allocs, (long) ru.ru_maxrss, negotiated);
 	return 0;
 }

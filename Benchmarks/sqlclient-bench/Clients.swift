@@ -104,6 +104,7 @@ enum ClientCommand {
         var sample = Sample(rows: m.rows, bytes: 0, seconds: m.seconds, checksum: hex(m.checksum),
                             allocations: m.allocations, peakRSS: Measure.peakRSS, packetSize: negotiated)
         sample.rssGrowth = m.rssGrowth
+        sample.cpuSeconds = m.cpuSeconds
         return sample
     }
 
@@ -114,6 +115,8 @@ enum ClientCommand {
         var allocations: Int?
         /// Peak resident memory during the read over the resident memory just before it, bytes.
         var rssGrowth: Int?
+        /// The process's CPU time over the read, seconds.
+        var cpuSeconds = 0.0
     }
 
     /// Reads the workload's result through `api`, running in `isolation` (nil: nonisolated).
@@ -125,7 +128,7 @@ enum ClientCommand {
         Measure.resetPeakRSS()
         let rss0 = Measure.currentRSS
         let a0 = Measure.allocations()
-        let t0 = Measure.now()
+        let t0 = Measure.now(), c0 = Measure.cpuNow()
         switch api {
         case .rows:
             for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
@@ -182,6 +185,7 @@ enum ClientCommand {
         }
         // The byte-for-byte check's own time is not the read's.
         m.seconds = Measure.now() - t0 - check.seconds
+        m.cpuSeconds = Measure.cpuNow() - c0
         if let rss0, let peak = Measure.peakRSS { m.rssGrowth = peak - rss0 }
         let a1 = Measure.allocations()
         m.allocations = a0.flatMap { a in a1.map { Int($0 &- a) } }
@@ -209,7 +213,7 @@ enum ClientCommand {
         Measure.resetPeakRSS()
         let rss0 = Measure.currentRSS
         let a0 = Measure.allocations()
-        let t0 = Measure.now()
+        let t0 = Measure.now(), c0 = Measure.cpuNow()
         switch api {
         case .blocks:
             for try await block in connection.rowBlocks(query) {
@@ -230,6 +234,7 @@ enum ClientCommand {
             }
         }
         m.seconds = Measure.now() - t0 - check.seconds
+        m.cpuSeconds = Measure.cpuNow() - c0
         if let rss0, let peak = Measure.peakRSS { m.rssGrowth = peak - rss0 }
         let a1 = Measure.allocations()
         m.allocations = a0.flatMap { a in a1.map { Int($0 &- a) } }

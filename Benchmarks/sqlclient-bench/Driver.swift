@@ -192,8 +192,10 @@ struct Driver {
             return nil
         }
         let allocations = (obj["allocations"] as? Int).flatMap { $0 >= 0 ? $0 : nil }
-        return Sample(rows: rows, bytes: 0, seconds: seconds, checksum: checksum, allocations: allocations,
-                      peakRSS: (obj["maxrss_kb"] as? Int).map { $0 * 1024 }, packetSize: obj["packet_size"] as? Int)
+        var sample = Sample(rows: rows, bytes: 0, seconds: seconds, checksum: checksum, allocations: allocations,
+                            peakRSS: (obj["maxrss_kb"] as? Int).map { $0 * 1024 }, packetSize: obj["packet_size"] as? Int)
+        sample.cpuSeconds = obj["cpu_seconds"] as? Double
+        return sample
     }
 
     /// The run of `options.repeats` runs with the median time (a wrong checksum wins, to be seen).
@@ -507,7 +509,7 @@ struct Driver {
                     "fraction_of_memcpy": r.memcpyMBPerSecond.map { mbps / $0 } as Any? ?? NSNull(),
                     "seconds": s.seconds, "allocations_per_row": s.allocationsPerRow as Any? ?? NSNull(),
                     "peak_rss_bytes": s.peakRSS as Any? ?? NSNull(), "rss_growth_bytes": s.rssGrowth as Any? ?? NSNull(), "checksum_ok": s.checksum == r.expected(for: key) && s.rows == r.workload.rows,
-                    "packet_size": s.packetSize as Any? ?? NSNull()] as [String: Any]
+                    "packet_size": s.packetSize as Any? ?? NSNull(), "cpu_seconds": s.cpuSeconds as Any? ?? NSNull()] as [String: Any]
         }
         var list: [[String: Any]] = []
         for r in results {

@@ -55,6 +55,13 @@ enum Measure {
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
+
+    /// CPU time of every thread of the process, seconds.
+    static func cpuNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
 }
 
 /// One measurement printed by a child process as a JSON line and read back by the driver.
@@ -70,6 +77,8 @@ struct Sample: Codable, Sendable {
     var packetSize: Int?
     /// SQLClient: peak resident memory during the read over the resident memory just before it.
     var rssGrowth: Int?
+    /// CPU time of the client's process (every thread) over the measured span, seconds.
+    var cpuSeconds: Double?
 
     var rowsPerSecond: Double { seconds > 0 ? Double(rows) / seconds : 0 }
     var megabytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds / 1e6 : 0 }

@@ -6,7 +6,10 @@
 #
 #   Benchmarks/callgrind-paths.sh BENCH [WORKLOAD...]
 #     BENCH: a release sqlclient-bench binary (.build/release/sqlclient-bench)
-#     APIS="rows decodable typed blocks" (default: rows decodable typed) the --client-api values
+#     APIS="rows decodable typed blocks" (default: rows decodable typed) the --client-api values;
+#       `msodbc` runs Microsoft's ODBC driver instead (Benchmarks/msodbc/bench.c, as the bench
+#       builds it into $TMPDIR/sqlclient-bench-$UID by a run of the bench; the driver found as
+#       the bench finds it, or $SQLCLIENT_MSODBC_DRIVER), in one context
 #     CONTEXTS="task main" (default: task)
 #     ROWS="N1 N2" (default: 100000 200000) the two row counts; the last column is then the cost
 #       of N2-N1 rows (the vector workload holds at most 10,000 rows: ROWS="2000 4000")
@@ -23,6 +26,11 @@ blobs=(${BLOB_MB:-})
 # The extra arguments of run k (0 or 1): its --blob-mb when BLOB_MB is set.
 extra() { if [ ${#blobs[@]} -eq 2 ]; then echo "--blob-mb ${blobs[$1]}"; fi; }
 dir=$(mktemp -d)
+# Microsoft's ODBC driver library, where the bench looks for it (Driver.msodbcDriver).
+msodbc_driver() {
+  if [ -n "${SQLCLIENT_MSODBC_DRIVER:-}" ]; then echo "$SQLCLIENT_MSODBC_DRIVER"; return; fi
+  ls "$(dirname "$0")"/../.venv/lib/python3*/site-packages/mssql_python_odbc/libs/linux/debian_ubuntu/x86_64/lib/libmsodbcsql-18* 2>/dev/null | sort | tail -1
+}
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
@@ -51,11 +59,17 @@ done
 for w in "${workloads[@]}"; do
   for api in "${apis[@]}"; do
     for context in "${contexts[@]}"; do
+      if [ "$api" = msodbc ] && [ "$context" != "${contexts[0]}" ]; then continue; fi   # no context of its own
       ir=()
       for k in 0 1; do
         rows=${counts[$k]}
-        if LD_PRELOAD="$dir/shim.so" valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$bench" client --workload "$w" --rows "$rows" $(extra $k) \
-             --port "${port[$k]}" --client-api "$api" --context "$context" > "$dir/client.out" 2> "$dir/vg.err"; then
+        if [ "$api" = msodbc ]; then
+          client=("${TMPDIR:-/tmp}/sqlclient-bench-$(id -u)/msodbc-bench" "$(msodbc_driver)" "127.0.0.1:${port[$k]}"
+                  "SELECT /* sqlclient-bench */ * FROM $w" 32767)
+        else
+          client=("$bench" client --workload "$w" --rows "$rows" $(extra $k) --port "${port[$k]}" --client-api "$api" --context "$context")
+        fi
+        if LD_PRELOAD="$dir/shim.so" valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "${client[@]}" > "$dir/client.out" 2> "$dir/vg.err"; then
           ir+=($(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$dir/vg.err" | tail -1))
         else
           ir+=(failed)

@@ -82,6 +82,14 @@ static double cpu_now(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
+/* Minor page faults of the process so far (a page touched for the first time). */
+static long faults_now(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
 static uint64_t bytes_digest(const BYTE *p, size_t n, size_t stride)
 {
 	uint64_t d = n;
@@ -238,6 +246,7 @@ int main(int argc, char **argv)
 	long long rows = 0;
 	unsigned long long allocs0 = malloc_count ? malloc_count() : 0;
 	double t0 = now(), c0 = cpu_now();
+	long f0 = faults_now();
 	if (dbcmd(dbproc, argv[2]) == FAIL || dbsqlexec(dbproc) == FAIL) {
 		fprintf(stderr, "dbsqlexec failed\n");
 		return 1;
@@ -266,13 +275,14 @@ int main(int argc, char **argv)
 	}
 	double seconds = now() - t0;
 	double cpu_seconds = cpu_now() - c0;
+	long faults = faults_now() - f0;
 	long long allocs = malloc_count ? (long long) (malloc_count() - allocs0) : -1;
 	int negotiated = dbgetpacket(dbproc);
 	dbclose(dbproc);
 	dbexit();
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("{\"rows\":%lld,\"seconds\":%.6f,\"cpu_seconds\":%.6f,\"checksum\":\"%016" PRIX64 "\",\"allocations\":%lld,\"maxrss_kb\":%ld,\"packet_size\":%d}\n",
-	       rows, seconds, cpu_seconds, checksum, allocs, (long) ru.ru_maxrss, negotiated);
+	printf("{\"rows\":%lld,\"seconds\":%.6f,\"cpu_seconds\":%.6f,\"page_faults\":%ld,\"checksum\":\"%016" PRIX64 "\",\"allocations\":%lld,\"maxrss_kb\":%ld,\"packet_size\":%d}\n",
+	       rows, seconds, cpu_seconds, faults, checksum, allocs, (long) ru.ru_maxrss, negotiated);
 	return 0;
 }

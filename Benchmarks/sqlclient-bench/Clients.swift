@@ -105,6 +105,7 @@ enum ClientCommand {
                             allocations: m.allocations, peakRSS: Measure.peakRSS, packetSize: negotiated)
         sample.rssGrowth = m.rssGrowth
         sample.cpuSeconds = m.cpuSeconds
+        sample.pageFaults = m.pageFaults
         return sample
     }
 
@@ -117,6 +118,8 @@ enum ClientCommand {
         var rssGrowth: Int?
         /// The process's CPU time over the read, seconds.
         var cpuSeconds = 0.0
+        /// The process's minor page faults over the read.
+        var pageFaults = 0
     }
 
     /// Reads the workload's result through `api`, running in `isolation` (nil: nonisolated).
@@ -128,7 +131,7 @@ enum ClientCommand {
         Measure.resetPeakRSS()
         let rss0 = Measure.currentRSS
         let a0 = Measure.allocations()
-        let t0 = Measure.now(), c0 = Measure.cpuNow()
+        let t0 = Measure.now(), c0 = Measure.cpuNow(), f0 = Measure.faultsNow()
         switch api {
         case .rows:
             for try await row in connection.query(SQLQuery(unsafeSQL: w.sql)) {
@@ -186,6 +189,7 @@ enum ClientCommand {
         // The byte-for-byte check's own time is not the read's.
         m.seconds = Measure.now() - t0 - check.seconds
         m.cpuSeconds = Measure.cpuNow() - c0
+        m.pageFaults = Measure.faultsNow() - f0
         if let rss0, let peak = Measure.peakRSS { m.rssGrowth = peak - rss0 }
         let a1 = Measure.allocations()
         m.allocations = a0.flatMap { a in a1.map { Int($0 &- a) } }
@@ -213,7 +217,7 @@ enum ClientCommand {
         Measure.resetPeakRSS()
         let rss0 = Measure.currentRSS
         let a0 = Measure.allocations()
-        let t0 = Measure.now(), c0 = Measure.cpuNow()
+        let t0 = Measure.now(), c0 = Measure.cpuNow(), f0 = Measure.faultsNow()
         switch api {
         case .blocks:
             for try await block in connection.rowBlocks(query) {
@@ -235,6 +239,7 @@ enum ClientCommand {
         }
         m.seconds = Measure.now() - t0 - check.seconds
         m.cpuSeconds = Measure.cpuNow() - c0
+        m.pageFaults = Measure.faultsNow() - f0
         if let rss0, let peak = Measure.peakRSS { m.rssGrowth = peak - rss0 }
         let a1 = Measure.allocations()
         m.allocations = a0.flatMap { a in a1.map { Int($0 &- a) } }

@@ -195,6 +195,7 @@ struct Driver {
         var sample = Sample(rows: rows, bytes: 0, seconds: seconds, checksum: checksum, allocations: allocations,
                             peakRSS: (obj["maxrss_kb"] as? Int).map { $0 * 1024 }, packetSize: obj["packet_size"] as? Int)
         sample.cpuSeconds = obj["cpu_seconds"] as? Double
+        sample.pageFaults = obj["page_faults"] as? Int
         return sample
     }
 
@@ -509,7 +510,8 @@ struct Driver {
                     "fraction_of_memcpy": r.memcpyMBPerSecond.map { mbps / $0 } as Any? ?? NSNull(),
                     "seconds": s.seconds, "allocations_per_row": s.allocationsPerRow as Any? ?? NSNull(),
                     "peak_rss_bytes": s.peakRSS as Any? ?? NSNull(), "rss_growth_bytes": s.rssGrowth as Any? ?? NSNull(), "checksum_ok": s.checksum == r.expected(for: key) && s.rows == r.workload.rows,
-                    "packet_size": s.packetSize as Any? ?? NSNull(), "cpu_seconds": s.cpuSeconds as Any? ?? NSNull()] as [String: Any]
+                    "packet_size": s.packetSize as Any? ?? NSNull(), "cpu_seconds": s.cpuSeconds as Any? ?? NSNull(),
+                    "page_faults": s.pageFaults as Any? ?? NSNull()] as [String: Any]
         }
         var list: [[String: Any]] = []
         for r in results {

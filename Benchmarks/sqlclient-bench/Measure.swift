@@ -62,6 +62,17 @@ enum Measure {
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
+
+    /// Minor page faults of the process so far (a page touched for the first time).
+    static func faultsNow() -> Int {
+        var usage = rusage()
+        #if canImport(Glibc)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        return Int(usage.ru_minflt)
+    }
 }
 
 /// One measurement printed by a child process as a JSON line and read back by the driver.
@@ -79,6 +90,8 @@ struct Sample: Codable, Sendable {
     var rssGrowth: Int?
     /// CPU time of the client's process (every thread) over the measured span, seconds.
     var cpuSeconds: Double?
+    /// Minor page faults of the client's process over the measured span.
+    var pageFaults: Int?
 
     var rowsPerSecond: Double { seconds > 0 ? Double(rows) / seconds : 0 }
     var megabytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds / 1e6 : 0 }

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <dlfcn.h>
 #include <sys/resource.h>
+#include "../peer-clock.h"
 #include <sybfront.h>
 #include <sybdb.h>
 
@@ -65,29 +66,6 @@ static int err_handler(DBPROCESS *dbproc, int severity, int dberr, int oserr, ch
 	(void) dbproc; (void) severity; (void) oserr; (void) oserrstr;
 	fprintf(stderr, "freetds-bench: db-lib error %d: %s\n", dberr, dberrstr ? dberrstr : "");
 	return INT_CANCEL;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-/* CPU time of every thread of the process, seconds. */
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-/* Minor page faults of the process so far (a page touched for the first time). */
-static long faults_now(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
 }
 
 static uint64_t bytes_digest(const BYTE *p, size_t n, size_t stride)

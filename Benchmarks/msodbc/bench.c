@@ -36,6 +36,7 @@
 #include <time.h>
 #include <dlfcn.h>
 #include <sys/resource.h>
+#include "../peer-clock.h"
 #include <sql.h>
 #include <sqlext.h>
 
@@ -81,29 +82,6 @@ static void keep_copy(const struct column *col)
 	if (!p) { fprintf(stderr, "msodbc-bench: out of memory\n"); exit(1); }
 	memcpy(p, col->buffer, n);
 	keep(p);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-/* CPU time of every thread of the process, seconds. */
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-/* Minor page faults of the process so far (a page touched for the first time). */
-static long faults_now(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
 }
 
 static void fail(const char *what, SQLSMALLINT type, SQLHANDLE h)

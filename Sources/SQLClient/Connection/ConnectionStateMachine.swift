@@ -206,9 +206,9 @@ struct ConnectionStateMachine: Sendable {
     mutating func nextBatchAsked(_ id: RequestID) -> ReadAheadStateMachine.NextAction {
         readAhead.next(id, mayRead: isRunning(id) && request?.isAbandoned != true)
     }
-    /// Request `id`'s cursor read `batch` itself; `readsAhead`: its caller runs off the connection.
-    mutating func cursorRead(_ id: RequestID, _ batch: ReadAheadStateMachine.Batch, readsAhead: Bool) -> ReadAheadStateMachine.ReadEnd {
-        readAhead.cursorRead(id, batch, readsAhead: readsAhead, isRunning: isRunning(id))
+    /// Request `id`'s cursor read `batch` itself; `caller`: where its caller runs.
+    mutating func cursorRead(_ id: RequestID, _ batch: ReadAheadStateMachine.Batch, caller: ReadAheadStateMachine.Caller) -> ReadAheadStateMachine.ReadEnd {
+        readAhead.cursorRead(id, batch, caller: caller, isRunning: isRunning(id))
     }
     /// Reader ahead `serial` (of request `id`) read `batch`.
     mutating func batchReadAhead(_ serial: UInt64, of id: RequestID, _ batch: ReadAheadStateMachine.Batch) -> ReadAheadStateMachine.ReadAction {

@@ -5,12 +5,13 @@ import TDS
 ///
 /// It owns the request: it starts it on the first `next…()` call and cancels it (ATTENTION,
 /// drained in the background) if it is dropped, or its task cancelled, before the end. Events
-/// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:readsAhead:)``:
+/// and rows are fetched from the connection in batches (``SQLConnection/nextBatch(_:caller:)``:
 /// what the received bytes already hold), so a million-row result does not cross into the actor
 /// a million times. While the caller takes one batch, the connection reads and scans the next
 /// (one batch ahead at most: a bounded read-ahead, so the socket is read at most one batch
 /// ahead of what the caller consumed; none for the buffered shapes, which run on the
-/// connection). Rows arrive as
+/// connection, nor after large plain rows for a caller off any actor, which reads them itself:
+/// ``ReadAheadStateMachine/Caller``). Rows arrive as
 /// ``SQLRowBlock``s, blocks of a result set's rows: ``nextBlock()`` hands them over as they are,
 /// ``nextRow()`` and ``nextEvent()`` one row at a time, each row an ``SQLRow`` view of its block
 /// (nothing copied, nothing allocated per row), ``nextItem()`` events and whole blocks for the
@@ -277,9 +278,9 @@ final class ResponseCursor: @unchecked Sendable {
             if requestID == nil { requestID = try await connection.startRequest(source, timeout: timeout, readsParts: readsParts,
                                                                                   assemblesData: assemblesData, reservation: reservation) }
             guard let requestID else { return false }
-            // Read ahead unless the caller is the connection itself (the buffered shapes): nothing
-            // would run beside it.
-            let batch = await connection.nextBatch(requestID, readsAhead: isolation !== connection)
+            // Where the caller runs decides the read-ahead (the connection itself, another actor, none).
+            let caller: ReadAheadStateMachine.Caller = isolation === connection ? .connection : isolation == nil ? .task : .actor
+            let batch = await connection.nextBatch(requestID, caller: caller)
             if batch.ended || batch.error != nil { finished = true }
             items = batch.items
             rowsReceived += batch.rowCount

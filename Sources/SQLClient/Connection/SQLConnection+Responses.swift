@@ -20,6 +20,11 @@ extension SQLConnection {
         var ended = false
         /// The request failed after `items`.
         var error: (any Error)?
+        /// The last block's rows average ``largeRowBytes`` wire bytes or more and no column is
+        /// transcoded (nchar, nvarchar): scanning them was copying them (vector, binary, large
+        /// values). A caller off any actor reads the next batch itself
+        /// (``ReadAheadStateMachine/Caller/task``).
+        var largePlainRows = false
     }
 
     /// Rows per batch at most (one block), other events per batch at most, and about the most
@@ -30,13 +35,17 @@ extension SQLConnection {
     /// The most bytes asked of the socket per read (it asks 64 KiB, doubled while reads come
     /// back full, up to this: a long result comes in fewer, larger batches).
     static let readLength = 524_288
+    /// Wire bytes per row from which a block's plain rows are ``ResponseBatch/largePlainRows``:
+    /// between the rows measured faster with a reader ahead (under 100 bytes: narrow, exact)
+    /// and those measured faster without (vector(1998) rows, 7.9 KiB).
+    static let largeRowBytes = 2048
 
     // MARK: - Starting
 
     /// Starts a request (SQL batch, RPC, Transaction Manager request, streamed message): waits for
     /// its turn, encodes it with the current transaction descriptor in ALL_HEADERS, writes it,
     /// and has its query timeout armed (`timeout`, else ``SQLConnectionConfiguration/queryTimeout``)
-    /// from when it starts to be written. Returns the request's id for ``nextBatch(_:readsAhead:)``.
+    /// from when it starts to be written. Returns the request's id for ``nextBatch(_:caller:)``.
     ///
     /// Requests run one at a time, in the order they asked, whichever task asks: a request made
     /// while another's response is still being streamed waits until that stream ends, or is
@@ -92,7 +101,8 @@ extension SQLConnection {
     /// is the connection's to drain: its cursor gets `.cancelled` at once; a request no longer
     /// running whose end its cursor did not get (abandoned and drained) the same.
     ///
-    /// `readsAhead` (a cursor whose caller runs off the connection): when the batch neither ends
+    /// `caller` (where the cursor's caller runs: ``ReadAheadStateMachine/Caller``): when it reads
+    /// ahead and the batch neither ends
     /// nor fails the request, the next one is read and scanned at once, on the connection, while
     /// the caller takes this one, so that the connection's side of a read (receive, framing,
     /// token scan) runs beside the caller's decoding; the next call returns it. At most one batch
@@ -103,7 +113,7 @@ extension SQLConnection {
     /// drain asked while it is read goes on from that read (nobody waits for the socket). A
     /// caller cancelled while it waits for the batch read ahead gets `.cancelled` at once, and its
     /// request is cancelled (ATTENTION) and drained, as when it reads itself.
-    func nextBatch(_ id: RequestID, readsAhead: Bool = false) async -> ResponseBatch {
+    func nextBatch(_ id: RequestID, caller: ReadAheadStateMachine.Caller = .connection) async -> ResponseBatch {
         // Only this request's own batch: another request's (read to its end while its caller was
         // still busy, after which this one could start) stays for its cursor.
         switch machine.nextBatchAsked(id) {
@@ -127,7 +137,7 @@ extension SQLConnection {
             return ResponseBatch(error: CancelReason.cancelled.error)
         case .read:
             let batch = await readBatch(id)
-            switch machine.cursorRead(id, batch, readsAhead: readsAhead) {
+            switch machine.cursorRead(id, batch, caller: caller) {
             case .none: break
             case .startReader(let serial): startReadingAhead(id, serial)
             case .drain(let drained): spawnDrain(drained)   // asked while this cursor read: it goes on after it
@@ -571,6 +581,7 @@ extension SQLConnection {
             block.wire = nil
             reader.decoder.settle(&wire)   // its rows lent from the decoder's buffer move in
             guard !wire.isEmpty else { return }
+            batch.largePlainRows = !reader.decoder.rowsHaveText && wire.byteCount >= Swift.max(wire.rowCount, 1) &* Self.largeRowBytes
             batch.items.append(.rows(SQLRowBlock(storage: SQLRowStorage(columns: columns, wire: wire, recycler: reader.decoder.recycler))))
             reader.wireBlockHint = (Swift.min(wire.rowCount, Self.batchRowLimit), Swift.min(wire.byteCount, Self.batchByteLimit))
         }

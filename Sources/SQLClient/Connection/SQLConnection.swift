@@ -83,7 +83,7 @@ public actor SQLConnection {
     /// The request whose rows a typed read takes: large binary values assembled as `Data`
     /// (``TokenStreamDecoder/assemblesLargeBinaryAsData``, issue 43).
     var dataRequest: RequestID?
-    /// The cursors waiting for the batch read ahead for them (``nextBatch(_:readsAhead:)``), by
+    /// The cursors waiting for the batch read ahead for them (``nextBatch(_:caller:)``), by
     /// reader serial; who reads the socket, and what is read ahead, is `ReadAheadStateMachine`'s
     /// (a sub-state of the machine's, changed through its events).
     let aheadTakers = WaiterQueue<UInt64, ResponseBatch>()

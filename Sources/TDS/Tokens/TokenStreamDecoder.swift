@@ -142,7 +142,7 @@ public struct TokenStreamDecoder: Sendable {
     static let textScratchLimit = 1 << 20
     /// A column of the current result is nchar or nvarchar (``WireColumn/Kind/utf16``): the row
     /// scan transcodes it into the block rather than copying the run whole.
-    var rowsHaveText = false
+    package internal(set) var rowsHaveText = false
     /// How ROW and NBCROW tokens are read, fixed for a response (``startResponse(rows:)``).
     public internal(set) var rowMode = RowMode.whole
     /// The row token being read by its scan state (``WireRowProgress``, the one reader of row

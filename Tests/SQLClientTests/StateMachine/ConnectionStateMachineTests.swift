@@ -646,7 +646,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(show(machine.nextBatchAsked(two)), "over", "not the running request")
         XCTAssertEqual(show(machine.nextBatchAsked(one)), "read")
         XCTAssertEqual(machine.readAhead.socket, .cursor(one))
-        XCTAssertEqual(machine.cursorRead(one, SQLConnection.ResponseBatch(), readsAhead: false), ReadAheadStateMachine.ReadEnd.none)
+        XCTAssertEqual(machine.cursorRead(one, SQLConnection.ResponseBatch(), caller: .connection), ReadAheadStateMachine.ReadEnd.none)
         XCTAssertEqual(machine.readAhead.socket, .free)
         check(&machine, [(.abandon(1), "attention#1; schedule(cancel#1@5s); drain#1")])
         XCTAssertEqual(show(machine.nextBatchAsked(one)), "over", "abandoned: the drain reads it")

@@ -11,9 +11,9 @@ final class ReadAheadStateMachineTests: XCTestCase {
     enum Event {
         /// The cursor of request n asks for its next batch (`mayRead`: its request runs, not abandoned).
         case next(UInt64, mayRead: Bool = true)
-        /// The cursor of request n read `batch` itself (`ahead`: it asks for a reader ahead;
+        /// The cursor of request n read `batch` itself (`caller`: where its caller runs;
         /// `running`: the request still runs).
-        case cursorRead(UInt64, Batch, ahead: Bool = true, running: Bool = true)
+        case cursorRead(UInt64, Batch, caller: ReadAheadStateMachine.Caller = .actor, running: Bool = true)
         /// Reader s's read waits for bytes holding `batch`.
         case readWaits(UInt64, holding: Batch)
         /// Reader s's read is back.
@@ -25,8 +25,9 @@ final class ReadAheadStateMachineTests: XCTestCase {
         case drainEnded
     }
 
-    static func batch(_ rows: Int, end: Bool = false, error: Bool = false) -> Batch {
+    static func batch(_ rows: Int, end: Bool = false, error: Bool = false, large: Bool = false) -> Batch {
         var batch = Batch()
+        batch.largePlainRows = large
         for _ in 0 ..< rows { batch.items.append(.event(.returnStatus(0))) }
         batch.rowCount = rows
         batch.ended = end
@@ -35,7 +36,7 @@ final class ReadAheadStateMachineTests: XCTestCase {
     }
 
     static func show(_ batch: Batch) -> String {
-        "b\(batch.rowCount)" + (batch.ended ? ".end" : "") + (batch.error != nil ? ".error" : "")
+        "b\(batch.rowCount)" + (batch.largePlainRows ? ".large" : "") + (batch.ended ? ".end" : "") + (batch.error != nil ? ".error" : "")
     }
 
     static func show(_ machine: ReadAheadStateMachine) -> String {
@@ -76,8 +77,8 @@ final class ReadAheadStateMachineTests: XCTestCase {
                 case .wait(let s): output = "wait s\(s)"
                 case .over: output = "over"
                 }
-            case .cursorRead(let n, let batch, let ahead, let running):
-                output = show(machine.cursorRead(RequestID(value: n), batch, readsAhead: ahead, isRunning: running))
+            case .cursorRead(let n, let batch, let caller, let running):
+                output = show(machine.cursorRead(RequestID(value: n), batch, caller: caller, isRunning: running))
             case .readWaits(let s, let holding):
                 var batch = holding
                 machine.readWaits(s, holding: &batch)
@@ -111,6 +112,41 @@ final class ReadAheadStateMachineTests: XCTestCase {
     }
 
     let b3 = batch(3), b5 = batch(5), b2end = batch(2, end: true), b0error = batch(0, error: true)
+    /// Rows of 2 KiB or more with no transcoded column (vector, binary).
+    let b3large = batch(3, large: true)
+
+    /// A caller off any actor reads large plain rows itself: no reader ahead after such a batch,
+    /// whether its cursor read it, took it ready or waited for it. Small rows are read ahead again.
+    func testACallerOffAnyActorReadsLargePlainRowsItself() {
+        check([
+            (.next(1), "read | idle | cursor #1"),
+            (.cursorRead(1, b3large, caller: .task), "- | idle | free"),
+            (.next(1), "read | idle | cursor #1"),
+            (.cursorRead(1, b3, caller: .task), "start s1 | reading(#1 s1) | ahead s1"),
+            (.read(1, b3large), "keep | ready(#1 s1 b3.large) | free"),
+            (.next(1), "take b3.large | idle | free"),
+            (.next(1), "read | idle | cursor #1"),
+            (.cursorRead(1, b3, caller: .task), "start s2 | reading(#1 s2) | ahead s2"),
+            (.next(1), "wait s2 | reading(#1 s2 awaited) | ahead s2"),
+            (.read(2, b3large), "deliver s2 last | idle | free"),
+            (.next(1), "read | idle | cursor #1"),
+            (.cursorRead(1, b5, caller: .task), "start s3 | reading(#1 s3) | ahead s3"),
+            (.read(3, b5), "keep | ready(#1 s3 b5) | free"),
+            (.next(1), "take b5 start s3 | reading(#1 s3) | ahead s3"),
+        ])
+    }
+
+    /// A caller on an actor (the main actor) has every batch read ahead, large rows too.
+    func testACallerOnAnActorHasLargePlainRowsReadAhead() {
+        check([
+            (.next(1), "read | idle | cursor #1"),
+            (.cursorRead(1, b3large, caller: .actor), "start s1 | reading(#1 s1) | ahead s1"),
+            (.next(1), "wait s1 | reading(#1 s1 awaited) | ahead s1"),
+            (.read(1, b3large), "deliver s1 | reading(#1 s1) | ahead s1"),
+            (.read(1, b3large), "keep | ready(#1 s1 b3.large) | free"),
+            (.next(1), "take b3.large start s1 | reading(#1 s1) | ahead s1"),
+        ])
+    }
 
     func testTheCursorTakesABatchReadWhileItWasBusyAndTakingItStartsTheNextRead() {
         check([
@@ -144,7 +180,7 @@ final class ReadAheadStateMachineTests: XCTestCase {
             (.next(3), "read | idle | cursor #3"),
             (.cursorRead(3, b3, running: false), "- | idle | free"),
             (.next(4), "read | idle | cursor #4"),
-            (.cursorRead(4, b3, ahead: false), "- | idle | free"),
+            (.cursorRead(4, b3, caller: .connection), "- | idle | free"),
             (.cursorRead(4, b3), "- | idle | free"),   // not the socket's reader: nothing changes
         ])
     }
@@ -273,7 +309,7 @@ final class ReadAheadStateMachineTests: XCTestCase {
     func testTheReadReturnsEarlyOnlyForTheCurrentReaderWhenItsCursorWaits() {
         var machine = ReadAheadStateMachine()
         _ = machine.next(RequestID(value: 1), mayRead: true)
-        guard case .startReader(let serial) = machine.cursorRead(RequestID(value: 1), b3, readsAhead: true, isRunning: true) else {
+        guard case .startReader(let serial) = machine.cursorRead(RequestID(value: 1), b3, caller: .actor, isRunning: true) else {
             return XCTFail("not started")
         }
         XCTAssertFalse(machine.isAwaited(serial))

@@ -27,7 +27,7 @@ struct ReadAheadStateMachine: Sendable {
     struct Reader: Sendable, Equatable {
         var id: RequestID
         var serial: UInt64
-        var caller: Caller = .actor
+        var caller: Caller
     }
 
     /// Where a cursor's caller runs, which says whether its batches are read ahead of it.

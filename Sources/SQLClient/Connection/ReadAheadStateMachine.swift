@@ -42,7 +42,7 @@ struct ReadAheadStateMachine: Sendable {
         /// reading those is copying them, and the caller reads them fastest on the core that
         /// copied them (issue 43: 10,000 vector rows from a task took 8-12 ms less CPU and
         /// 2-9 ms less wall time without a reader ahead; strings, wide, exact and narrow rows
-        /// took 25-38 % longer without one).
+        /// took 25-38 % longer without one; ``SQLConnection/largeRowBytes``).
         case task
 
         /// Whether the batch after `batch` is read ahead.

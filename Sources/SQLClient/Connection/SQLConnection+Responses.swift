@@ -20,7 +20,7 @@ extension SQLConnection {
         var ended = false
         /// The request failed after `items`.
         var error: (any Error)?
-        /// The last block's rows average ``largeRowBytes`` wire bytes or more and no column is
+        /// The last block's rows average ``SQLConnection/largeRowBytes`` wire bytes or more and no column is
         /// transcoded (nchar, nvarchar): scanning them was copying them (vector, binary, large
         /// values). A caller off any actor reads the next batch itself
         /// (``ReadAheadStateMachine/Caller/task``).
@@ -36,9 +36,10 @@ extension SQLConnection {
     /// back full, up to this: a long result comes in fewer, larger batches).
     static let readLength = 524_288
     /// Wire bytes per row from which a block's plain rows are ``ResponseBatch/largePlainRows``:
-    /// between the rows measured faster with a reader ahead (under 100 bytes: narrow, exact)
-    /// and those measured faster without (vector(1998) rows, 7.9 KiB).
-    static let largeRowBytes = 2048
+    /// vector rows of 0.5-8 KiB were read faster without a reader ahead from a task, rows under
+    /// 100 bytes (narrow, exact, vector(16)) faster with one, and rows of 270 bytes either way
+    /// (issue 43, `Benchmarks/README.md`, session 23).
+    static let largeRowBytes = 1024
 
     // MARK: - Starting
 

@@ -112,7 +112,7 @@ final class ReadAheadStateMachineTests: XCTestCase {
     }
 
     let b3 = batch(3), b5 = batch(5), b2end = batch(2, end: true), b0error = batch(0, error: true)
-    /// Rows of 2 KiB or more with no transcoded column (vector, binary).
+    /// Rows of 1 KiB or more with no transcoded column (vector, binary).
     let b3large = batch(3, large: true)
 
     /// A caller off any actor reads large plain rows itself: no reader ahead after such a batch,
